@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog: daemon-less logging into a shared-memory ring.
+ *
+ * A buffer is a file (by default /dev/shm/shmlog.NAME) that holds a ring of
+ * log records. Any process allowed to write the file logs into it with no
+ * syscall, no lock and no daemon on the way; any process allowed to read it
+ * dumps or follows it. See docs/DESIGN.md for the format and the protocol.
+ *
+ * Conventions, for every function below:
+ *  - Functions return 0 (or a documented non-negative count) on success and a
+ *    negative errno value on failure. Out-parameters are left untouched on
+ *    failure. The library never prints, never exits and never aborts on any
+ *    input, including a corrupted or hostile segment.
+ *  - "Thread-safe" means the function may be called on the same handle from
+ *    several threads at once with no locking by the caller.
+ *  - "Async-signal-safe" means it may be called from a signal handler.
+ */
+#ifndef SHMLOG_H
+#define SHMLOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SHMLOG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define SHMLOG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SHMLOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SHMLOG_PRINTF(f, a)
+#define SHMLOG_LIKELY(x) (x)
+#define SHMLOG_UNLIKELY(x) (x)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Priorities: Android's numbering, so logcat users read them at a glance.  */
+
+enum shmlog_priority {
+	SHMLOG_VERBOSE = 2,
+	SHMLOG_DEBUG = 3,
+	SHMLOG_INFO = 4,
+	SHMLOG_WARN = 5,
+	SHMLOG_ERROR = 6,
+	SHMLOG_FATAL = 7,
+	SHMLOG_SILENT = 8, /* only as a filter level: log nothing */
+};
+
+/* Limits of one record. Longer tags and messages are truncated and the
+ * record is flagged SHMLOG_REC_TRUNCATED; nothing is ever rejected for size. */
+#define SHMLOG_TAG_MAX 64 /* bytes of tag kept */
+#define SHMLOG_MSG_MAX 4000 /* bytes of message kept (less in tiny lanes) */
+
+/* Buffer sizes accepted by shmlog_create(): the ring's data capacity. */
+#define SHMLOG_SIZE_MIN (64u * 1024u)
+#define SHMLOG_SIZE_DEFAULT (1024u * 1024u)
+#define SHMLOG_SIZE_MAX ((uint64_t)16 << 30)
+
+/* Lanes: each writing thread owns one lane while it logs, so a flooding
+ * writer only ever overwrites its own records (see docs/DESIGN.md). */
+#define SHMLOG_LANES_MAX 1024
+
+/* ------------------------------------------------------------------------ */
+/* Buffers: create, remove, locate.                                          */
+
+/* Clocks a buffer can stamp its records with. Chosen at creation; every
+ * writer of the buffer uses the same one so records merge in order. */
+enum shmlog_clock {
+	SHMLOG_CLOCK_DEFAULT = 0, /* TSC when invariant, else REALTIME */
+	SHMLOG_CLOCK_TSC = 1, /* rdtsc, calibrated against CLOCK_REALTIME */
+	SHMLOG_CLOCK_REALTIME = 2, /* clock_gettime(CLOCK_REALTIME) */
+	SHMLOG_CLOCK_COARSE = 3, /* CLOCK_REALTIME_COARSE: cheap, ~4 ms steps */
+};
+
+struct shmlog_create_opts {
+	uint64_t size; /* data capacity in bytes; 0: SHMLOG_SIZE_DEFAULT */
+	unsigned lanes; /* number of lanes; 0: chosen from size */
+	mode_t mode; /* file mode; 0: 0600 */
+	gid_t gid; /* group owner; (gid_t)-1: the caller's */
+	int clock; /* enum shmlog_clock */
+	/* For tests: first sequence number and logical position, to exercise
+	 * counter wrap-around. 0 means the defaults. */
+	uint64_t initial_seq;
+	uint64_t initial_pos;
+};
+
+/* Fill @opts with defaults. Thread-safe, async-signal-safe. */
+void shmlog_create_opts_init(struct shmlog_create_opts *opts);
+
+/* Resolve a buffer name to its file path. NAME maps to /dev/shm/shmlog.NAME;
+ * an absolute path is taken as it is; NULL or "" means the default buffer
+ * ($SHMLOG_BUFFER, else "main"). Returns the length of the path, or
+ * -EINVAL for a name with characters outside [A-Za-z0-9._-] (or starting
+ * with '.'), -ENAMETOOLONG if @buf is too small. Thread-safe. */
+int shmlog_path(const char *name, char *buf, size_t buflen);
+
+/* Create a buffer; @opts may be NULL for defaults. The file appears fully
+ * initialised or not at all (it is built under a temporary name and linked
+ * into place). Errors: -EEXIST, -EINVAL (bad name or option), -ENOSPC (no
+ * room: checked with posix_fallocate, never a SIGBUS later), -EACCES, and
+ * others from open(2). Thread-safe. */
+int shmlog_create(const char *name, const struct shmlog_create_opts *opts);
+
+/* Remove a buffer's file. Processes that have it mapped keep working on the
+ * orphaned copy. Errors: -ENOENT, -EACCES, -EINVAL. Thread-safe. */
+int shmlog_remove(const char *name);
+
+/* Hide every record written so far from later readers, without touching any
+ * writer's state (readers skip records stamped before the clear). Errors as
+ * shmlog_open(). Thread-safe. */
+int shmlog_clear(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Writing.                                                                  */
+
+typedef struct shmlog shmlog_t;
+
+/* Flags for shmlog_open(). */
+#define SHMLOG_OPEN_CREATE 0x1 /* create the buffer with defaults if missing */
+
+/* Attach to a buffer for writing. The segment is validated: -EBADMSG bad
+ * magic or checksum, -EPROTONOSUPPORT unknown major version, -ENODATA sizes
+ * that do not fit the file, -EPERM a file that is not a regular file we may
+ * trust (symlink, FIFO, hard link, foreign owner, world-writable), -ENOENT
+ * missing (without SHMLOG_OPEN_CREATE), -ENOMEM. Thread-safe. */
+int shmlog_open(const char *name, int flags, shmlog_t **out);
+
+/* Detach. The lanes this process holds are released; their records stay.
+ * No other thread may use @h during or after the call. */
+void shmlog_close(shmlog_t *h);
+
+/* Write one record. @prio outside VERBOSE..FATAL is logged as INFO; a NULL
+ * or empty @tag is logged as "?"; a NULL @msg is logged as "(null)". Too
+ * long tags/messages are truncated and flagged.
+ *
+ * Returns 0, or -EAGAIN when every lane is held by a live writer (the record
+ * is counted as dropped in the segment), or -EBUSY when called from a signal
+ * handler that interrupted a write on the same thread and handle (counted
+ * too). No syscall, lock, allocation or page fault in steady state: the
+ * first write of a thread claims a lane (a few atomic operations).
+ * Thread-safe, async-signal-safe, lock-free: never waits for anybody. */
+int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg);
+
+/* As shmlog_write(), with an explicit message length (the message may then
+ * contain any bytes). */
+int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
+		   size_t len);
+
+/* printf-style writes, formatted into a stack buffer (no allocation).
+ * Thread-safe; not async-signal-safe (vsnprintf is not). */
+int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
+	SHMLOG_PRINTF(4, 5);
+int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
+		  va_list ap) SHMLOG_PRINTF(4, 0);
+
+/* The process-wide default handle, opened on first use on $SHMLOG_BUFFER
+ * (else "main"), creating the buffer if missing. Returns NULL if it cannot
+ * be opened (the SHMLOG_x macros then log nothing). Thread-safe. */
+shmlog_t *shmlog_default(void);
+
+/* ------------------------------------------------------------------------ */
+/* Filtering: per-tag levels, logcat filter-spec syntax.                     */
+
+/* Is a record of @prio with @tag currently wanted on @h? Follows the spec
+ * set with shmlog_set_filter() on the buffer, else $SHMLOG_TAGS, else
+ * everything. Thread-safe, async-signal-safe. */
+int shmlog_enabled(shmlog_t *h, int prio, const char *tag);
+
+/* Set the filter spec of a buffer ("net:D *:W"); every process writing to it
+ * follows it at its next call. "" restores "log everything". Errors:
+ * -EINVAL with the offending token's offset in @bad_offset (may be NULL),
+ * -E2BIG if the spec does not fit the segment, and shmlog_open()'s. */
+int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset);
+
+/* Copy a buffer's current filter spec into @buf (NUL-terminated).
+ * Returns its length, -ENAMETOOLONG if @buf is too small, or open errors. */
+int shmlog_get_filter(const char *name, char *buf, size_t buflen);
+
+/* Check a spec without applying it: 0, or -EINVAL with the offset of the
+ * bad token in @bad_offset. Thread-safe. */
+int shmlog_parse_filter(const char *spec, size_t *bad_offset);
+
+/* Per-call-site cache used by the SHMLOG_x macros: the answer for one tag,
+ * valid while the buffer's filter generation equals @gen. */
+struct shmlog_site {
+	uint32_t gen; /* generation the answer was computed at; 0: never */
+	int32_t level; /* lowest priority enabled for this tag */
+	const char *tag;
+};
+
+/* Internal to the macros: the default handle's filter generation word
+ * (points at a private word until the default handle is opened). */
+extern const uint32_t *shmlog__filter_gen;
+int shmlog__site_refresh(struct shmlog_site *site, int prio);
+
+/* Compile-time floor: calls below it vanish from the binary. */
+#ifndef SHMLOG_MIN_PRIORITY
+#define SHMLOG_MIN_PRIORITY SHMLOG_VERBOSE
+#endif
+
+/* Log through the default handle if @prio is enabled for @tag. A disabled
+ * call costs a load and two compares: the arguments are not evaluated. */
+#define SHMLOG_LOG(prio, tag, ...)                                            \
+	do {                                                                   \
+		if ((prio) >= SHMLOG_MIN_PRIORITY) {                           \
+			static struct shmlog_site shmlog__site_ = {0, 0, tag}; \
+			if (__atomic_load_n(shmlog__filter_gen,                \
+					    __ATOMIC_ACQUIRE) ==               \
+					    shmlog__site_.gen                  \
+				    ? (prio) >= shmlog__site_.level            \
+				    : shmlog__site_refresh(&shmlog__site_,     \
+							   (prio)))            \
+				shmlog_print(shmlog_default(), (prio), (tag),  \
+					     __VA_ARGS__);                     \
+		}                                                              \
+	} while (0)
+
+#define SHMLOG_V(tag, ...) SHMLOG_LOG(SHMLOG_VERBOSE, tag, __VA_ARGS__)
+#define SHMLOG_D(tag, ...) SHMLOG_LOG(SHMLOG_DEBUG, tag, __VA_ARGS__)
+#define SHMLOG_I(tag, ...) SHMLOG_LOG(SHMLOG_INFO, tag, __VA_ARGS__)
+#define SHMLOG_W(tag, ...) SHMLOG_LOG(SHMLOG_WARN, tag, __VA_ARGS__)
+#define SHMLOG_E(tag, ...) SHMLOG_LOG(SHMLOG_ERROR, tag, __VA_ARGS__)
+#define SHMLOG_F(tag, ...) SHMLOG_LOG(SHMLOG_FATAL, tag, __VA_ARGS__)
+
+/* ------------------------------------------------------------------------ */
+/* Reading.                                                                  */
+
+typedef struct shmlog_reader shmlog_reader_t;
+
+/* Flags for shmlog_reader_open(). */
+#define SHMLOG_READ_TAIL 0x1 /* start after the newest record (follow only) */
+
+/* A record as returned to a reader: a validated copy in the reader's own
+ * memory, valid until the next call on the reader. */
+struct shmlog_record {
+	uint64_t seq; /* per-lane sequence number (gaps are losses) */
+	int64_t time_ns; /* wall-clock time, ns since the Epoch */
+	uint64_t raw_time; /* the clock value as stored (for ordering) */
+	uint32_t pid, tid; /* as reported by the writer (not verified) */
+	int prio; /* SHMLOG_VERBOSE..SHMLOG_FATAL */
+	unsigned flags; /* SHMLOG_REC_* */
+	unsigned lane; /* lane the record was read from */
+	const char *tag; /* NUL-terminated */
+	size_t tag_len;
+	const char *msg; /* NUL-terminated (may contain NULs: use msg_len) */
+	size_t msg_len;
+};
+
+#define SHMLOG_REC_TRUNCATED 0x1 /* tag or message was cut to fit */
+
+/* What shmlog_reader_next() produced. */
+enum shmlog_event {
+	SHMLOG_EV_NONE = 0, /* nothing new: dump done, or wait and retry */
+	SHMLOG_EV_RECORD = 1, /* *rec holds a record */
+	SHMLOG_EV_LOST = 2, /* records were lost just before the next one;
+			     * *lost says how many and why */
+};
+
+struct shmlog_lost {
+	unsigned lane;
+	uint64_t overwritten; /* overwritten before this reader got them */
+	uint64_t torn; /* writer died mid-record */
+};
+
+/* Attach to a buffer for reading (read-only mapping). Errors as
+ * shmlog_open(). The reader never writes the segment except to say that it
+ * waits (shmlog_reader_wait()). One reader per thread: not thread-safe. */
+int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out);
+void shmlog_reader_close(shmlog_reader_t *r);
+
+/* Next record, oldest first, merged across lanes in time order. Returns
+ * SHMLOG_EV_RECORD (filling *rec), SHMLOG_EV_LOST (filling *lost, once per
+ * gap, before the record that follows it), or SHMLOG_EV_NONE when there is
+ * nothing more for now. Skips records that fail validation (counted as
+ * torn). Never blocks. */
+int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
+		       struct shmlog_lost *lost);
+
+/* Block until a writer may have committed a new record, or @timeout_ms
+ * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT, or
+ * -EINTR if a signal arrived. Writers only pay a wake-up syscall when a
+ * reader actually sleeps here. */
+int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
+
+/* Per-lane accounting, exact: written = read + overwritten + torn + pending,
+ * where pending are committed records the reader has not consumed yet. */
+struct shmlog_lane_stats {
+	uint64_t written; /* records the lane's writers have started */
+	uint64_t read; /* returned by this reader */
+	uint64_t overwritten; /* lost to wrap before this reader got them */
+	uint64_t torn; /* writer died mid-record, or failed validation */
+	uint64_t skipped; /* hidden by shmlog_clear() or the start position */
+	uint32_t owner_pid; /* current owner, 0 if free */
+	uint32_t owner_tid;
+};
+
+/* Number of lanes of the reader's buffer. */
+unsigned shmlog_reader_lanes(const shmlog_reader_t *r);
+
+/* Fill @st with lane @lane's counters. -EINVAL if out of range. */
+int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
+			     struct shmlog_lane_stats *st);
+
+/* ------------------------------------------------------------------------ */
+/* Inspection.                                                               */
+
+struct shmlog_info {
+	uint64_t file_size; /* bytes of the file */
+	uint64_t capacity; /* bytes of record space */
+	uint64_t used; /* bytes currently holding records */
+	unsigned lanes;
+	unsigned writers; /* lanes held by a live process */
+	unsigned version_major, version_minor;
+	int clock; /* enum shmlog_clock */
+	int64_t created_ns; /* creation time, ns since the Epoch */
+	uint64_t written; /* records written over the buffer's life */
+	uint64_t torn; /* records left unfinished by dead writers */
+	uint64_t dropped; /* records refused: no free lane or nested write */
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+};
+
+/* Describe a buffer. Errors as shmlog_reader_open(). */
+int shmlog_info(const char *name, struct shmlog_info *info);
+
+/* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */
+char shmlog_prio_char(int prio);
+
+/* Parse a priority letter or name ("W", "warn", "5"); -EINVAL if bad. */
+int shmlog_prio_parse(const char *s);
+
+/* A short English description of a negative return value. Thread-safe. */
+const char *shmlog_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHMLOG_H */
