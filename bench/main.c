@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog-bench: the measurement suite. Each subcommand lives in its own
+ * folder under bench/ and reports through bench/common.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_cmds.h"
+
+static const struct {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+#ifdef HAVE_BENCH_LOG
+	{"log", bench_log_main, "shmlog against other loggers (seed 000's table)"},
+#endif
+#ifdef HAVE_BENCH_IPC
+	{"ipc", bench_ipc_main, "IPC mechanisms: the embedded IPC study's conversations"},
+#endif
+#ifdef HAVE_BENCH_FILTER
+	{"disabled", bench_disabled_main, "cost of a filtered-out log call"},
+	{"eventloop", bench_eventloop_main, "seed 001's event loop with disabled logging"},
+#endif
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: shmlog-bench COMMAND [--quick] [--json FILE] [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n'shmlog-bench COMMAND --help' shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].main(argc - 1, argv + 1);
+	fprintf(stderr, "shmlog-bench: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
