@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog-bench ipc: options, the run matrix, the study-shaped table, the
+ * stage breakdown and the JSON. See docs/ipc-benchmarks.md for how to read
+ * the output.
+ */
+#include "ipc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_cmds.h"
+
+static const struct ipc_transport *const transports[] = {
+	&ipc_posix_mq,	  &ipc_shm_sem,	    &ipc_shm_futex,
+	&ipc_shm_eventfd, &ipc_pipe,	    &ipc_unix_stream,
+	&ipc_unix_dgram,  &ipc_tcp,	    &ipc_onc_rpc,
+#ifdef HAVE_SHMLOG
+	&ipc_shmlog,
+#endif
+};
+#define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
+
+/* The study's sizes, then the sweep up to 1 MiB. */
+static const size_t sizes_full[] = {4,	   16,	    128,      1024,	 4096,
+				    16384, 65536, 262144, 1048576};
+static const size_t sizes_quick[] = {4, 1024, 1048576};
+#define MAX_SIZES 32
+
+struct opts {
+	bool quick;
+	const char *json;
+	int cpu_client, cpu_server;
+	const char *cpus;
+	char mech_filter[256];
+	bool conv_on[3];
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	bool wait_on[2];
+	uint64_t spin_ns;
+	uint64_t run_ns, warm_ns;
+	bool stages;
+	bool stages_all; /* instrument every sync mechanism, not only shm */
+};
+
+/* One line of the table, kept for the summary and the JSON. */
+struct row {
+	const char *mech;
+	enum ipc_conv conv;
+	size_t size;
+	enum ipc_wait wait;
+	bool instrumented;
+	int status;
+	char why[320];
+	uint64_t msgs, sent, lost;
+	double secs, mps, kps;
+	uint64_t p50, p90, p99, p999, max;
+	double mean;
+	double cpu_cli, cpu_srv; /* ns per message */
+	double csw_cli, csw_srv, flt_cli, flt_srv; /* per message */
+	bool have_stages;
+	uint64_t st_p50[3], st_p99[3];
+};
+
+static struct row *rows;
+static size_t nrows, caprows;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: shmlog-bench ipc [options]\n"
+		"\n"
+		"The embedded IPC study's three conversations over every local "
+		"IPC mechanism,\none client process and one server process "
+		"per run.\n"
+		"\n"
+		"  --quick            few sizes, short runs (< 60 s; what CI "
+		"runs)\n"
+		"  --json FILE        write every result with the machine "
+		"description\n"
+		"  --cpus WHERE       different (default with 2+ cores), same, "
+		"none (unpinned),\n"
+		"                     or C,S (client CPU, server CPU)\n"
+		"  --mech LIST        only these mechanisms (comma-separated "
+		"names, see below)\n"
+		"  --conv LIST        request,send,notify (default: all)\n"
+		"  --sizes LIST       payload sizes, e.g. 4,16,128,1K,1M\n"
+		"  --wait WHICH       block, spin or both (default both)\n"
+		"  --spin-us N        spin budget before blocking (default "
+		"50)\n"
+		"  --time-ms N        measured time per run (default 300, "
+		"quick 30)\n"
+		"  --stages all|shm|none  instrumented re-runs with stage "
+		"timestamps\n"
+		"                     (default: all, quick: shm)\n"
+		"\nmechanisms:\n");
+	for (size_t i = 0; i < NTRANSPORTS; i++)
+		fprintf(f, "  %-13s %s\n", transports[i]->name,
+			transports[i]->desc);
+}
+
+static int parse_list(const char *s, char *out, size_t len)
+{
+	if (strlen(s) + 3 > len)
+		return -1;
+	snprintf(out, len, ",%s,", s);
+	return 0;
+}
+
+static bool mech_selected(const struct opts *o, const char *name)
+{
+	char key[64];
+	if (!o->mech_filter[0])
+		return true;
+	snprintf(key, sizeof(key), ",%s,", name);
+	return strstr(o->mech_filter, key) != NULL;
+}
+
+static int parse_sizes(struct opts *o, const char *s)
+{
+	char buf[512], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	o->nsizes = 0;
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		long long v = bench_parse_size(t);
+		if (v < 1 || v > (64ll << 20) || o->nsizes == MAX_SIZES)
+			return -1;
+		o->sizes[o->nsizes++] = (size_t)v;
+	}
+	return o->nsizes ? 0 : -1;
+}
+
+static int parse_cpus(struct opts *o, const char *s)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	o->cpus = s;
+	if (!strcmp(s, "none")) {
+		o->cpu_client = o->cpu_server = -1;
+	} else if (!strcmp(s, "same")) {
+		o->cpu_client = o->cpu_server = 0;
+	} else if (!strcmp(s, "different")) {
+		if (n < 2)
+			return -1;
+		o->cpu_client = 0;
+		o->cpu_server = 1;
+	} else if (sscanf(s, "%d,%d", &o->cpu_client, &o->cpu_server) != 2 ||
+		   o->cpu_client < 0 || o->cpu_server < 0 ||
+		   o->cpu_client >= n || o->cpu_server >= n) {
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	const char *cpus = NULL, *sizes = NULL, *stages = NULL;
+	long time_ms = -1;
+
+	memset(o, 0, sizeof(*o));
+	o->conv_on[0] = o->conv_on[1] = o->conv_on[2] = true;
+	o->wait_on[0] = o->wait_on[1] = true;
+	o->spin_ns = 50000;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = true;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "--quick")) {
+			o->quick = true;
+			takes = false;
+		} else if (!v) {
+			fprintf(stderr, "shmlog-bench ipc: %s needs a value "
+					"(or is unknown); see --help\n", a);
+			return -1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = v;
+		} else if (!strcmp(a, "--cpus")) {
+			cpus = v;
+		} else if (!strcmp(a, "--mech")) {
+			if (parse_list(v, o->mech_filter,
+				       sizeof(o->mech_filter)))
+				return -1;
+		} else if (!strcmp(a, "--conv")) {
+			for (int k = 0; k < 3; k++)
+				o->conv_on[k] = strstr(v, ipc_conv_name(k));
+		} else if (!strcmp(a, "--sizes")) {
+			sizes = v;
+		} else if (!strcmp(a, "--wait")) {
+			o->wait_on[0] = !strcmp(v, "block") || !strcmp(v, "both");
+			o->wait_on[1] = !strcmp(v, "spin") || !strcmp(v, "both");
+			if (!o->wait_on[0] && !o->wait_on[1]) {
+				fprintf(stderr, "shmlog-bench ipc: --wait "
+						"takes block, spin or both\n");
+				return -1;
+			}
+		} else if (!strcmp(a, "--spin-us")) {
+			o->spin_ns = strtoull(v, NULL, 10) * 1000u;
+		} else if (!strcmp(a, "--time-ms")) {
+			time_ms = strtol(v, NULL, 10);
+			if (time_ms < 1 || time_ms > 60000) {
+				fprintf(stderr, "shmlog-bench ipc: --time-ms "
+						"takes 1..60000\n");
+				return -1;
+			}
+		} else if (!strcmp(a, "--stages")) {
+			stages = v;
+		} else {
+			fprintf(stderr, "shmlog-bench ipc: unknown option "
+					"'%s'; see --help\n", a);
+			return -1;
+		}
+		if (takes)
+			i++;
+	}
+	if (sizes && parse_sizes(o, sizes)) {
+		fprintf(stderr, "shmlog-bench ipc: bad --sizes '%s' (e.g. "
+				"4,16,1K,1M; 1 B to 64 MiB)\n", sizes);
+		return -1;
+	}
+	if (!sizes) {
+		const size_t *s = o->quick ? sizes_quick : sizes_full;
+		int n = o->quick ? (int)(sizeof(sizes_quick) / sizeof(*s))
+				 : (int)(sizeof(sizes_full) / sizeof(*s));
+		memcpy(o->sizes, s, (size_t)n * sizeof(*s));
+		o->nsizes = n;
+	}
+	if (!cpus)
+		cpus = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "different"
+							   : "same";
+	if (parse_cpus(o, cpus)) {
+		fprintf(stderr, "shmlog-bench ipc: bad --cpus '%s': "
+				"different, same, none or C,S with CPUs this "
+				"machine has\n", cpus);
+		return -1;
+	}
+	if (!stages)
+		stages = o->quick ? "shm" : "all";
+	o->stages = strcmp(stages, "none") != 0;
+	o->stages_all = !strcmp(stages, "all");
+	o->run_ns = (uint64_t)(time_ms > 0 ? time_ms : o->quick ? 30 : 300) *
+		    1000000u;
+	o->warm_ns = o->run_ns / 4;
+	return 0;
+}
+
+/* ---- output ---- */
+
+static const char *wait_name(enum ipc_wait w)
+{
+	return w == IPC_WAIT_SPIN ? "spin+block" : "block";
+}
+
+static void fmt_us(char *b, size_t n, uint64_t ns)
+{
+	if (ns < 100000)
+		snprintf(b, n, "%.2f", (double)ns / 1e3);
+	else if (ns < 10000000)
+		snprintf(b, n, "%.0f", (double)ns / 1e3);
+	else
+		snprintf(b, n, "%.0fm", (double)ns / 1e6);
+}
+
+static void fmt_size(char *b, size_t n, size_t size)
+{
+	if (size >= 1048576 && size % 1048576 == 0)
+		snprintf(b, n, "%zu MiB", size >> 20);
+	else if (size >= 1024 && size % 1024 == 0)
+		snprintf(b, n, "%zu KiB", size >> 10);
+	else
+		snprintf(b, n, "%zu B", size);
+}
+
+static void print_block_header(enum ipc_conv conv, size_t size)
+{
+	char sz[32];
+	fmt_size(sz, sizeof(sz), size);
+	switch (conv) {
+	case IPC_CONV_REQUEST:
+		printf("\n== synchronous request: client asks, server replies "
+		       "%s; latency = round trip ==\n", sz);
+		break;
+	case IPC_CONV_SEND:
+		printf("\n== synchronous send: client sends %s, server "
+		       "replies a status; latency = round trip ==\n", sz);
+		break;
+	case IPC_CONV_NOTIFY:
+		printf("\n== asynchronous notification: %s events, no "
+		       "acknowledgement; latency = one-way delivery ==\n", sz);
+		break;
+	}
+	printf("%-13s %-10s %6s %10s %10s %8s %8s %8s %8s %8s  %7s %7s  "
+	       "%5s %5s  %5s %5s%s\n",
+	       "mechanism", "wait", "secs", "Msgs/s", "KiB/s", "p50us",
+	       "p90us", "p99us", "p99.9us", "maxus", "cpu-cli", "cpu-srv",
+	       "csw-c", "csw-s", "flt-c", "flt-s",
+	       conv == IPC_CONV_NOTIFY ? "  lost" : "");
+}
+
+static void print_row(const struct row *r)
+{
+	if (r->status) {
+		printf("%-13s %-10s   n/a: %s\n", r->mech, wait_name(r->wait),
+		       r->why);
+		return;
+	}
+	char l[5][16];
+	fmt_us(l[0], sizeof(l[0]), r->p50);
+	fmt_us(l[1], sizeof(l[1]), r->p90);
+	fmt_us(l[2], sizeof(l[2]), r->p99);
+	fmt_us(l[3], sizeof(l[3]), r->p999);
+	fmt_us(l[4], sizeof(l[4]), r->max);
+	printf("%-13s %-10s %6.2f %10.0f %10.1f %8s %8s %8s %8s %8s  %7.0f "
+	       "%7.0f  %5.2f %5.2f  %5.2f %5.2f",
+	       r->mech, wait_name(r->wait), r->secs, r->mps, r->kps, l[0],
+	       l[1], l[2], l[3], l[4], r->cpu_cli, r->cpu_srv, r->csw_cli,
+	       r->csw_srv, r->flt_cli, r->flt_srv);
+	if (r->conv == IPC_CONV_NOTIFY)
+		printf("  %" PRIu64, r->lost);
+	printf("\n");
+	fflush(stdout);
+}
+
+static double per(double v, uint64_t n)
+{
+	return n ? v / (double)n : NAN;
+}
+
+static struct row *row_add(void)
+{
+	if (nrows == caprows) {
+		size_t n = caprows ? 2 * caprows : 256;
+		struct row *p = realloc(rows, n * sizeof(*p));
+		if (!p) {
+			fprintf(stderr, "shmlog-bench ipc: out of memory\n");
+			exit(1);
+		}
+		rows = p;
+		caprows = n;
+	}
+	memset(&rows[nrows], 0, sizeof(rows[0]));
+	return &rows[nrows++];
+}
+
+static void row_fill(struct row *r, const struct ipc_run_cfg *cfg,
+		     const struct ipc_result *res)
+{
+	r->mech = cfg->t->name;
+	r->conv = cfg->conv;
+	r->size = cfg->size;
+	r->wait = cfg->wait;
+	r->instrumented = cfg->stages;
+	r->status = res->status;
+	snprintf(r->why, sizeof(r->why), "%s", res->why);
+	if (res->status)
+		return;
+	r->msgs = res->msgs;
+	r->sent = res->sent;
+	r->lost = res->lost;
+	r->secs = res->secs;
+	r->mps = res->msgs_per_s;
+	r->kps = res->kib_per_s;
+	r->p50 = bench_hist_quantile(&res->lat, 0.5);
+	r->p90 = bench_hist_quantile(&res->lat, 0.9);
+	r->p99 = bench_hist_quantile(&res->lat, 0.99);
+	r->p999 = bench_hist_quantile(&res->lat, 0.999);
+	r->max = res->lat.count ? res->lat.max : 0;
+	r->mean = bench_hist_mean(&res->lat);
+	r->cpu_cli = per((res->cli.user_s + res->cli.sys_s) * 1e9, r->sent);
+	r->cpu_srv = per((res->srv.user_s + res->srv.sys_s) * 1e9, r->msgs);
+	r->csw_cli = per((double)(res->cli.nvcsw + res->cli.nivcsw), r->sent);
+	r->csw_srv = per((double)(res->srv.nvcsw + res->srv.nivcsw), r->msgs);
+	r->flt_cli = per((double)res->cli.minflt, r->sent);
+	r->flt_srv = per((double)res->srv.minflt, r->msgs);
+	r->have_stages = res->have_stages;
+	for (int k = 0; k < 3 && res->have_stages; k++) {
+		r->st_p50[k] = bench_hist_quantile(&res->stage[k], 0.5);
+		r->st_p99[k] = bench_hist_quantile(&res->stage[k], 0.99);
+	}
+}
+
+/* ---- the matrix ---- */
+
+static struct ipc_result result; /* large: histograms */
+
+/* Run one point; a verification failure ends the benchmark here. */
+static struct row *run_point(const struct opts *o,
+			     const struct ipc_transport *t, enum ipc_conv conv,
+			     size_t size, enum ipc_wait wait, bool stages)
+{
+	struct ipc_run_cfg cfg = {
+		.t = t,
+		.conv = conv,
+		.size = size,
+		.wait = wait,
+		.spin_ns = o->spin_ns,
+		.cpu_client = o->cpu_client,
+		.cpu_server = o->cpu_server,
+		.warm_ns = o->warm_ns,
+		.run_ns = o->run_ns,
+		.stages = stages,
+		.timeout_ns = 60ull * 1000000000u,
+	};
+	int r = ipc_run(&cfg, &result);
+	struct row *row = row_add();
+	row_fill(row, &cfg, &result);
+	if (r == -EBADMSG) {
+		fprintf(stderr,
+			"shmlog-bench ipc: FAILED: %s %s %zu B (%s): %s\n"
+			"A frame was lost, reordered or corrupted, or a side "
+			"died: this is a bug in the mechanism's transport or "
+			"in the system, not a slow result.\n",
+			t->name, ipc_conv_name(conv), size, wait_name(wait),
+			result.why);
+		exit(1);
+	}
+	return row;
+}
+
+static bool wants_stages(const struct opts *o, const struct ipc_transport *t)
+{
+	return o->stages && (t->caps & IPC_CAP_SYNC) &&
+	       (o->stages_all || (t->caps & IPC_CAP_SHM));
+}
+
+static void run_conversation(const struct opts *o, enum ipc_conv conv,
+			     size_t size)
+{
+	print_block_header(conv, size);
+	for (size_t i = 0; i < NTRANSPORTS; i++) {
+		const struct ipc_transport *t = transports[i];
+		unsigned need = conv == IPC_CONV_NOTIFY ? IPC_CAP_NOTIFY
+							: IPC_CAP_SYNC;
+		if (!(t->caps & need) || !mech_selected(o, t->name))
+			continue;
+		for (int w = 0; w < 2; w++) {
+			if (!o->wait_on[w] ||
+			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
+				continue;
+			print_row(run_point(o, t, conv, size, w, false));
+		}
+	}
+}
+
+static const struct row *find_plain(const struct row *ins)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		if (!r->instrumented && r->mech == ins->mech &&
+		    r->conv == ins->conv && r->size == ins->size &&
+		    r->wait == ins->wait && !r->status)
+			return r;
+	}
+	return NULL;
+}
+
+/* The binder study's table: where the time of a round trip goes, and what
+ * the stamps themselves cost (instrumented p50 minus plain p50). */
+static void run_stages(const struct opts *o, size_t size)
+{
+	char sz[32];
+	fmt_size(sz, sizeof(sz), size);
+	printf("\n== stage timestamps: synchronous request, reply %s "
+	       "(medians in us, each stage from the previous) ==\n", sz);
+	printf("%-13s %-10s %8s %8s %8s %8s | %9s %9s %9s\n", "mechanism",
+	       "wait", "C_SEND", "S_RECV", "S_REPLY", "C_RECV", "rtt-instr",
+	       "rtt-plain", "cost");
+	for (size_t i = 0; i < NTRANSPORTS; i++) {
+		const struct ipc_transport *t = transports[i];
+		if (!wants_stages(o, t) || !mech_selected(o, t->name))
+			continue;
+		for (int w = 0; w < 2; w++) {
+			if (!o->wait_on[w] ||
+			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
+				continue;
+			struct row *r = run_point(o, t, IPC_CONV_REQUEST, size,
+						  w, true);
+			const struct row *p = find_plain(r);
+			if (r->status || !r->have_stages) {
+				printf("%-13s %-10s   n/a: %s\n", r->mech,
+				       wait_name(r->wait), r->why);
+				continue;
+			}
+			char plain[16] = "-", cost[16] = "-";
+			if (p) {
+				snprintf(plain, sizeof(plain), "%.2f",
+					 (double)p->p50 / 1e3);
+				snprintf(cost, sizeof(cost), "%+.2f",
+					 ((double)r->p50 - (double)p->p50) /
+						 1e3);
+			}
+			printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f "
+			       "%9s %9s\n",
+			       r->mech, wait_name(r->wait), 0.0,
+			       (double)r->st_p50[0] / 1e3,
+			       (double)r->st_p50[1] / 1e3,
+			       (double)r->st_p50[2] / 1e3,
+			       (double)r->p50 / 1e3, plain, cost);
+			fflush(stdout);
+		}
+	}
+}
+
+static void print_conditions(const struct opts *o,
+			     const struct bench_machine *m)
+{
+	printf("# shmlog-bench ipc%s\n", o->quick ? " --quick" : "");
+	bench_machine_print(stdout, m, "# ");
+	printf("# cpus: %s (client on %d, server on %d); spin-then-block "
+	       "spins %.0f us; %.0f ms measured per run after %.0f ms "
+	       "warm-up\n",
+	       o->cpus, o->cpu_client, o->cpu_server, (double)o->spin_ns / 1e3,
+	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6);
+	printf("# clock read: %.1f ns (two per round trip are inside every "
+	       "latency)\n", bench_timer_cost_ns());
+
+	/* The checksum both sides compute on every frame, outside the
+	 * latency interval but inside Msgs/s. */
+	static const size_t probe[] = {4, 1024, 1048576};
+	printf("# frame = %zu B header (seq, len, op, checksum, timestamp) + "
+	       "payload; checksum cost:", IPC_HDR);
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = IPC_HDR + probe[i];
+		unsigned char *b = calloc(1, n);
+		if (!b)
+			break;
+		int reps = probe[i] > 65536 ? 20 : 20000;
+		uint32_t x = 0;
+		uint64_t t0 = bench_now_ns();
+		for (int k = 0; k < reps; k++) {
+			b[0] = (unsigned char)k;
+			x += ipc_frame_sum(b, n);
+		}
+		uint64_t t1 = bench_now_ns();
+		char sz[32];
+		fmt_size(sz, sizeof(sz), probe[i]);
+		printf(" %s %.0f ns%s", sz, (double)(t1 - t0) / reps + (x & 0),
+		       i < 2 ? "," : "\n");
+		free(b);
+	}
+	printf("# columns: Msgs/s and KiB/s of payload (the study's units); "
+	       "latency percentiles in us; cpu = CPU ns per message, "
+	       "csw = context switches and flt = minor page faults per "
+	       "message, client (-c) and server (-s) side\n");
+	printf("# wait: 'block' sleeps in the kernel; 'spin+block' polls "
+	       "for the spin budget first (burns a CPU: never compare it "
+	       "with a blocking row as if they were alike)\n");
+}
+
+/* ---- JSON ---- */
+
+static void json_row(struct bench_json *j, const struct row *r)
+{
+	bench_json_begin_obj(j);
+	bench_json_str(j, "mechanism", r->mech);
+	bench_json_str(j, "conversation", ipc_conv_name(r->conv));
+	bench_json_int(j, "size", (long long)r->size);
+	bench_json_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
+	bench_json_int(j, "instrumented", r->instrumented);
+	bench_json_int(j, "supported", r->status == 0);
+	if (r->status) {
+		bench_json_str(j, "why", r->why);
+		bench_json_num(j, "msgs_per_s", NAN);
+		bench_json_num(j, "kib_per_s", NAN);
+		bench_json_num(j, "rtt_p50_ns", NAN);
+		bench_json_num(j, "rtt_p99_ns", NAN);
+		bench_json_end_obj(j);
+		return;
+	}
+	bench_json_int(j, "msgs", (long long)r->msgs);
+	bench_json_int(j, "sent", (long long)r->sent);
+	bench_json_num(j, "secs", r->secs);
+	bench_json_num(j, "msgs_per_s", r->mps);
+	bench_json_num(j, "kib_per_s", r->kps);
+	bench_json_str(j, "latency", r->conv == IPC_CONV_NOTIFY
+					     ? "one-way delivery"
+					     : "round trip");
+	bench_json_int(j, "rtt_p50_ns", (long long)r->p50);
+	bench_json_int(j, "rtt_p90_ns", (long long)r->p90);
+	bench_json_int(j, "rtt_p99_ns", (long long)r->p99);
+	bench_json_int(j, "rtt_p999_ns", (long long)r->p999);
+	bench_json_int(j, "rtt_max_ns", (long long)r->max);
+	bench_json_num(j, "rtt_mean_ns", r->mean);
+	bench_json_num(j, "client_cpu_ns_per_msg", r->cpu_cli);
+	bench_json_num(j, "server_cpu_ns_per_msg", r->cpu_srv);
+	bench_json_num(j, "client_csw_per_msg", r->csw_cli);
+	bench_json_num(j, "server_csw_per_msg", r->csw_srv);
+	bench_json_num(j, "client_minflt_per_msg", r->flt_cli);
+	bench_json_num(j, "server_minflt_per_msg", r->flt_srv);
+	bench_json_int(j, "lost", (long long)r->lost);
+	if (r->have_stages) {
+		static const char *const name[3] = {
+			"c_send_to_s_recv", "s_recv_to_s_reply",
+			"s_reply_to_c_recv"};
+		bench_json_key(j, "stages");
+		bench_json_begin_obj(j);
+		for (int k = 0; k < 3; k++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%s_p50_ns", name[k]);
+			bench_json_int(j, key, (long long)r->st_p50[k]);
+			snprintf(key, sizeof(key), "%s_p99_ns", name[k]);
+			bench_json_int(j, key, (long long)r->st_p99[k]);
+		}
+		bench_json_end_obj(j);
+	}
+	bench_json_end_obj(j);
+}
+
+static int write_json(const struct opts *o, const struct bench_machine *m)
+{
+	struct bench_json j;
+	if (!o->json)
+		return 0;
+	if (!bench_json_open(&j, o->json, "ipc", m)) {
+		fprintf(stderr, "shmlog-bench ipc: cannot write %s: %s\n",
+			o->json, strerror(errno));
+		return -1;
+	}
+	bench_json_key(&j, "conditions");
+	bench_json_begin_obj(&j);
+	bench_json_int(&j, "quick", o->quick);
+	bench_json_str(&j, "cpus", o->cpus);
+	bench_json_int(&j, "cpu_client", o->cpu_client);
+	bench_json_int(&j, "cpu_server", o->cpu_server);
+	bench_json_num(&j, "spin_ns", (double)o->spin_ns);
+	bench_json_num(&j, "run_ns", (double)o->run_ns);
+	bench_json_num(&j, "warm_ns", (double)o->warm_ns);
+	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
+	bench_json_end_obj(&j);
+	bench_json_key(&j, "results");
+	bench_json_begin_arr(&j);
+	for (size_t i = 0; i < nrows; i++)
+		json_row(&j, &rows[i]);
+	bench_json_end_arr(&j);
+	int r = bench_json_close(&j);
+	if (r)
+		fprintf(stderr, "shmlog-bench ipc: writing %s failed: %s\n",
+			o->json, strerror(-r));
+	else
+		printf("\n# results written to %s\n", o->json);
+	return r;
+}
+
+int bench_ipc_main(int argc, char **argv)
+{
+	struct opts o;
+	struct bench_machine m;
+
+	if (parse_opts(&o, argc, argv))
+		return 2;
+	bench_machine_get(&m);
+	print_conditions(&o, &m);
+	uint64_t t0 = bench_now_ns();
+
+	for (int conv = 0; conv < 3; conv++) {
+		if (!o.conv_on[conv])
+			continue;
+		if (conv == IPC_CONV_NOTIFY) {
+			run_conversation(&o, conv, 4);
+			continue;
+		}
+		for (int s = 0; s < o.nsizes; s++)
+			run_conversation(&o, conv, o.sizes[s]);
+	}
+	if (o.stages && o.conv_on[IPC_CONV_REQUEST])
+		run_stages(&o, o.sizes[0]);
+
+	printf("\n# %zu runs in %.1f s\n", nrows,
+	       (double)(bench_now_ns() - t0) / 1e9);
+	int r = write_json(&o, &m);
+	free(rows);
+	return r ? 1 : 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * AF_UNIX SOCK_DGRAM: a connected pair; one datagram is one frame. The
+ * largest datagram is bounded by the send buffer, which we raise (with
+ * SO_SNDBUFFORCE when allowed); frames beyond it are reported, not split.
+ */
+#include "ipc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct ud_priv {
+	struct ipc_fdio io;
+	int sv[2];
+};
+
+/* Room for a few frames in flight; the kernel doubles what we ask. */
+static int ud_size_buffers(int fd, size_t frame)
+{
+	int want = (int)(frame * 2 + 65536);
+	int got = 0;
+	socklen_t len = sizeof(got);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len))
+		return -errno;
+	/* af_unix refuses a datagram larger than sndbuf - 32 (and skb
+	 * overhead): keep a margin. */
+	return (size_t)got < frame + 4096 ? -EMSGSIZE : 0;
+}
+
+static int ud_setup(struct ipc_chan *c)
+{
+	struct ud_priv *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->sv[0] = p->sv[1] = -1;
+	p->io.dgram = true;
+	c->priv = p;
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, p->sv))
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		int r = ud_size_buffers(p->sv[i], c->p.max_frame);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int ud_attach(struct ipc_chan *c, bool server)
+{
+	struct ud_priv *p = c->priv;
+	int fd = p->sv[server ? 1 : 0];
+
+	ipc_close(&p->sv[server ? 0 : 1]);
+	return ipc_fdio_attach(c, fd, fd);
+}
+
+static void ud_cleanup(struct ipc_chan *c)
+{
+	struct ud_priv *p = c->priv;
+
+	if (!p)
+		return;
+	ipc_close(&p->sv[0]);
+	ipc_close(&p->sv[1]);
+	free(p);
+	c->priv = NULL;
+}
+
+const struct ipc_transport ipc_unix_dgram = {
+	.name = "unix-dgram",
+	.desc = "AF_UNIX SOCK_DGRAM socket pair, one datagram per frame",
+	.caps = IPC_CAP_SYNC | IPC_CAP_NOTIFY | IPC_CAP_SPIN,
+	.setup = ud_setup,
+	.attach = ud_attach,
+	.send = ipc_fdio_send,
+	.recv = ipc_fdio_recv,
+	.detach = ipc_fdio_detach,
+	.cleanup = ud_cleanup,
+};
