@@ -142,6 +142,7 @@ struct ipc_run_cfg {
 	int cpu_client, cpu_server; /* -1: not pinned */
 	uint64_t warm_ns, run_ns; /* warm-up, then measured phase */
 	bool stages; /* instrumented variant: stage timestamps */
+	long corrupt_at; /* self-test: flip a bit of this frame (-1: none) */
 	uint64_t timeout_ns; /* whole run, then both children are killed */
 };
 

@@ -46,6 +46,8 @@ struct opts {
 	uint64_t run_ns, warm_ns;
 	bool stages;
 	bool stages_all; /* instrument every sync mechanism, not only shm */
+	int stage_reps; /* plain/instrumented pairs per mechanism */
+	long corrupt_at;
 };
 
 /* One line of the table, kept for the summary and the JSON. */
@@ -55,6 +57,7 @@ struct row {
 	size_t size;
 	enum ipc_wait wait;
 	bool instrumented;
+	const char *series; /* "matrix" or "stages" (paired runs) */
 	int status;
 	char why[320];
 	uint64_t msgs, sent, lost;
@@ -98,6 +101,8 @@ static void usage(FILE *f)
 		"  --stages all|shm|none  instrumented re-runs with stage "
 		"timestamps\n"
 		"                     (default: all, quick: shm)\n"
+		"  --corrupt-at N     self-test: damage frame N; the run must "
+		"fail\n"
 		"\nmechanisms:\n");
 	for (size_t i = 0; i < NTRANSPORTS; i++)
 		fprintf(f, "  %-13s %s\n", transports[i]->name,
@@ -166,6 +171,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	o->conv_on[0] = o->conv_on[1] = o->conv_on[2] = true;
 	o->wait_on[0] = o->wait_on[1] = true;
 	o->spin_ns = 50000;
+	o->corrupt_at = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = true;
@@ -211,6 +217,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--stages")) {
 			stages = v;
+		} else if (!strcmp(a, "--corrupt-at")) {
+			o->corrupt_at = strtol(v, NULL, 10);
 		} else {
 			fprintf(stderr, "shmlog-bench ipc: unknown option "
 					"'%s'; see --help\n", a);
@@ -244,6 +252,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		stages = o->quick ? "shm" : "all";
 	o->stages = strcmp(stages, "none") != 0;
 	o->stages_all = !strcmp(stages, "all");
+	o->stage_reps = o->quick ? 1 : 3;
 	o->run_ns = (uint64_t)(time_ms > 0 ? time_ms : o->quick ? 30 : 300) *
 		    1000000u;
 	o->warm_ns = o->run_ns / 4;
@@ -392,7 +401,8 @@ static struct ipc_result result; /* large: histograms */
 /* Run one point; a verification failure ends the benchmark here. */
 static struct row *run_point(const struct opts *o,
 			     const struct ipc_transport *t, enum ipc_conv conv,
-			     size_t size, enum ipc_wait wait, bool stages)
+			     size_t size, enum ipc_wait wait, bool stages,
+			     const char *series)
 {
 	struct ipc_run_cfg cfg = {
 		.t = t,
@@ -406,10 +416,12 @@ static struct row *run_point(const struct opts *o,
 		.run_ns = o->run_ns,
 		.stages = stages,
 		.timeout_ns = 60ull * 1000000000u,
+		.corrupt_at = o->corrupt_at,
 	};
 	int r = ipc_run(&cfg, &result);
 	struct row *row = row_add();
 	row_fill(row, &cfg, &result);
+	row->series = series;
 	if (r == -EBADMSG) {
 		fprintf(stderr,
 			"shmlog-bench ipc: FAILED: %s %s %zu B (%s): %s\n"
@@ -443,31 +455,69 @@ static void run_conversation(const struct opts *o, enum ipc_conv conv,
 			if (!o->wait_on[w] ||
 			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
 				continue;
-			print_row(run_point(o, t, conv, size, w, false));
+			print_row(run_point(o, t, conv, size, w, false,
+					    "matrix"));
 		}
 	}
 }
 
-static const struct row *find_plain(const struct row *ins)
+static int cmp_u64(const void *a, const void *b)
 {
-	for (size_t i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
-		if (!r->instrumented && r->mech == ins->mech &&
-		    r->conv == ins->conv && r->size == ins->size &&
-		    r->wait == ins->wait && !r->status)
-			return r;
-	}
-	return NULL;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
 }
 
-/* The binder study's table: where the time of a round trip goes, and what
- * the stamps themselves cost (instrumented p50 minus plain p50). */
+static uint64_t median_u64(uint64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
+/*
+ * The binder study's table: where the time of a round trip goes, and what
+ * the stamps themselves cost. Plain and instrumented runs alternate, back
+ * to back, stage_reps times; the cost is the difference of the medians of
+ * their p50s, so slow drift of the machine cancels out.
+ */
+static void stage_one(const struct opts *o, const struct ipc_transport *t,
+		      enum ipc_wait w, size_t size)
+{
+	uint64_t plain[8], instr[8];
+	struct row *last = NULL;
+	int n = 0;
+
+	for (int i = 0; i < o->stage_reps && i < 8; i++) {
+		struct row *p = run_point(o, t, IPC_CONV_REQUEST, size, w,
+					  false, "stages");
+		struct row *r = run_point(o, t, IPC_CONV_REQUEST, size, w,
+					  true, "stages");
+		if (p->status || r->status || !r->have_stages) {
+			printf("%-13s %-10s   n/a: %s\n", t->name,
+			       wait_name(w), p->status ? p->why : r->why);
+			return;
+		}
+		plain[n] = p->p50;
+		instr[n++] = r->p50;
+		last = r;
+	}
+	if (!n)
+		return;
+	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n);
+	printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f %9.2f %+9.2f\n",
+	       t->name, wait_name(w), 0.0, (double)last->st_p50[0] / 1e3,
+	       (double)last->st_p50[1] / 1e3, (double)last->st_p50[2] / 1e3,
+	       (double)mi / 1e3, (double)mp / 1e3,
+	       ((double)mi - (double)mp) / 1e3);
+	fflush(stdout);
+}
+
 static void run_stages(const struct opts *o, size_t size)
 {
 	char sz[32];
 	fmt_size(sz, sizeof(sz), size);
-	printf("\n== stage timestamps: synchronous request, reply %s "
-	       "(medians in us, each stage from the previous) ==\n", sz);
+	printf("\n== stage timestamps: synchronous request, reply %s; "
+	       "stage medians in us, each from the previous stamp; rtt = "
+	       "median of %d p50s ==\n", sz, o->stage_reps);
 	printf("%-13s %-10s %8s %8s %8s %8s | %9s %9s %9s\n", "mechanism",
 	       "wait", "C_SEND", "S_RECV", "S_REPLY", "C_RECV", "rtt-instr",
 	       "rtt-plain", "cost");
@@ -479,30 +529,7 @@ static void run_stages(const struct opts *o, size_t size)
 			if (!o->wait_on[w] ||
 			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
 				continue;
-			struct row *r = run_point(o, t, IPC_CONV_REQUEST, size,
-						  w, true);
-			const struct row *p = find_plain(r);
-			if (r->status || !r->have_stages) {
-				printf("%-13s %-10s   n/a: %s\n", r->mech,
-				       wait_name(r->wait), r->why);
-				continue;
-			}
-			char plain[16] = "-", cost[16] = "-";
-			if (p) {
-				snprintf(plain, sizeof(plain), "%.2f",
-					 (double)p->p50 / 1e3);
-				snprintf(cost, sizeof(cost), "%+.2f",
-					 ((double)r->p50 - (double)p->p50) /
-						 1e3);
-			}
-			printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f "
-			       "%9s %9s\n",
-			       r->mech, wait_name(r->wait), 0.0,
-			       (double)r->st_p50[0] / 1e3,
-			       (double)r->st_p50[1] / 1e3,
-			       (double)r->st_p50[2] / 1e3,
-			       (double)r->p50 / 1e3, plain, cost);
-			fflush(stdout);
+			stage_one(o, t, w, size);
 		}
 	}
 }
@@ -563,6 +590,7 @@ static void json_row(struct bench_json *j, const struct row *r)
 	bench_json_int(j, "size", (long long)r->size);
 	bench_json_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
 	bench_json_int(j, "instrumented", r->instrumented);
+	bench_json_str(j, "series", r->series);
 	bench_json_int(j, "supported", r->status == 0);
 	if (r->status) {
 		bench_json_str(j, "why", r->why);

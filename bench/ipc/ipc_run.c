@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -289,6 +290,14 @@ struct client {
 	struct bench_hist *lat;
 };
 
+/* Self-test of the checker (--corrupt-at): damage one frame after it was
+ * sealed, as a broken transport would. The run must then fail. */
+static void maybe_corrupt(struct client *k, size_t len)
+{
+	if (k->cfg->corrupt_at >= 0 && k->seq == (uint32_t)k->cfg->corrupt_at)
+		((unsigned char *)k->tx)[len - 1] ^= 0x10;
+}
+
 static int client_fail(struct client *k, const char *what, int err)
 {
 	char msg[128];
@@ -308,6 +317,7 @@ static int client_exchange(struct client *k, uint32_t op, long idx)
 	char err[200];
 
 	ipc_frame_seal(k->tx, k->seq, (uint32_t)n, op, 0);
+	maybe_corrupt(k, IPC_HDR + n);
 	uint64_t t0 = bench_now_ns();
 	if (c->t->call) {
 		got = c->t->call(c, k->tx, IPC_HDR + n, k->rx, c->p.max_frame);
@@ -342,6 +352,7 @@ static int client_post(struct client *k, uint32_t op)
 	size_t n = op == IPC_OP_STOP ? 0 : k->cfg->size;
 
 	ipc_frame_seal(k->tx, k->seq, (uint32_t)n, op, bench_now_ns());
+	maybe_corrupt(k, IPC_HDR + n);
 	int r = c->t->post ? c->t->post(c, k->tx, IPC_HDR + n)
 			   : c->t->send(c, k->tx, IPC_HDR + n);
 	if (r)
@@ -428,6 +439,8 @@ static pid_t spawn(int (*fn)(const struct ipc_run_cfg *, struct ipc_chan *,
 	fflush(stderr);
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* Die with the parent: an orphaned peer would wait forever. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);

@@ -31,6 +31,7 @@ int shm_ring_setup(struct ipc_chan *c, const struct shm_ring_ops *ops)
 
 	char name[64];
 	snprintf(name, sizeof(name), "/shmlog-bench-ipc-%d", (int)getpid());
+	shm_unlink(name); /* a leftover of a killed run */
 	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
 		return -errno;
