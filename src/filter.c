@@ -139,12 +139,12 @@ static size_t count_tokens(const char *s)
 	return n;
 }
 
-/* Compile "$SHMLOG_TAGS @spec" (either may be NULL). Bad tokens in the
+/* Compile "@env @spec" (either may be NULL). Bad tokens in the
  * environment are ignored here: the CLI reports them. */
-static struct shmlog__filter *filter_compile(const char *spec)
+static struct shmlog__filter *filter_compile(const char *env, const char *spec)
 {
-	const char *env = getenv("SHMLOG_TAGS");
-	size_t cap = (env ? count_tokens(env) : 0) + count_tokens(spec) + 1;
+	size_t cap = (env ? count_tokens(env) : 0) +
+		     (spec ? count_tokens(spec) : 0) + 1;
 	struct shmlog__filter *f =
 		calloc(1, sizeof(*f) + cap * sizeof(struct filter_entry));
 	if (!f)
@@ -152,13 +152,13 @@ static struct shmlog__filter *filter_compile(const char *spec)
 	f->def = SHMLOG_VERBOSE;
 	if (env && shmlog_parse_filter(env, NULL) == 0)
 		spec_walk(env, NULL, add_entry, f);
-	if (shmlog_parse_filter(spec, NULL) == 0)
+	if (spec && shmlog_parse_filter(spec, NULL) == 0)
 		spec_walk(spec, NULL, add_entry, f);
 	qsort(f->e, (size_t)f->n, sizeof(f->e[0]), entry_cmp);
 	return f;
 }
 
-int shmlog__filter_level(struct shmlog__filter *f, const char *tag)
+int shmlog__filter_level(const struct shmlog__filter *f, const char *tag)
 {
 	if (!f)
 		return SHMLOG_VERBOSE;
@@ -207,7 +207,7 @@ static uint32_t filter_refresh(struct shmlog *h)
 	char spec[sizeof(hdr->spec) + 1];
 	if (!spec_read(hdr, spec, &gen))
 		return h->filter_gen_seen; /* a setter died mid-way: keep */
-	struct shmlog__filter *f = filter_compile(spec);
+	struct shmlog__filter *f = filter_compile(getenv("SHMLOG_TAGS"), spec);
 	if (f) {
 		free(h->filter);
 		h->filter = f;
@@ -216,15 +216,39 @@ static uint32_t filter_refresh(struct shmlog *h)
 	return h->filter_gen_seen;
 }
 
+int shmlog_filter_new(const char *spec, size_t *bad_offset,
+		      shmlog_filter_t **out)
+{
+	int err = shmlog_parse_filter(spec, bad_offset);
+	if (err)
+		return err;
+	struct shmlog__filter *f = filter_compile(NULL, spec);
+	if (!f)
+		return -ENOMEM;
+	*out = f;
+	return 0;
+}
+
+int shmlog_filter_wants(const shmlog_filter_t *f, int prio, const char *tag)
+{
+	int level = shmlog__filter_level(f, tag);
+	return prio >= level && level < SHMLOG_SILENT;
+}
+
+void shmlog_filter_free(shmlog_filter_t *f)
+{
+	free(f);
+}
+
 int shmlog_enabled(shmlog_t *h, int prio, const char *tag)
 {
 	if (!h)
 		return 0;
 	pthread_mutex_lock(&filter_lock);
 	filter_refresh(h);
-	int level = shmlog__filter_level(h->filter, tag);
+	int wanted = shmlog_filter_wants(h->filter, prio, tag);
 	pthread_mutex_unlock(&filter_lock);
-	return prio >= level && level < SHMLOG_SILENT;
+	return wanted;
 }
 
 int shmlog__site_refresh(struct shmlog_site *site, int prio)

@@ -244,7 +244,7 @@ extern void (*shmlog__testpoint_hook)(int point);
 
 /* ---- filters (filter.c) ---- */
 struct shmlog__filter; /* compiled spec, process-private */
-int shmlog__filter_level(struct shmlog__filter *f, const char *tag);
+int shmlog__filter_level(const struct shmlog__filter *f, const char *tag);
 
 /* ---- the handle ---- */
 struct shmlog {
