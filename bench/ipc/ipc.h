@@ -128,7 +128,14 @@ enum ipc_conv {
 	IPC_CONV_REQUEST = 0, /* client asks, server replies with size B */
 	IPC_CONV_SEND = 1, /* client sends size B, server replies status */
 	IPC_CONV_NOTIFY = 2, /* client posts size B events, no reply */
+	IPC_CONV_PACED = 3, /* the same, one event per pace_ns: wake-ups */
+	IPC_NCONV
 };
+
+static inline bool ipc_conv_oneway(enum ipc_conv c)
+{
+	return c == IPC_CONV_NOTIFY || c == IPC_CONV_PACED;
+}
 
 /* Stages of one round trip, as in the binder study (seed 002). */
 enum { IPC_C_SEND, IPC_S_RECV, IPC_S_REPLY, IPC_C_RECV, IPC_NSTAMP };
@@ -141,6 +148,7 @@ struct ipc_run_cfg {
 	uint64_t spin_ns;
 	int cpu_client, cpu_server; /* -1: not pinned */
 	uint64_t warm_ns, run_ns; /* warm-up, then measured phase */
+	uint64_t pace_ns; /* IPC_CONV_PACED: sleep between events */
 	bool stages; /* instrumented variant: stage timestamps */
 	long corrupt_at; /* self-test: flip a bit of this frame (-1: none) */
 	uint64_t timeout_ns; /* whole run, then both children are killed */

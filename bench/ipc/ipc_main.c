@@ -38,12 +38,13 @@ struct opts {
 	int cpu_client, cpu_server;
 	const char *cpus;
 	char mech_filter[256];
-	bool conv_on[3];
+	bool conv_on[IPC_NCONV];
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 	bool wait_on[2];
 	uint64_t spin_ns;
 	uint64_t run_ns, warm_ns;
+	uint64_t pace_ns;
 	bool stages;
 	bool stages_all; /* instrument every sync mechanism, not only shm */
 	int stage_reps; /* plain/instrumented pairs per mechanism */
@@ -91,9 +92,12 @@ static void usage(FILE *f)
 		"                     or C,S (client CPU, server CPU)\n"
 		"  --mech LIST        only these mechanisms (comma-separated "
 		"names, see below)\n"
-		"  --conv LIST        request,send,notify (default: all)\n"
+		"  --conv LIST        request,send,notify,notify-paced "
+		"(default: all)\n"
 		"  --sizes LIST       payload sizes, e.g. 4,16,128,1K,1M\n"
 		"  --wait WHICH       block, spin or both (default both)\n"
+		"  --pace-us N        notify-paced: sleep between events "
+		"(default 50)\n"
 		"  --spin-us N        spin budget before blocking (default "
 		"50)\n"
 		"  --time-ms N        measured time per run (default 300, "
@@ -168,7 +172,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	long time_ms = -1;
 
 	memset(o, 0, sizeof(*o));
-	o->conv_on[0] = o->conv_on[1] = o->conv_on[2] = true;
+	for (int k = 0; k < IPC_NCONV; k++)
+		o->conv_on[k] = true;
+	o->pace_ns = 50000;
 	o->wait_on[0] = o->wait_on[1] = true;
 	o->spin_ns = 50000;
 	o->corrupt_at = -1;
@@ -194,8 +200,14 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				       sizeof(o->mech_filter)))
 				return -1;
 		} else if (!strcmp(a, "--conv")) {
-			for (int k = 0; k < 3; k++)
-				o->conv_on[k] = strstr(v, ipc_conv_name(k));
+			char list[128];
+			snprintf(list, sizeof(list), ",%s,", v);
+			for (int k = 0; k < IPC_NCONV; k++) {
+				char key[32];
+				snprintf(key, sizeof(key), ",%s,",
+					 ipc_conv_name(k));
+				o->conv_on[k] = strstr(list, key) != NULL;
+			}
 		} else if (!strcmp(a, "--sizes")) {
 			sizes = v;
 		} else if (!strcmp(a, "--wait")) {
@@ -204,6 +216,13 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			if (!o->wait_on[0] && !o->wait_on[1]) {
 				fprintf(stderr, "shmlog-bench ipc: --wait "
 						"takes block, spin or both\n");
+				return -1;
+			}
+		} else if (!strcmp(a, "--pace-us")) {
+			o->pace_ns = strtoull(v, NULL, 10) * 1000u;
+			if (o->pace_ns >= 1000000000u) {
+				fprintf(stderr, "shmlog-bench ipc: --pace-us "
+						"takes 0..999999\n");
 				return -1;
 			}
 		} else if (!strcmp(a, "--spin-us")) {
@@ -301,7 +320,15 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 		break;
 	case IPC_CONV_NOTIFY:
 		printf("\n== asynchronous notification: %s events, no "
-		       "acknowledgement; latency = one-way delivery ==\n", sz);
+		       "acknowledgement, as fast as the sender can; latency = "
+		       "one-way delivery ==\n", sz);
+		break;
+	case IPC_CONV_PACED:
+		printf("\n== paced notification: %s events, the sender sleeps "
+		       "between them; latency = one-way delivery to a "
+		       "sleeping receiver ==\n", sz);
+		break;
+	case IPC_NCONV:
 		break;
 	}
 	printf("%-13s %-10s %6s %10s %10s %8s %8s %8s %8s %8s  %7s %7s  "
@@ -309,7 +336,7 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 	       "mechanism", "wait", "secs", "Msgs/s", "KiB/s", "p50us",
 	       "p90us", "p99us", "p99.9us", "maxus", "cpu-cli", "cpu-srv",
 	       "csw-c", "csw-s", "flt-c", "flt-s",
-	       conv == IPC_CONV_NOTIFY ? "  lost" : "");
+	       ipc_conv_oneway(conv) ? "  lost" : "");
 }
 
 static void print_row(const struct row *r)
@@ -330,7 +357,7 @@ static void print_row(const struct row *r)
 	       r->mech, wait_name(r->wait), r->secs, r->mps, r->kps, l[0],
 	       l[1], l[2], l[3], l[4], r->cpu_cli, r->cpu_srv, r->csw_cli,
 	       r->csw_srv, r->flt_cli, r->flt_srv);
-	if (r->conv == IPC_CONV_NOTIFY)
+	if (ipc_conv_oneway(r->conv))
 		printf("  %" PRIu64, r->lost);
 	printf("\n");
 	fflush(stdout);
@@ -414,6 +441,7 @@ static struct row *run_point(const struct opts *o,
 		.cpu_server = o->cpu_server,
 		.warm_ns = o->warm_ns,
 		.run_ns = o->run_ns,
+		.pace_ns = o->pace_ns,
 		.stages = stages,
 		.timeout_ns = 60ull * 1000000000u,
 		.corrupt_at = o->corrupt_at,
@@ -447,7 +475,7 @@ static void run_conversation(const struct opts *o, enum ipc_conv conv,
 	print_block_header(conv, size);
 	for (size_t i = 0; i < NTRANSPORTS; i++) {
 		const struct ipc_transport *t = transports[i];
-		unsigned need = conv == IPC_CONV_NOTIFY ? IPC_CAP_NOTIFY
+		unsigned need = ipc_conv_oneway(conv) ? IPC_CAP_NOTIFY
 							: IPC_CAP_SYNC;
 		if (!(t->caps & need) || !mech_selected(o, t->name))
 			continue;
@@ -606,7 +634,7 @@ static void json_row(struct bench_json *j, const struct row *r)
 	bench_json_num(j, "secs", r->secs);
 	bench_json_num(j, "msgs_per_s", r->mps);
 	bench_json_num(j, "kib_per_s", r->kps);
-	bench_json_str(j, "latency", r->conv == IPC_CONV_NOTIFY
+	bench_json_str(j, "latency", ipc_conv_oneway(r->conv)
 					     ? "one-way delivery"
 					     : "round trip");
 	bench_json_int(j, "rtt_p50_ns", (long long)r->p50);
@@ -659,6 +687,7 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 	bench_json_num(&j, "spin_ns", (double)o->spin_ns);
 	bench_json_num(&j, "run_ns", (double)o->run_ns);
 	bench_json_num(&j, "warm_ns", (double)o->warm_ns);
+	bench_json_num(&j, "pace_ns", (double)o->pace_ns);
 	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
 	bench_json_end_obj(&j);
 	bench_json_key(&j, "results");
@@ -686,10 +715,10 @@ int bench_ipc_main(int argc, char **argv)
 	print_conditions(&o, &m);
 	uint64_t t0 = bench_now_ns();
 
-	for (int conv = 0; conv < 3; conv++) {
+	for (int conv = 0; conv < IPC_NCONV; conv++) {
 		if (!o.conv_on[conv])
 			continue;
-		if (conv == IPC_CONV_NOTIFY) {
+		if (ipc_conv_oneway(conv)) {
 			run_conversation(&o, conv, 4);
 			continue;
 		}

@@ -85,6 +85,10 @@ const char *ipc_conv_name(enum ipc_conv c)
 		return "send";
 	case IPC_CONV_NOTIFY:
 		return "notify";
+	case IPC_CONV_PACED:
+		return "notify-paced";
+	case IPC_NCONV:
+		break;
 	}
 	return "?";
 }
@@ -186,7 +190,7 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 	}
 	if (h.op == IPC_OP_STOP)
 		server_end(s);
-	if (cfg->conv == IPC_CONV_NOTIFY) {
+	if (ipc_conv_oneway(cfg->conv)) {
 		if (h.op == IPC_OP_DATA)
 			bench_hist_add(s->lat, now - h.t_send);
 		return h.op == IPC_OP_STOP ? IPC_END : IPC_NOREPLY;
@@ -272,7 +276,7 @@ static int server_main(const struct ipc_run_cfg *cfg, struct ipc_chan *c,
 	if (me->msgs && !a->sh->srv.u.wall_ns)
 		server_end(&s); /* stream ended without STOP (shmlog) */
 	me->lost = c->lost;
-	if (cfg->conv == IPC_CONV_NOTIFY)
+	if (ipc_conv_oneway(cfg->conv))
 		a->sh->lat = lat;
 	if (c->t->detach)
 		c->t->detach(c);
@@ -361,11 +365,23 @@ static int client_post(struct client *k, uint32_t op)
 	return 0;
 }
 
+/* Paced events: sleep between them, so that the receiver goes to sleep
+ * too and each event measures a wake-up, not a queue. */
+static void client_pace(struct client *k)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)k->cfg->pace_ns};
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
 static int client_step(struct client *k, uint32_t op, long idx)
 {
-	if (k->cfg->conv == IPC_CONV_NOTIFY)
-		return client_post(k, op);
-	return client_exchange(k, op, idx);
+	if (!ipc_conv_oneway(k->cfg->conv))
+		return client_exchange(k, op, idx);
+	int r = client_post(k, op);
+	if (!r && k->cfg->conv == IPC_CONV_PACED && op != IPC_OP_STOP)
+		client_pace(k);
+	return r;
 }
 
 static int client_run(struct client *k)
@@ -421,7 +437,7 @@ static int client_main(const struct ipc_run_cfg *cfg, struct ipc_chan *c,
 		return 1;
 	r = client_run(&k);
 	atomic_store(&a->sh->client_done, 1);
-	if (cfg->conv != IPC_CONV_NOTIFY)
+	if (!ipc_conv_oneway(cfg->conv))
 		a->sh->lat = lat;
 	if (c->t->detach)
 		c->t->detach(c);
@@ -533,7 +549,7 @@ static void fill_result(const struct ipc_run_cfg *cfg,
 	res->lat = sh->lat;
 	res->lost = sh->srv.lost;
 	res->sent = sh->cli.msgs;
-	if (cfg->conv == IPC_CONV_NOTIFY) {
+	if (ipc_conv_oneway(cfg->conv)) {
 		/* Sustained rate: what arrived, over first send to last
 		 * arrival. */
 		res->msgs = sh->srv.msgs;
@@ -559,10 +575,10 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 
 	memset(res, 0, sizeof(*res));
 	c.p.max_frame = IPC_HDR + big;
-	c.p.depth = cfg->conv == IPC_CONV_NOTIFY ? 64 : 2;
+	c.p.depth = ipc_conv_oneway(cfg->conv) ? 64 : 2;
 	c.p.wait = cfg->wait;
 	c.p.spin_ns = cfg->spin_ns;
-	if (area_alloc(&a, cfg->stages && cfg->conv != IPC_CONV_NOTIFY)) {
+	if (area_alloc(&a, cfg->stages && !ipc_conv_oneway(cfg->conv))) {
 		res->status = -ENOMEM;
 		snprintf(res->why, sizeof(res->why), "out of memory");
 		return res->status;
