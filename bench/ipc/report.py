@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Markdown tables from `shmlog-bench ipc --json FILE`, for
+docs/ipc-benchmarks.md.
+
+    python3 bench/ipc/report.py bench-ipc.json > tables.md
+
+One table per (conversation, size) of the run matrix, the study's columns
+first (Msgs/s, KiB/s), then latency percentiles and the per-message costs,
+then the stage breakdown with the instrumentation's own cost.
+"""
+import json
+import statistics
+import sys
+
+CONV_TITLE = {
+    "request": "Synchronous request: client asks, server replies %s "
+               "(latency = round trip)",
+    "send": "Synchronous send: client sends %s, server replies a status "
+            "(latency = round trip)",
+    "notify": "Asynchronous notification: %s events as fast as the sender "
+              "can (latency = one-way delivery, queueing included)",
+    "notify-paced": "Paced notification: %s events, the sender sleeps "
+                    "between them (latency = one-way delivery to a "
+                    "sleeping receiver)",
+}
+
+
+def size_name(n):
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return "%d MiB" % (n >> 20)
+    if n >= 1024 and n % 1024 == 0:
+        return "%d KiB" % (n >> 10)
+    return "%d B" % n
+
+
+def us(ns):
+    v = ns / 1e3
+    if v < 100:
+        return "%.2f" % v
+    return "%.0f" % v
+
+
+def matrix_tables(rows, out):
+    order = []
+    for r in rows:
+        key = (r["conversation"], r["size"])
+        if key not in order:
+            order.append(key)
+    for conv, size in order:
+        out.append("")
+        out.append("#### " + CONV_TITLE.get(conv, conv) % size_name(size))
+        out.append("")
+        oneway = conv.startswith("notify")
+        head = ["mechanism", "wait", "Msgs/s", "KiB/s", "p50 us", "p90 us",
+                "p99 us", "p99.9 us", "max us", "CPU ns/msg c+s",
+                "csw/msg c+s"]
+        if oneway:
+            head.append("lost")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for r in rows:
+            if (r["conversation"], r["size"]) != (conv, size):
+                continue
+            wait = "spin+block" if r["wait"] == "spin" else "block"
+            if not r["supported"]:
+                out.append("| %s | %s | n/a: %s |%s" % (
+                    r["mechanism"], wait, r["why"],
+                    " |" * (len(head) - 3)))
+                continue
+            cells = [r["mechanism"], wait, "%.0f" % r["msgs_per_s"],
+                     "%.1f" % r["kib_per_s"], us(r["rtt_p50_ns"]),
+                     us(r["rtt_p90_ns"]), us(r["rtt_p99_ns"]),
+                     us(r["rtt_p999_ns"]), us(r["rtt_max_ns"]),
+                     "%.0f + %.0f" % (r["client_cpu_ns_per_msg"],
+                                      r["server_cpu_ns_per_msg"]),
+                     "%.2f + %.2f" % (r["client_csw_per_msg"],
+                                      r["server_csw_per_msg"])]
+            if oneway:
+                cells.append(str(r["lost"]))
+            out.append("| " + " | ".join(cells) + " |")
+
+
+def stage_table(rows, out):
+    st = [r for r in rows if r.get("series") == "stages" and r["supported"]]
+    if not st:
+        return
+    keys = []
+    for r in st:
+        k = (r["mechanism"], r["wait"])
+        if k not in keys:
+            keys.append(k)
+    out.append("")
+    out.append("#### Stage timestamps (synchronous request, %s reply)"
+               % size_name(st[0]["size"]))
+    out.append("")
+    out.append("Medians in us, each stage measured from the previous stamp; "
+               "rtt = median over the paired runs of each run's p50; cost = "
+               "instrumented minus plain.")
+    out.append("")
+    out.append("| mechanism | wait | C_SEND | S_RECV | S_REPLY | C_RECV | "
+               "rtt instrumented | rtt plain | cost |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for mech, wait in keys:
+        ins = [r for r in st if (r["mechanism"], r["wait"]) == (mech, wait)
+               and r["instrumented"]]
+        pla = [r for r in st if (r["mechanism"], r["wait"]) == (mech, wait)
+               and not r["instrumented"]]
+        if not ins or not pla:
+            continue
+        s = ins[-1]["stages"]
+        mi = statistics.median(r["rtt_p50_ns"] for r in ins)
+        mp = statistics.median(r["rtt_p50_ns"] for r in pla)
+        out.append("| %s | %s | 0 | %s | %s | %s | %s | %s | %+.2f |" % (
+            mech, "spin+block" if wait == "spin" else "block",
+            us(s["c_send_to_s_recv_p50_ns"]),
+            us(s["s_recv_to_s_reply_p50_ns"]),
+            us(s["s_reply_to_c_recv_p50_ns"]), us(mi), us(mp),
+            (mi - mp) / 1e3))
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    with open(argv[1]) as f:
+        doc = json.load(f)
+    m, c = doc["machine"], doc["conditions"]
+    out = ["Machine: %s, %d cores, %s, clocksource %s; %s, git %s." % (
+        m["cpu_model"], m["cores"], m["kernel"], m["clocksource"],
+        m["date"], m["git_commit"]),
+        "Conditions: cpus %s (client %d, server %d), spin %.0f us, %.0f ms "
+        "measured per run after %.0f ms warm-up, paced events every "
+        "%.0f us asked." % (c["cpus"], c["cpu_client"], c["cpu_server"],
+                            c["spin_ns"] / 1e3, c["run_ns"] / 1e6,
+                            c["warm_ns"] / 1e6, c["pace_ns"] / 1e3)]
+    rows = doc["results"]
+    matrix_tables([r for r in rows if r.get("series", "matrix") == "matrix"],
+                  out)
+    stage_table(rows, out)
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
