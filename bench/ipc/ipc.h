@@ -84,6 +84,7 @@ struct ipc_chan {
 	void *priv; /* transport state: made by setup(), inherited by fork */
 	uint64_t lost; /* frames the transport says it lost (shmlog) */
 	_Atomic int *peer_done; /* set once the client sent its last frame */
+	char why[160]; /* setup() may say why it refused (-EMSGSIZE...) */
 };
 
 /* What the server does with a frame: the reply is written to @rep. */

@@ -562,6 +562,21 @@ static void run_stages(const struct opts *o, size_t size)
 	}
 }
 
+/* The machine is often shared: say how busy it was. */
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+static double load_start, load_end;
+
 static void print_conditions(const struct opts *o,
 			     const struct bench_machine *m)
 {
@@ -572,6 +587,9 @@ static void print_conditions(const struct opts *o,
 	       "warm-up\n",
 	       o->cpus, o->cpu_client, o->cpu_server, (double)o->spin_ns / 1e3,
 	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6);
+	load_start = loadavg();
+	printf("# load average (1 min) at start: %.2f; other processes "
+	       "running on these CPUs distort every figure\n", load_start);
 	printf("# clock read: %.1f ns (two per round trip are inside every "
 	       "latency)\n", bench_timer_cost_ns());
 
@@ -688,6 +706,8 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 	bench_json_num(&j, "run_ns", (double)o->run_ns);
 	bench_json_num(&j, "warm_ns", (double)o->warm_ns);
 	bench_json_num(&j, "pace_ns", (double)o->pace_ns);
+	bench_json_num(&j, "loadavg_start", load_start);
+	bench_json_num(&j, "loadavg_end", load_end);
 	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
 	bench_json_end_obj(&j);
 	bench_json_key(&j, "results");
@@ -728,8 +748,9 @@ int bench_ipc_main(int argc, char **argv)
 	if (o.stages && o.conv_on[IPC_CONV_REQUEST])
 		run_stages(&o, o.sizes[0]);
 
-	printf("\n# %zu runs in %.1f s\n", nrows,
-	       (double)(bench_now_ns() - t0) / 1e9);
+	load_end = loadavg();
+	printf("\n# %zu runs in %.1f s; load average (1 min) at end: %.2f\n",
+	       nrows, (double)(bench_now_ns() - t0) / 1e9, load_end);
 	int r = write_json(&o, &m);
 	free(rows);
 	return r ? 1 : 0;

@@ -589,8 +589,10 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 	if (r) {
 		res->status = r;
 		snprintf(res->why, sizeof(res->why), "%s",
-			 r == -EMSGSIZE ? "message too large for this mechanism"
-					: strerror(-r));
+			 c.why[0] ? c.why
+			 : r == -EMSGSIZE ? "message too large for this mechanism"
+					  : strerror(-r));
+		cfg->t->cleanup(&c);
 		ipc_shared_free(a.sh, a.len);
 		return r;
 	}

@@ -131,9 +131,10 @@ def main(argv):
         m["date"], m["git_commit"]),
         "Conditions: cpus %s (client %d, server %d), spin %.0f us, %.0f ms "
         "measured per run after %.0f ms warm-up, paced events every "
-        "%.0f us asked." % (c["cpus"], c["cpu_client"], c["cpu_server"],
-                            c["spin_ns"] / 1e3, c["run_ns"] / 1e6,
-                            c["warm_ns"] / 1e6, c["pace_ns"] / 1e3)]
+        "%.0f us asked; load average %.2f at start, %.2f at end." % (
+            c["cpus"], c["cpu_client"], c["cpu_server"], c["spin_ns"] / 1e3,
+            c["run_ns"] / 1e6, c["warm_ns"] / 1e6, c["pace_ns"] / 1e3,
+            c.get("loadavg_start", -1), c.get("loadavg_end", -1))]
     rows = doc["results"]
     matrix_tables([r for r in rows if r.get("series", "matrix") == "matrix"],
                   out)

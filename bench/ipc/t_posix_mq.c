@@ -17,6 +17,7 @@
 #include <mqueue.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -60,9 +61,14 @@ static int mq_setup(struct ipc_chan *c)
 			int e = errno;
 			/* EINVAL: msgsize above msgsize_max; EMFILE/ENOMEM:
 			 * RLIMIT_MSGQUEUE. The mechanism cannot carry it. */
-			return e == EINVAL || e == EMFILE || e == ENOMEM
-				       ? -EMSGSIZE
-				       : -e;
+			if (e != EINVAL && e != EMFILE && e != ENOMEM)
+				return -e;
+			snprintf(c->why, sizeof(c->why),
+				 "mq_open: %s for %zu B messages (limits: "
+				 "/proc/sys/fs/mqueue/msgsize_max, "
+				 "RLIMIT_MSGQUEUE)", strerror(e),
+				 c->p.max_frame);
+			return -EMSGSIZE;
 		}
 		p->qnb[i] = mq_open(p->name[i], O_RDWR | O_NONBLOCK);
 		if (p->qnb[i] == (mqd_t)-1)

@@ -17,7 +17,7 @@ struct ud_priv {
 };
 
 /* Room for a few frames in flight; the kernel doubles what we ask. */
-static int ud_size_buffers(int fd, size_t frame)
+static int ud_size_buffers(struct ipc_chan *c, int fd, size_t frame)
 {
 	int want = (int)(frame * 2 + 65536);
 	int got = 0;
@@ -31,7 +31,12 @@ static int ud_size_buffers(int fd, size_t frame)
 		return -errno;
 	/* af_unix refuses a datagram larger than sndbuf - 32 (and skb
 	 * overhead): keep a margin. */
-	return (size_t)got < frame + 4096 ? -EMSGSIZE : 0;
+	if ((size_t)got >= frame + 4096)
+		return 0;
+	snprintf(c->why, sizeof(c->why),
+		 "a %zu B datagram exceeds the %d B send buffer (raise "
+		 "net.core.wmem_max or run with CAP_NET_ADMIN)", frame, got);
+	return -EMSGSIZE;
 }
 
 static int ud_setup(struct ipc_chan *c)
@@ -45,7 +50,7 @@ static int ud_setup(struct ipc_chan *c)
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, p->sv))
 		return -errno;
 	for (int i = 0; i < 2; i++) {
-		int r = ud_size_buffers(p->sv[i], c->p.max_frame);
+		int r = ud_size_buffers(c, p->sv[i], c->p.max_frame);
 		if (r)
 			return r;
 	}
