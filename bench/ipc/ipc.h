@@ -121,7 +121,7 @@ struct ipc_transport {
 
 extern const struct ipc_transport ipc_posix_mq, ipc_shm_sem, ipc_shm_futex,
 	ipc_pipe, ipc_unix_stream, ipc_unix_dgram, ipc_shm_eventfd, ipc_tcp,
-	ipc_onc_rpc, ipc_shmlog;
+	ipc_onc_rpc, ipc_onc_rpc_unix, ipc_shmlog;
 
 /* ---- one measured run (ipc_run.c) ---- */
 

@@ -20,6 +20,7 @@ static const struct ipc_transport *const transports[] = {
 	&ipc_posix_mq,	  &ipc_shm_sem,	    &ipc_shm_futex,
 	&ipc_shm_eventfd, &ipc_pipe,	    &ipc_unix_stream,
 	&ipc_unix_dgram,  &ipc_tcp,	    &ipc_onc_rpc,
+	&ipc_onc_rpc_unix,
 #ifdef HAVE_SHMLOG
 	&ipc_shmlog,
 #endif

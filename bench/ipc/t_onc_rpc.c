@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ONC RPC through libtirpc, as the study used it: a real svc_run() server
- * and a clnt_call() client over TCP on loopback. The XDR is written by hand
+ * and a clnt_call() client, over TCP on loopback (onc-rpc) or over a Unix
+ * stream socket (onc-rpc-unix: svcunix_create/clntunix_create, the "provision
+ * for UNIX sockets" the study's author meant to try). The XDR is written by hand
  * (one opaque argument, one opaque result: our frame), so no rpcgen step is
  * needed and the frame's checksum still covers exactly what was sent.
  *
@@ -9,7 +11,9 @@
  * ephemeral port; the server wraps it with svctcp_create() and registers
  * the program with protocol 0 (nothing told to the portmapper), and the
  * client calls clnttcp_create() with that port set, which skips the
- * portmapper lookup.
+ * portmapper lookup. Over Unix sockets svcunix_create() insists on binding
+ * the path itself, so the server child does that and the client retries
+ * its connection until the path exists.
  *
  * Notifications are one-way calls: clnt_call() with a zero timeout ships
  * the call at once and returns RPC_TIMEDOUT without waiting, and the
@@ -24,7 +28,10 @@
 #include <rpc/rpc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RPC_PROG 0x20005e11u /* the "defined by user" range */
@@ -33,8 +40,10 @@
 #define PROC_POST 2u
 
 struct rpc_priv {
+	bool unix_socket;
 	int lfd;
 	struct sockaddr_in addr;
+	struct sockaddr_un sun;
 	CLIENT *cl;
 	SVCXPRT *xprt;
 };
@@ -55,7 +64,7 @@ static bool_t xdr_rpc_frame(XDR *x, struct rpc_frame *f)
  * documented way to say we mean it. */
 #define XDRPROC(fn) ((xdrproc_t)(void (*)(void))(fn))
 
-static int orpc_setup(struct ipc_chan *c)
+static int orpc_setup_common(struct ipc_chan *c, bool unix_socket)
 {
 	struct rpc_priv *p = calloc(1, sizeof(*p));
 	socklen_t len = sizeof(p->addr);
@@ -63,6 +72,15 @@ static int orpc_setup(struct ipc_chan *c)
 	if (!p)
 		return -ENOMEM;
 	c->priv = p;
+	p->unix_socket = unix_socket;
+	if (unix_socket) {
+		p->lfd = -1;
+		p->sun.sun_family = AF_UNIX;
+		snprintf(p->sun.sun_path, sizeof(p->sun.sun_path),
+			 "/tmp/shmlog-bench-rpc-%d.sock", (int)getpid());
+		unlink(p->sun.sun_path);
+		return 0;
+	}
 	p->lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (p->lfd < 0)
 		return -errno;
@@ -75,10 +93,41 @@ static int orpc_setup(struct ipc_chan *c)
 	return 0;
 }
 
+static int orpc_setup(struct ipc_chan *c)
+{
+	return orpc_setup_common(c, false);
+}
+
+static int orpc_setup_unix(struct ipc_chan *c)
+{
+	return orpc_setup_common(c, true);
+}
+
+static int orpc_attach_unix(struct rpc_priv *p, bool server)
+{
+	if (server) {
+		p->xprt = svcunix_create(RPC_ANYSOCK, 0, 0, p->sun.sun_path);
+		return p->xprt ? 0 : -ECONNREFUSED;
+	}
+	/* Until the server child has bound the path: up to 5 s. */
+	for (int i = 0; i < 5000 && !p->cl; i++) {
+		int sock = RPC_ANYSOCK;
+		p->cl = clntunix_create(&p->sun, RPC_PROG, RPC_VERS, &sock, 0,
+					0);
+		if (!p->cl) {
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
+	}
+	return p->cl ? 0 : -ECONNREFUSED;
+}
+
 static int orpc_attach(struct ipc_chan *c, bool server)
 {
 	struct rpc_priv *p = c->priv;
 
+	if (p->unix_socket)
+		return orpc_attach_unix(p, server);
 	if (server) {
 		p->xprt = svctcp_create(p->lfd, 0, 0);
 		return p->xprt ? 0 : -ECONNREFUSED;
@@ -189,6 +238,8 @@ static void orpc_cleanup(struct ipc_chan *c)
 	if (!p)
 		return;
 	ipc_close(&p->lfd);
+	if (p->unix_socket)
+		unlink(p->sun.sun_path);
 	free(p);
 	c->priv = NULL;
 }
@@ -198,6 +249,19 @@ const struct ipc_transport ipc_onc_rpc = {
 	.desc = "ONC RPC (libtirpc) over TCP loopback, svc_run server",
 	.caps = IPC_CAP_SYNC | IPC_CAP_NOTIFY,
 	.setup = orpc_setup,
+	.attach = orpc_attach,
+	.call = orpc_call,
+	.post = orpc_post,
+	.serve = orpc_serve,
+	.detach = orpc_detach,
+	.cleanup = orpc_cleanup,
+};
+
+const struct ipc_transport ipc_onc_rpc_unix = {
+	.name = "onc-rpc-unix",
+	.desc = "ONC RPC (libtirpc) over a Unix stream socket, svc_run server",
+	.caps = IPC_CAP_SYNC | IPC_CAP_NOTIFY,
+	.setup = orpc_setup_unix,
 	.attach = orpc_attach,
 	.call = orpc_call,
 	.post = orpc_post,
