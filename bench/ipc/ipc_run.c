@@ -159,8 +159,12 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 	const struct ipc_run_cfg *cfg = s->cfg;
 	struct side *me = &s->a->sh->srv;
 	char err[200];
-	uint64_t now = bench_now_ns();
 	struct ipc_frame h;
+	/* The server reads the clock only where a figure needs it: one-way
+	 * latency, or S_RECV in the instrumented variant. A plain round trip
+	 * has no server-side clock read inside it. */
+	bool oneway = ipc_conv_oneway(cfg->conv);
+	uint64_t now = oneway || s->a->sstamp ? bench_now_ns() : 0;
 
 	if (len < IPC_HDR) {
 		fail(me, cfg, "server", "short frame");
@@ -190,7 +194,7 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 	}
 	if (h.op == IPC_OP_STOP)
 		server_end(s);
-	if (ipc_conv_oneway(cfg->conv)) {
+	if (oneway) {
 		if (h.op == IPC_OP_DATA)
 			bench_hist_add(s->lat, now - h.t_send);
 		return h.op == IPC_OP_STOP ? IPC_END : IPC_NOREPLY;
