@@ -212,8 +212,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		} else if (!strcmp(a, "--sizes")) {
 			sizes = v;
 		} else if (!strcmp(a, "--wait")) {
-			o->wait_on[0] = !strcmp(v, "block") || !strcmp(v, "both");
-			o->wait_on[1] = !strcmp(v, "spin") || !strcmp(v, "both");
+			o->wait_on[0] =
+			    !strcmp(v, "block") || !strcmp(v, "both");
+			o->wait_on[1] =
+			    !strcmp(v, "spin") || !strcmp(v, "both");
 			if (!o->wait_on[0] && !o->wait_on[1]) {
 				fprintf(stderr, "shmlog-bench ipc: --wait "
 						"takes block, spin or both\n");

@@ -223,12 +223,14 @@ static int server_loop(struct ipc_chan *c, struct server *s, void *rx,
 			return 0; /* end of stream (shmlog: writer done) */
 		if (n < 0) {
 			char err[128];
-			snprintf(err, sizeof(err), "recv: %s", strerror((int)-n));
+			snprintf(err, sizeof(err), "recv: %s",
+				 strerror((int)-n));
 			fail(&s->a->sh->srv, s->cfg, "server", err);
 			return -1;
 		}
 		size_t replen = 0;
-		enum ipc_action act = server_handle(s, rx, (size_t)n, tx, &replen);
+		enum ipc_action act =
+		    server_handle(s, rx, (size_t)n, tx, &replen);
 		if (act == IPC_FAIL)
 			return -1;
 		if (act == IPC_REPLY || act == IPC_END_REPLY) {
@@ -272,7 +274,8 @@ static int server_main(const struct ipc_run_cfg *cfg, struct ipc_chan *c,
 	else
 		r = server_loop(c, &s, rx, tx);
 	if (r && !me->failed) {
-		snprintf(err, sizeof(err), "serve: %s", strerror(r < 0 ? -r : r));
+		snprintf(err, sizeof(err), "serve: %s",
+			 strerror(r < 0 ? -r : r));
 		fail(me, cfg, "server", err);
 	}
 	if (!s.measuring && !me->failed)
@@ -309,7 +312,8 @@ static void maybe_corrupt(struct client *k, size_t len)
 static int client_fail(struct client *k, const char *what, int err)
 {
 	char msg[128];
-	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err < 0 ? -err : err));
+	snprintf(msg, sizeof(msg), "%s: %s", what,
+		 strerror(err < 0 ? -err : err));
 	fail(&k->a->sh->cli, k->cfg, "client", msg);
 	return -1;
 }
@@ -472,11 +476,20 @@ static pid_t spawn(int (*fn)(const struct ipc_run_cfg *, struct ipc_chan *,
 	return pid;
 }
 
+static void describe_exit(char *why, size_t len, int client, int st)
+{
+	const char *who = client ? "client" : "server";
+	if (WIFSIGNALED(st))
+		snprintf(why, len, "%s killed by signal %d", who, WTERMSIG(st));
+	else
+		snprintf(why, len, "%s failed (exit %d)", who, WEXITSTATUS(st));
+}
+
 /* Wait for both children; kill both (by pid) if one fails or time is up,
  * since the survivor would otherwise wait forever for its dead peer. */
 static int reap(pid_t pids[2], uint64_t timeout_ns, char *why, size_t whylen)
 {
-	int left = 2, bad = 0;
+	int left = 2, bad = 0, killed = 0;
 	uint64_t deadline = bench_now_ns() + timeout_ns;
 	sigset_t chld;
 	sigemptyset(&chld);
@@ -491,32 +504,28 @@ static int reap(pid_t pids[2], uint64_t timeout_ns, char *why, size_t whylen)
 			left--;
 			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 				if (!bad)
-					snprintf(why, whylen, "%s %s (status %d)",
-						 i ? "client" : "server",
-						 WIFSIGNALED(st) ? "killed"
-								 : "failed",
-						 WIFSIGNALED(st) ? WTERMSIG(st)
-								 : WEXITSTATUS(st));
+					describe_exit(why, whylen, i, st);
 				bad = 1;
 			}
 		}
 		if (!left)
 			break;
 		uint64_t now = bench_now_ns();
-		if (bad || now >= deadline) {
+		if (!killed && (bad || now >= deadline)) {
 			if (!bad)
 				snprintf(why, whylen, "timed out");
 			for (int i = 0; i < 2; i++)
 				if (pids[i] > 0)
 					kill(pids[i], SIGKILL);
-			bad = 1;
+			bad = killed = 1;
 			deadline = now + 5000000000ull;
 		}
 		uint64_t left_ns = deadline > now ? deadline - now : 1000000;
 		struct timespec ts = {.tv_sec = (time_t)(left_ns / 1000000000u),
 				      .tv_nsec = (long)(left_ns % 1000000000u)};
 		if (ts.tv_sec > 0 || ts.tv_nsec > 100000000)
-			ts = (struct timespec){.tv_sec = 0, .tv_nsec = 100000000};
+			ts = (struct timespec){.tv_sec = 0,
+					       .tv_nsec = 100000000};
 		sigtimedwait(&chld, NULL, &ts);
 	}
 	return bad ? -EBADMSG : 0;
@@ -594,8 +603,9 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 		res->status = r;
 		snprintf(res->why, sizeof(res->why), "%s",
 			 c.why[0] ? c.why
-			 : r == -EMSGSIZE ? "message too large for this mechanism"
-					  : strerror(-r));
+			 : r == -EMSGSIZE
+			     ? "message too large for this mechanism"
+			     : strerror(-r));
 		cfg->t->cleanup(&c);
 		ipc_shared_free(a.sh, a.len);
 		return r;
@@ -612,7 +622,8 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 		kill(pids[0], SIGKILL);
 	if (pids[0] < 0 || pids[1] < 0) {
 		res->status = -errno;
-		snprintf(res->why, sizeof(res->why), "fork: %s", strerror(errno));
+		snprintf(res->why, sizeof(res->why), "fork: %s",
+			 strerror(errno));
 		if (pids[0] > 0)
 			waitpid(pids[0], NULL, 0);
 	} else {

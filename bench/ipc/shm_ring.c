@@ -71,7 +71,8 @@ int shm_ring_attach(struct ipc_chan *c, bool server)
 	/* Touch our slots now so the measured phase takes no page fault. */
 	memset(r->slots[r->out], 0, (size_t)r->h->slot_size * r->h->nslots);
 	volatile unsigned char sink = 0;
-	for (size_t i = 0; i < (size_t)r->h->slot_size * r->h->nslots; i += 4096)
+	for (size_t i = 0; i < (size_t)r->h->slot_size * r->h->nslots;
+	     i += 4096)
 		sink ^= r->slots[r->in][i];
 	(void)sink;
 	return 0;
@@ -160,7 +161,8 @@ void shm_ring_wait_change(struct shm_ring *r, _Atomic uint32_t *word,
 	while (ipc_spin_more(r->p, &spin)) {
 		for (int i = 0; i < 64; i++) {
 			ipc_cpu_relax();
-			if (atomic_load_explicit(word, memory_order_acquire) != v)
+			if (atomic_load_explicit(word, memory_order_acquire) !=
+			    v)
 				return;
 		}
 	}

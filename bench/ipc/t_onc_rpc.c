@@ -2,10 +2,11 @@
 /*
  * ONC RPC through libtirpc, as the study used it: a real svc_run() server
  * and a clnt_call() client, over TCP on loopback (onc-rpc) or over a Unix
- * stream socket (onc-rpc-unix: svcunix_create/clntunix_create, the "provision
- * for UNIX sockets" the study's author meant to try). The XDR is written by hand
- * (one opaque argument, one opaque result: our frame), so no rpcgen step is
- * needed and the frame's checksum still covers exactly what was sent.
+ * stream socket (onc-rpc-unix: svcunix_create/clntunix_create, the
+ * "provision for UNIX sockets" the study's author meant to try). The XDR is
+ * written by hand (one opaque argument, one opaque result: our frame), so
+ * no rpcgen step is needed and the frame's checksum still covers exactly
+ * what was sent.
  *
  * No rpcbind: the parent binds a listening socket to 127.0.0.1 and an
  * ephemeral port; the server wraps it with svctcp_create() and registers
