@@ -23,6 +23,7 @@
 #include "ipc.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ struct shared {
 	struct side cli, srv;
 	struct bench_hist lat;
 	_Atomic int client_done;
+	_Atomic int server_ready; /* attached: the client may start */
+	_Atomic int server_got_first; /* one-way: the first frame arrived */
 	uint64_t nstamps;
 	/* followed by the client's stamps, then the server's, page-aligned */
 };
@@ -182,10 +185,19 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 	uint32_t want = h.op == IPC_OP_STOP ? 0 : (uint32_t)req_len(cfg);
 	if (ipc_frame_check((void *)req, len, s->seq, want, err,
 			    sizeof(err))) {
+		if (s->c->lost) {
+			size_t l = strlen(err);
+			snprintf(err + l, sizeof(err) - l,
+				 " (the transport reported %" PRIu64
+				 " lost, %" PRIu64 " of them already seen)",
+				 s->c->lost, s->lost_seen);
+		}
 		fail(me, cfg, "server", err);
 		return IPC_FAIL;
 	}
 	s->seq++;
+	if (s->seq == 1)
+		atomic_store(&s->a->sh->server_got_first, 1);
 	if (h.op == IPC_OP_DATA) {
 		if (!s->measuring)
 			server_begin_measure(s, h.seq);
@@ -269,6 +281,7 @@ static int server_main(const struct ipc_run_cfg *cfg, struct ipc_chan *c,
 	void *rx = frame_buf(c->p.max_frame), *tx = frame_buf(c->p.max_frame);
 	if (!rx || !tx)
 		return 1;
+	atomic_store(&a->sh->server_ready, 1);
 	if (c->t->serve)
 		r = c->t->serve(c, server_handle, &s);
 	else
@@ -392,6 +405,21 @@ static int client_step(struct client *k, uint32_t op, long idx)
 	return r;
 }
 
+/*
+ * One-way conversations: after the first event, wait until the server has
+ * it. A shmlog follower only reports losses after its first record (what
+ * was overwritten before it read anything counts as "before it came"), so
+ * without this a follower that was slow to start could miss the first
+ * frames silently, and the sequence check would rightly fail.
+ */
+static void wait_first_delivery(struct client *k)
+{
+	while (!atomic_load(&k->a->sh->server_got_first)) {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int client_run(struct client *k)
 {
 	const struct ipc_run_cfg *cfg = k->cfg;
@@ -399,9 +427,12 @@ static int client_run(struct client *k)
 	struct bench_usage u0, u1;
 
 	uint64_t t = bench_now_ns(), end = t + cfg->warm_ns;
-	for (int i = 0; i < WARM_MIN || bench_now_ns() < end; i++)
+	for (int i = 0; i < WARM_MIN || bench_now_ns() < end; i++) {
 		if (client_step(k, IPC_OP_WARM, -1))
 			return -1;
+		if (i == 0 && ipc_conv_oneway(cfg->conv))
+			wait_first_delivery(k);
+	}
 
 	bench_usage_now(&u0, RUSAGE_SELF);
 	me->t_first = bench_now_ns();
@@ -443,6 +474,13 @@ static int client_main(const struct ipc_run_cfg *cfg, struct ipc_chan *c,
 	k.rx = frame_buf(c->p.max_frame);
 	if (!k.tx || !k.rx)
 		return 1;
+	/* A follower (shmlog) sees only what is written after it attached:
+	 * start once the server is there. (A connecting client attaches
+	 * first, or an accepting server would wait for it forever.) */
+	while (!atomic_load(&a->sh->server_ready)) {
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
 	r = client_run(&k);
 	atomic_store(&a->sh->client_done, 1);
 	if (!ipc_conv_oneway(cfg->conv))
