@@ -32,6 +32,7 @@ static const size_t sizes_full[] = {4,	   16,	    128,      1024,	 4096,
 				    16384, 65536, 262144, 1048576};
 static const size_t sizes_quick[] = {4, 1024, 1048576};
 #define MAX_SIZES 32
+#define MAX_REPS 9
 
 struct opts {
 	bool quick;
@@ -49,6 +50,7 @@ struct opts {
 	bool stages;
 	bool stages_all; /* instrument every sync mechanism, not only shm */
 	int stage_reps; /* plain/instrumented pairs per mechanism */
+	int reps; /* runs per point of the matrix (median kept) */
 	long corrupt_at;
 };
 
@@ -70,6 +72,8 @@ struct row {
 	double csw_cli, csw_srv, flt_cli, flt_srv; /* per message */
 	bool have_stages;
 	uint64_t st_p50[3], st_p99[3];
+	int reps; /* runs of this point; this row is the median one */
+	double mps_min, mps_max; /* Msgs/s over those runs */
 };
 
 static struct row *rows;
@@ -101,8 +105,10 @@ static void usage(FILE *f)
 		"(default 50)\n"
 		"  --spin-us N        spin budget before blocking (default "
 		"50)\n"
-		"  --time-ms N        measured time per run (default 300, "
+		"  --time-ms N        measured time per run (default 150, "
 		"quick 30)\n"
+		"  --reps N           runs per point, the median kept (default "
+		"3, quick 1)\n"
 		"  --stages all|shm|none  instrumented re-runs with stage "
 		"timestamps\n"
 		"                     (default: all, quick: shm)\n"
@@ -239,6 +245,13 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--stages")) {
 			stages = v;
+		} else if (!strcmp(a, "--reps")) {
+			o->reps = (int)strtol(v, NULL, 10);
+			if (o->reps < 1 || o->reps > MAX_REPS) {
+				fprintf(stderr, "shmlog-bench ipc: --reps "
+						"takes 1..%d\n", MAX_REPS);
+				return -1;
+			}
 		} else if (!strcmp(a, "--corrupt-at")) {
 			o->corrupt_at = strtol(v, NULL, 10);
 		} else {
@@ -275,7 +288,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	o->stages = strcmp(stages, "none") != 0;
 	o->stages_all = !strcmp(stages, "all");
 	o->stage_reps = o->quick ? 1 : 3;
-	o->run_ns = (uint64_t)(time_ms > 0 ? time_ms : o->quick ? 30 : 300) *
+	if (!o->reps)
+		o->reps = o->quick ? 1 : 3;
+	o->run_ns = (uint64_t)(time_ms > 0 ? time_ms : o->quick ? 30 : 150) *
 		    1000000u;
 	o->warm_ns = o->run_ns / 4;
 	return 0;
@@ -334,9 +349,9 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 	case IPC_NCONV:
 		break;
 	}
-	printf("%-13s %-10s %6s %10s %10s %8s %8s %8s %8s %8s  %7s %7s  "
+	printf("%-13s %-10s %6s %10s %5s %10s %8s %8s %8s %8s %8s  %7s %7s  "
 	       "%5s %5s  %5s %5s%s\n",
-	       "mechanism", "wait", "secs", "Msgs/s", "KiB/s", "p50us",
+	       "mechanism", "wait", "secs", "Msgs/s", "+-%", "KiB/s", "p50us",
 	       "p90us", "p99us", "p99.9us", "maxus", "cpu-cli", "cpu-srv",
 	       "csw-c", "csw-s", "flt-c", "flt-s",
 	       ipc_conv_oneway(conv) ? "  lost" : "");
@@ -355,9 +370,14 @@ static void print_row(const struct row *r)
 	fmt_us(l[2], sizeof(l[2]), r->p99);
 	fmt_us(l[3], sizeof(l[3]), r->p999);
 	fmt_us(l[4], sizeof(l[4]), r->max);
-	printf("%-13s %-10s %6.2f %10.0f %10.1f %8s %8s %8s %8s %8s  %7.0f "
-	       "%7.0f  %5.2f %5.2f  %5.2f %5.2f",
-	       r->mech, wait_name(r->wait), r->secs, r->mps, r->kps, l[0],
+	char spread[16] = "-";
+	if (r->reps > 1 && r->mps > 0)
+		snprintf(spread, sizeof(spread), "%.0f",
+			 50.0 * (r->mps_max - r->mps_min) / r->mps);
+	printf("%-13s %-10s %6.2f %10.0f %5s %10.1f %8s %8s %8s %8s %8s  "
+	       "%7.0f %7.0f  %5.2f %5.2f  %5.2f %5.2f",
+	       r->mech, wait_name(r->wait), r->secs, r->mps, spread, r->kps,
+	       l[0],
 	       l[1], l[2], l[3], l[4], r->cpu_cli, r->cpu_srv, r->csw_cli,
 	       r->csw_srv, r->flt_cli, r->flt_srv);
 	if (ipc_conv_oneway(r->conv))
@@ -429,10 +449,10 @@ static void row_fill(struct row *r, const struct ipc_run_cfg *cfg,
 static struct ipc_result result; /* large: histograms */
 
 /* Run one point; a verification failure ends the benchmark here. */
-static struct row *run_point(const struct opts *o,
-			     const struct ipc_transport *t, enum ipc_conv conv,
-			     size_t size, enum ipc_wait wait, bool stages,
-			     const char *series)
+static struct row *run_once(const struct opts *o,
+			    const struct ipc_transport *t, enum ipc_conv conv,
+			    size_t size, enum ipc_wait wait, bool stages,
+			    const char *series)
 {
 	struct ipc_run_cfg cfg = {
 		.t = t,
@@ -453,6 +473,8 @@ static struct row *run_point(const struct opts *o,
 	struct row *row = row_add();
 	row_fill(row, &cfg, &result);
 	row->series = series;
+	row->reps = 1;
+	row->mps_min = row->mps_max = row->mps;
 	if (r == -EBADMSG) {
 		fprintf(stderr,
 			"shmlog-bench ipc: FAILED: %s %s %zu B (%s): %s\n"
@@ -464,6 +486,45 @@ static struct row *run_point(const struct opts *o,
 		exit(1);
 	}
 	return row;
+}
+
+static int cmp_row_mps(const void *a, const void *b)
+{
+	double x = ((const struct row *)a)->mps, y = ((const struct row *)b)->mps;
+	return (x > y) - (x < y);
+}
+
+/*
+ * One point of the matrix, run o->reps times: the machine is often shared,
+ * and a burst of someone else's work spoils one short run, not the median
+ * of three. The run with the median Msgs/s is kept, whole (its latencies
+ * and costs belong together); the spread of Msgs/s over the repetitions is
+ * kept next to it to show how steady the machine was.
+ */
+static struct row *run_point(const struct opts *o,
+			     const struct ipc_transport *t, enum ipc_conv conv,
+			     size_t size, enum ipc_wait wait, bool stages,
+			     const char *series)
+{
+	struct row rep[MAX_REPS];
+	int n = 0;
+
+	for (int i = 0; i < o->reps; i++) {
+		struct row *r = run_once(o, t, conv, size, wait, stages,
+					 series);
+		rep[n] = *r;
+		nrows--; /* keep only the chosen one below */
+		if (r->status) /* unsupported: no point repeating */
+			return &rows[nrows++];
+		n++;
+	}
+	qsort(rep, (size_t)n, sizeof(rep[0]), cmp_row_mps);
+	struct row *keep = row_add();
+	*keep = rep[n / 2];
+	keep->reps = n;
+	keep->mps_min = rep[0].mps;
+	keep->mps_max = rep[n - 1].mps;
+	return keep;
 }
 
 static bool wants_stages(const struct opts *o, const struct ipc_transport *t)
@@ -514,25 +575,24 @@ static void stage_one(const struct opts *o, const struct ipc_transport *t,
 		      enum ipc_wait w, size_t size)
 {
 	uint64_t plain[8], instr[8];
-	struct row *last = NULL;
+	struct row p, r; /* copies: run_once() may move the rows array */
 	int n = 0;
 
 	for (int i = 0; i < o->stage_reps && i < 8; i++) {
-		struct row *p = run_point(o, t, IPC_CONV_REQUEST, size, w,
-					  false, "stages");
-		struct row *r = run_point(o, t, IPC_CONV_REQUEST, size, w,
-					  true, "stages");
-		if (p->status || r->status || !r->have_stages) {
+		p = *run_once(o, t, IPC_CONV_REQUEST, size, w, false,
+			      "stages");
+		r = *run_once(o, t, IPC_CONV_REQUEST, size, w, true, "stages");
+		if (p.status || r.status || !r.have_stages) {
 			printf("%-13s %-10s   n/a: %s\n", t->name,
-			       wait_name(w), p->status ? p->why : r->why);
+			       wait_name(w), p.status ? p.why : r.why);
 			return;
 		}
-		plain[n] = p->p50;
-		instr[n++] = r->p50;
-		last = r;
+		plain[n] = p.p50;
+		instr[n++] = r.p50;
 	}
 	if (!n)
 		return;
+	const struct row *last = &r;
 	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n);
 	printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f %9.2f %+9.2f\n",
 	       t->name, wait_name(w), 0.0, (double)last->st_p50[0] / 1e3,
@@ -587,9 +647,10 @@ static void print_conditions(const struct opts *o,
 	bench_machine_print(stdout, m, "# ");
 	printf("# cpus: %s (client on %d, server on %d); spin-then-block "
 	       "spins %.0f us; %.0f ms measured per run after %.0f ms "
-	       "warm-up\n",
+	       "warm-up; each row is the median (by Msgs/s) of %d run%s\n",
 	       o->cpus, o->cpu_client, o->cpu_server, (double)o->spin_ns / 1e3,
-	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6);
+	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6, o->reps,
+	       o->reps > 1 ? "s" : "");
 	load_start = loadavg();
 	printf("# load average (1 min) at start: %.2f; other processes "
 	       "running on these CPUs distort every figure\n", load_start);
@@ -620,7 +681,9 @@ static void print_conditions(const struct opts *o,
 		       i < 2 ? "," : "\n");
 		free(b);
 	}
-	printf("# columns: Msgs/s and KiB/s of payload (the study's units); "
+	printf("# columns: Msgs/s and KiB/s of payload (the study's units), "
+	       "+-%% = half the spread of Msgs/s over the repetitions, in %% "
+	       "of the median; "
 	       "latency percentiles in us; cpu = CPU ns per message, "
 	       "csw = context switches and flt = minor page faults per "
 	       "message, client (-c) and server (-s) side\n");
@@ -650,6 +713,9 @@ static void json_row(struct bench_json *j, const struct row *r)
 		bench_json_end_obj(j);
 		return;
 	}
+	bench_json_int(j, "reps", r->reps);
+	bench_json_num(j, "msgs_per_s_min", r->mps_min);
+	bench_json_num(j, "msgs_per_s_max", r->mps_max);
 	bench_json_int(j, "msgs", (long long)r->msgs);
 	bench_json_int(j, "sent", (long long)r->sent);
 	bench_json_num(j, "secs", r->secs);
@@ -712,6 +778,7 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 	bench_json_num(&j, "loadavg_start", load_start);
 	bench_json_num(&j, "loadavg_end", load_end);
 	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
+	bench_json_int(&j, "reps", o->reps);
 	bench_json_end_obj(&j);
 	bench_json_key(&j, "results");
 	bench_json_begin_arr(&j);
@@ -752,7 +819,8 @@ int bench_ipc_main(int argc, char **argv)
 		run_stages(&o, o.sizes[0]);
 
 	load_end = loadavg();
-	printf("\n# %zu runs in %.1f s; load average (1 min) at end: %.2f\n",
+	printf("\n# %zu results in %.1f s; load average (1 min) at end: "
+	       "%.2f\n",
 	       nrows, (double)(bench_now_ns() - t0) / 1e9, load_end);
 	int r = write_json(&o, &m);
 	free(rows);

@@ -52,7 +52,8 @@ def matrix_tables(rows, out):
         out.append("#### " + CONV_TITLE.get(conv, conv) % size_name(size))
         out.append("")
         oneway = conv.startswith("notify")
-        head = ["mechanism", "wait", "Msgs/s", "KiB/s", "p50 us", "p90 us",
+        head = ["mechanism", "wait", "Msgs/s", "+-%", "KiB/s", "p50 us",
+                "p90 us",
                 "p99 us", "p99.9 us", "max us", "CPU ns/msg c+s",
                 "csw/msg c+s"]
         if oneway:
@@ -68,7 +69,12 @@ def matrix_tables(rows, out):
                     r["mechanism"], wait, r["why"],
                     " |" * (len(head) - 3)))
                 continue
-            cells = [r["mechanism"], wait, "%.0f" % r["msgs_per_s"],
+            spread = "-"
+            if r.get("reps", 1) > 1 and r["msgs_per_s"] > 0:
+                spread = "%.0f" % (50.0 * (r["msgs_per_s_max"] -
+                                          r["msgs_per_s_min"]) /
+                                   r["msgs_per_s"])
+            cells = [r["mechanism"], wait, "%.0f" % r["msgs_per_s"], spread,
                      "%.1f" % r["kib_per_s"], us(r["rtt_p50_ns"]),
                      us(r["rtt_p90_ns"]), us(r["rtt_p99_ns"]),
                      us(r["rtt_p999_ns"]), us(r["rtt_max_ns"]),
@@ -185,10 +191,12 @@ def main(argv):
         m["cpu_model"], m["cores"], m["kernel"], m["clocksource"],
         m["date"], m["git_commit"]),
         "Conditions: cpus %s (client %d, server %d), spin %.0f us, %.0f ms "
-        "measured per run after %.0f ms warm-up, paced events every "
+        "measured per run after %.0f ms warm-up, median of %d runs per "
+        "row (+-%% = half their spread of Msgs/s), paced events every "
         "%.0f us asked; load average %.2f at start, %.2f at end." % (
             c["cpus"], c["cpu_client"], c["cpu_server"], c["spin_ns"] / 1e3,
-            c["run_ns"] / 1e6, c["warm_ns"] / 1e6, c["pace_ns"] / 1e3,
+            c["run_ns"] / 1e6, c["warm_ns"] / 1e6, c.get("reps", 1),
+            c["pace_ns"] / 1e3,
             c.get("loadavg_start", -1), c.get("loadavg_end", -1))]
     rows = doc["results"]
     matrix = [r for r in rows if r.get("series", "matrix") == "matrix"]
