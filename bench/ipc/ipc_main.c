@@ -19,8 +19,10 @@
 static const struct ipc_transport *const transports[] = {
 	&ipc_posix_mq,	  &ipc_shm_sem,	    &ipc_shm_futex,
 	&ipc_shm_eventfd, &ipc_pipe,	    &ipc_unix_stream,
-	&ipc_unix_dgram,  &ipc_tcp,	    &ipc_onc_rpc,
-	&ipc_onc_rpc_unix,
+	&ipc_unix_dgram,  &ipc_tcp,
+#ifdef HAVE_TIRPC
+	&ipc_onc_rpc,	  &ipc_onc_rpc_unix,
+#endif
 #ifdef HAVE_SHMLOG
 	&ipc_shmlog,
 #endif
