@@ -164,6 +164,7 @@ struct ipc_result {
 	struct bench_hist lat; /* round trip, or notify delivery latency */
 	struct bench_usage cli, srv; /* over the measured phase */
 	uint64_t lost; /* notify over shmlog: overwritten before read */
+	double steal_ms; /* CPU time the hypervisor took from this VM */
 	bool have_stages;
 	/* C_SEND->S_RECV, S_RECV->S_REPLY, S_REPLY->C_RECV */
 	struct bench_hist stage[3];
@@ -173,6 +174,8 @@ struct ipc_result {
  * A verification failure in either child prints what went wrong and gives
  * -EBADMSG. */
 int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res);
+/* Steal time of all CPUs so far, in ms (/proc/stat); 0 if unknown. */
+double ipc_steal_ms(void);
 const char *ipc_conv_name(enum ipc_conv c);
 
 /* ---- helpers shared by the transports (ipc_util.c) ---- */

@@ -74,6 +74,7 @@ struct row {
 	double csw_cli, csw_srv, flt_cli, flt_srv; /* per message */
 	bool have_stages;
 	uint64_t st_p50[3], st_p99[3];
+	double steal_ms; /* hypervisor steal time during this run */
 	int reps; /* runs of this point; this row is the median one */
 	double mps_min, mps_max; /* Msgs/s over those runs */
 };
@@ -439,6 +440,7 @@ static void row_fill(struct row *r, const struct ipc_run_cfg *cfg,
 	r->csw_srv = per((double)(res->srv.nvcsw + res->srv.nivcsw), r->msgs);
 	r->flt_cli = per((double)res->cli.minflt, r->sent);
 	r->flt_srv = per((double)res->srv.minflt, r->msgs);
+	r->steal_ms = res->steal_ms;
 	r->have_stages = res->have_stages;
 	for (int k = 0; k < 3 && res->have_stages; k++) {
 		r->st_p50[k] = bench_hist_quantile(&res->stage[k], 0.5);
@@ -640,7 +642,7 @@ static double loadavg(void)
 	return l;
 }
 
-static double load_start, load_end;
+static double load_start, load_end, steal_start, steal_end;
 
 static void print_conditions(const struct opts *o,
 			     const struct bench_machine *m)
@@ -654,6 +656,7 @@ static void print_conditions(const struct opts *o,
 	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6, o->reps,
 	       o->reps > 1 ? "s" : "");
 	load_start = loadavg();
+	steal_start = ipc_steal_ms();
 	printf("# load average (1 min) at start: %.2f; other processes "
 	       "running on these CPUs distort every figure\n", load_start);
 	printf("# clock read: %.1f ns (two per round trip are inside every "
@@ -739,6 +742,7 @@ static void json_row(struct bench_json *j, const struct row *r)
 	bench_json_num(j, "client_minflt_per_msg", r->flt_cli);
 	bench_json_num(j, "server_minflt_per_msg", r->flt_srv);
 	bench_json_int(j, "lost", (long long)r->lost);
+	bench_json_num(j, "steal_ms", r->steal_ms);
 	if (r->have_stages) {
 		static const char *const name[3] = {
 			"c_send_to_s_recv", "s_recv_to_s_reply",
@@ -779,6 +783,7 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 	bench_json_num(&j, "pace_ns", (double)o->pace_ns);
 	bench_json_num(&j, "loadavg_start", load_start);
 	bench_json_num(&j, "loadavg_end", load_end);
+	bench_json_num(&j, "steal_ms", steal_end - steal_start);
 	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
 	bench_json_int(&j, "reps", o->reps);
 	bench_json_end_obj(&j);
@@ -821,9 +826,11 @@ int bench_ipc_main(int argc, char **argv)
 		run_stages(&o, o.sizes[0]);
 
 	load_end = loadavg();
+	steal_end = ipc_steal_ms();
+	double wall = (double)(bench_now_ns() - t0) / 1e9;
 	printf("\n# %zu results in %.1f s; load average (1 min) at end: "
-	       "%.2f\n",
-	       nrows, (double)(bench_now_ns() - t0) / 1e9, load_end);
+	       "%.2f; the hypervisor stole %.2f s of CPU time meanwhile\n",
+	       nrows, wall, load_end, (steal_end - steal_start) / 1e3);
 	int r = write_json(&o, &m);
 	free(rows);
 	return r ? 1 : 0;

@@ -618,6 +618,22 @@ static void fill_result(const struct ipc_run_cfg *cfg,
 		collect_stages(a, res, sh->cli.msgs);
 }
 
+/* On a virtual machine the host may run something else on our vCPU: a
+ * round trip then "takes" as long as the host kept us off. /proc/stat's
+ * steal column says how much of that happened. */
+double ipc_steal_ms(void)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	return n == 8 && hz > 0 ? (double)v[7] * 1000.0 / (double)hz : 0;
+}
+
 int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 {
 	struct shared_area a;
@@ -654,6 +670,7 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
 	pid_t pids[2];
+	double steal0 = ipc_steal_ms();
 	pids[0] = spawn(server_main, cfg, &c, &a, true);
 	pids[1] = pids[0] > 0 ? spawn(client_main, cfg, &c, &a, false) : -1;
 	if (pids[1] < 0 && pids[0] > 0)
@@ -669,10 +686,13 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 				   sizeof(res->why));
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	double steal = ipc_steal_ms() - steal0;
 	cfg->t->cleanup(&c);
 
-	if (!res->status)
+	if (!res->status) {
 		fill_result(cfg, &a, res);
+		res->steal_ms = steal;
+	}
 	else if (a.sh->cli.failed || a.sh->srv.failed)
 		snprintf(res->why, sizeof(res->why), "%s",
 			 a.sh->cli.failed ? a.sh->cli.err : a.sh->srv.err);

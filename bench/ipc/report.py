@@ -193,11 +193,13 @@ def main(argv):
         "Conditions: cpus %s (client %d, server %d), spin %.0f us, %.0f ms "
         "measured per run after %.0f ms warm-up, median of %d runs per "
         "row (+-%% = half their spread of Msgs/s), paced events every "
-        "%.0f us asked; load average %.2f at start, %.2f at end." % (
+        "%.0f us asked; load average %.2f at start, %.2f at end; CPU time "
+        "stolen by the hypervisor during the run: %.2f s." % (
             c["cpus"], c["cpu_client"], c["cpu_server"], c["spin_ns"] / 1e3,
             c["run_ns"] / 1e6, c["warm_ns"] / 1e6, c.get("reps", 1),
             c["pace_ns"] / 1e3,
-            c.get("loadavg_start", -1), c.get("loadavg_end", -1))]
+            c.get("loadavg_start", -1), c.get("loadavg_end", -1),
+            c.get("steal_ms", 0) / 1e3)]
     rows = doc["results"]
     matrix = [r for r in rows if r.get("series", "matrix") == "matrix"]
     study_table(matrix, out)
