@@ -108,10 +108,10 @@ static void usage(FILE *f)
 		"(default 50)\n"
 		"  --spin-us N        spin budget before blocking (default "
 		"50)\n"
-		"  --time-ms N        measured time per run (default 150, "
+		"  --time-ms N        measured time per run (default 100, "
 		"quick 30)\n"
 		"  --reps N           runs per point, the median kept (default "
-		"3, quick 1)\n"
+		"5, quick 1)\n"
 		"  --stages all|shm|none  instrumented re-runs with stage "
 		"timestamps\n"
 		"                     (default: all, quick: shm)\n"
@@ -290,10 +290,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		stages = o->quick ? "shm" : "all";
 	o->stages = strcmp(stages, "none") != 0;
 	o->stages_all = !strcmp(stages, "all");
-	o->stage_reps = o->quick ? 1 : 3;
+	o->stage_reps = o->quick ? 1 : 5;
 	if (!o->reps)
-		o->reps = o->quick ? 1 : 3;
-	o->run_ns = (uint64_t)(time_ms > 0 ? time_ms : o->quick ? 30 : 150) *
+		o->reps = o->quick ? 1 : 5;
+	o->run_ns = (uint64_t)(time_ms > 0 ? time_ms : o->quick ? 30 : 100) *
 		    1000000u;
 	o->warm_ns = o->run_ns / 4;
 	return 0;
