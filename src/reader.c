@@ -224,7 +224,11 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	uint64_t owner = atomic_load(&l->owner);
 	uint64_t head = atomic_load(&l->head);
 	uint64_t reserve = atomic_load(&l->reserve);
-	s.written = atomic_load(&l->next_seq) - f->initial_seq;
+	uint64_t next = atomic_load(&l->next_seq);
+	/* next_seq lags by one if its writer died right after publishing */
+	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
+		next = c->next_seq;
+	s.written = next - f->initial_seq;
 	s.read = c->read;
 	s.overwritten = c->overwritten;
 	s.torn = c->torn;
