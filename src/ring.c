@@ -465,9 +465,18 @@ static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 	c->next_seq = seq + 1;
 }
 
+void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
+			       struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	c->pos = atomic_load_explicit(&ctl->head, memory_order_acquire);
+	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
+	c->seq_known = true;
+	c->started = true;
+}
+
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw,
-			bool from_tail)
+			struct shmlog__rlane *c, uint64_t clear_raw)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
@@ -479,18 +488,10 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		uint64_t head = atomic_load_explicit(&ctl->head,
 						     memory_order_acquire); /* LMM(F) */
 		if (!c->started && !c->seq_known) {
-			/* first look at this lane */
-			if (from_tail) {
-				c->pos = head;
-				c->next_seq = atomic_load_explicit(
-					&ctl->next_seq, memory_order_relaxed);
-				c->seq_known = true;
-				c->started = true;
-			} else {
-				cursor_resync(f, ctl, c, head);
-				c->next_seq = f->initial_seq;
-				c->seq_known = true;
-			}
+			/* first look at this lane: start at its oldest record */
+			cursor_resync(f, ctl, c, head);
+			c->next_seq = f->initial_seq;
+			c->seq_known = true;
 		}
 		if (c->pos == head)
 			return false;
