@@ -96,7 +96,9 @@
  *
  * A writer killed at any instruction leaves its lane's owner word naming a
  * dead thread. Nobody waits for it: other writers have lanes of their own.
- * The next writer to claim the lane (shmlog__lane_claim) finds one of:
+ * The next writer to claim the lane (shmlog__lane_claim) first walks the
+ * chain [tail, head) to learn the newest sequence number (next_seq lags by
+ * one if the writer died between steps 5 and 6), then finds one of:
  *   - reserve == head: the writer died between records; nothing to do.
  *   - reserve != head: the writer died inside steps 2-6. A PAD at head is
  *     kept; a record whose word says COMMITTED at the end of the
