@@ -222,7 +222,8 @@ struct shmlog__rlane {
 	uint64_t read, overwritten, torn, skipped;
 	uint64_t lost_overwritten, lost_torn; /* not yet reported */
 	struct shmlog__rec rec; /* pending record header */
-	unsigned char *body; /* its tag and message (max_record bytes) */
+	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
+	unsigned char *body;
 };
 
 /* Try to make @c hold the lane's next record. Returns true if it does. */

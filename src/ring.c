@@ -541,9 +541,16 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		copy_out(&r, data + off, hlen);
 		uint32_t len = 0;
 		unsigned state = rec_check(f, &r, c->pos, off, &len);
-		if (state == REC_COMMITTED)
-			copy_out(c->body, data + off + REC_HDR,
-				 (size_t)r.tag_len + r.msg_len);
+		if (state == REC_COMMITTED) {
+			/* tag and message, each NUL-terminated, ready to hand
+			 * out: the reader's only copy */
+			const unsigned char *src = data + off + REC_HDR;
+			copy_out(c->body, src, r.tag_len);
+			c->body[r.tag_len] = '\0';
+			copy_out(c->body + r.tag_len + 1, src + r.tag_len,
+				 r.msg_len);
+			c->body[r.tag_len + 1 + r.msg_len] = '\0';
+		}
 		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
 		uint64_t reserve =
 			atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
