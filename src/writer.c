@@ -265,6 +265,36 @@ static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
 }
 
 /* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
+/* Wake sleeping readers, if any, after a record is published. */
+static inline void wake_readers(struct shmlog *h)
+{
+	/* LMM(E): see ring.c, "Waking readers" */
+	if (SHMLOG_UNLIKELY(h->need_fence))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
+						 memory_order_relaxed)))
+		shmlog__ring_wake(h->seg.hdr);
+}
+
+/* A signal handler interrupted a write of this thread: the thread's lane
+ * is mid-record, so the nested record goes to a shared lane. */
+static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
+{
+	struct shmlog__wlane tmp = {.h = h};
+	tmp.pid = (uint32_t)getpid();
+	tmp.tid = (uint32_t)gettid();
+	int err = write_borrowed(h, &tmp, d);
+	if (err) {
+		count_drop(h);
+		return -EBUSY;
+	}
+	wake_readers(h);
+	return 0;
+}
+
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
 static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 			    const char *msg, size_t len, unsigned flags)
 {
@@ -272,16 +302,6 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		return -EINVAL;
 	struct shmlog__recdesc d;
 	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
-	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
-	if (SHMLOG_UNLIKELY(w->busy)) {
-		count_drop(h); /* a signal handler interrupted our write */
-		return -EBUSY;
-	}
-	w->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id))
-		lane_acquire(h, w);
-
 	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
 							       : SHMLOG_INFO;
 	d.flags = flags;
@@ -298,6 +318,14 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	uint32_t room = h->seg.fixed.max_record - REC_HDR - d.tag_len;
 	d.msg_len = clamp_len(len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX,
 			      &d.flags);
+
+	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
+	if (SHMLOG_UNLIKELY(w->busy))
+		return write_nested(h, &d);
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id))
+		lane_acquire(h, w);
 	int err = 0;
 	if (SHMLOG_LIKELY(w->ctl)) {
 		shmlog__ring_append(&h->seg, w, &d);
@@ -312,21 +340,13 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		else
 			err = write_borrowed(h, w, &d);
 	}
-
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(err)) {
 		count_drop(h);
 		return err;
 	}
-	/* LMM(E): see ring.c, "Waking readers" */
-	if (SHMLOG_UNLIKELY(h->need_fence))
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
-						 memory_order_relaxed)))
-		shmlog__ring_wake(h->seg.hdr);
+	wake_readers(h);
 	return 0;
 }
 
