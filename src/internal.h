@@ -301,7 +301,8 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
-	unsigned char *prefaulted; /* one byte per lane */
+	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
+	_Atomic unsigned char *held; /* per lane: kept by a thread, via us */
 	/* filter cache */
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter;
