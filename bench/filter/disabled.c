@@ -85,6 +85,7 @@ struct opts {
 struct result {
 	double ns_med, ns_p99; /* net of the empty loop (events: per event) */
 	double ns_gross; /* median per iteration, loop included */
+	double ns_wall; /* as ns_med, from wall time instead of CPU time */
 	double ins_net, ins_gross; /* NAN: not measured */
 };
 
@@ -125,52 +126,66 @@ static void summarize(double *v, int n, double *med, double *p99)
 	*p99 = quantile(v, n, 0.99);
 }
 
-static double time_loop(void (*loop)(uint64_t), uint64_t n)
+static double thread_cpu_ns(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Per-call time of @n calls: thread CPU time in *@cpu (what the machine's
+ * other tenants cannot inflate by taking the core away) and wall time in
+ * *@wall (bench_now_ns). */
+static void time_loop(void (*loop)(uint64_t), uint64_t n, double *cpu,
+		      double *wall)
+{
+	double c0 = thread_cpu_ns();
 	uint64_t t0 = bench_now_ns();
 	loop(n);
-	return (double)(bench_now_ns() - t0) / (double)n;
+	uint64_t t1 = bench_now_ns();
+	double c1 = thread_cpu_ns();
+	*cpu = (c1 - c0) / (double)n;
+	*wall = (double)(t1 - t0) / (double)n;
 }
 
 /* All loop cases, interleaved within each repetition. */
 static int time_loops(const struct opts *o, struct result *res)
 {
-	double *gross = calloc((size_t)(NCASES * o->reps), sizeof(double));
+	size_t n = (size_t)(NCASES * o->reps);
+	double *cpu = calloc(n, sizeof(double));
+	double *wall = calloc(n, sizeof(double));
 	double *net = calloc((size_t)o->reps, sizeof(double));
-	if (!gross || !net) {
-		free(gross);
-		free(net);
-		return -ENOMEM;
-	}
-	for (int r = 0; r < o->reps; r++) {
-		for (int c = 0; c < NCASES; c++) {
+	int err = cpu && wall && net ? 0 : -ENOMEM;
+	for (int r = 0; !err && r < o->reps; r++) {
+		for (int c = 0; !err && c < NCASES; c++) {
 			const struct dcase *d = &cases[c];
 			if (!d->loop)
 				continue;
-			int err = apply_spec(d->spec);
-			if (err)
-				return err;
+			err = apply_spec(d->spec);
 			d->loop(1); /* the site refreshes here, untimed */
-			gross[c * o->reps + r] = time_loop(d->loop,
-							   o->iters / d->div);
+			time_loop(d->loop, o->iters / d->div,
+				  &cpu[c * o->reps + r], &wall[c * o->reps + r]);
 		}
 	}
-	const double *empty = &gross[0];
-	for (int c = 0; c < NCASES; c++) {
+	/* Cases from the last to the first: bench_median() sorts its
+	 * argument, and the empty loop's row (case 0) must stay in
+	 * repetition order until every case has subtracted it. */
+	for (int c = NCASES - 1; !err && c >= 0; c--) {
 		if (!cases[c].loop)
 			continue;
-		double *g = &gross[c * o->reps];
+		double *g = &cpu[c * o->reps], *w = &wall[c * o->reps];
 		for (int r = 0; r < o->reps; r++)
-			net[r] = c == 0 ? g[r] : g[r] - empty[r];
+			net[r] = c == 0 ? 0 : g[r] - cpu[r];
 		summarize(net, o->reps, &res[c].ns_med, &res[c].ns_p99);
-		if (c == 0)
-			res[c].ns_med = res[c].ns_p99 = 0;
+		for (int r = 0; r < o->reps; r++)
+			net[r] = c == 0 ? 0 : w[r] - wall[r];
+		res[c].ns_wall = bench_median(net, o->reps);
 		res[c].ns_gross = bench_median(g, o->reps);
 	}
-	/* bench_median sorted the empty loop's row last: nothing after it. */
-	free(gross);
+	free(cpu);
+	free(wall);
 	free(net);
-	return 0;
+	return err;
 }
 
 /* The event cases: one live change, then each site's first call, timed
@@ -203,8 +218,8 @@ static int time_events(const struct opts *o, struct result *res)
 	if (!err) {
 		summarize(first, o->events, &res[ci].ns_med, &res[ci].ns_p99);
 		summarize(other, o->events, &res[co].ns_med, &res[co].ns_p99);
-		res[ci].ns_gross = res[ci].ns_med;
-		res[co].ns_gross = res[co].ns_med;
+		res[ci].ns_gross = res[ci].ns_wall = res[ci].ns_med;
+		res[co].ns_gross = res[co].ns_wall = res[co].ns_med;
 	}
 	free(first);
 	free(other);
@@ -284,29 +299,31 @@ static void fmt_ins(char *buf, size_t len, double v)
 
 static void print_results(const struct opts *o, const struct result *res)
 {
-	printf("\n%-14s %10s %10s %10s %10s  %s\n", "case", "ns/call",
-	       "p99", "instr/call", "(loop incl)", "what");
+	printf("\n%-14s %10s %10s %10s %10s %10s  %s\n", "case", "ns/call",
+	       "p99", "wall ns", "instr/call", "(loop incl)", "what");
 	for (int c = 0; c < NCASES; c++) {
 		const struct result *r = &res[c];
 		char ni[32], gi[32];
 		fmt_ins(ni, sizeof(ni), r->ins_net);
 		fmt_ins(gi, sizeof(gi), r->ins_gross);
-		printf("%-14s %10.2f %10.2f %10s %10s  %s\n", cases[c].name,
-		       r->ns_med, r->ns_p99, ni, gi, cases[c].what);
+		printf("%-14s %10.2f %10.2f %10.2f %10s %10s  %s\n",
+		       cases[c].name, r->ns_med, r->ns_p99, r->ns_wall, ni, gi,
+		       cases[c].what);
 	}
 	char empty_ins[32], tag_ins[32];
 	fmt_ins(empty_ins, sizeof(empty_ins), res[0].ins_gross);
 	fmt_ins(tag_ins, sizeof(tag_ins), res[3].ins_net);
-	printf("\nns/call: median (p99) over %d repetitions of %" PRIu64
-	       " calls, minus the empty loop of the same repetition\n"
+	printf("\nns/call: thread CPU time, median (p99) over %d repetitions "
+	       "of %" PRIu64 " calls,\nminus the empty loop of the same "
+	       "repetition; wall ns: the same from wall time\n"
 	       "(change_first/change_other: one call each after %d live "
 	       "changes, timer cost subtracted).\n"
 	       "instr/call: callgrind, minus the empty loop's %s instructions "
 	       "per iteration; '(loop incl)' keeps them.\n",
 	       o->reps, o->iters, o->events, empty_ins);
 	if (isnan(res[0].ins_gross))
-		printf("valgrind not found or failed: instruction counts "
-		       "are n/a.\n");
+		printf("instruction counts n/a: --no-callgrind, or valgrind "
+		       "missing or failed.\n");
 	const struct result *t = &res[3];
 	printf("\ntarget (tag100): <= 1 ns and <= 8 instructions per call: "
 	       "%.2f ns, %s instructions -> %s\n",
@@ -334,6 +351,7 @@ static int write_json(const struct opts *o, const struct bench_machine *m,
 		bench_json_str(&j, "what", cases[c].what);
 		bench_json_num(&j, "ns_per_call", res[c].ns_med);
 		bench_json_num(&j, "ns_per_call_p99", res[c].ns_p99);
+		bench_json_num(&j, "ns_per_call_wall", res[c].ns_wall);
 		bench_json_num(&j, "ns_per_iteration", res[c].ns_gross);
 		bench_json_num(&j, "instructions_per_call", res[c].ins_net);
 		bench_json_num(&j, "instructions_per_iteration",
@@ -398,6 +416,10 @@ static int run(const struct opts *o)
 	struct bench_machine m;
 	bench_machine_get(&m);
 	bench_machine_print(stdout, &m, "");
+	double load[3] = {NAN, NAN, NAN};
+	if (getloadavg(load, 3) == 3) /* a busy host shows in wall times */
+		printf("load average: %.2f %.2f %.2f (%d cores)\n", load[0],
+		       load[1], load[2], m.cores);
 	printf("disabled: %" PRIu64 " calls x %d repetitions per case, "
 	       "%d live changes; buffer %s\n",
 	       o->iters, o->reps, o->events, buffer_name);
