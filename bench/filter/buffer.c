@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The private buffer a filter benchmark runs on. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,6 +29,20 @@ int fb_buffer_setup(char *name, size_t len)
 void fb_buffer_remove(const char *name)
 {
 	shmlog_remove(name);
+}
+
+int fb_buffer_check_empty(const char *name, const char *who)
+{
+	struct shmlog_info st;
+	int err = shmlog_stat(name, &st);
+	if (err)
+		return err;
+	if (st.written == 0)
+		return 0;
+	fprintf(stderr, "shmlog-bench %s: %" PRIu64 " records reached buffer %s"
+			": some measured call was not filtered out\n",
+		who, st.written, name);
+	return -EPROTO;
 }
 
 char *fb_spec_tags(char *buf, size_t len, int ntags, char lvl, char def)

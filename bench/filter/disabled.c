@@ -434,6 +434,9 @@ static int run(const struct opts *o)
 			shmlog_strerror(err));
 		return 1;
 	}
+	err = fb_buffer_check_empty(buffer_name, "disabled");
+	if (err)
+		return 1;
 	count_all(o, res);
 	print_results(o, res);
 	if (o->json && (err = write_json(o, &m, res))) {

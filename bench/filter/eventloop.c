@@ -495,6 +495,11 @@ static int run(const struct opts *o, const char *buffer)
 		free(ratio);
 		return 1;
 	}
+	if (fb_buffer_check_empty(buffer, "eventloop") != 0) {
+		free(t);
+		free(ratio);
+		return 1;
+	}
 	struct bench_usage d = bench_usage_diff(&u0, &u1);
 	printf("preempted %ld times during the run (involuntary context "
 	       "switches)\n",

@@ -26,6 +26,10 @@
 int fb_buffer_setup(char *name, size_t len);
 void fb_buffer_remove(const char *name);
 
+/* Every call a benchmark makes must be filtered out: check that nothing
+ * reached the buffer. Returns 0, or -EPROTO after printing what leaked. */
+int fb_buffer_check_empty(const char *name, const char *who);
+
 /* A spec with @ntags entries "tagNNN:@lvl" then "*:@def"; returns @buf. */
 char *fb_spec_tags(char *buf, size_t len, int ntags, char lvl, char def);
 
