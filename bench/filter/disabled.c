@@ -449,6 +449,12 @@ static int run(const struct opts *o)
 
 int bench_disabled_main(int argc, char **argv)
 {
+	/* The hidden mode callgrind runs: --internal-count CASE N. */
+	bool internal = argc == 4 && !strcmp(argv[1], "--internal-count");
+	struct opts o;
+	int rc = internal ? 0 : parse_args(argc, argv, &o);
+	if (rc)
+		return rc == 1 ? 0 : rc;
 	fb_spec_tags(spec_tags[0], SPEC_MAX, NTAGS, 'W', 'V');
 	fb_spec_tags(spec_tags[1], SPEC_MAX, NTAGS, 'E', 'V');
 	int err = fb_buffer_setup(buffer_name, sizeof(buffer_name));
@@ -458,17 +464,10 @@ int bench_disabled_main(int argc, char **argv)
 			buffer_name, shmlog_strerror(err));
 		return 1;
 	}
-	int rc;
-	if (argc == 4 && !strcmp(argv[1], "--internal-count")) {
+	if (internal)
 		rc = internal_count(argv[2], strtoull(argv[3], NULL, 10));
-	} else {
-		struct opts o;
-		rc = parse_args(argc, argv, &o);
-		if (rc == 0)
-			rc = run(&o);
-		else if (rc == 1)
-			rc = 0;
-	}
+	else
+		rc = run(&o);
 	fb_buffer_remove(buffer_name);
 	return rc;
 }
