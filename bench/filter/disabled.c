@@ -163,8 +163,9 @@ static int time_loops(const struct opts *o, struct result *res)
 				continue;
 			err = apply_spec(d->spec);
 			d->loop(1); /* the site refreshes here, untimed */
-			time_loop(d->loop, o->iters / d->div,
-				  &cpu[c * o->reps + r], &wall[c * o->reps + r]);
+			size_t i = (size_t)(c * o->reps + r);
+			time_loop(d->loop, o->iters / d->div, &cpu[i],
+				  &wall[i]);
 		}
 	}
 	/* Cases from the last to the first: bench_median() sorts its
@@ -278,7 +279,8 @@ static void count_all(const struct opts *o, struct result *res)
 		const struct dcase *d = &cases[c];
 		uint64_t lo = d->loop ? 1000 : 10;
 		uint64_t hi = d->loop ? lo + big / d->div : o->quick ? 20 : 110;
-		res[c].ins_gross = o->no_callgrind ? NAN : count_case(d, lo, hi);
+		res[c].ins_gross =
+			o->no_callgrind ? NAN : count_case(d, lo, hi);
 		res[c].ins_net = res[c].ins_gross;
 	}
 	for (int c = 1; c < NCASES; c++)

@@ -230,15 +230,16 @@ static const int orders[NORDERS][NVARIANTS] = {
 
 /* One repetition: every variant runs @o->iters iterations in all, in
  * rounds of @o->chunk iterations whose order changes every round, so a
- * neighbour's burst lands on all three alike. Each round also gives paired ratios
- * (variant / none, run back to back): *@ratio gets them, NVARIANTS per
- * round. Returns the number of rounds or -errno. */
+ * neighbour's burst lands on all three alike. Each round also gives
+ * paired ratios (variant / none, run back to back): *@ratio gets them,
+ * NVARIANTS per round. Returns the number of rounds or -errno. */
 static int rep_run(struct loop *l, const struct opts *o, int rep,
 		   struct run_time *t, double *ratio)
 {
 	int rounds = 0;
 	for (long done = 0; done < o->iters; done += o->chunk, rounds++) {
-		long n = o->iters - done < o->chunk ? o->iters - done : o->chunk;
+		long left = o->iters - done;
+		long n = left < o->chunk ? left : o->chunk;
 		struct run_time rt[NVARIANTS] = {{0, 0}};
 		const int *order = orders[(rep + rounds) % NORDERS];
 		for (int k = 0; k < NVARIANTS; k++) {
@@ -358,8 +359,8 @@ static void print_report(const struct opts *o, const struct summary *s)
 	printf("\nseconds: median wall time of %d repetitions, each %ld "
 	       "iterations x %d fds per variant\n(%.3g log calls), run in "
 	       "interleaved rounds of %ld iterations; min/max over the\n"
-	       "repetitions; cpu s: median thread CPU time; cpu vs: median over "
-	       "the repetitions\nof the variant's CPU time / none's in the "
+	       "repetitions; cpu s: median thread CPU time; cpu vs: median "
+	       "over the repetitions\nof the variant's CPU time / none's in the "
 	       "same repetition; paired: the same ratio\nper round, median "
 	       "over all rounds; ns/logcall: (cpu s - none's) / calls.\n",
 	       o->reps, o->iters, o->nfds, calls, o->chunk);
