@@ -360,8 +360,8 @@ static void print_report(const struct opts *o, const struct summary *s)
 	       "iterations x %d fds per variant\n(%.3g log calls), run in "
 	       "interleaved rounds of %ld iterations; min/max over the\n"
 	       "repetitions; cpu s: median thread CPU time; cpu vs: median "
-	       "over the repetitions\nof the variant's CPU time / none's in the "
-	       "same repetition; paired: the same ratio\nper round, median "
+	       "over the repetitions\nof the variant's CPU time / none's in "
+	       "the same repetition; paired: the same ratio\nper round, median "
 	       "over all rounds; ns/logcall: (cpu s - none's) / calls.\n",
 	       o->reps, o->iters, o->nfds, calls, o->chunk);
 	printf("naive / shmlog: %.2fx wall, %.2fx CPU; naive / none: %.2fx "
