@@ -112,6 +112,9 @@ bad "level bad" "bad filter token 'ui:Z'" "$S" level -b $B 'net:D ui:Z'
 has "level kept" '^net:D \*:W$' "$("$S" level -b $B)"
 ok "level reset" "$S" level -b $B ''
 
+bad_env=$(SHMLOG_TAGS='net:D ui:Q' "$S" level -b $B 2>&1 >/dev/null)
+has "bad SHMLOG_TAGS named" "SHMLOG_TAGS is ignored: bad token 'ui:Q'" "$bad_env"
+
 # info, ls, clear
 has "info" "capacity: +256.0K in [0-9]+ lanes" "$("$S" info -b $B)"
 has "info clock" "clock: +realtime" "$("$S" info -b $B)"

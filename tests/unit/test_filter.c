@@ -171,6 +171,31 @@ static void test_gen_wrap(const char *b)
 	shmlog__seg_detach(&s);
 }
 
+/* A setter killed while holding the spec's lock leaves the generation odd:
+ * call sites keep the last answers (and cache them: no slow path on every
+ * call), and the next `shmlog level` takes the lock over. */
+static struct shmlog_site probe = {0, 0, "net"};
+
+static void test_dead_setter(const char *b)
+{
+	CHECK_EQ(shmlog_set_filter(b, "net:S", NULL), 0);
+	struct shmlog__seg s;
+	REQUIRE(shmlog__seg_attach(b, SEG_WRITE, &s) == 0);
+	uint32_t g = atomic_load(&s.hdr->config.filter_gen);
+	atomic_store(&s.hdr->config.filter_gen, g + 1); /* died mid-set */
+	CHECK_EQ(shmlog__site_refresh(&probe, SHMLOG_FATAL), 0);
+	CHECK_EQ(probe.gen, g + 1); /* cached under the odd generation */
+	site_calls = 0;
+	SHMLOG_F("net", "%d", arg(1));
+	CHECK_EQ(site_calls, 0); /* still the last answer: silent */
+	CHECK_EQ(shmlog_set_filter(b, "net:V", NULL), 0); /* takes over */
+	CHECK(atomic_load(&s.hdr->config.filter_gen) % 2 == 0);
+	SHMLOG_V("net", "%d", arg(1));
+	CHECK_EQ(site_calls, 1);
+	shmlog__seg_detach(&s);
+	CHECK_EQ(shmlog_set_filter(b, "", NULL), 0);
+}
+
 int main(void)
 {
 	const char *b = test_buffer("filter");
@@ -181,6 +206,7 @@ int main(void)
 	test_live(b);
 	test_env(b);
 	test_gen_wrap(b);
+	test_dead_setter(b);
 	shmlog_remove(b);
 	return test_done("test_filter");
 }
