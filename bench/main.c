@@ -8,11 +8,13 @@
 
 #include "bench_cmds.h"
 
-static const struct {
+struct cmd {
 	const char *name;
 	int (*main)(int argc, char **argv);
 	const char *help;
-} cmds[] = {
+};
+
+static const struct cmd cmds[] = {
 #ifdef HAVE_BENCH_LOG
 	{"log", bench_log_main, "shmlog against other loggers (seed 000's table)"},
 #endif
@@ -23,13 +25,14 @@ static const struct {
 	{"disabled", bench_disabled_main, "cost of a filtered-out log call"},
 	{"eventloop", bench_eventloop_main, "seed 001's event loop with disabled logging"},
 #endif
+	{NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmlog-bench COMMAND [--quick] [--json FILE] [options]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	for (const struct cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->help);
 	fprintf(f, "\n'shmlog-bench COMMAND --help' shows a command's options.\n");
 }
 
@@ -39,9 +42,9 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].main(argc - 1, argv + 1);
+	for (const struct cmd *c = cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->main(argc - 1, argv + 1);
 	fprintf(stderr, "shmlog-bench: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -143,7 +143,9 @@ void shmlog_close(shmlog_t *h);
  * handler that interrupted a write on the same thread and handle (counted
  * too). No syscall, lock, allocation or page fault in steady state: the
  * first write of a thread claims a lane (a few atomic operations).
- * Thread-safe, async-signal-safe, lock-free: never waits for anybody. */
+ * Thread-safe and lock-free: never waits for anybody. Async-signal-safe
+ * once the calling thread has written to @h before (its first write claims
+ * a lane under a process-local mutex). */
 int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg);
 
 /* As shmlog_write(), with an explicit message length (the message may then
@@ -168,7 +170,8 @@ shmlog_t *shmlog_default(void);
 
 /* Is a record of @prio with @tag currently wanted on @h? Follows the spec
  * set with shmlog_set_filter() on the buffer, else $SHMLOG_TAGS, else
- * everything. Thread-safe, async-signal-safe. */
+ * everything. Thread-safe; not async-signal-safe (it may recompile the
+ * filter after a change). */
 int shmlog_enabled(shmlog_t *h, int prio, const char *tag);
 
 /* Set the filter spec of a buffer ("net:D *:W"); every process writing to it
@@ -184,6 +187,17 @@ int shmlog_get_filter(const char *name, char *buf, size_t buflen);
 /* Check a spec without applying it: 0, or -EINVAL with the offset of the
  * bad token in @bad_offset. Thread-safe. */
 int shmlog_parse_filter(const char *spec, size_t *bad_offset);
+
+/* A compiled filter spec, for readers that filter what they show (the
+ * environment is not consulted). */
+typedef struct shmlog__filter shmlog_filter_t;
+
+/* Compile @spec. Errors: -EINVAL (bad token at *@bad_offset), -ENOMEM. */
+int shmlog_filter_new(const char *spec, size_t *bad_offset,
+		      shmlog_filter_t **out);
+/* Does @f let a record of @prio with @tag through? Thread-safe. */
+int shmlog_filter_wants(const shmlog_filter_t *f, int prio, const char *tag);
+void shmlog_filter_free(shmlog_filter_t *f);
 
 /* Per-call-site cache used by the SHMLOG_x macros: the answer for one tag,
  * valid while the buffer's filter generation equals @gen. */

@@ -66,11 +66,11 @@ long bench_strace_count(char *const argv[]);
 struct bench_machine {
 	char cpu_model[128];
 	int cores;
-	char kernel[128];
+	char kernel[200];
 	char clocksource[64];
 	char date[64]; /* UTC, ISO 8601 */
 	char git_commit[48];
-	char hostname[64];
+	char hostname[72];
 };
 void bench_machine_get(struct bench_machine *m);
 /* Print "machine: ..." lines, each prefixed by @prefix ("# " for tables). */

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Filters: logcat's filter-spec syntax ("net:D ui:W *:S"), per buffer and
+ * changeable while processes run.
+ *
+ * The spec text lives in the segment's read-mostly config line, guarded by
+ * filter_gen used as a sequence lock (odd while being set). Each process
+ * compiles it into a private table when the generation changes. Call sites
+ * (the SHMLOG_x macros) cache their tag's answer together with the
+ * generation it was computed at, so a disabled call is a load of the
+ * generation and two compares; nothing on that path writes shared memory.
+ * The effective spec is $SHMLOG_TAGS followed by the buffer's spec: later
+ * entries win.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct filter_entry {
+	char tag[SHMLOG_TAG_MAX + 1];
+	int level;
+};
+
+struct shmlog__filter {
+	int def; /* level for tags not listed ("*") */
+	int n;
+	struct filter_entry e[]; /* sorted by tag */
+};
+
+/* Where the macros find the default handle's generation. Until the default
+ * handle exists it points at a word no site has cached, so every site asks
+ * shmlog__site_refresh() once. */
+static const uint32_t no_default_gen = 1;
+const uint32_t *shmlog__filter_gen = &no_default_gen;
+
+static pthread_mutex_t filter_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int level_of(char c)
+{
+	switch (c) {
+	case 'V': case 'v': return SHMLOG_VERBOSE;
+	case 'D': case 'd': return SHMLOG_DEBUG;
+	case 'I': case 'i': return SHMLOG_INFO;
+	case 'W': case 'w': return SHMLOG_WARN;
+	case 'E': case 'e': return SHMLOG_ERROR;
+	case 'F': case 'f': return SHMLOG_FATAL;
+	case 'S': case 's': return SHMLOG_SILENT;
+	default: return -1;
+	}
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == ',';
+}
+
+/* Walk the tokens of @spec; call @fn for each good one. Returns 0 or
+ * -EINVAL with the offset of the bad token in *@bad. */
+static int spec_walk(const char *spec, size_t *bad,
+		     void (*fn)(void *ctx, const char *tag, size_t len,
+				int level),
+		     void *ctx)
+{
+	const char *p = spec;
+	while (*p) {
+		while (is_space(*p))
+			p++;
+		if (!*p)
+			break;
+		const char *tok = p;
+		while (*p && !is_space(*p))
+			p++;
+		size_t n = (size_t)(p - tok);
+		const char *colon = memrchr(tok, ':', n);
+		size_t taglen = colon ? (size_t)(colon - tok) : n;
+		int level = SHMLOG_VERBOSE; /* "TAG" alone: everything */
+		if (colon) {
+			if ((size_t)(colon - tok) + 2 != n ||
+			    (level = level_of(colon[1])) < 0)
+				goto bad;
+		}
+		if (taglen == 0 || taglen > SHMLOG_TAG_MAX)
+			goto bad;
+		if (fn)
+			fn(ctx, tok, taglen, level);
+		continue;
+bad:
+		if (bad)
+			*bad = (size_t)(tok - spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int shmlog_parse_filter(const char *spec, size_t *bad_offset)
+{
+	if (!spec)
+		return -EINVAL;
+	return spec_walk(spec, bad_offset, NULL, NULL);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct filter_entry *)a)->tag,
+		      ((const struct filter_entry *)b)->tag);
+}
+
+static void add_entry(void *ctx, const char *tag, size_t len, int level)
+{
+	struct shmlog__filter *f = ctx;
+	if (len == 1 && tag[0] == '*') {
+		f->def = level;
+		return;
+	}
+	for (int i = 0; i < f->n; i++) {
+		if (strlen(f->e[i].tag) == len && !memcmp(f->e[i].tag, tag, len)) {
+			f->e[i].level = level; /* later entries win */
+			return;
+		}
+	}
+	memcpy(f->e[f->n].tag, tag, len);
+	f->e[f->n].tag[len] = '\0';
+	f->e[f->n].level = level;
+	f->n++;
+}
+
+static size_t count_tokens(const char *s)
+{
+	size_t n = 0;
+	for (bool in = false; *s; s++) {
+		if (!is_space(*s) && !in)
+			n++;
+		in = !is_space(*s);
+	}
+	return n;
+}
+
+/* Compile "@env @spec" (either may be NULL). Bad tokens in the
+ * environment are ignored here: the CLI reports them. */
+static struct shmlog__filter *filter_compile(const char *env, const char *spec)
+{
+	size_t cap = (env ? count_tokens(env) : 0) +
+		     (spec ? count_tokens(spec) : 0) + 1;
+	struct shmlog__filter *f =
+		calloc(1, sizeof(*f) + cap * sizeof(struct filter_entry));
+	if (!f)
+		return NULL;
+	f->def = SHMLOG_VERBOSE;
+	if (env && shmlog_parse_filter(env, NULL) == 0)
+		spec_walk(env, NULL, add_entry, f);
+	if (spec && shmlog_parse_filter(spec, NULL) == 0)
+		spec_walk(spec, NULL, add_entry, f);
+	qsort(f->e, (size_t)f->n, sizeof(f->e[0]), entry_cmp);
+	return f;
+}
+
+int shmlog__filter_level(const struct shmlog__filter *f, const char *tag)
+{
+	if (!f)
+		return SHMLOG_VERBOSE;
+	if (!tag || !tag[0])
+		tag = "?";
+	struct filter_entry key;
+	size_t n = strnlen(tag, SHMLOG_TAG_MAX);
+	memcpy(key.tag, tag, n);
+	key.tag[n] = '\0';
+	const struct filter_entry *e =
+		bsearch(&key, f->e, (size_t)f->n, sizeof(f->e[0]), entry_cmp);
+	return e ? e->level : f->def;
+}
+
+/* Copy the buffer's spec out, consistent with generation *@gen. */
+static bool spec_read(const struct shmlog__hdr *hdr, char *buf, uint32_t *gen)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		uint32_t g1 = atomic_load_explicit(&hdr->config.filter_gen,
+						   memory_order_acquire);
+		if (g1 & 1)
+			continue;
+		uint32_t n = hdr->config.spec_len;
+		if (n >= sizeof(hdr->spec))
+			n = 0;
+		memcpy(buf, hdr->spec, n);
+		buf[n] = '\0';
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&hdr->config.filter_gen,
+					 memory_order_relaxed) == g1) {
+			*gen = g1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Bring @h's compiled filter up to date; returns the generation it is at. */
+static uint32_t filter_refresh(struct shmlog *h)
+{
+	const struct shmlog__hdr *hdr = h->seg.hdr;
+	uint32_t gen = atomic_load_explicit(&hdr->config.filter_gen,
+					    memory_order_acquire);
+	if (h->filter && gen == h->filter_gen_seen)
+		return gen;
+	char spec[sizeof(hdr->spec) + 1];
+	if (!spec_read(hdr, spec, &gen))
+		return h->filter_gen_seen; /* a setter died mid-way: keep */
+	struct shmlog__filter *f = filter_compile(getenv("SHMLOG_TAGS"), spec);
+	if (f) {
+		free(h->filter);
+		h->filter = f;
+		h->filter_gen_seen = gen;
+	}
+	return h->filter_gen_seen;
+}
+
+int shmlog_filter_new(const char *spec, size_t *bad_offset,
+		      shmlog_filter_t **out)
+{
+	int err = shmlog_parse_filter(spec, bad_offset);
+	if (err)
+		return err;
+	struct shmlog__filter *f = filter_compile(NULL, spec);
+	if (!f)
+		return -ENOMEM;
+	*out = f;
+	return 0;
+}
+
+int shmlog_filter_wants(const shmlog_filter_t *f, int prio, const char *tag)
+{
+	int level = shmlog__filter_level(f, tag);
+	return prio >= level && level < SHMLOG_SILENT;
+}
+
+void shmlog_filter_free(shmlog_filter_t *f)
+{
+	free(f);
+}
+
+int shmlog_enabled(shmlog_t *h, int prio, const char *tag)
+{
+	if (!h)
+		return 0;
+	pthread_mutex_lock(&filter_lock);
+	filter_refresh(h);
+	int wanted = shmlog_filter_wants(h->filter, prio, tag);
+	pthread_mutex_unlock(&filter_lock);
+	return wanted;
+}
+
+int shmlog__site_refresh(struct shmlog_site *site, int prio)
+{
+	shmlog_t *h = shmlog_default();
+	pthread_mutex_lock(&filter_lock);
+	int level = SHMLOG_SILENT;
+	uint32_t gen = no_default_gen;
+	if (h) {
+		gen = filter_refresh(h);
+		level = shmlog__filter_level(h->filter, site->tag);
+	}
+	site->level = level;
+	__atomic_store_n(&site->gen, gen, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&filter_lock);
+	return prio >= level && level < SHMLOG_SILENT;
+}
+
+/* Take the spec's sequence lock. A setter that died holding it (odd for
+ * longer than ~100 ms) is taken over. Returns the odd value held. */
+static uint32_t spec_lock(struct shmlog__hdr *hdr)
+{
+	for (int tries = 0;; tries++) {
+		uint32_t g = atomic_load(&hdr->config.filter_gen);
+		if (g & 1) {
+			if (tries >= 100)
+				return g;
+			struct timespec d = {0, 1000000};
+			nanosleep(&d, NULL);
+			continue;
+		}
+		if (atomic_compare_exchange_strong(&hdr->config.filter_gen, &g,
+						   g + 1))
+			return g + 1;
+	}
+}
+
+int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset)
+{
+	if (!spec)
+		return -EINVAL;
+	int err = shmlog_parse_filter(spec, bad_offset);
+	if (err)
+		return err;
+	size_t n = strlen(spec);
+	struct shmlog__seg s;
+	if (n >= sizeof(((struct shmlog__hdr *)0)->spec))
+		return -E2BIG;
+	err = shmlog__seg_attach(name, SEG_WRITE, &s);
+	if (err)
+		return err;
+	struct shmlog__hdr *hdr = s.hdr;
+	uint32_t held = spec_lock(hdr);
+	memcpy(hdr->spec, spec, n);
+	hdr->spec[n] = '\0';
+	hdr->config.spec_len = (uint32_t)n;
+	uint32_t next = held + 1;
+	if (next == 0 || next == no_default_gen)
+		next = 2; /* 0 means "never" to a call site */
+	atomic_store_explicit(&hdr->config.filter_gen, next,
+			      memory_order_release);
+	shmlog__seg_detach(&s);
+	return 0;
+}
+
+int shmlog_get_filter(const char *name, char *buf, size_t buflen)
+{
+	struct shmlog__seg s;
+	int err = shmlog__seg_attach(name, 0, &s);
+	if (err)
+		return err;
+	char spec[sizeof(s.hdr->spec) + 1];
+	uint32_t gen;
+	if (!spec_read(s.hdr, spec, &gen))
+		err = -EAGAIN;
+	shmlog__seg_detach(&s);
+	if (err)
+		return err;
+	size_t n = strlen(spec);
+	if (n + 1 > buflen)
+		return -ENAMETOOLONG;
+	memcpy(buf, spec, n + 1);
+	return (int)n;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal definitions shared by the library's files: the segment layout
+ * (see the design comment at the top of ring.c and docs/DESIGN.md), the
+ * handle structures, and the internal functions (prefix shmlog__).
+ */
+#ifndef SHMLOG_INTERNAL_H
+#define SHMLOG_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shmlog.h"
+
+#define SHMLOG__MAGIC "SHMLOG\x1a\x01"
+#define SHMLOG__VERSION_MAJOR 1
+#define SHMLOG__VERSION_MINOR 0
+
+#define SHMLOG__CACHELINE 64
+#define SHMLOG__PAGE 4096
+#define SHMLOG__ALIGNED __attribute__((aligned(SHMLOG__CACHELINE)))
+
+/* Record states, kept in the low 3 bits of a record's first word; the
+ * other bits are the record's logical position, so a word left over from an
+ * earlier lap never matches. 0 is never valid. */
+enum {
+	REC_COMMITTED = 1, /* a complete record */
+	REC_PAD = 2, /* filler up to the end of the lane */
+	REC_TORN = 3, /* its writer died before committing it */
+	REC_STATE_MASK = 7,
+};
+
+/* ---- the segment, as laid out in the file ---- */
+
+/* Written once by the creator before the file gets its name; immutable,
+ * covered by @checksum. */
+struct shmlog__fixed {
+	char magic[8];
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t fixed_size; /* sizeof(struct shmlog__fixed) */
+	uint64_t file_size;
+	uint64_t lanes_off; /* lane control table */
+	uint64_t data_off; /* lane data areas, lane i at data_off + i*lane_size */
+	uint32_t lane_count;
+	uint32_t lane_size; /* multiple of 64 */
+	uint32_t lane_ctl_size; /* sizeof(struct shmlog__lane) */
+	uint32_t max_record; /* largest record, header included */
+	uint32_t clock; /* enum shmlog_clock, never DEFAULT */
+	uint32_t flags; /* none defined yet */
+	uint64_t initial_pos; /* logical position of every lane's byte 0 */
+	uint64_t initial_seq; /* first sequence number of every lane */
+	int64_t created_ns; /* CLOCK_REALTIME at creation */
+	/* raw clock -> ns: ns = cal_ns + ((raw - cal_raw) * cal_mult >> cal_shift) */
+	uint64_t cal_raw;
+	int64_t cal_ns;
+	uint32_t cal_mult;
+	uint32_t cal_shift;
+	uint64_t reserved[4];
+	uint64_t checksum; /* FNV-1a 64 of every byte above */
+};
+
+/* Page 0 of the file. */
+struct shmlog__hdr {
+	struct shmlog__fixed fixed;
+	/* Readers that sleep set @sleepers; the first writer to see it set
+	 * clears it, bumps @futex and wakes them (ring.c, "Waking readers"). */
+	struct {
+		_Atomic uint32_t futex;
+		_Atomic uint32_t sleepers;
+	} notify SHMLOG__ALIGNED;
+	/* Rarely written counters. */
+	struct {
+		_Atomic uint64_t dropped; /* refused writes: no lane, nested */
+	} stats SHMLOG__ALIGNED;
+	/* Read-mostly: the filter and the clear mark. Writers only read it. */
+	struct {
+		_Atomic uint32_t filter_gen; /* even: stable; odd: being set */
+		uint32_t spec_len;
+		_Atomic uint64_t clear_raw; /* records stamped before are hidden */
+	} config SHMLOG__ALIGNED;
+	char spec[2048] SHMLOG__ALIGNED;
+};
+
+/* One lane's control block: two cache lines, one for claiming (rare) and
+ * one written by the owner on every record. */
+struct shmlog__lane {
+	_Atomic uint64_t owner; /* pid << 32 | tid; 0: free */
+	_Atomic uint64_t claims; /* times the lane was taken over */
+	_Atomic uint64_t torn; /* records repaired as torn by claimers */
+	uint64_t pad0[5];
+	_Atomic uint64_t tail SHMLOG__ALIGNED; /* oldest record still whole */
+	_Atomic uint64_t reserve; /* end of the newest reservation */
+	_Atomic uint64_t head; /* end of the newest committed record */
+	_Atomic uint64_t next_seq; /* seq of the next record */
+	uint64_t pad1[4];
+};
+
+/* A record in a lane: this header, the tag, the message, padding to 8. */
+struct shmlog__rec {
+	_Atomic uint64_t word; /* logical position | state */
+	uint64_t seq;
+	uint64_t time; /* raw clock value */
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t len; /* whole record, multiple of 8 */
+	uint16_t msg_len;
+	uint8_t prio;
+	uint8_t flags;
+	uint8_t tag_len;
+	uint8_t reserved;
+};
+
+#define REC_HDR ((uint32_t)sizeof(struct shmlog__rec))
+#define REC_ALIGN 8u
+#define REC_MAX_LEN 65528u
+
+_Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
+_Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
+_Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
+
+/* ---- a mapped segment ---- */
+
+struct shmlog__seg {
+	unsigned char *base; /* whole file */
+	uint64_t size;
+	struct shmlog__hdr *hdr; /* base, or a separate writable page 0 */
+	struct shmlog__fixed fixed; /* validated private copy */
+	int fd;
+	bool writable;
+	bool hdr_writable; /* may set notify.sleepers */
+	unsigned char *hdr_map; /* separate RW mapping of page 0, or NULL */
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+};
+
+static inline struct shmlog__lane *seg_lane(const struct shmlog__seg *s,
+					    unsigned i)
+{
+	return (struct shmlog__lane *)(s->base + s->fixed.lanes_off +
+				       (uint64_t)i * sizeof(struct shmlog__lane));
+}
+
+static inline unsigned char *seg_data(const struct shmlog__seg *s, unsigned i)
+{
+	return s->base + s->fixed.data_off + (uint64_t)i * s->fixed.lane_size;
+}
+
+/* Physical offset of a logical position inside its lane. */
+static inline uint32_t seg_off(const struct shmlog__fixed *f, uint64_t pos)
+{
+	return (uint32_t)((pos - f->initial_pos) % f->lane_size);
+}
+
+/* Access flags for shmlog__seg_attach(). */
+#define SEG_WRITE 0x1
+#define SEG_CREATE 0x2
+
+int shmlog__seg_attach(const char *name, int flags, struct shmlog__seg *s);
+void shmlog__seg_detach(struct shmlog__seg *s);
+/* Validate a header copy against a file size. 0 or -EBADMSG, etc. */
+int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size);
+uint64_t shmlog__fnv1a(const void *p, size_t n);
+
+/* ---- clocks (clock.c) ---- */
+uint64_t shmlog__clock_raw(int clock);
+/* Calibrate @f->clock: fill cal_* so raw values convert to wall time. */
+void shmlog__clock_calibrate(struct shmlog__fixed *f);
+int shmlog__clock_default(void);
+/* Convert @raw to ns since the Epoch with the calibration in @f, anchored
+ * at (@now_raw, @now_ns) so that drift only grows with a record's age. */
+int64_t shmlog__clock_to_ns(const struct shmlog__fixed *f, uint64_t raw,
+			    uint64_t now_raw, int64_t now_ns);
+int64_t shmlog__realtime_ns(void);
+
+/* ---- the ring protocol (ring.c) ---- */
+
+/* A writer's private view of the lane it owns (thread-local). */
+struct shmlog__wlane {
+	uint64_t handle_id; /* 0: slot unused */
+	struct shmlog *h;
+	struct shmlog__lane *ctl;
+	unsigned char *data;
+	uint64_t head, tail, seq;
+	uint32_t head_off, tail_off;
+	uint32_t pid, tid;
+	unsigned lane;
+	volatile unsigned busy; /* a write is in progress on this thread */
+};
+
+struct shmlog__recdesc {
+	int prio;
+	unsigned flags;
+	const char *tag;
+	uint32_t tag_len;
+	const char *msg;
+	uint32_t msg_len;
+	uint64_t time;
+};
+
+uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
+bool shmlog__owner_alive(uint64_t owner);
+/* Claim lane @lane for the caller if free or abandoned; repairs whatever a
+ * dead owner left. true on success, with @w filled. */
+bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
+			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
+void shmlog__lane_release(struct shmlog__wlane *w);
+/* Append one record to the lane @w owns. */
+void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
+			 const struct shmlog__recdesc *d);
+/* Wake sleeping readers if any (slow path of every append). */
+void shmlog__ring_wake(struct shmlog__hdr *hdr);
+
+/* A reader's cursor over one lane. */
+struct shmlog__rlane {
+	uint64_t pos;
+	uint64_t next_seq;
+	bool started, seq_known, have;
+	uint64_t read, overwritten, torn, skipped;
+	uint64_t lost_overwritten, lost_torn; /* not yet reported */
+	struct shmlog__rec rec; /* pending record header */
+	unsigned char *body; /* its tag and message (max_record bytes) */
+};
+
+/* Try to make @c hold the lane's next record. Returns true if it does. */
+bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
+			struct shmlog__rlane *c, uint64_t clear_raw,
+			bool from_tail);
+
+/* ---- test points (compiled in with SHMLOG_TESTPOINTS only) ---- */
+#ifdef SHMLOG_TESTPOINTS
+extern void (*shmlog__testpoint_hook)(int point);
+#define TESTPOINT(n)                                                           \
+	do {                                                                   \
+		if (shmlog__testpoint_hook)                                    \
+			shmlog__testpoint_hook(n);                             \
+	} while (0)
+#else
+#define TESTPOINT(n) ((void)0)
+#endif
+
+/* ---- filters (filter.c) ---- */
+struct shmlog__filter; /* compiled spec, process-private */
+int shmlog__filter_level(const struct shmlog__filter *f, const char *tag);
+
+/* ---- the handle ---- */
+struct shmlog {
+	struct shmlog__seg seg;
+	uint64_t id; /* unique per process lifetime; never reused */
+	bool need_fence; /* membarrier unavailable: writers fence */
+	unsigned char *prefaulted; /* one byte per lane */
+	/* filter cache */
+	uint32_t filter_gen_seen;
+	struct shmlog__filter *filter;
+};
+
+/* membarrier(2): register once per process; false if unsupported. */
+bool shmlog__membarrier_register(void);
+int shmlog__membarrier(void);
+
+#endif

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shmlog ring protocol: how records are written into a lane, how a lane
+ * left by a dead writer is repaired, and how readers copy records out.
+ *
+ * ===================================================================
+ * Segment layout (all offsets from the start of the file)
+ * ===================================================================
+ *
+ *   0      page 0: struct shmlog__hdr
+ *            line 0-2  fixed header: magic, version, sizes, clock
+ *                      calibration, FNV-1a checksum (immutable)
+ *            line 4    notify: futex word, sleepers flag (readers write)
+ *            line 5    stats: dropped writes (rare)
+ *            line 6    config: filter generation, clear mark (read-mostly)
+ *            8..       filter spec text
+ *   4096   lane table: lane_count x struct shmlog__lane (128 bytes each)
+ *            line 0    owner (pid<<32|tid), claims, torn   (claim/release)
+ *            line 1    tail, reserve, head, next_seq       (owner, per record)
+ *   data   lane_count x lane_size bytes of records, page aligned
+ *
+ * The file is built under a temporary name and link(2)ed into place, so a
+ * segment with a name is always completely initialised.
+ *
+ * ===================================================================
+ * Lanes and fairness
+ * ===================================================================
+ *
+ * Each writing thread owns one lane while it logs (it claims a free lane on
+ * its first write and releases it when it exits or closes the handle). A
+ * lane has exactly one writer at a time, so the write path needs no atomic
+ * read-modify-write at all: plain stores, ordered by release semantics.
+ * Overwriting happens only inside a lane: a writer that floods the buffer
+ * overwrites its own oldest records and never anybody else's. The
+ * guarantee, per writer: its most recent lane_size bytes of records
+ * survive whatever other writers do.
+ *
+ * Positions are 64-bit logical byte counts ("lpos"); byte lpos lives at
+ * (lpos - initial_pos) % lane_size. initial_pos starts close to 2^64 so the
+ * wrap of the position counter is exercised from the first lap on. All
+ * comparisons of positions are by unsigned difference.
+ *
+ * ===================================================================
+ * Records
+ * ===================================================================
+ *
+ * A record is a 40-byte struct shmlog__rec, the tag, the message, padded to
+ * 8 bytes. Its first word is (lpos | state): a record is only taken as what
+ * it says when its word names the very position it was found at.
+ *
+ *   COMMITTED  complete; safe to copy (and re-check, below)
+ *   PAD        filler to the end of the lane when a record would not fit
+ *   TORN       left unfinished by a writer that died; written by the writer
+ *              that claimed the lane afterwards, so readers can skip it
+ *
+ * Lane positions, all advanced by the owner only, in this order:
+ *
+ *   tail <= head <= reserve,  reserve - tail <= lane_size
+ *
+ *   tail      the oldest record still whole. A writer about to overwrite
+ *             bytes walks tail forward over the records it destroys.
+ *   reserve   end of the bytes being written now: every byte below
+ *             reserve - lane_size may already be overwritten.
+ *   head      end of the newest committed record: everything in
+ *             [tail, head) is a chain of COMMITTED/PAD/TORN records.
+ *
+ * Writer (owner of the lane), one record:
+ *   1. walk tail past the records the new one will overwrite     (tail)
+ *   2. reserve = end of the new record (and of a PAD before it)  LMM(A)
+ *      release fence                                             LMM(B)
+ *   3. write PAD header if needed, record header, tag, message
+ *   4. word = lpos | COMMITTED (release)                         LMM(C)
+ *   5. head = end (release)                                      LMM(D)
+ *   6. next_seq = seq + 1
+ *   7. if a reader sleeps, wake it (see below)                   LMM(E)
+ *
+ * Reader, one record at lpos:
+ *   1. h = head (acquire), pairs with LMM(D): everything below h is
+ *      published, including record headers and their words       LMM(F)
+ *   2. copy the header, check word == lpos | state and the lengths
+ *   3. copy the body into private memory
+ *   4. acquire fence; r = reserve                                LMM(G)
+ *      pairs with LMM(B): if the copy saw any byte of a newer
+ *      record, r covers that record
+ *   5. the copy is whole iff lpos >= r - lane_size; otherwise the record
+ *      was overwritten while (or before) we copied: count it lost and
+ *      resume at tail. Losses are counted exactly by sequence gaps.
+ *
+ * This is a seqlock per lane, with reserve as the sequence: the writer
+ * announces the bytes it will destroy before destroying them, the reader
+ * checks after copying that nothing it copied had been announced.
+ *
+ * ===================================================================
+ * Dead writers
+ * ===================================================================
+ *
+ * A writer killed at any instruction leaves its lane's owner word naming a
+ * dead thread. Nobody waits for it: other writers have lanes of their own.
+ * The next writer to claim the lane (shmlog__lane_claim) finds one of:
+ *   - reserve == head: the writer died between records; nothing to do.
+ *   - reserve != head: the writer died inside steps 2-6. A PAD at head is
+ *     kept; a record whose word says COMMITTED at the end of the
+ *     reservation is published (the writer died after step 4); anything
+ *     else is marked TORN over [lpos, reserve) with the next seq, and the
+ *     lane's torn counter is bumped. Readers skip TORN records and count
+ *     them.
+ * Whatever a lane holds is validated on claim: a lane whose positions do
+ * not make sense (a corrupted or hostile segment) is reset to empty.
+ *
+ * ===================================================================
+ * Waking readers
+ * ===================================================================
+ *
+ * A reader that found nothing new sets notify.sleepers, issues
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), checks every lane's head
+ * once more and only then sleeps on notify.futex. A writer, after storing
+ * head, reads notify.sleepers (a line written only when readers go to
+ * sleep, so it stays shared in every writer's cache) and, only if set,
+ * clears it, bumps the futex word and calls FUTEX_WAKE. The membarrier
+ * gives the reader's side the full barrier that Dekker's pattern needs, so
+ * the writer needs only a compiler barrier: either the writer sees the
+ * flag, or the reader sees the new head (LMM(E) pairs with the reader's
+ * membarrier). Where membarrier is not available, writers issue a full
+ * fence instead. A reader killed while asleep leaves the flag set: the next
+ * writer clears it with one futex call, and that is the whole cost.
+ *
+ * ===================================================================
+ * Trust
+ * ===================================================================
+ *
+ * Anyone who may write the file may write anything into it. Readers
+ * therefore copy before they look, check every position, offset and length
+ * against the mapping, and bound every loop by the lane size. A writer
+ * treats the records it walks over when advancing tail the same way and
+ * resets its lane rather than follow a bad length. pid, tid and tag are
+ * what the writer says they are.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifdef SHMLOG_TESTPOINTS
+void (*shmlog__testpoint_hook)(int point);
+#endif
+
+uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+bool shmlog__owner_alive(uint64_t owner)
+{
+	pid_t pid = (pid_t)(owner >> 32), tid = (pid_t)(uint32_t)owner;
+	if (pid <= 0 || tid <= 0)
+		return false;
+	/* A signal 0 checks existence; EPERM means it exists (other user). */
+	if (syscall(SYS_tgkill, pid, tid, 0) == 0 || errno == EPERM)
+		return true;
+	return false;
+}
+
+/* ---- reading a record header (shared by writers' tail walk and readers) */
+
+/* Is @r, found at @pos at offset @off, a well-formed record of some state?
+ * Returns the state (0: not a record) and its length in *@len. Only the
+ * first word of a PAD is read: a PAD always runs to the end of the lane and
+ * may be shorter than a header. */
+static unsigned rec_check(const struct shmlog__fixed *f,
+			  const struct shmlog__rec *r, uint64_t pos,
+			  uint32_t off, uint32_t *len)
+{
+	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
+	unsigned state = (unsigned)(word & REC_STATE_MASK);
+	if ((word & ~(uint64_t)REC_STATE_MASK) != pos)
+		return 0;
+	if (state == REC_PAD) {
+		*len = f->lane_size - off;
+		return state;
+	}
+	if (state != REC_COMMITTED && state != REC_TORN)
+		return 0;
+	if (off + REC_HDR > f->lane_size)
+		return 0;
+	uint32_t l = r->len;
+	if (l < REC_HDR || l % REC_ALIGN || l > f->max_record ||
+	    l > f->lane_size - off)
+		return 0;
+	if (state == REC_COMMITTED &&
+	    (uint32_t)r->tag_len + r->msg_len > l - REC_HDR)
+		return 0;
+	*len = l;
+	return state;
+}
+
+/* ---- writer side ---------------------------------------------------- */
+
+static struct shmlog__rec *rec_at(unsigned char *data, uint32_t off)
+{
+	return (struct shmlog__rec *)(void *)(data + off);
+}
+
+/* Step 1: walk tail past every record that [.., end) overwrites. A record
+ * that does not check out (corruption) ends the walk: the lane then starts
+ * afresh at @pos, and readers see everything older as overwritten. */
+static void lane_make_room(const struct shmlog__fixed *f,
+			   struct shmlog__wlane *w, uint64_t pos, uint32_t off,
+			   uint64_t end)
+{
+	uint32_t guard = f->lane_size / REC_ALIGN + 1;
+	while (end - w->tail > f->lane_size) {
+		struct shmlog__rec *r = rec_at(w->data, w->tail_off);
+		uint32_t len;
+		if (w->tail == pos || !guard-- ||
+		    !rec_check(f, r, w->tail, w->tail_off, &len)) {
+			w->tail = pos;
+			w->tail_off = off;
+			return;
+		}
+		w->tail += len;
+		w->tail_off += len;
+		if (w->tail_off == f->lane_size)
+			w->tail_off = 0;
+	}
+}
+
+void shmlog__ring_wake(struct shmlog__hdr *hdr)
+{
+	if (!atomic_exchange_explicit(&hdr->notify.sleepers, 0,
+				      memory_order_relaxed))
+		return;
+	atomic_fetch_add_explicit(&hdr->notify.futex, 1, memory_order_release);
+	syscall(SYS_futex, &hdr->notify.futex, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+}
+
+void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
+			 const struct shmlog__recdesc *d)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__lane *ctl = w->ctl;
+	uint32_t len = (REC_HDR + d->tag_len + d->msg_len + REC_ALIGN - 1) &
+		       ~(REC_ALIGN - 1);
+	uint64_t pos = w->head;
+	uint32_t off = w->head_off;
+	uint32_t pad = off + len > f->lane_size ? f->lane_size - off : 0;
+	uint64_t end = pos + pad + len;
+
+	lane_make_room(f, w, pos, off, end);
+	atomic_store_explicit(&ctl->tail, w->tail, memory_order_relaxed);
+	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed); /* LMM(A) */
+	atomic_thread_fence(memory_order_release); /* LMM(B) */
+	TESTPOINT(1);
+
+	if (pad) {
+		struct shmlog__rec *p = rec_at(w->data, off);
+		atomic_store_explicit(&p->word, pos | REC_PAD,
+				      memory_order_relaxed);
+		pos += pad;
+		off = 0;
+		TESTPOINT(2);
+	}
+
+	struct shmlog__rec *r = rec_at(w->data, off);
+	r->seq = w->seq;
+	r->time = d->time;
+	r->pid = w->pid;
+	r->tid = w->tid;
+	r->len = (uint16_t)len;
+	r->msg_len = (uint16_t)d->msg_len;
+	r->prio = (uint8_t)d->prio;
+	r->flags = (uint8_t)d->flags;
+	r->tag_len = (uint8_t)d->tag_len;
+	r->reserved = 0;
+	char *body = (char *)(r + 1);
+	memcpy(body, d->tag, d->tag_len);
+	TESTPOINT(3);
+	memcpy(body + d->tag_len, d->msg, d->msg_len);
+	TESTPOINT(4);
+	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
+			      memory_order_release); /* LMM(C) */
+	TESTPOINT(5);
+	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(D) */
+	TESTPOINT(6);
+	atomic_store_explicit(&ctl->next_seq, w->seq + 1, memory_order_relaxed);
+
+	w->head = end;
+	w->head_off = off + len == f->lane_size ? 0 : off + len;
+	w->seq++;
+}
+
+/* ---- claiming and repairing a lane ------------------------------------ */
+
+/* Are a lane's published positions consistent? */
+static bool lane_sane(const struct shmlog__fixed *f, uint64_t tail,
+		      uint64_t head, uint64_t reserve)
+{
+	if ((tail | head | reserve) & (REC_ALIGN - 1))
+		return false;
+	if (head - tail > f->lane_size || reserve - tail > f->lane_size)
+		return false;
+	if (reserve - head > f->lane_size)
+		return false;
+	/* tail and head must sit on record boundaries of this layout */
+	return true;
+}
+
+/* The owner died inside a write: publish or mark torn what it left in
+ * [head, reserve). Only called with the lane's ownership held. */
+static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
+			uint64_t reserve)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	uint64_t pos = w->head;
+	uint32_t off = w->head_off;
+
+	struct shmlog__rec *r = rec_at(w->data, off);
+	uint32_t rlen;
+	if (rec_check(f, r, pos, off, &rlen) == REC_PAD && pos + rlen != reserve) {
+		pos += rlen;
+		off = 0;
+		r = rec_at(w->data, off);
+	}
+	uint64_t len = reserve - pos;
+	if (rec_check(f, r, pos, off, &rlen) == REC_COMMITTED && rlen == len &&
+	    r->seq == w->seq) {
+		w->seq++; /* died after commit: the record is whole */
+	} else if (len >= REC_HDR && len <= f->max_record &&
+		   off + len <= f->lane_size) {
+		memset(r, 0, REC_HDR);
+		r->seq = w->seq++;
+		r->len = (uint16_t)len;
+		atomic_store_explicit(&r->word, pos | REC_TORN,
+				      memory_order_release);
+		atomic_fetch_add_explicit(&ctl->torn, 1, memory_order_relaxed);
+	} else {
+		/* nonsense: give up the lane's history */
+		w->tail = w->head = reserve;
+		w->tail_off = w->head_off = seg_off(f, reserve);
+		atomic_store_explicit(&ctl->tail, reserve, memory_order_relaxed);
+		atomic_store_explicit(&ctl->head, reserve,
+				      memory_order_release);
+		atomic_store_explicit(&ctl->next_seq, w->seq,
+				      memory_order_relaxed);
+		return;
+	}
+	w->head = reserve;
+	w->head_off = seg_off(f, reserve);
+	atomic_store_explicit(&ctl->head, reserve, memory_order_release);
+	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
+}
+
+bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
+			uint64_t me, bool steal_dead, struct shmlog__wlane *w)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__lane *ctl = seg_lane(s, lane);
+	uint64_t owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
+
+	if (owner != 0 && (!steal_dead || shmlog__owner_alive(owner)))
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(&ctl->owner, &owner, me,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	atomic_fetch_add_explicit(&ctl->claims, 1, memory_order_relaxed);
+
+	w->ctl = ctl;
+	w->data = seg_data(s, lane);
+	w->lane = lane;
+	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
+	uint64_t reserve =
+		atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
+	w->seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
+	if (!lane_sane(f, tail, head, reserve)) {
+		tail = head = reserve = head & ~(uint64_t)(REC_ALIGN - 1);
+		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
+		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
+		atomic_store_explicit(&ctl->head, tail, memory_order_release);
+	}
+	w->tail = tail;
+	w->tail_off = seg_off(f, tail);
+	w->head = head;
+	w->head_off = seg_off(f, head);
+	if (reserve != head)
+		lane_repair(f, w, reserve);
+	return true;
+}
+
+void shmlog__lane_release(struct shmlog__wlane *w)
+{
+	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
+}
+
+/* ---- reader side ---------------------------------------------------- */
+
+/* Copy @n bytes out of the segment. The writer may be rewriting them: the
+ * copy is checked afterwards (LMM(G)), never trusted before. */
+__attribute__((no_sanitize("thread"))) static void
+copy_out(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+/* Resume a lane cursor at the lane's oldest whole record. */
+static void cursor_resync(const struct shmlog__fixed *f,
+			  const struct shmlog__lane *ctl,
+			  struct shmlog__rlane *c, uint64_t head)
+{
+	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+	if ((tail & (REC_ALIGN - 1)) || head - tail > f->lane_size)
+		tail = head;
+	c->pos = tail;
+}
+
+/* A COMMITTED or TORN record with sequence number @seq was found: account
+ * for the records between the last one and it. */
+static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
+{
+	if (c->seq_known && seq != c->next_seq) {
+		uint64_t gap = seq - c->next_seq;
+		if (gap < (1ull << 62)) { /* forward gap: records lost */
+			c->overwritten += gap;
+			if (c->started)
+				c->lost_overwritten += gap;
+		}
+	}
+	c->seq_known = true;
+	c->next_seq = seq + 1;
+}
+
+bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
+			struct shmlog__rlane *c, uint64_t clear_raw,
+			bool from_tail)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	const unsigned char *data = seg_data(s, lane);
+
+	if (c->have)
+		return true;
+	for (uint32_t guard = f->lane_size / REC_ALIGN + 4; guard; guard--) {
+		uint64_t head = atomic_load_explicit(&ctl->head,
+						     memory_order_acquire); /* LMM(F) */
+		if (!c->started && !c->seq_known) {
+			/* first look at this lane */
+			if (from_tail) {
+				c->pos = head;
+				c->next_seq = atomic_load_explicit(
+					&ctl->next_seq, memory_order_relaxed);
+				c->seq_known = true;
+				c->started = true;
+			} else {
+				cursor_resync(f, ctl, c, head);
+				c->next_seq = f->initial_seq;
+				c->seq_known = true;
+			}
+		}
+		if (c->pos == head)
+			return false;
+		if (head - c->pos > f->lane_size || (c->pos & (REC_ALIGN - 1))) {
+			cursor_resync(f, ctl, c, head); /* fell behind */
+			continue;
+		}
+		uint32_t off = seg_off(f, c->pos);
+		uint32_t hlen = f->lane_size - off < REC_HDR
+					? f->lane_size - off
+					: REC_HDR;
+		struct shmlog__rec r;
+		memset(&r, 0, sizeof(r));
+		copy_out(&r, data + off, hlen);
+		uint32_t len = 0;
+		unsigned state = rec_check(f, &r, c->pos, off, &len);
+		if (state == REC_COMMITTED)
+			copy_out(c->body, data + off + REC_HDR,
+				 (size_t)r.tag_len + r.msg_len);
+		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
+		uint64_t reserve =
+			atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
+		if (reserve - c->pos > f->lane_size) {
+			cursor_resync(f, ctl, c, head); /* overwritten */
+			continue;
+		}
+		if (!state) {
+			/* a bad record inside the published chain: the lane
+			 * is corrupt. Skip to its newest record. */
+			c->torn++;
+			c->pos = head;
+			c->seq_known = false;
+			continue;
+		}
+		c->pos += len;
+		if (state == REC_PAD)
+			continue;
+		cursor_seq(c, r.seq);
+		if (state == REC_TORN) {
+			c->torn++;
+			c->lost_torn++;
+			continue;
+		}
+		if (!c->started) {
+			c->started = true;
+			c->lost_overwritten = 0; /* losses before we came */
+		}
+		if ((int64_t)(r.time - clear_raw) < 0 && clear_raw) {
+			c->skipped++;
+			continue;
+		}
+		c->rec = r;
+		c->have = true;
+		return true;
+	}
+	return false;
+}

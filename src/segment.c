@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Segments: naming, creating, attaching and validating the files that hold
+ * buffers. Creation is atomic (a fully built file is link(2)ed to its name);
+ * attaching trusts nothing: the file must be a regular file we may trust,
+ * and the header must check out before anything in it is used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SHM_DIR "/dev/shm"
+#define SHM_PREFIX "shmlog."
+
+static bool name_ok(const char *name)
+{
+	if (!name[0] || name[0] == '.' || strlen(name) > 200)
+		return false;
+	for (const char *p = name; *p; p++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int shmlog_path(const char *name, char *buf, size_t buflen)
+{
+	if (!name || !name[0]) {
+		name = getenv("SHMLOG_BUFFER");
+		if (!name || !name[0])
+			name = "main";
+	}
+	int n;
+	if (name[0] == '/') {
+		if (strstr(name, "/../") || name[strlen(name) - 1] == '/')
+			return -EINVAL;
+		n = snprintf(buf, buflen, "%s", name);
+	} else {
+		if (!name_ok(name))
+			return -EINVAL;
+		n = snprintf(buf, buflen, SHM_DIR "/" SHM_PREFIX "%s", name);
+	}
+	if (n < 0 || (size_t)n >= buflen)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+uint64_t shmlog__fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+void shmlog_create_opts_init(struct shmlog_create_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->size = SHMLOG_SIZE_DEFAULT;
+	opts->mode = 0600;
+	opts->gid = (gid_t)-1;
+	opts->clock = SHMLOG_CLOCK_DEFAULT;
+}
+
+/* Default lane count: one lane per 64 KiB of capacity, 4 to 64. */
+static unsigned default_lanes(uint64_t size)
+{
+	uint64_t n = size / (64 * 1024);
+	return n < 4 ? 4 : n > 64 ? 64 : (unsigned)n;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* Lay out a segment for @o into @f. */
+static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
+{
+	uint64_t size = o->size ? o->size : SHMLOG_SIZE_DEFAULT;
+	if (size < SHMLOG_SIZE_MIN || size > SHMLOG_SIZE_MAX)
+		return -EINVAL;
+	unsigned lanes = o->lanes ? o->lanes : default_lanes(size);
+	if (lanes < 1 || lanes > SHMLOG_LANES_MAX)
+		return -EINVAL;
+	uint64_t lane_size = size / lanes / SHMLOG__CACHELINE * SHMLOG__CACHELINE;
+	if (lane_size < 1024 || lane_size > UINT32_MAX / 2)
+		return -EINVAL;
+	if (o->clock < SHMLOG_CLOCK_DEFAULT || o->clock > SHMLOG_CLOCK_COARSE)
+		return -EINVAL;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->magic, SHMLOG__MAGIC, sizeof(f->magic));
+	f->version_major = SHMLOG__VERSION_MAJOR;
+	f->version_minor = SHMLOG__VERSION_MINOR;
+	f->fixed_size = sizeof(*f);
+	f->lanes_off = SHMLOG__PAGE;
+	f->data_off = round_up(f->lanes_off +
+				       (uint64_t)lanes * sizeof(struct shmlog__lane),
+			       SHMLOG__PAGE);
+	f->lane_count = lanes;
+	f->lane_size = (uint32_t)lane_size;
+	f->lane_ctl_size = sizeof(struct shmlog__lane);
+	uint64_t maxrec = REC_HDR + SHMLOG_TAG_MAX + SHMLOG_MSG_MAX;
+	maxrec = round_up(maxrec, REC_ALIGN);
+	if (maxrec > lane_size / 4)
+		maxrec = lane_size / 4 / REC_ALIGN * REC_ALIGN;
+	f->max_record = (uint32_t)maxrec;
+	f->file_size = f->data_off + (uint64_t)lanes * lane_size;
+	f->clock = o->clock ? (uint32_t)o->clock
+			    : (uint32_t)shmlog__clock_default();
+	/* Start positions a few laps below 2^64, so that every buffer
+	 * exercises the wrap of its position counters early. */
+	f->initial_pos = o->initial_pos
+				 ? o->initial_pos & ~(uint64_t)(REC_ALIGN - 1)
+				 : (uint64_t)0 - 4 * lane_size;
+	f->initial_seq = o->initial_seq;
+	f->created_ns = shmlog__realtime_ns();
+	shmlog__clock_calibrate(f);
+	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
+	return 0;
+}
+
+int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
+{
+	if (memcmp(f->magic, SHMLOG__MAGIC, sizeof(f->magic)) != 0)
+		return -EBADMSG;
+	if (f->version_major != SHMLOG__VERSION_MAJOR)
+		return -EPROTONOSUPPORT;
+	if (f->checksum !=
+	    shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum)))
+		return -EBADMSG;
+	if (f->fixed_size != sizeof(*f) ||
+	    f->lane_ctl_size != sizeof(struct shmlog__lane))
+		return -ENODATA;
+	if (f->lane_count < 1 || f->lane_count > SHMLOG_LANES_MAX)
+		return -ENODATA;
+	if (f->lane_size < 1024 || f->lane_size % SHMLOG__CACHELINE ||
+	    f->lane_size > UINT32_MAX / 2)
+		return -ENODATA;
+	if (f->max_record < REC_HDR + 8 || f->max_record > f->lane_size / 4 ||
+	    f->max_record > REC_MAX_LEN || f->max_record % REC_ALIGN)
+		return -ENODATA;
+	if (f->lanes_off < sizeof(struct shmlog__hdr) ||
+	    f->lanes_off % SHMLOG__CACHELINE)
+		return -ENODATA;
+	uint64_t table = (uint64_t)f->lane_count * sizeof(struct shmlog__lane);
+	if (f->data_off < f->lanes_off + table || f->data_off % SHMLOG__PAGE)
+		return -ENODATA;
+	uint64_t data = (uint64_t)f->lane_count * f->lane_size;
+	if (f->file_size != file_size || f->data_off + data != file_size)
+		return -ENODATA;
+	if (f->clock < SHMLOG_CLOCK_TSC || f->clock > SHMLOG_CLOCK_COARSE)
+		return -ENODATA;
+	if (f->initial_pos & (REC_ALIGN - 1))
+		return -ENODATA;
+	if (f->cal_shift > 63)
+		return -ENODATA;
+	return 0;
+}
+
+/* Build the file under a temporary name in the same directory. */
+static int create_tmp(const char *path, mode_t mode, gid_t gid,
+		      const struct shmlog__fixed *f, char *tmp, size_t tmplen)
+{
+	if (snprintf(tmp, tmplen, "%s.tmp-XXXXXX", path) >= (int)tmplen)
+		return -ENAMETOOLONG;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = 0;
+	if (fchmod(fd, mode) < 0 ||
+	    (gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid) < 0)) {
+		err = -errno;
+		goto fail;
+	}
+	/* Reserve every page now: a full /dev/shm is ENOSPC here, not a
+	 * SIGBUS in some writer later. */
+	err = -posix_fallocate(fd, 0, (off_t)f->file_size);
+	if (err)
+		goto fail;
+	void *p = mmap(NULL, SHMLOG__PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	struct shmlog__hdr *hdr = p;
+	hdr->fixed = *f;
+	atomic_store(&hdr->config.filter_gen, 2);
+	munmap(p, SHMLOG__PAGE);
+	/* Lane positions: every lane starts empty at initial_pos. */
+	size_t tbl = (size_t)(f->data_off - f->lanes_off);
+	p = mmap(NULL, tbl, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)f->lanes_off);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	for (unsigned i = 0; i < f->lane_count; i++) {
+		struct shmlog__lane *l = (struct shmlog__lane *)p + i;
+		atomic_store(&l->tail, f->initial_pos);
+		atomic_store(&l->reserve, f->initial_pos);
+		atomic_store(&l->head, f->initial_pos);
+		atomic_store(&l->next_seq, f->initial_seq);
+	}
+	munmap(p, tbl);
+	return fd;
+fail:
+	unlink(tmp);
+	close(fd);
+	return err;
+}
+
+int shmlog_create(const char *name, const struct shmlog_create_opts *opts)
+{
+	struct shmlog_create_opts def;
+	if (!opts) {
+		shmlog_create_opts_init(&def);
+		opts = &def;
+	}
+	char path[512], tmp[600];
+	int err = shmlog_path(name, path, sizeof(path));
+	if (err < 0)
+		return err;
+	if (opts->mode & ~(mode_t)0777 || opts->mode & 0002)
+		return -EINVAL; /* world-writable buffers are refused */
+	struct shmlog__fixed f;
+	err = layout(opts, &f);
+	if (err)
+		return err;
+	int fd = create_tmp(path, opts->mode ? opts->mode : 0600, opts->gid,
+			    &f, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	/* link(2) never replaces: exactly one racing creator wins. */
+	err = link(tmp, path) < 0 ? -errno : 0;
+	unlink(tmp);
+	close(fd);
+	return err;
+}
+
+int shmlog_remove(const char *name)
+{
+	char path[512];
+	int err = shmlog_path(name, path, sizeof(path));
+	if (err < 0)
+		return err;
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EPERM;
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+/* Is the opened file one we may trust? */
+static int check_file(int fd, bool writing, struct stat *st)
+{
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return -EPERM;
+	if (st->st_nlink != 1)
+		return -EPERM; /* a hard link planted elsewhere */
+	if (st->st_mode & 0002)
+		return -EPERM; /* world-writable: anyone could forge it */
+	uid_t me = geteuid();
+	/* Writers only log into buffers of their own user or of root;
+	 * readers read any buffer the kernel lets them open. */
+	if (writing && st->st_uid != me && st->st_uid != 0)
+		return -EPERM;
+	if ((uint64_t)st->st_size < SHMLOG__PAGE)
+		return -ENODATA;
+	return 0;
+}
+
+void shmlog__seg_detach(struct shmlog__seg *s)
+{
+	if (s->base)
+		munmap(s->base, s->size);
+	if (s->hdr_map)
+		munmap(s->hdr_map, SHMLOG__PAGE);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->base = NULL;
+	s->hdr_map = NULL;
+	s->fd = -1;
+}
+
+static int map_segment(struct shmlog__seg *s, const struct stat *st)
+{
+	uint64_t size = (uint64_t)st->st_size;
+	struct shmlog__fixed f;
+	if (pread(s->fd, &f, sizeof(f), 0) != (ssize_t)sizeof(f))
+		return -ENODATA;
+	int err = shmlog__fixed_validate(&f, size);
+	if (err)
+		return err;
+	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
+	void *p = mmap(NULL, size, prot, MAP_SHARED, s->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	s->base = p;
+	s->size = size;
+	s->fixed = f;
+	s->hdr = p;
+	s->uid = st->st_uid;
+	s->gid = st->st_gid;
+	s->mode = st->st_mode & 07777;
+	if (s->writable) {
+		s->hdr_writable = true;
+	} else if (s->hdr_writable) {
+		/* A reader with write permission maps page 0 writable on its
+		 * own, to say that it sleeps; the records stay read-only. */
+		void *h = mmap(NULL, SHMLOG__PAGE, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, s->fd, 0);
+		if (h == MAP_FAILED) {
+			s->hdr_writable = false;
+		} else {
+			s->hdr_map = h;
+			s->hdr = h;
+		}
+	}
+	return 0;
+}
+
+int shmlog__seg_attach(const char *name, int flags, struct shmlog__seg *s)
+{
+	char path[512];
+	int err = shmlog_path(name, path, sizeof(path));
+	if (err < 0)
+		return err;
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	bool writing = flags & SEG_WRITE;
+	for (int attempt = 0;; attempt++) {
+		int mode = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+		s->fd = open(path, mode | O_RDWR);
+		if (s->fd >= 0) {
+			s->hdr_writable = true;
+		} else if (!writing && (errno == EACCES || errno == EROFS)) {
+			s->fd = open(path, mode | O_RDONLY);
+		}
+		if (s->fd >= 0)
+			break;
+		err = errno == ELOOP ? -EPERM : -errno;
+		if (err != -ENOENT || !(flags & SEG_CREATE) || attempt > 0)
+			return err;
+		err = shmlog_create(name, NULL);
+		if (err && err != -EEXIST)
+			return err; /* EEXIST: somebody else won the race */
+	}
+	s->writable = writing;
+	struct stat st;
+	err = check_file(s->fd, writing, &st);
+	if (!err)
+		err = map_segment(s, &st);
+	if (err) {
+		shmlog__seg_detach(s);
+		return err;
+	}
+	return 0;
+}
+
+int shmlog_clear(const char *name)
+{
+	struct shmlog__seg s;
+	int err = shmlog__seg_attach(name, SEG_WRITE, &s);
+	if (err)
+		return err;
+	uint64_t now = shmlog__clock_raw((int)s.fixed.clock);
+	atomic_store_explicit(&s.hdr->config.clear_raw, now ? now : 1,
+			      memory_order_release);
+	shmlog__seg_detach(&s);
+	return 0;
+}
+
+int shmlog_info(const char *name, struct shmlog_info *info)
+{
+	struct shmlog__seg s;
+	int err = shmlog__seg_attach(name, 0, &s);
+	if (err)
+		return err;
+	const struct shmlog__fixed *f = &s.fixed;
+	struct shmlog_info in;
+	memset(&in, 0, sizeof(in));
+	in.file_size = s.size;
+	in.capacity = (uint64_t)f->lane_count * f->lane_size;
+	in.lanes = f->lane_count;
+	in.version_major = f->version_major;
+	in.version_minor = f->version_minor;
+	in.clock = (int)f->clock;
+	in.created_ns = f->created_ns;
+	in.uid = s.uid;
+	in.gid = s.gid;
+	in.mode = s.mode;
+	in.dropped = atomic_load(&s.hdr->stats.dropped);
+	for (unsigned i = 0; i < f->lane_count; i++) {
+		struct shmlog__lane *l = seg_lane(&s, i);
+		uint64_t owner = atomic_load(&l->owner);
+		uint64_t tail = atomic_load(&l->tail);
+		uint64_t head = atomic_load(&l->head);
+		uint64_t seq = atomic_load(&l->next_seq);
+		if (owner && shmlog__owner_alive(owner))
+			in.writers++;
+		if (head - tail <= f->lane_size)
+			in.used += head - tail;
+		if (seq - f->initial_seq < (1ull << 62))
+			in.written += seq - f->initial_seq;
+		in.torn += atomic_load(&l->torn);
+	}
+	shmlog__seg_detach(&s);
+	*info = in;
+	return 0;
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writer handles: opening a buffer for writing, giving each thread a lane
+ * of its own (thread-local, claimed on the first write, released when the
+ * thread exits), and the write calls. The protocol inside a lane is in
+ * ring.c.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Lanes a thread can hold at once, one per handle it writes to. A thread
+ * writing to more buffers than this trades lanes between them (slowly). */
+#define TLS_SLOTS 4
+
+static __thread struct shmlog__wlane tls_lanes[TLS_SLOTS];
+
+/* Open handles, for the thread-exit destructor and fork handler: a thread
+ * may outlive the handle its lane belongs to. Slow paths only. */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shmlog *handles[256];
+static uint64_t next_handle_id = 1;
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static bool membarrier_ok;
+
+bool shmlog__membarrier_register(void)
+{
+	return syscall(SYS_membarrier,
+		       MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
+int shmlog__membarrier(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) ==
+			       0
+		       ? 0
+		       : -errno;
+}
+
+static bool handle_live(uint64_t id)
+{
+	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+		if (handles[i] && handles[i]->id == id)
+			return true;
+	return false;
+}
+
+/* Give back every lane this thread holds (thread exit, fork child). */
+static void tls_release_all(bool in_child)
+{
+	pthread_mutex_lock(&handles_lock);
+	for (int i = 0; i < TLS_SLOTS; i++) {
+		struct shmlog__wlane *w = &tls_lanes[i];
+		if (w->handle_id && !in_child && handle_live(w->handle_id))
+			shmlog__lane_release(w);
+		memset(w, 0, sizeof(*w));
+	}
+	pthread_mutex_unlock(&handles_lock);
+}
+
+static void tls_destructor(void *arg)
+{
+	(void)arg;
+	tls_release_all(false);
+}
+
+/* In a child of fork() the lanes the parent's thread held are still the
+ * parent's: forget them; the child claims lanes of its own. */
+static void atfork_child(void)
+{
+	for (int i = 0; i < TLS_SLOTS; i++)
+		memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+	pthread_mutex_init(&handles_lock, NULL);
+	if (membarrier_ok)
+		shmlog__membarrier_register();
+}
+
+static void tls_init(void)
+{
+	pthread_key_create(&tls_key, tls_destructor);
+	pthread_atfork(NULL, NULL, atfork_child);
+	membarrier_ok = shmlog__membarrier_register();
+}
+
+/* Make the pages of a lane (and its control block) resident and writable
+ * now, so the write path never takes a page fault. */
+static void prefault(struct shmlog *h, unsigned lane)
+{
+	if (h->prefaulted[lane])
+		return;
+	h->prefaulted[lane] = 1;
+	const struct shmlog__seg *s = &h->seg;
+	uintptr_t pg = SHMLOG__PAGE - 1;
+	uintptr_t a = (uintptr_t)seg_data(s, lane) & ~pg;
+	uintptr_t b = ((uintptr_t)seg_data(s, lane) + s->fixed.lane_size + pg) &
+		      ~pg;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	/* Older kernels: a write fault per page that changes nothing. */
+	for (uintptr_t p = a; p < b; p += SHMLOG__PAGE)
+		atomic_fetch_add_explicit((_Atomic uint64_t *)p, 0,
+					  memory_order_relaxed);
+}
+
+/* Slow path: claim a lane for this thread and handle. */
+static struct shmlog__wlane *lane_acquire(struct shmlog *h,
+					  struct shmlog__wlane *w)
+{
+	if (w->handle_id) { /* slot taken by another handle: trade it */
+		pthread_mutex_lock(&handles_lock);
+		if (handle_live(w->handle_id))
+			shmlog__lane_release(w);
+		w->handle_id = 0;
+		pthread_mutex_unlock(&handles_lock);
+	}
+	pthread_setspecific(tls_key, (void *)1);
+	uint32_t pid = (uint32_t)getpid(), tid = (uint32_t)gettid();
+	uint64_t me = shmlog__owner_word(pid, tid);
+	unsigned n = h->seg.fixed.lane_count, start = tid % n;
+	for (int steal = 0; steal < 2; steal++) {
+		for (unsigned i = 0; i < n; i++) {
+			unsigned lane = (start + i) % n;
+			if (!shmlog__lane_claim(&h->seg, lane, me, steal, w))
+				continue;
+			w->pid = pid;
+			w->tid = tid;
+			w->h = h;
+			prefault(h, lane);
+			w->handle_id = h->id; /* last: slot now valid */
+			return w;
+		}
+	}
+	return NULL;
+}
+
+static void count_drop(struct shmlog *h)
+{
+	atomic_fetch_add_explicit(&h->seg.hdr->stats.dropped, 1,
+				  memory_order_relaxed);
+}
+
+int shmlog_open(const char *name, int flags, shmlog_t **out)
+{
+	pthread_once(&tls_once, tls_init);
+	if (flags & ~SHMLOG_OPEN_CREATE)
+		return -EINVAL;
+	struct shmlog *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	int seg_flags = SEG_WRITE | (flags & SHMLOG_OPEN_CREATE ? SEG_CREATE : 0);
+	int err = shmlog__seg_attach(name, seg_flags, &h->seg);
+	if (err) {
+		free(h);
+		return err;
+	}
+	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
+	if (!h->prefaulted) {
+		shmlog__seg_detach(&h->seg);
+		free(h);
+		return -ENOMEM;
+	}
+	h->need_fence = !membarrier_ok;
+	/* touch page 0 and the lane table: read on every write */
+	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
+	pthread_mutex_lock(&handles_lock);
+	size_t i;
+	for (i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+		if (!handles[i]) {
+			handles[i] = h;
+			h->id = next_handle_id++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&handles_lock);
+	if (!h->id) {
+		shmlog__seg_detach(&h->seg);
+		free(h->prefaulted);
+		free(h);
+		return -EMFILE;
+	}
+	*out = h;
+	return 0;
+}
+
+void shmlog_close(shmlog_t *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&handles_lock);
+	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+		if (handles[i] == h)
+			handles[i] = NULL;
+	pthread_mutex_unlock(&handles_lock);
+	/* Release every lane this process holds in the buffer: the threads
+	 * that hold them will find their slot stale (the id is gone). */
+	uint32_t pid = (uint32_t)getpid();
+	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
+		struct shmlog__lane *l = seg_lane(&h->seg, i);
+		uint64_t o = atomic_load(&l->owner);
+		if (o >> 32 == pid)
+			atomic_compare_exchange_strong(&l->owner, &o, 0);
+	}
+	for (int i = 0; i < TLS_SLOTS; i++)
+		if (tls_lanes[i].handle_id == h->id)
+			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+	shmlog__seg_detach(&h->seg);
+	free(h->prefaulted);
+	free(h->filter);
+	free(h);
+}
+
+static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
+{
+	if (len > max) {
+		*flags |= SHMLOG_REC_TRUNCATED;
+		return max;
+	}
+	return (uint32_t)len;
+}
+
+int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
+		   size_t len)
+{
+	if (SHMLOG_UNLIKELY(!h))
+		return -EINVAL;
+	struct shmlog__recdesc d;
+	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
+	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
+	if (SHMLOG_UNLIKELY(w->busy)) {
+		count_drop(h); /* a signal handler interrupted our write */
+		return -EBUSY;
+	}
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id) && !lane_acquire(h, w)) {
+		w->busy = 0;
+		count_drop(h);
+		return -EAGAIN;
+	}
+
+	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
+							       : SHMLOG_INFO;
+	d.flags = 0;
+	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
+		tag = "?";
+	d.tag = tag;
+	d.tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1), SHMLOG_TAG_MAX,
+			      &d.flags);
+	if (SHMLOG_UNLIKELY(!msg)) {
+		msg = "(null)";
+		len = 6;
+	}
+	d.msg = msg;
+	d.msg_len = clamp_len(len, h->seg.fixed.max_record - REC_HDR - d.tag_len,
+			      &d.flags);
+	shmlog__ring_append(&h->seg, w, &d);
+
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	/* LMM(E): see ring.c, "Waking readers" */
+	if (SHMLOG_UNLIKELY(h->need_fence))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
+						 memory_order_relaxed)))
+		shmlog__ring_wake(h->seg.hdr);
+	return 0;
+}
+
+int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg)
+{
+	return shmlog_write_n(h, prio, tag, msg,
+			      msg ? strnlen(msg, SHMLOG_MSG_MAX + 1) : 0);
+}
+
+int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
+		  va_list ap)
+{
+	char buf[SHMLOG_MSG_MAX + 1];
+	if (!fmt)
+		return shmlog_write(h, prio, tag, NULL);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n < 0)
+		return -EINVAL;
+	/* n > SHMLOG_MSG_MAX: the write truncates and flags the record */
+	return shmlog_write_n(h, prio, tag, buf,
+			      (size_t)n > SHMLOG_MSG_MAX ? SHMLOG_MSG_MAX + 1
+							 : (size_t)n);
+}
+
+int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = shmlog_vprint(h, prio, tag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* ---- the process-wide default handle ---- */
+
+static shmlog_t *default_handle;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void default_open(void)
+{
+	shmlog_t *h;
+	if (shmlog_open(NULL, SHMLOG_OPEN_CREATE, &h) == 0) {
+		__atomic_store_n(&default_handle, h, __ATOMIC_RELEASE);
+		__atomic_store_n(&shmlog__filter_gen,
+				 (const uint32_t *)&h->seg.hdr->config.filter_gen,
+				 __ATOMIC_RELEASE);
+	}
+}
+
+shmlog_t *shmlog_default(void)
+{
+	shmlog_t *h = __atomic_load_n(&default_handle, __ATOMIC_ACQUIRE);
+	if (SHMLOG_LIKELY(h))
+		return h;
+	pthread_once(&default_once, default_open);
+	return __atomic_load_n(&default_handle, __ATOMIC_ACQUIRE);
+}
