@@ -92,13 +92,13 @@ struct lb_contender;
 /* One contender's state in the parent between setup and teardown. */
 struct lb_ctx {
 	const struct lb_contender *ct;
-	char arg[512]; /* what a writer process needs to attach */
-	char dir[256]; /* private scratch directory, removed at teardown */
+	char arg[200]; /* what a writer process needs to attach */
+	char dir[160]; /* private scratch directory, removed at teardown */
 	pid_t collector; /* process whose CPU is part of the price, or 0 */
 	struct lb_sink *sink; /* collector's counters (shared), or NULL */
 	void *priv; /* contender's own parent-side state */
-	char why[256]; /* why it was skipped */
-	char note[256]; /* a condition worth printing with its results */
+	char why[400]; /* why it was skipped */
+	char note[400]; /* a condition worth printing with its results */
 };
 
 #define LB_SINK_BYTES 0x1 /* consumed() counts wire bytes, not records */

@@ -50,7 +50,7 @@ const struct lb_contender *lb_find(const char *name)
 struct entry {
 	const struct lb_contender *ct;
 	bool selected, skipped, failed;
-	char why[256], note[256];
+	char why[400], note[400];
 	int nrep;
 	double rps[MAX_REPS], e2e[MAX_REPS];
 	double records_per_s, mb_per_s, e2e_per_s;
@@ -688,8 +688,8 @@ static void run_plot(const char *json, const char *dir)
 			 pythons[i]);
 		if (system(cmd) != 0)
 			continue;
-		snprintf(cmd, sizeof(cmd), "%s '%s' '%s' '%s'", pythons[i],
-			 LB_PLOT_SCRIPT, json, dir);
+		snprintf(cmd, sizeof(cmd), "%s '%s' '%.600s' '%.600s'",
+			 pythons[i], LB_PLOT_SCRIPT, json, dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "plots: %s failed\n", LB_PLOT_SCRIPT);
 		return;

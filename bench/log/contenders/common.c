@@ -53,8 +53,13 @@ size_t lb_rec_build(char *buf, const struct lb_msg *m)
 
 int lb_make_dir(struct lb_ctx *c)
 {
-	snprintf(c->dir, sizeof(c->dir), "%s/shmlog-bench-%s-XXXXXX",
-		 lb_scratch, c->ct->name);
+	int n = snprintf(c->dir, sizeof(c->dir), "%s/shmlog-bench-%s-XXXXXX",
+			 lb_scratch, c->ct->name);
+	if (n >= (int)sizeof(c->dir)) {
+		snprintf(c->why, sizeof(c->why), "--dir path too long");
+		c->dir[0] = '\0';
+		return -1;
+	}
 	if (!mkdtemp(c->dir)) {
 		snprintf(c->why, sizeof(c->why), "cannot make a directory in %s: %s",
 			 lb_scratch, strerror(errno));

@@ -43,7 +43,9 @@ static int sysctl_write(const char *v)
 	FILE *f = fopen(DEVKMSG_SYSCTL, "w");
 	if (!f)
 		return -1;
-	int ok = fputs(v, f) >= 0;
+	/* The kernel parses the value with its newline: "on" alone is
+	 * rejected with EINVAL. */
+	int ok = fprintf(f, "%s\n", v) >= 0;
 	return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 

@@ -29,7 +29,7 @@ static int setup_clock(struct lb_ctx *c, int clock, const char *suffix)
 	shmlog_remove(c->arg); /* a leftover of a killed run */
 	int err = shmlog_create(c->arg, &o);
 	if (err < 0) {
-		snprintf(c->why, sizeof(c->why), "shmlog_create(%s): %s", c->arg,
+		snprintf(c->why, sizeof(c->why), "shmlog_create(%.64s): %s", c->arg,
 			 shmlog_strerror(err));
 		return -1;
 	}

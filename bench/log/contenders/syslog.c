@@ -104,7 +104,7 @@ static int rs_setup(struct lb_ctx *c)
 	char conf[300];
 	snprintf(conf, sizeof(conf), "%s/rsyslog.conf", c->dir);
 	if (write_conf(c, conf) != 0) {
-		snprintf(c->why, sizeof(c->why), "cannot write %s", conf);
+		snprintf(c->why, sizeof(c->why), "cannot write %.200s", conf);
 		lb_remove_dir(c);
 		return -1;
 	}
@@ -112,7 +112,7 @@ static int rs_setup(struct lb_ctx *c)
 	if (c->collector < 0 || wait_for_socket(c) < 0) {
 		snprintf(c->why, sizeof(c->why),
 			 "rsyslogd did not create its socket (see its messages in "
-			 "%s/rsyslogd.err)", c->dir);
+			 "%.150s/rsyslogd.err)", c->dir);
 		lb_stop(c->collector);
 		c->collector = 0;
 		return -1; /* the directory stays, for the error file */
