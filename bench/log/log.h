@@ -204,6 +204,13 @@ struct lb_readers {
 };
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r);
 
+/* ---- what the clocks and primitives cost here (clocks.c) ---- */
+struct lb_clocks {
+	double rdtsc_ns, realtime_ns, coarse_ns, gettimeofday_ns;
+	double sem_pair_ns, atomic_add_ns; /* sem_wait+sem_post, fetch-add */
+};
+void lb_clock_costs(struct lb_clocks *c);
+
 /* Find a contender by name. */
 const struct lb_contender *lb_find(const char *name);
 

@@ -531,9 +531,19 @@ static void print_targets(FILE *f, const struct target *t, int n)
 
 /* ---- JSON ---- */
 
-static const double cdf_q[] = {0,   0.01, 0.05, 0.1,  0.2,   0.3,   0.4,
-			       0.5, 0.6,  0.7,  0.8,  0.9,   0.95,  0.99,
-			       0.995, 0.999, 0.9999, 1};
+/* CDF points: every 2% and the tail. */
+static double cdf_q[64];
+static int cdf_n;
+
+static void cdf_init(void)
+{
+	static const double tail[] = {0.99, 0.995, 0.999, 0.9999, 1};
+	cdf_n = 0;
+	for (int i = 0; i < 50; i++)
+		cdf_q[cdf_n++] = i / 50.0;
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		cdf_q[cdf_n++] = tail[i];
+}
 
 static void json_entry(struct bench_json *j, const struct entry *e)
 {
@@ -568,7 +578,7 @@ static void json_entry(struct bench_json *j, const struct entry *e)
 	bench_json_end_arr(j);
 	bench_json_key(j, "cdf");
 	bench_json_begin_arr(j);
-	for (size_t i = 0; ok && i < sizeof(cdf_q) / sizeof(cdf_q[0]); i++) {
+	for (int i = 0; ok && i < cdf_n; i++) {
 		bench_json_begin_arr(j);
 		bench_json_num(j, NULL, cdf_q[i]);
 		bench_json_num(j, NULL, cdf_q[i] >= 1 ? (double)e->hist.max
@@ -630,10 +640,12 @@ static void json_readers(struct bench_json *j, const struct lb_readers *r)
 
 static int write_json(const char *path, const struct bench_machine *m,
 		      const struct opts *o, double timer_ns,
+		      const struct lb_clocks *clk,
 		      const struct lb_work *w, const struct lb_readers *rd,
 		      const struct target *t, int nt)
 {
 	struct bench_json j;
+	cdf_init();
 	if (!bench_json_open(&j, path, "log", m)) {
 		fprintf(stderr, "shmlog-bench log: cannot write %s: %s\n", path,
 			strerror(errno));
@@ -647,6 +659,12 @@ static int write_json(const char *path, const struct bench_machine *m,
 	bench_json_int(&j, "reps", o->main.reps);
 	bench_json_int(&j, "batch", o->main.batch);
 	bench_json_num(&j, "timer_cost_ns", timer_ns);
+	bench_json_num(&j, "rdtsc_ns", clk->rdtsc_ns);
+	bench_json_num(&j, "clock_realtime_ns", clk->realtime_ns);
+	bench_json_num(&j, "clock_realtime_coarse_ns", clk->coarse_ns);
+	bench_json_num(&j, "gettimeofday_ns", clk->gettimeofday_ns);
+	bench_json_num(&j, "sem_pair_ns", clk->sem_pair_ns);
+	bench_json_num(&j, "atomic_add_ns", clk->atomic_add_ns);
 	bench_json_num(&j, "avg_msg_bytes", w->avg_len);
 	bench_json_str(&j, "scratch_dir", lb_scratch);
 	bench_json_end_obj(&j);
@@ -728,7 +746,14 @@ int bench_log_main(int argc, char **argv)
 	printf("# shmlog-bench log%s\n", o.main.quick ? " --quick" : "");
 	bench_machine_print(stdout, &m, "# ");
 	print_fs(stdout);
+	struct lb_clocks clk;
+	lb_clock_costs(&clk);
 	printf("# timer: bench_now_ns() costs %.1f ns\n", timer_ns);
+	printf("# per call here: rdtsc %.1f ns, clock_gettime(REALTIME) %.1f ns, "
+	       "(REALTIME_COARSE) %.1f ns, gettimeofday %.1f ns,\n"
+	       "#   sem_wait+sem_post %.1f ns, atomic fetch-add %.1f ns\n",
+	       clk.rdtsc_ns, clk.realtime_ns, clk.coarse_ns,
+	       clk.gettimeofday_ns, clk.sem_pair_ns, clk.atomic_add_ns);
 	fflush(stdout);
 
 	uint64_t t0 = bench_now_ns();
@@ -773,7 +798,7 @@ int bench_log_main(int argc, char **argv)
 		mkdir(o.plot, 0755);
 		json = json_tmp;
 	}
-	if (json && write_json(json, &m, &o, timer_ns, &w, &rd, t, nt) < 0)
+	if (json && write_json(json, &m, &o, timer_ns, &clk, &w, &rd, t, nt) < 0)
 		return 1;
 	if (o.plot)
 		run_plot(json, o.plot);
