@@ -38,6 +38,27 @@ def color_of(name):
     return PEER_COLOR
 
 
+# One color per contender, the same in every plot.
+PALETTE = {}
+
+
+def line_color(name):
+    if name not in PALETTE:
+        cmap = plt.get_cmap("tab20")
+        i = len(PALETTE) % 20  # dark shades first: neighbours differ
+        PALETTE[name] = cmap(2 * i if i < 10 else 2 * (i - 10) + 1)
+    return PALETTE[name]
+
+
+def line_style(name):
+    """shmlog's variants bold, the seed design solid, the peers dashed."""
+    if name.startswith("shmlog"):
+        return {"linewidth": 2.4, "linestyle": "-"}
+    if name.startswith("seed"):
+        return {"linewidth": 1.6, "linestyle": "-"}
+    return {"linewidth": 1.2, "linestyle": "--"}
+
+
 def subtitle(doc):
     m = doc["machine"]
     return "%s, %d cores, %s, clocksource %s\n%s, commit %s" % (
@@ -70,23 +91,31 @@ def throughput(doc, out):
 
 
 def latency_cdf(doc, out):
-    fig, ax = plt.subplots(figsize=(9, 5.5))
+    fig, (ax, tail) = plt.subplots(1, 2, figsize=(12, 5.5))
     for c in measured(doc):
         pts = [(ns, q) for q, ns in c["cdf"] if ns and ns > 0]
         if not pts:
             continue
         xs, ys = zip(*pts)
-        ax.step(xs, ys, where="post", label=c["contender"],
-                linewidth=2.2 if c["contender"].startswith("shmlog") else 1.2,
-                linestyle="-" if color_of(c["contender"]) != PEER_COLOR
-                else "--")
-    ax.set_xscale("log")
-    ax.set_xlabel("ns per call (mean of a batch of %d calls; timer %.1f ns)"
-                  % (doc["config"]["batch"], doc["config"]["timer_cost_ns"]))
-    ax.set_ylabel("fraction of batches")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    ax.set_title("Latency per call, single writer\n" + subtitle(doc), fontsize=9)
+        name = c["contender"]
+        ax.step(xs, ys, where="post", label=name, color=line_color(name),
+                **line_style(name))
+        # The tail: fraction of batches slower than x, log scale.
+        tpts = [(x, 1 - y) for x, y in pts if y < 1 and y >= 0.5]
+        if tpts:
+            txs, tys = zip(*tpts)
+            tail.step(txs, tys, where="post", label=name,
+                      color=line_color(name), **line_style(name))
+    for a in (ax, tail):
+        a.set_xscale("log")
+        a.grid(True, which="both", alpha=0.3)
+        a.set_xlabel("ns per call (mean of a batch of %d calls; timer %.1f ns)"
+                     % (doc["config"]["batch"], doc["config"]["timer_cost_ns"]))
+    ax.set_ylabel("fraction of batches at or below")
+    tail.set_yscale("log")
+    tail.set_ylabel("fraction of batches above (tail)")
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    fig.suptitle("Latency per call, single writer\n" + subtitle(doc), fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "log-latency-cdf." + EXT))
     plt.close(fig)
@@ -101,7 +130,7 @@ def sweep(doc, out):
             continue
         xs, ys = zip(*pts)
         ax.plot(xs, ys, marker="o", label=c["contender"],
-                linewidth=2.2 if c["contender"].startswith("shmlog") else 1.2)
+                color=line_color(c["contender"]), **line_style(c["contender"]))
         drawn = True
     if not drawn:
         plt.close(fig)
@@ -129,8 +158,8 @@ def scaling(doc, out):
                 continue
             xs, ys = zip(*pts)
             ax.plot(xs, ys, marker="o", label=c["contender"],
-                    linewidth=2.2 if c["contender"].startswith("shmlog")
-                    else 1.2)
+                    color=line_color(c["contender"]),
+                    **line_style(c["contender"]))
             drawn = True
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
