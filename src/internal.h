@@ -227,8 +227,10 @@ struct shmlog__rlane {
 
 /* Try to make @c hold the lane's next record. Returns true if it does. */
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw,
-			bool from_tail);
+			struct shmlog__rlane *c, uint64_t clear_raw);
+/* Start @c after the lane's newest record (readers opened at the tail). */
+void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
+			       struct shmlog__rlane *c);
 
 /* ---- test points (compiled in with SHMLOG_TESTPOINTS only) ---- */
 #ifdef SHMLOG_TESTPOINTS

@@ -18,7 +18,6 @@ struct shmlog_reader {
 	struct shmlog__seg seg;
 	struct shmlog__rlane *lanes;
 	unsigned char *bodies;
-	bool from_tail;
 	bool membarrier_ok;
 	int pending_lost; /* lane whose loss was just reported, or -1 */
 	uint64_t now_raw; /* clock anchor for wall-time conversion */
@@ -55,7 +54,9 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	}
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * f->max_record;
-	r->from_tail = flags & SHMLOG_READ_TAIL;
+	if (flags & SHMLOG_READ_TAIL)
+		for (unsigned i = 0; i < f->lane_count; i++)
+			shmlog__lane_skip_to_head(&r->seg, i, &r->lanes[i]);
 	r->pending_lost = -1;
 	/* the reader's side of Dekker's pattern needs a real barrier; a
 	 * registration makes GLOBAL_EXPEDITED usable for this process too */
@@ -125,7 +126,7 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 	int best = -1;
 	for (unsigned i = 0; i < f->lane_count; i++) {
 		struct shmlog__rlane *c = &r->lanes[i];
-		if (!shmlog__lane_fetch(&r->seg, i, c, clear, r->from_tail))
+		if (!shmlog__lane_fetch(&r->seg, i, c, clear))
 			continue;
 		if (best < 0 || before(c, &r->lanes[best]))
 			best = (int)i;
@@ -224,7 +225,11 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	uint64_t owner = atomic_load(&l->owner);
 	uint64_t head = atomic_load(&l->head);
 	uint64_t reserve = atomic_load(&l->reserve);
-	s.written = atomic_load(&l->next_seq) - f->initial_seq;
+	uint64_t next = atomic_load(&l->next_seq);
+	/* next_seq lags by one if its writer died right after publishing */
+	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
+		next = c->next_seq;
+	s.written = next - f->initial_seq;
 	s.read = c->read;
 	s.overwritten = c->overwritten;
 	s.torn = c->torn;

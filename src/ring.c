@@ -355,6 +355,29 @@ static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
 }
 
+/* Walk the committed chain [tail, head) of a lane just claimed: the newest
+ * record's seq tells where numbering resumes (next_seq may lag by one when
+ * the last owner died between its last two stores). false if the chain is
+ * broken (corruption). */
+static bool lane_last_seq(const struct shmlog__fixed *f,
+			  const struct shmlog__wlane *w, uint64_t *last)
+{
+	uint64_t pos = w->tail;
+	uint32_t off = w->tail_off;
+	for (uint32_t guard = f->lane_size / REC_ALIGN + 1; pos != w->head;) {
+		struct shmlog__rec *r = rec_at(w->data, off);
+		uint32_t len;
+		unsigned state = rec_check(f, r, pos, off, &len);
+		if (!state || !guard-- || w->head - pos < len)
+			return false;
+		if (state != REC_PAD)
+			*last = r->seq;
+		pos += len;
+		off = off + len == f->lane_size ? 0 : off + len;
+	}
+	return true;
+}
+
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w)
 {
@@ -377,17 +400,24 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	uint64_t reserve =
 		atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
-	w->seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
-	if (!lane_sane(f, tail, head, reserve)) {
-		tail = head = reserve = head & ~(uint64_t)(REC_ALIGN - 1);
-		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
-		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
-		atomic_store_explicit(&ctl->head, tail, memory_order_release);
-	}
+	uint64_t last = atomic_load_explicit(&ctl->next_seq,
+					     memory_order_relaxed) - 1;
 	w->tail = tail;
 	w->tail_off = seg_off(f, tail);
 	w->head = head;
 	w->head_off = seg_off(f, head);
+	if (!lane_sane(f, tail, head, reserve) || !lane_last_seq(f, w, &last)) {
+		/* nonsense: start the lane afresh after its newest byte */
+		tail = head = reserve = (reserve > head ? reserve : head) &
+					~(uint64_t)(REC_ALIGN - 1);
+		w->tail = w->head = tail;
+		w->tail_off = w->head_off = seg_off(f, tail);
+		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
+		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
+		atomic_store_explicit(&ctl->head, tail, memory_order_release);
+	}
+	w->seq = last + 1;
+	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
 	if (reserve != head)
 		lane_repair(f, w, reserve);
 	return true;
@@ -435,9 +465,18 @@ static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 	c->next_seq = seq + 1;
 }
 
+void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
+			       struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	c->pos = atomic_load_explicit(&ctl->head, memory_order_acquire);
+	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
+	c->seq_known = true;
+	c->started = true;
+}
+
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw,
-			bool from_tail)
+			struct shmlog__rlane *c, uint64_t clear_raw)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
@@ -449,18 +488,10 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		uint64_t head = atomic_load_explicit(&ctl->head,
 						     memory_order_acquire); /* LMM(F) */
 		if (!c->started && !c->seq_known) {
-			/* first look at this lane */
-			if (from_tail) {
-				c->pos = head;
-				c->next_seq = atomic_load_explicit(
-					&ctl->next_seq, memory_order_relaxed);
-				c->seq_known = true;
-				c->started = true;
-			} else {
-				cursor_resync(f, ctl, c, head);
-				c->next_seq = f->initial_seq;
-				c->seq_known = true;
-			}
+			/* first look at this lane: start at its oldest record */
+			cursor_resync(f, ctl, c, head);
+			c->next_seq = f->initial_seq;
+			c->seq_known = true;
 		}
 		if (c->pos == head)
 			return false;

@@ -229,8 +229,9 @@ static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
 	return (uint32_t)len;
 }
 
-int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
-		   size_t len)
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
+static inline int write_rec(shmlog_t *h, int prio, const char *tag,
+			    const char *msg, size_t len, unsigned flags)
 {
 	if (SHMLOG_UNLIKELY(!h))
 		return -EINVAL;
@@ -251,7 +252,7 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 
 	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
 							       : SHMLOG_INFO;
-	d.flags = 0;
+	d.flags = flags;
 	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
 		tag = "?";
 	d.tag = tag;
@@ -262,7 +263,8 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 		len = 6;
 	}
 	d.msg = msg;
-	d.msg_len = clamp_len(len, h->seg.fixed.max_record - REC_HDR - d.tag_len,
+	uint32_t room = h->seg.fixed.max_record - REC_HDR - d.tag_len;
+	d.msg_len = clamp_len(len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX,
 			      &d.flags);
 	shmlog__ring_append(&h->seg, w, &d);
 
@@ -277,6 +279,12 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 						 memory_order_relaxed)))
 		shmlog__ring_wake(h->seg.hdr);
 	return 0;
+}
+
+int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
+		   size_t len)
+{
+	return write_rec(h, prio, tag, msg, len, 0);
 }
 
 int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg)
@@ -294,10 +302,10 @@ int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
-	/* n > SHMLOG_MSG_MAX: the write truncates and flags the record */
-	return shmlog_write_n(h, prio, tag, buf,
-			      (size_t)n > SHMLOG_MSG_MAX ? SHMLOG_MSG_MAX + 1
-							 : (size_t)n);
+	if ((size_t)n > SHMLOG_MSG_MAX)
+		return write_rec(h, prio, tag, buf, SHMLOG_MSG_MAX,
+				 SHMLOG_REC_TRUNCATED);
+	return write_rec(h, prio, tag, buf, (size_t)n, 0);
 }
 
 int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A minimal test harness: each test is a standalone program; CHECK failures
+ * print where and why, and the program exits non-zero at the end.
+ */
+#ifndef SHMLOG_TEST_H
+#define SHMLOG_TEST_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int test_failures;
+static int test_checks;
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		test_checks++;                                                 \
+		if (!(cond)) {                                                 \
+			test_failures++;                                       \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+		}                                                              \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                         \
+	do {                                                                   \
+		long long a_ = (long long)(a), b_ = (long long)(b);            \
+		test_checks++;                                                 \
+		if (a_ != b_) {                                                \
+			test_failures++;                                       \
+			fprintf(stderr,                                        \
+				"%s:%d: CHECK_EQ failed: %s == %lld, %s == "   \
+				"%lld\n",                                      \
+				__FILE__, __LINE__, #a, a_, #b, b_);           \
+		}                                                              \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                        \
+	do {                                                                   \
+		const char *a_ = (a), *b_ = (b);                               \
+		test_checks++;                                                 \
+		if (!a_ || !b_ || strcmp(a_, b_)) {                            \
+			test_failures++;                                       \
+			fprintf(stderr,                                        \
+				"%s:%d: CHECK_STR failed: %s == \"%s\", %s == " \
+				"\"%s\"\n",                                    \
+				__FILE__, __LINE__, #a, a_ ? a_ : "(null)",    \
+				#b, b_ ? b_ : "(null)");                       \
+		}                                                              \
+	} while (0)
+
+/* Fatal: stop the test now. */
+#define REQUIRE(cond)                                                          \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s\n",         \
+				__FILE__, __LINE__, #cond);                    \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+static inline int test_done(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, test_checks, test_failures);
+	return test_failures ? 1 : 0;
+}
+
+/* A buffer name private to this test process. */
+static inline const char *test_buffer(const char *stem)
+{
+	static char buf[8][96];
+	static int next;
+	char *b = buf[next++ % 8];
+	snprintf(b, sizeof(buf[0]), "test-%s-%d", stem, (int)getpid());
+	return b;
+}
+
+#endif

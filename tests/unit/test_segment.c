@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Creating and attaching: options, races, and every kind of file that is
+ * not a buffer we may trust (garbage, truncated, foreign version, symlink,
+ * FIFO, hard link, world-writable).
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "internal.h"
+#include "test.h"
+
+static char *path_of(const char *name)
+{
+	static char p[4][512];
+	static int next;
+	char *b = p[next++ % 4];
+	REQUIRE(shmlog_path(name, b, sizeof(p[0])) > 0);
+	return b;
+}
+
+static int try_open(const char *name)
+{
+	shmlog_t *h = NULL;
+	int err = shmlog_open(name, 0, &h);
+	if (!err)
+		shmlog_close(h);
+	shmlog_reader_t *r = NULL;
+	int rerr = shmlog_reader_open(name, 0, &r);
+	if (!rerr)
+		shmlog_reader_close(r);
+	/* writers and readers must agree on what they refuse */
+	if (err != -EPERM)
+		CHECK_EQ(err, rerr);
+	return err;
+}
+
+static void test_options(void)
+{
+	const char *b = test_buffer("opt");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1000;
+	CHECK_EQ(shmlog_create(b, &o), -EINVAL);
+	o.size = SHMLOG_SIZE_MAX + 1;
+	CHECK_EQ(shmlog_create(b, &o), -EINVAL);
+	o.size = 64 * 1024;
+	o.lanes = 1000; /* lanes of 64 bytes */
+	CHECK_EQ(shmlog_create(b, &o), -EINVAL);
+	o.lanes = 0;
+	o.mode = 0666;
+	CHECK_EQ(shmlog_create(b, &o), -EINVAL);
+	o.mode = 0640;
+	o.clock = 17;
+	CHECK_EQ(shmlog_create(b, &o), -EINVAL);
+	o.clock = SHMLOG_CLOCK_COARSE;
+	CHECK_EQ(shmlog_create("bad/name", &o), -EINVAL);
+	CHECK_EQ(shmlog_create(b, &o), 0);
+	CHECK_EQ(shmlog_create(b, &o), -EEXIST);
+	struct stat st;
+	CHECK_EQ(stat(path_of(b), &st), 0);
+	CHECK_EQ(st.st_mode & 0777, 0640);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(in.clock, SHMLOG_CLOCK_COARSE);
+	CHECK_EQ(in.lanes, 4);
+	CHECK(in.capacity <= 64 * 1024 && in.capacity > 60 * 1024);
+	CHECK_EQ(in.file_size, st.st_size);
+	CHECK_EQ(shmlog_remove(b), 0);
+	CHECK_EQ(shmlog_remove(b), -ENOENT);
+
+	/* 1 GiB works, and sizes are exact */
+	o.size = 1ull << 30;
+	o.mode = 0600;
+	CHECK_EQ(shmlog_create(b, &o), 0);
+	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(in.capacity, 1ull << 30);
+	CHECK_EQ(shmlog_remove(b), 0);
+
+	/* a buffer on a real filesystem, by absolute path */
+	char abs[128];
+	snprintf(abs, sizeof(abs), "/tmp/shmlog-test-%d.buf", (int)getpid());
+	unlink(abs);
+	CHECK_EQ(shmlog_create(abs, NULL), 0);
+	CHECK_EQ(try_open(abs), 0);
+	CHECK_EQ(shmlog_remove(abs), 0);
+}
+
+/* Many processes race to create the same default buffer on first write:
+ * all succeed, one file results, nothing is lost. */
+static void test_create_race(void)
+{
+	const char *b = test_buffer("race");
+	enum { N = 8 };
+	for (int i = 0; i < N; i++) {
+		if (fork() == 0) {
+			shmlog_t *h;
+			if (shmlog_open(b, SHMLOG_OPEN_CREATE, &h))
+				_exit(1);
+			int err = shmlog_write(h, SHMLOG_INFO, "race", "hi");
+			shmlog_close(h);
+			_exit(err ? 2 : 0);
+		}
+	}
+	int ok = 0, st;
+	while (wait(&st) > 0)
+		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	CHECK_EQ(ok, N);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(in.written, N);
+	shmlog_remove(b);
+}
+
+/* Write @len bytes of @data as the file of @name. */
+static void plant(const char *name, const void *data, size_t len, mode_t mode)
+{
+	const char *p = path_of(name);
+	unlink(p);
+	int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, mode);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, data, len) == (ssize_t)len);
+	fchmod(fd, mode);
+	close(fd);
+}
+
+static void test_hostile_files(void)
+{
+	const char *b = test_buffer("hostile");
+	CHECK_EQ(try_open(b), -ENOENT);
+
+	/* garbage and truncated files */
+	static char junk[8192];
+	memset(junk, 0xa5, sizeof(junk));
+	plant(b, junk, sizeof(junk), 0600);
+	CHECK_EQ(try_open(b), -EBADMSG);
+	plant(b, junk, 100, 0600);
+	CHECK_EQ(try_open(b), -ENODATA);
+	plant(b, "", 0, 0600);
+	CHECK_EQ(try_open(b), -ENODATA);
+
+	/* a real buffer, then damaged in various ways */
+	const char *good = test_buffer("good");
+	REQUIRE(shmlog_create(good, NULL) == 0);
+	int fd = open(path_of(good), O_RDONLY);
+	REQUIRE(fd >= 0);
+	struct stat st;
+	fstat(fd, &st);
+	char *img = malloc((size_t)st.st_size);
+	REQUIRE(img && read(fd, img, (size_t)st.st_size) == st.st_size);
+	close(fd);
+	struct shmlog__fixed *f = (struct shmlog__fixed *)(void *)img;
+
+	f->version_major = 99; /* a future format */
+	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
+	plant(b, img, (size_t)st.st_size, 0600);
+	CHECK_EQ(try_open(b), -EPROTONOSUPPORT);
+	f->version_major = SHMLOG__VERSION_MAJOR;
+
+	f->lane_size = 1u << 30; /* sizes that do not fit the file */
+	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
+	plant(b, img, (size_t)st.st_size, 0600);
+	CHECK_EQ(try_open(b), -ENODATA);
+	f->lane_size = (uint32_t)((st.st_size - (off_t)f->data_off) /
+				  f->lane_count);
+	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
+
+	f->checksum ^= 1; /* checksum mismatch */
+	plant(b, img, (size_t)st.st_size, 0600);
+	CHECK_EQ(try_open(b), -EBADMSG);
+	f->checksum ^= 1;
+
+	plant(b, img, (size_t)st.st_size - 4096, 0600); /* truncated */
+	CHECK_EQ(try_open(b), -ENODATA);
+
+	plant(b, img, (size_t)st.st_size, 0600); /* intact copy works */
+	CHECK_EQ(try_open(b), 0);
+
+	/* world-writable: anyone could forge records */
+	plant(b, img, (size_t)st.st_size, 0666);
+	chmod(path_of(b), 0666);
+	CHECK_EQ(try_open(b), -EPERM);
+
+	/* a symlink to a good buffer */
+	unlink(path_of(b));
+	CHECK_EQ(symlink(path_of(good), path_of(b)), 0);
+	CHECK_EQ(try_open(b), -EPERM);
+	CHECK_EQ(shmlog_remove(b), -EPERM);
+	unlink(path_of(b));
+
+	/* a FIFO: refused, and never blocks */
+	CHECK_EQ(mkfifo(path_of(b), 0600), 0);
+	CHECK_EQ(try_open(b), -EPERM);
+	unlink(path_of(b));
+
+	/* a hard link to a good buffer */
+	CHECK_EQ(link(path_of(good), path_of(b)), 0);
+	CHECK_EQ(try_open(b), -EPERM);
+	unlink(path_of(b));
+	CHECK_EQ(try_open(good), 0);
+
+	/* a directory */
+	CHECK_EQ(mkdir(path_of(b), 0700), 0);
+	CHECK(try_open(b) != 0);
+	rmdir(path_of(b));
+
+	free(img);
+	shmlog_remove(good);
+}
+
+int main(void)
+{
+	test_options();
+	test_create_race();
+	test_hostile_files();
+	return test_done("test_segment");
+}
