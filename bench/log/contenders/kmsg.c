@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,26 @@ static void restore_mode(void)
 	}
 }
 
+/* Interrupted runs put the sysctl back too, then die of the signal. */
+static void restore_on_signal(int sig)
+{
+	restore_mode();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void arm_restore(void)
+{
+	static bool armed;
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	if (armed)
+		return;
+	armed = true;
+	atexit(restore_mode);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], restore_on_signal);
+}
+
 static int kmsg_setup(struct lb_ctx *c)
 {
 	char mode[32];
@@ -80,9 +101,7 @@ static int kmsg_setup(struct lb_ctx *c)
 			return -1;
 		}
 		snprintf(saved_mode, sizeof(saved_mode), "%s", mode);
-		static bool registered;
-		if (!registered && atexit(restore_mode) == 0)
-			registered = true;
+		arm_restore();
 		snprintf(c->note, sizeof(c->note),
 			 "kernel.printk_devkmsg set to on for the run (was %s)", mode);
 	}

@@ -86,6 +86,20 @@ static int wait_for_socket(struct lb_ctx *c)
 	return -1;
 }
 
+/* The daemon's first line of complaint, for the skip message. */
+static void daemon_error(struct lb_ctx *c, char *buf, size_t len)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/rsyslogd.err", c->dir);
+	snprintf(buf, len, "no message");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
 static int rs_setup(struct lb_ctx *c)
 {
 	if (access(RSYSLOGD, X_OK) != 0) {
@@ -110,12 +124,14 @@ static int rs_setup(struct lb_ctx *c)
 	}
 	c->collector = lb_spawn(c, start_daemon, c);
 	if (c->collector < 0 || wait_for_socket(c) < 0) {
+		char first[200];
+		daemon_error(c, first, sizeof(first));
 		snprintf(c->why, sizeof(c->why),
-			 "rsyslogd did not create its socket (see its messages in "
-			 "%.150s/rsyslogd.err)", c->dir);
+			 "rsyslogd did not create its socket: %s", first);
 		lb_stop(c->collector);
 		c->collector = 0;
-		return -1; /* the directory stays, for the error file */
+		lb_remove_dir(c);
+		return -1;
 	}
 	struct rs_state *s = calloc(1, sizeof(*s));
 	if (!s) {
