@@ -49,7 +49,8 @@ const struct lb_contender *lb_find(const char *name)
 /* Everything measured about one contender. */
 struct entry {
 	const struct lb_contender *ct;
-	bool selected, skipped, failed;
+	struct lb_ctx c;
+	bool selected, skipped, failed, set_up;
 	char why[400], note[400];
 	int nrep;
 	double rps[MAX_REPS], e2e[MAX_REPS];
@@ -159,105 +160,17 @@ static bool selected(const struct opts *o, const char *name)
 	return false;
 }
 
-/* ---- measuring ---- */
+/* ---- measuring ----
+ *
+ * Every selected contender is set up first (daemons and collectors then sit
+ * idle side by side), and the runs are interleaved: repetition 1 of every
+ * contender, then repetition 2, and so on. On a machine whose load drifts
+ * (a shared one always does), each contender then sees the same mix of
+ * conditions, and the ratios between them are what stays stable. */
 
-static void measure_main(struct lb_ctx *c, struct entry *e,
-			 const struct lb_config *cfg, const struct lb_work *w)
+static bool live(const struct entry *e)
 {
-	static struct lb_result r;
-	e->delivered = 1;
-	for (int rep = 0; rep < cfg->reps; rep++) {
-		lb_run(c, w, cfg, 1, 1, &r);
-		if (!r.ok) {
-			e->failed = true;
-			snprintf(e->why, sizeof(e->why), "%s", r.err);
-			return;
-		}
-		e->rps[e->nrep] = (double)r.recs / r.wall_s;
-		e->e2e[e->nrep] = (double)r.recs / r.e2e_s;
-		e->nrep++;
-		e->recs += r.recs;
-		e->bytes += r.bytes;
-		e->errs += r.errs;
-		e->cpu_s += r.cpu_s;
-		e->coll_cpu_s += r.coll_cpu_s;
-		e->minflt += r.minflt;
-		e->majflt += r.majflt;
-		e->nvcsw += r.nvcsw;
-		e->nivcsw += r.nivcsw;
-		if (r.delivered < e->delivered)
-			e->delivered = r.delivered;
-		bench_hist_merge(&e->hist, &r.hist);
-	}
-	double v[MAX_REPS];
-	memcpy(v, e->rps, sizeof(v));
-	e->records_per_s = bench_median(v, e->nrep);
-	memcpy(v, e->e2e, sizeof(v));
-	e->e2e_per_s = bench_median(v, e->nrep);
-	e->mb_per_s = e->records_per_s * ((double)e->bytes / (double)e->recs) / 1e6;
-}
-
-/* Median records/s over @cfg->reps runs; -1 if a run failed. */
-static double median_rps(struct lb_ctx *c, const struct lb_config *cfg,
-			 const struct lb_work *w, int procs, int threads,
-			 double *p50, double *per_cpu)
-{
-	static struct lb_result r;
-	static struct bench_hist h;
-	double v[MAX_REPS], pc[MAX_REPS];
-	int n = 0;
-	bench_hist_init(&h);
-	for (int rep = 0; rep < cfg->reps; rep++) {
-		lb_run(c, w, cfg, procs, threads, &r);
-		if (!r.ok || r.wall_s <= 0)
-			return -1;
-		pc[n] = r.cpu_s + r.coll_cpu_s > 0
-				? (double)r.recs / (r.cpu_s + r.coll_cpu_s)
-				: -1;
-		v[n++] = (double)r.recs / r.wall_s;
-		bench_hist_merge(&h, &r.hist);
-	}
-	if (p50)
-		*p50 = (double)bench_hist_quantile(&h, 0.5);
-	if (per_cpu)
-		*per_cpu = bench_median(pc, n);
-	return bench_median(v, n);
-}
-
-static void measure_sweep(struct lb_ctx *c, struct entry *e,
-			  const struct lb_config *cfg)
-{
-	struct lb_work w;
-	size_t max = c->ct->max_msg ? c->ct->max_msg : LB_MSG_MAX;
-	for (int i = 0; i < N_SIZES; i++) {
-		e->sw_rps[i] = e->sw_mbps[i] = e->sw_p50[i] = -1;
-		if (sweep_sizes[i] > max)
-			continue;
-		lb_work_sized(&w, sweep_sizes[i]);
-		e->sw_rps[i] = median_rps(c, cfg, &w, 1, 1, &e->sw_p50[i], NULL);
-		if (e->sw_rps[i] > 0)
-			e->sw_mbps[i] = e->sw_rps[i] * (double)sweep_sizes[i] / 1e6;
-	}
-}
-
-static void measure_scaling(struct lb_ctx *c, struct entry *e,
-			    const struct lb_config *cfg, const struct lb_work *w)
-{
-	struct lb_config one = *cfg;
-	/* Three runs for shmlog and the seed design, whose ratio is a
-	 * target; one for the others to keep the whole run short. */
-	if (!(c->ct->flags & LB_SHMLOG) && c->ct != &lb_seed)
-		one.reps = 1;
-	for (int m = 0; m < 2; m++)
-		for (int i = 0; i < N_SCALE; i++) {
-			int n = scale_writers[i];
-			e->sc_rps[m][i] = e->sc_cpu_rps[m][i] = -1;
-			if (cfg->quick && n > 2)
-				continue;
-			e->sc_rps[m][i] = median_rps(c, &one, w, m ? n : 1,
-						     m ? 1 : n, NULL,
-						     &e->sc_cpu_rps[m][i]);
-		}
+	return e->selected && !e->skipped && !e->failed;
 }
 
 static void progress(const char *name, const char *what)
@@ -265,39 +178,204 @@ static void progress(const char *name, const char *what)
 	fprintf(stderr, "  %-16s %s\n", name, what);
 }
 
-static void measure_contender(struct entry *e, const struct opts *o,
-			      const struct lb_work *w)
+static void fail(struct entry *e, const char *err)
 {
-	struct lb_ctx c = {.ct = e->ct};
+	e->failed = true;
+	snprintf(e->why, sizeof(e->why), "%s", err);
+	progress(e->ct->name, "FAILED");
+}
+
+static void setup_one(struct entry *e)
+{
 	e->syscalls = -1;
+	e->delivered = 1;
 	for (int m = 0; m < 2; m++)
 		for (int i = 0; i < N_SCALE; i++)
 			e->sc_rps[m][i] = e->sc_cpu_rps[m][i] = -1;
 	for (int i = 0; i < N_SIZES; i++)
 		e->sw_rps[i] = e->sw_mbps[i] = e->sw_p50[i] = -1;
 	bench_hist_init(&e->hist);
-	if (e->ct->setup(&c) < 0) {
+	e->c = (struct lb_ctx){.ct = e->ct};
+	if (e->ct->setup(&e->c) < 0) {
 		e->skipped = true;
-		snprintf(e->why, sizeof(e->why), "%s", c.why);
+		snprintf(e->why, sizeof(e->why), "%s", e->c.why);
 		progress(e->ct->name, "SKIPPED");
 		return;
 	}
-	snprintf(e->note, sizeof(e->note), "%s", c.note);
-	progress(e->ct->name, "single writer");
-	measure_main(&c, e, &o->main, w);
-	if (!e->failed && o->main.strace) {
-		progress(e->ct->name, "syscalls under strace");
-		e->syscalls = lb_syscalls_per_rec(&c, &o->main);
+	e->set_up = true;
+	snprintf(e->note, sizeof(e->note), "%s", e->c.note);
+}
+
+static void main_rep(struct entry *e, const struct lb_config *cfg,
+		     const struct lb_work *w)
+{
+	static struct lb_result r;
+	lb_run(&e->c, w, cfg, 1, 1, &r);
+	if (!r.ok || r.wall_s <= 0) {
+		fail(e, r.err);
+		return;
 	}
-	if (!e->failed && !o->no_sweep) {
-		progress(e->ct->name, "size sweep");
-		measure_sweep(&c, e, &o->sweep);
+	e->rps[e->nrep] = (double)r.recs / r.wall_s;
+	e->e2e[e->nrep] = (double)r.recs / r.e2e_s;
+	e->nrep++;
+	e->recs += r.recs;
+	e->bytes += r.bytes;
+	e->errs += r.errs;
+	e->cpu_s += r.cpu_s;
+	e->coll_cpu_s += r.coll_cpu_s;
+	e->minflt += r.minflt;
+	e->majflt += r.majflt;
+	e->nvcsw += r.nvcsw;
+	e->nivcsw += r.nivcsw;
+	if (r.delivered < e->delivered)
+		e->delivered = r.delivered;
+	bench_hist_merge(&e->hist, &r.hist);
+}
+
+static void main_finish(struct entry *e)
+{
+	double v[MAX_REPS];
+	if (!e->nrep)
+		return;
+	memcpy(v, e->rps, sizeof(v));
+	e->records_per_s = bench_median(v, e->nrep);
+	memcpy(v, e->e2e, sizeof(v));
+	e->e2e_per_s = bench_median(v, e->nrep);
+	e->mb_per_s = e->records_per_s * ((double)e->bytes / (double)e->recs) / 1e6;
+}
+
+static void measure_main(const struct opts *o, const struct lb_work *w)
+{
+	for (int rep = 0; rep < o->main.reps; rep++)
+		for (int i = 0; i < N_ALL; i++)
+			if (live(&entries[i])) {
+				if (rep == 0)
+					progress(entries[i].ct->name, "single writer");
+				main_rep(&entries[i], &o->main, w);
+			}
+	for (int i = 0; i < N_ALL; i++)
+		if (live(&entries[i]))
+			main_finish(&entries[i]);
+}
+
+/* Per-repetition values of one cell of the sweep or scaling tables. */
+struct cell {
+	int n;
+	bool bad;
+	double rps[MAX_REPS], aux[MAX_REPS];
+};
+
+static void cell_run(struct entry *e, struct cell *cl, const struct lb_config *cfg,
+		     const struct lb_work *w, int procs, int threads, bool per_cpu)
+{
+	static struct lb_result r;
+	if (cl->bad)
+		return;
+	lb_run(&e->c, w, cfg, procs, threads, &r);
+	if (!r.ok || r.wall_s <= 0) {
+		cl->bad = true;
+		return;
 	}
-	if (!e->failed && !o->no_scaling && !(e->ct->flags & LB_NO_SCALING)) {
-		progress(e->ct->name, "scaling");
-		measure_scaling(&c, e, &o->scale, w);
+	cl->rps[cl->n] = (double)r.recs / r.wall_s;
+	if (per_cpu)
+		cl->aux[cl->n] = r.cpu_s + r.coll_cpu_s > 0
+					 ? (double)r.recs / (r.cpu_s + r.coll_cpu_s)
+					 : -1;
+	else
+		cl->aux[cl->n] = (double)bench_hist_quantile(&r.hist, 0.5);
+	cl->n++;
+}
+
+static void cell_result(struct cell *cl, double *rps, double *aux)
+{
+	*rps = *aux = -1;
+	if (cl->bad || !cl->n)
+		return;
+	*rps = bench_median(cl->rps, cl->n);
+	*aux = bench_median(cl->aux, cl->n);
+}
+
+static bool fits(const struct entry *e, size_t size)
+{
+	return size <= (e->ct->max_msg ? e->ct->max_msg : LB_MSG_MAX);
+}
+
+static void measure_sweep(const struct opts *o)
+{
+	static struct cell cells[N_ALL][N_SIZES];
+	struct lb_work w;
+	memset(cells, 0, sizeof(cells));
+	progress("all", "size sweep");
+	for (int s = 0; s < N_SIZES; s++) {
+		lb_work_sized(&w, sweep_sizes[s]);
+		for (int rep = 0; rep < o->sweep.reps; rep++)
+			for (int i = 0; i < N_ALL; i++)
+				if (live(&entries[i]) && fits(&entries[i], sweep_sizes[s]))
+					cell_run(&entries[i], &cells[i][s], &o->sweep,
+						 &w, 1, 1, false);
 	}
-	e->ct->teardown(&c);
+	for (int i = 0; i < N_ALL; i++)
+		for (int s = 0; live(&entries[i]) && s < N_SIZES; s++) {
+			struct entry *e = &entries[i];
+			cell_result(&cells[i][s], &e->sw_rps[s], &e->sw_p50[s]);
+			if (e->sw_rps[s] > 0)
+				e->sw_mbps[s] = e->sw_rps[s] * (double)sweep_sizes[s] / 1e6;
+		}
+}
+
+/* Three runs per cell for shmlog and the seed design, whose ratios are
+ * targets; one for the others, to keep the whole run short. */
+static int scale_reps(const struct entry *e, const struct lb_config *cfg)
+{
+	return (e->ct->flags & LB_SHMLOG) || e->ct == &lb_seed ? cfg->reps : 1;
+}
+
+static void measure_scaling(const struct opts *o, const struct lb_work *w)
+{
+	static struct cell cells[N_ALL][2][N_SCALE];
+	memset(cells, 0, sizeof(cells));
+	progress("all", "scaling");
+	for (int m = 0; m < 2; m++)
+		for (int s = 0; s < N_SCALE; s++) {
+			int n = scale_writers[s];
+			if (o->main.quick && n > 2)
+				continue;
+			for (int rep = 0; rep < o->scale.reps; rep++)
+				for (int i = 0; i < N_ALL; i++) {
+					struct entry *e = &entries[i];
+					if (!live(e) || (e->ct->flags & LB_NO_SCALING) ||
+					    rep >= scale_reps(e, &o->scale))
+						continue;
+					cell_run(e, &cells[i][m][s], &o->scale, w,
+						 m ? n : 1, m ? 1 : n, true);
+				}
+		}
+	for (int i = 0; i < N_ALL; i++)
+		for (int m = 0; live(&entries[i]) && m < 2; m++)
+			for (int s = 0; s < N_SCALE; s++)
+				cell_result(&cells[i][m][s], &entries[i].sc_rps[m][s],
+					    &entries[i].sc_cpu_rps[m][s]);
+}
+
+static void measure_all(const struct opts *o, const struct lb_work *w)
+{
+	for (int i = 0; i < N_ALL; i++)
+		if (entries[i].selected)
+			setup_one(&entries[i]);
+	measure_main(o, w);
+	for (int i = 0; o->main.strace && i < N_ALL; i++)
+		if (live(&entries[i])) {
+			progress(entries[i].ct->name, "syscalls under strace");
+			entries[i].syscalls =
+				lb_syscalls_per_rec(&entries[i].c, &o->main);
+		}
+	if (!o->no_sweep)
+		measure_sweep(o);
+	if (!o->no_scaling)
+		measure_scaling(o, w);
+	for (int i = 0; i < N_ALL; i++)
+		if (entries[i].set_up)
+			entries[i].ct->teardown(&entries[i].c);
 }
 
 /* ---- reporting ---- */
@@ -778,9 +856,8 @@ int bench_log_main(int argc, char **argv)
 	for (int i = 0; i < N_ALL; i++) {
 		entries[i].ct = all[i];
 		entries[i].selected = selected(&o, all[i]->name);
-		if (entries[i].selected)
-			measure_contender(&entries[i], &o, &w);
 	}
+	measure_all(&o, &w);
 	struct lb_readers rd = {0};
 	if (o.no_readers || !selected(&o, "shmlog")) {
 		snprintf(rd.why, sizeof(rd.why), "not selected");
