@@ -341,7 +341,7 @@ struct shmlog_info {
 };
 
 /* Describe a buffer. Errors as shmlog_reader_open(). */
-int shmlog_info(const char *name, struct shmlog_info *info);
+int shmlog_stat(const char *name, struct shmlog_info *info);
 
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */
 char shmlog_prio_char(int prio);

@@ -96,7 +96,9 @@
  *
  * A writer killed at any instruction leaves its lane's owner word naming a
  * dead thread. Nobody waits for it: other writers have lanes of their own.
- * The next writer to claim the lane (shmlog__lane_claim) finds one of:
+ * The next writer to claim the lane (shmlog__lane_claim) first walks the
+ * chain [tail, head) to learn the newest sequence number (next_seq lags by
+ * one if the writer died between steps 5 and 6), then finds one of:
  *   - reserve == head: the writer died between records; nothing to do.
  *   - reserve != head: the writer died inside steps 2-6. A PAD at head is
  *     kept; a record whose word says COMMITTED at the end of the
@@ -205,28 +207,52 @@ static struct shmlog__rec *rec_at(unsigned char *data, uint32_t off)
 	return (struct shmlog__rec *)(void *)(data + off);
 }
 
+/* Length of the record at the tail of the writer's lane, or 0 if it does
+ * not check out. The writer's own records, but shared memory: checked as a
+ * reader would (rec_check), inlined because it runs once per record. */
+static inline uint32_t tail_len(const struct shmlog__fixed *f,
+				const unsigned char *data, uint64_t tail,
+				uint32_t off)
+{
+	const struct shmlog__rec *r = rec_at((unsigned char *)data, off);
+	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
+	if (SHMLOG_UNLIKELY((word & ~(uint64_t)REC_STATE_MASK) != tail))
+		return 0;
+	if ((word & REC_STATE_MASK) == REC_PAD)
+		return f->lane_size - off;
+	if (SHMLOG_UNLIKELY(off + REC_HDR > f->lane_size))
+		return 0;
+	uint32_t len = r->len;
+	if (SHMLOG_UNLIKELY(len < REC_HDR || len % REC_ALIGN ||
+			    len > f->lane_size - off))
+		return 0;
+	return len;
+}
+
 /* Step 1: walk tail past every record that [.., end) overwrites. A record
  * that does not check out (corruption) ends the walk: the lane then starts
  * afresh at @pos, and readers see everything older as overwritten. */
-static void lane_make_room(const struct shmlog__fixed *f,
-			   struct shmlog__wlane *w, uint64_t pos, uint32_t off,
-			   uint64_t end)
+static inline void lane_make_room(const struct shmlog__fixed *f,
+				  struct shmlog__wlane *w, uint64_t pos,
+				  uint32_t off, uint64_t end)
 {
-	uint32_t guard = f->lane_size / REC_ALIGN + 1;
-	while (end - w->tail > f->lane_size) {
-		struct shmlog__rec *r = rec_at(w->data, w->tail_off);
-		uint32_t len;
-		if (w->tail == pos || !guard-- ||
-		    !rec_check(f, r, w->tail, w->tail_off, &len)) {
-			w->tail = pos;
-			w->tail_off = off;
-			return;
+	uint64_t tail = w->tail;
+	uint32_t toff = w->tail_off;
+	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
+	     end - tail > f->lane_size; guard--) {
+		uint32_t len = tail_len(f, w->data, tail, toff);
+		if (SHMLOG_UNLIKELY(!len || !guard || tail == pos)) {
+			tail = pos;
+			toff = off;
+			break;
 		}
-		w->tail += len;
-		w->tail_off += len;
-		if (w->tail_off == f->lane_size)
-			w->tail_off = 0;
+		tail += len;
+		toff += len;
+		if (toff == f->lane_size)
+			toff = 0;
 	}
+	w->tail = tail;
+	w->tail_off = toff;
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -244,20 +270,22 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	struct shmlog__lane *ctl = w->ctl;
+	const uint32_t lane_size = f->lane_size;
 	uint32_t len = (REC_HDR + d->tag_len + d->msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
-	uint64_t pos = w->head;
+	uint64_t pos = w->head, seq = w->seq;
 	uint32_t off = w->head_off;
-	uint32_t pad = off + len > f->lane_size ? f->lane_size - off : 0;
+	uint32_t pad = off + len > lane_size ? lane_size - off : 0;
 	uint64_t end = pos + pad + len;
 
-	lane_make_room(f, w, pos, off, end);
+	if (end - w->tail > lane_size)
+		lane_make_room(f, w, pos, off, end);
 	atomic_store_explicit(&ctl->tail, w->tail, memory_order_relaxed);
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed); /* LMM(A) */
 	atomic_thread_fence(memory_order_release); /* LMM(B) */
 	TESTPOINT(1);
 
-	if (pad) {
+	if (SHMLOG_UNLIKELY(pad)) {
 		struct shmlog__rec *p = rec_at(w->data, off);
 		atomic_store_explicit(&p->word, pos | REC_PAD,
 				      memory_order_relaxed);
@@ -267,16 +295,20 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	}
 
 	struct shmlog__rec *r = rec_at(w->data, off);
-	r->seq = w->seq;
-	r->time = d->time;
-	r->pid = w->pid;
-	r->tid = w->tid;
-	r->len = (uint16_t)len;
-	r->msg_len = (uint16_t)d->msg_len;
-	r->prio = (uint8_t)d->prio;
-	r->flags = (uint8_t)d->flags;
-	r->tag_len = (uint8_t)d->tag_len;
-	r->reserved = 0;
+	struct shmlog__rec h = {
+		.seq = seq,
+		.time = d->time,
+		.pid = w->pid,
+		.tid = w->tid,
+		.len = (uint16_t)len,
+		.msg_len = (uint16_t)d->msg_len,
+		.prio = (uint8_t)d->prio,
+		.flags = (uint8_t)d->flags,
+		.tag_len = (uint8_t)d->tag_len,
+	};
+	/* everything but the word, which commits the record (step 4) */
+	memcpy((char *)r + sizeof(h.word), (char *)&h + sizeof(h.word),
+	       REC_HDR - sizeof(h.word));
 	char *body = (char *)(r + 1);
 	memcpy(body, d->tag, d->tag_len);
 	TESTPOINT(3);
@@ -287,11 +319,12 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	TESTPOINT(5);
 	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(D) */
 	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, w->seq + 1, memory_order_relaxed);
+	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_relaxed);
 
+	off += len;
 	w->head = end;
-	w->head_off = off + len == f->lane_size ? 0 : off + len;
-	w->seq++;
+	w->head_off = off == lane_size ? 0 : off;
+	w->seq = seq + 1;
 }
 
 /* ---- claiming and repairing a lane ------------------------------------ */

@@ -389,7 +389,7 @@ int shmlog_clear(const char *name)
 	return 0;
 }
 
-int shmlog_info(const char *name, struct shmlog_info *info)
+int shmlog_stat(const char *name, struct shmlog_info *info)
 {
 	struct shmlog__seg s;
 	int err = shmlog__seg_attach(name, 0, &s);

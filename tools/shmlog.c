@@ -322,7 +322,7 @@ static int cmd_ls(int argc, char **argv)
 		if (strstr(name, ".tmp-"))
 			continue;
 		struct shmlog_info in;
-		int err = shmlog_info(name, &in);
+		int err = shmlog_stat(name, &in);
 		if (err) {
 			printf("%-20s (%s)\n", name, shmlog_strerror(err));
 			continue;
@@ -347,7 +347,7 @@ static int cmd_info(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	struct shmlog_info in;
-	int err = shmlog_info(cli_buffer, &in);
+	int err = shmlog_stat(cli_buffer, &in);
 	if (err)
 		return cli_fail("info", err);
 	char path[512], sz[32], spec[2100];

@@ -175,7 +175,7 @@ static void test_lane_reuse(void)
 		pthread_join(t, NULL);
 	}
 	struct shmlog_info in;
-	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.written, 50);
 	CHECK_EQ(in.dropped, 0);
 	CHECK_EQ(in.writers, 0);
@@ -198,7 +198,7 @@ static void test_lane_reuse(void)
 	int st;
 	waitpid(c, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.dropped, 1);
 	CHECK_EQ(in.written, 53);
 	shmlog_close(h);
