@@ -168,7 +168,7 @@ static int fill_buffer(const char *name, const struct lb_work *w)
 {
 	shmlog_t *h;
 	struct shmlog_info info;
-	if (shmlog_open(name, 0, &h) < 0 || shmlog_info(name, &info) < 0)
+	if (shmlog_open(name, 0, &h) < 0 || shmlog_stat(name, &info) < 0)
 		return -1;
 	unsigned nt = info.lanes < 64 ? info.lanes : 64;
 	pthread_t tid[64];

@@ -34,7 +34,7 @@ static int setup_clock(struct lb_ctx *c, int clock, const char *suffix)
 		return -1;
 	}
 	struct shmlog_info info;
-	if (shmlog_info(c->arg, &info) == 0)
+	if (shmlog_stat(c->arg, &info) == 0)
 		snprintf(c->note, sizeof(c->note),
 			 "buffer %llu KiB, %u lanes, clock %d",
 			 (unsigned long long)(info.capacity >> 10), info.lanes,
