@@ -92,17 +92,17 @@ struct lb_contender;
 /* One contender's state in the parent between setup and teardown. */
 struct lb_ctx {
 	const struct lb_contender *ct;
-	char arg[200]; /* what a writer process needs to attach */
-	char dir[160]; /* private scratch directory, removed at teardown */
+	char arg[200];	 /* what a writer process needs to attach */
+	char dir[160];	 /* private scratch directory, removed at teardown */
 	pid_t collector; /* process whose CPU is part of the price, or 0 */
 	struct lb_sink *sink; /* collector's counters (shared), or NULL */
-	void *priv; /* contender's own parent-side state */
-	char why[400]; /* why it was skipped */
-	char note[400]; /* a condition worth printing with its results */
+	void *priv;	      /* contender's own parent-side state */
+	char why[400];	      /* why it was skipped */
+	char note[400];	      /* a condition worth printing with its results */
 };
 
 #define LB_SINK_BYTES 0x1 /* consumed() counts wire bytes, not records */
-#define LB_SHMLOG 0x2 /* one of shmlog's own variants */
+#define LB_SHMLOG 0x2	  /* one of shmlog's own variants */
 #define LB_NO_SCALING 0x4 /* not run in the scaling part */
 
 struct lb_contender {
@@ -128,8 +128,8 @@ struct lb_contender {
 };
 
 extern const struct lb_contender lb_shmlog_default, lb_shmlog_realtime,
-	lb_shmlog_coarse, lb_seed, lb_kmsg, lb_syslog, lb_logd, lb_file_write,
-	lb_file_stdio, lb_pipe, lb_mqueue, lb_spdlog;
+    lb_shmlog_coarse, lb_seed, lb_kmsg, lb_syslog, lb_logd, lb_file_write,
+    lb_file_stdio, lb_pipe, lb_mqueue, lb_spdlog;
 
 /* ---- contender helpers (contenders/common.c) ---- */
 /* Make c->dir: a fresh directory under the scratch dir. */
@@ -154,10 +154,10 @@ bool lb_have_shmlog(void);
 
 /* ---- the harness (run.c) ---- */
 struct lb_config {
-	double dur_s; /* measured time of one run */
+	double dur_s;  /* measured time of one run */
 	double warm_s; /* warm-up before it */
-	int reps; /* runs per figure; the median is reported */
-	int batch; /* calls per timed batch */
+	int reps;      /* runs per figure; the median is reported */
+	int batch;     /* calls per timed batch */
 	bool quick;
 	bool strace;
 };
@@ -168,12 +168,12 @@ struct lb_result {
 	char err[200];
 	int writers;
 	uint64_t recs, bytes, errs;
-	double wall_s; /* go to the last writer's end */
-	double e2e_s; /* go to everything consumed (collector drained) */
-	double cpu_s; /* writer processes, all threads, incl. close() */
+	double wall_s;	   /* go to the last writer's end */
+	double e2e_s;	   /* go to everything consumed (collector drained) */
+	double cpu_s;	   /* writer processes, all threads, incl. close() */
 	double coll_cpu_s; /* collector or daemon, same interval */
 	long minflt, majflt, nvcsw, nivcsw;
-	double delivered; /* consumed / sent, 1 if nothing to consume */
+	double delivered;	/* consumed / sent, 1 if nothing to consume */
 	struct bench_hist hist; /* per-call ns from batch means */
 };
 

@@ -32,9 +32,12 @@ static const size_t sweep_sizes[N_SIZES] = {16, 64, 256, 1024, 4096};
 static const int scale_writers[N_SCALE] = {1, 2, 4, 8};
 
 static const struct lb_contender *const all[] = {
-	&lb_shmlog_default, &lb_shmlog_realtime, &lb_shmlog_coarse, &lb_seed,
-	&lb_kmsg, &lb_syslog, &lb_logd, &lb_file_write, &lb_file_stdio,
-	&lb_pipe, &lb_mqueue, &lb_spdlog,
+    &lb_shmlog_default, &lb_shmlog_realtime,
+    &lb_shmlog_coarse,	&lb_seed,
+    &lb_kmsg,		&lb_syslog,
+    &lb_logd,		&lb_file_write,
+    &lb_file_stdio,	&lb_pipe,
+    &lb_mqueue,		&lb_spdlog,
 };
 #define N_ALL ((int)(sizeof(all) / sizeof(all[0])))
 
@@ -81,24 +84,31 @@ struct opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: shmlog-bench log [options]\n"
-		"  --quick          short runs (CI smoke test, < 30 s)\n"
-		"  --json FILE      write all results as JSON\n"
-		"  --plot DIR       draw SVG plots into DIR (needs python3-matplotlib)\n"
-		"  --only A,B,...   run only these contenders (see the legend)\n"
-		"  --dur SECONDS    measured time per run (default 0.5)\n"
-		"  --reps N         runs per figure, median reported (default 5)\n"
-		"  --batch N        calls per timed batch (default 16; 1 = every call)\n"
-		"  --dir DIR        where file-based contenders write (default /tmp)\n"
-		"  --no-strace --no-sweep --no-scaling --no-readers  skip parts\n");
+	fprintf(
+	    f,
+	    "usage: shmlog-bench log [options]\n"
+	    "  --quick          short runs (CI smoke test, < 30 s)\n"
+	    "  --json FILE      write all results as JSON\n"
+	    "  --plot DIR       draw SVG plots into DIR (needs "
+	    "python3-matplotlib)\n"
+	    "  --only A,B,...   run only these contenders (see the legend)\n"
+	    "  --dur SECONDS    measured time per run (default 0.5)\n"
+	    "  --reps N         runs per figure, median reported (default 5)\n"
+	    "  --batch N        calls per timed batch (default 16; 1 = every "
+	    "call)\n"
+	    "  --dir DIR        where file-based contenders write (default "
+	    "/tmp)\n"
+	    "  --no-strace --no-sweep --no-scaling --no-readers  skip parts\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){
-		.main = {.dur_s = 0.5, .warm_s = 0.1, .reps = 5, .batch = 16,
-			 .strace = true},
+	    .main = {.dur_s = 0.5,
+		     .warm_s = 0.1,
+		     .reps = 5,
+		     .batch = 16,
+		     .strace = true},
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -126,11 +136,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		} else if (v && !strcmp(a, "--dur") && atof(v) > 0) {
 			o->main.dur_s = atof(v), i++;
 		} else if (v && !strcmp(a, "--reps") && atoi(v) > 0) {
-			o->main.reps = atoi(v) > MAX_REPS ? MAX_REPS : atoi(v), i++;
+			o->main.reps = atoi(v) > MAX_REPS ? MAX_REPS : atoi(v),
+			i++;
 		} else if (v && !strcmp(a, "--batch") && atoi(v) > 0) {
 			o->main.batch = atoi(v), i++;
 		} else {
-			fprintf(stderr, "shmlog-bench log: bad option '%s'\n\n", a);
+			fprintf(stderr, "shmlog-bench log: bad option '%s'\n\n",
+				a);
 			usage(stderr);
 			return -1;
 		}
@@ -246,7 +258,8 @@ static void main_finish(struct entry *e)
 	e->records_per_s = bench_median(v, e->nrep);
 	memcpy(v, e->e2e, sizeof(v));
 	e->e2e_per_s = bench_median(v, e->nrep);
-	e->mb_per_s = e->records_per_s * ((double)e->bytes / (double)e->recs) / 1e6;
+	e->mb_per_s =
+	    e->records_per_s * ((double)e->bytes / (double)e->recs) / 1e6;
 }
 
 static bool wants_per_call(const struct entry *e)
@@ -278,7 +291,8 @@ static void measure_main(const struct opts *o, const struct lb_work *w)
 		for (int i = 0; i < N_ALL; i++)
 			if (live(&entries[i])) {
 				if (rep == 0)
-					progress(entries[i].ct->name, "single writer");
+					progress(entries[i].ct->name,
+						 "single writer");
 				main_rep(&entries[i], &o->main, w);
 			}
 	for (int i = 0; i < N_ALL; i++)
@@ -294,8 +308,9 @@ struct cell {
 	double rps[MAX_REPS], aux[MAX_REPS];
 };
 
-static void cell_run(struct entry *e, struct cell *cl, const struct lb_config *cfg,
-		     const struct lb_work *w, int procs, int threads, bool per_cpu)
+static void cell_run(struct entry *e, struct cell *cl,
+		     const struct lb_config *cfg, const struct lb_work *w,
+		     int procs, int threads, bool per_cpu)
 {
 	static struct lb_result r;
 	if (cl->bad)
@@ -308,8 +323,8 @@ static void cell_run(struct entry *e, struct cell *cl, const struct lb_config *c
 	cl->rps[cl->n] = (double)r.recs / r.wall_s;
 	if (per_cpu)
 		cl->aux[cl->n] = r.cpu_s + r.coll_cpu_s > 0
-					 ? (double)r.recs / (r.cpu_s + r.coll_cpu_s)
-					 : -1;
+				     ? (double)r.recs / (r.cpu_s + r.coll_cpu_s)
+				     : -1;
 	else
 		cl->aux[cl->n] = (double)bench_hist_quantile(&r.hist, 0.5);
 	cl->n++;
@@ -339,16 +354,18 @@ static void measure_sweep(const struct opts *o)
 		lb_work_sized(&w, sweep_sizes[s]);
 		for (int rep = 0; rep < o->sweep.reps; rep++)
 			for (int i = 0; i < N_ALL; i++)
-				if (live(&entries[i]) && fits(&entries[i], sweep_sizes[s]))
-					cell_run(&entries[i], &cells[i][s], &o->sweep,
-						 &w, 1, 1, false);
+				if (live(&entries[i]) &&
+				    fits(&entries[i], sweep_sizes[s]))
+					cell_run(&entries[i], &cells[i][s],
+						 &o->sweep, &w, 1, 1, false);
 	}
 	for (int i = 0; i < N_ALL; i++)
 		for (int s = 0; live(&entries[i]) && s < N_SIZES; s++) {
 			struct entry *e = &entries[i];
 			cell_result(&cells[i][s], &e->sw_rps[s], &e->sw_p50[s]);
 			if (e->sw_rps[s] > 0)
-				e->sw_mbps[s] = e->sw_rps[s] * (double)sweep_sizes[s] / 1e6;
+				e->sw_mbps[s] =
+				    e->sw_rps[s] * (double)sweep_sizes[s] / 1e6;
 		}
 }
 
@@ -372,17 +389,19 @@ static void measure_scaling(const struct opts *o, const struct lb_work *w)
 			for (int rep = 0; rep < o->scale.reps; rep++)
 				for (int i = 0; i < N_ALL; i++) {
 					struct entry *e = &entries[i];
-					if (!live(e) || (e->ct->flags & LB_NO_SCALING) ||
+					if (!live(e) ||
+					    (e->ct->flags & LB_NO_SCALING) ||
 					    rep >= scale_reps(e, &o->scale))
 						continue;
-					cell_run(e, &cells[i][m][s], &o->scale, w,
-						 m ? n : 1, m ? 1 : n, true);
+					cell_run(e, &cells[i][m][s], &o->scale,
+						 w, m ? n : 1, m ? 1 : n, true);
 				}
 		}
 	for (int i = 0; i < N_ALL; i++)
 		for (int m = 0; live(&entries[i]) && m < 2; m++)
 			for (int s = 0; s < N_SCALE; s++)
-				cell_result(&cells[i][m][s], &entries[i].sc_rps[m][s],
+				cell_result(&cells[i][m][s],
+					    &entries[i].sc_rps[m][s],
 					    &entries[i].sc_cpu_rps[m][s]);
 }
 
@@ -396,7 +415,7 @@ static void measure_all(const struct opts *o, const struct lb_work *w)
 		if (live(&entries[i])) {
 			progress(entries[i].ct->name, "syscalls under strace");
 			entries[i].syscalls =
-				lb_syscalls_per_rec(&entries[i].c, &o->main);
+			    lb_syscalls_per_rec(&entries[i].c, &o->main);
 		}
 	if (!o->no_sweep)
 		measure_sweep(o);
@@ -416,24 +435,34 @@ static double per_mrec(long v, uint64_t recs)
 
 static double cpu_ns_per_rec(const struct entry *e)
 {
-	return e->recs ? (e->cpu_s + e->coll_cpu_s) * 1e9 / (double)e->recs : NAN;
+	return e->recs ? (e->cpu_s + e->coll_cpu_s) * 1e9 / (double)e->recs
+		       : NAN;
 }
 
 static void print_main_table(FILE *f, double timer_ns, const struct opts *o,
 			     const struct lb_work *w)
 {
-	fprintf(f, "\n# single writer, seed 000's %d messages (%.1f B average) with tag and priority\n",
+	fprintf(f,
+		"\n# single writer, seed 000's %d messages (%.1f B average) "
+		"with tag and priority\n",
 		LB_WORK_N, w->avg_len);
-	fprintf(f, "# %d run(s) of %.2f s after %.2f s warm-up; records/s is the median run,\n"
-		   "# ns/call percentiles are of %d-call batch means (timer: %.1f ns per read,\n"
-		   "# %.2f ns per call at this batch size); faults and switches per million\n"
-		   "# records; CPU includes the daemon/collector; e2e = until it has it all.\n",
+	fprintf(f,
+		"# %d run(s) of %.2f s after %.2f s warm-up; records/s is the "
+		"median run,\n"
+		"# ns/call percentiles are of %d-call batch means (timer: %.1f "
+		"ns per read,\n"
+		"# %.2f ns per call at this batch size); faults and switches "
+		"per million\n"
+		"# records; CPU includes the daemon/collector; e2e = until it "
+		"has it all.\n",
 		o->main.reps, o->main.dur_s, o->main.warm_s, o->main.batch,
 		timer_ns, timer_ns / o->main.batch);
-	fprintf(f, "%-16s %11s %8s %11s %7s %7s %7s %8s %7s %6s %7s %7s %8s %8s %8s\n",
-		"contender", "records/s", "MB/s", "e2e rec/s", "p50", "p99",
-		"p99.9", "max", "minflt", "majflt", "vcsw", "ivcsw", "sysc/rec",
-		"cpu ns", "daemon");
+	fprintf(
+	    f,
+	    "%-16s %11s %8s %11s %7s %7s %7s %8s %7s %6s %7s %7s %8s %8s %8s\n",
+	    "contender", "records/s", "MB/s", "e2e rec/s", "p50", "p99",
+	    "p99.9", "max", "minflt", "majflt", "vcsw", "ivcsw", "sysc/rec",
+	    "cpu ns", "daemon");
 	for (int i = 0; i < N_ALL; i++) {
 		const struct entry *e = &entries[i];
 		if (!e->selected)
@@ -448,20 +477,25 @@ static void print_main_table(FILE *f, double timer_ns, const struct opts *o,
 			snprintf(sys, sizeof(sys), "n/a");
 		else
 			snprintf(sys, sizeof(sys), "%.3f", e->syscalls);
-		fprintf(f,
-			"%-16s %11.0f %8.1f %11.0f %7llu %7llu %7llu %8llu %7.1f %6.1f %7.1f %7.1f %8s %8.1f %8.1f\n",
-			e->ct->name, e->records_per_s, e->mb_per_s, e->e2e_per_s,
-			(unsigned long long)bench_hist_quantile(&e->hist, 0.5),
-			(unsigned long long)bench_hist_quantile(&e->hist, 0.99),
-			(unsigned long long)bench_hist_quantile(&e->hist, 0.999),
-			(unsigned long long)e->hist.max,
-			per_mrec(e->minflt, e->recs), per_mrec(e->majflt, e->recs),
-			per_mrec(e->nvcsw, e->recs), per_mrec(e->nivcsw, e->recs),
-			sys, cpu_ns_per_rec(e),
-			e->recs ? e->coll_cpu_s * 1e9 / (double)e->recs : 0.0);
+		fprintf(
+		    f,
+		    "%-16s %11.0f %8.1f %11.0f %7llu %7llu %7llu %8llu %7.1f "
+		    "%6.1f %7.1f %7.1f %8s %8.1f %8.1f\n",
+		    e->ct->name, e->records_per_s, e->mb_per_s, e->e2e_per_s,
+		    (unsigned long long)bench_hist_quantile(&e->hist, 0.5),
+		    (unsigned long long)bench_hist_quantile(&e->hist, 0.99),
+		    (unsigned long long)bench_hist_quantile(&e->hist, 0.999),
+		    (unsigned long long)e->hist.max,
+		    per_mrec(e->minflt, e->recs), per_mrec(e->majflt, e->recs),
+		    per_mrec(e->nvcsw, e->recs), per_mrec(e->nivcsw, e->recs),
+		    sys, cpu_ns_per_rec(e),
+		    e->recs ? e->coll_cpu_s * 1e9 / (double)e->recs : 0.0);
 		if (e->errs || e->delivered < 0.9999)
-			fprintf(f, "%-16s   ! %llu write errors, %.2f%% delivered\n", "",
-				(unsigned long long)e->errs, e->delivered * 100);
+			fprintf(
+			    f,
+			    "%-16s   ! %llu write errors, %.2f%% delivered\n",
+			    "", (unsigned long long)e->errs,
+			    e->delivered * 100);
 	}
 }
 
@@ -475,7 +509,9 @@ static double call_q(const struct entry *e, double q, double timer_ns)
 
 static void print_per_call(FILE *f, double timer_ns)
 {
-	fprintf(f, "\n# every call timed (--batch 1), the timer's %.1f ns subtracted: the tail per call\n",
+	fprintf(f,
+		"\n# every call timed (--batch 1), the timer's %.1f ns "
+		"subtracted: the tail per call\n",
 		timer_ns);
 	fprintf(f, "%-16s %7s %7s %7s %7s %9s\n", "contender", "p50", "p99",
 		"p99.9", "p99.99", "p99.9/p50");
@@ -484,9 +520,9 @@ static void print_per_call(FILE *f, double timer_ns)
 		if (!e->hist1.count)
 			continue;
 		double p50 = call_q(e, 0.5, timer_ns);
-		fprintf(f, "%-16s %7.0f %7.0f %7.0f %7.0f %9.1f\n", e->ct->name, p50,
-			call_q(e, 0.99, timer_ns), call_q(e, 0.999, timer_ns),
-			call_q(e, 0.9999, timer_ns),
+		fprintf(f, "%-16s %7.0f %7.0f %7.0f %7.0f %9.1f\n", e->ct->name,
+			p50, call_q(e, 0.99, timer_ns),
+			call_q(e, 0.999, timer_ns), call_q(e, 0.9999, timer_ns),
 			p50 > 0 ? call_q(e, 0.999, timer_ns) / p50 : NAN);
 	}
 }
@@ -511,17 +547,21 @@ static void print_seed_table(FILE *f, const struct bench_machine *m)
 		const struct lb_contender *ct;
 		const char *label;
 	} rows[] = {
-		{&lb_shmlog_default, "shmlog, default clock"},
-		{&lb_shmlog_realtime, "shmlog, CLOCK_REALTIME"},
-		{&lb_shmlog_coarse, "shmlog, CLOCK_REALTIME_COARSE"},
-		{&lb_seed, "Shared Memory (seed 000 design)"},
-		{&lb_kmsg, "/dev/kmsg (kernel logger)"},
+	    {&lb_shmlog_default, "shmlog, default clock"},
+	    {&lb_shmlog_realtime, "shmlog, CLOCK_REALTIME"},
+	    {&lb_shmlog_coarse, "shmlog, CLOCK_REALTIME_COARSE"},
+	    {&lb_seed, "Shared Memory (seed 000 design)"},
+	    {&lb_kmsg, "/dev/kmsg (kernel logger)"},
 	};
 	const struct entry *k = entry_of(&lb_kmsg);
-	fprintf(f, "\n# seed 000's table, this machine (clocksource %s)\n", m->clocksource);
-	fprintf(f, "+---------------------------------+----------------------+------------+\n");
-	fprintf(f, "| %-31s | %20s | %10s |\n", "Design", "Bytes/second", "vs kmsg");
-	fprintf(f, "+---------------------------------+----------------------+------------+\n");
+	fprintf(f, "\n# seed 000's table, this machine (clocksource %s)\n",
+		m->clocksource);
+	fprintf(f, "+---------------------------------+----------------------+-"
+		   "-----------+\n");
+	fprintf(f, "| %-31s | %20s | %10s |\n", "Design", "Bytes/second",
+		"vs kmsg");
+	fprintf(f, "+---------------------------------+----------------------+-"
+		   "-----------+\n");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct entry *e = entry_of(rows[i].ct);
 		if (!usable(e)) {
@@ -531,16 +571,19 @@ static void print_seed_table(FILE *f, const struct bench_machine *m)
 		}
 		char vs[16] = "";
 		if (usable(k))
-			snprintf(vs, sizeof(vs), "%.1fx", e->mb_per_s / k->mb_per_s);
+			snprintf(vs, sizeof(vs), "%.1fx",
+				 e->mb_per_s / k->mb_per_s);
 		fprintf(f, "| %-31s | %16.1fB/s | %10s |\n", rows[i].label,
 			e->mb_per_s * 1e6, vs);
 	}
-	fprintf(f, "+---------------------------------+----------------------+------------+\n");
+	fprintf(f, "+---------------------------------+----------------------+-"
+		   "-----------+\n");
 }
 
 static void print_sweep(FILE *f)
 {
-	fprintf(f, "\n# message-size sweep, single writer: MB/s (median ns per call)\n");
+	fprintf(f, "\n# message-size sweep, single writer: MB/s (median ns per "
+		   "call)\n");
 	fprintf(f, "%-16s", "contender");
 	for (int i = 0; i < N_SIZES; i++)
 		fprintf(f, " %17zu B", sweep_sizes[i]);
@@ -554,7 +597,8 @@ static void print_sweep(FILE *f)
 			if (e->sw_rps[s] < 0)
 				fprintf(f, " %19s", "n/a");
 			else
-				fprintf(f, " %9.1f (%6.0f)", e->sw_mbps[s], e->sw_p50[s]);
+				fprintf(f, " %9.1f (%6.0f)", e->sw_mbps[s],
+					e->sw_p50[s]);
 		}
 		fprintf(f, "\n");
 	}
@@ -562,13 +606,17 @@ static void print_sweep(FILE *f)
 
 static void print_scaling(FILE *f)
 {
-	fprintf(f, "\n# scaling: aggregate records/s with N writers (threads | processes);\n"
-		   "# 'per CPU-s': records per CPU-second the writers (and daemon) used,\n"
-		   "# which separates the design's scaling from CPU taken by other tenants\n");
+	fprintf(f, "\n# scaling: aggregate records/s with N writers (threads | "
+		   "processes);\n"
+		   "# 'per CPU-s': records per CPU-second the writers (and "
+		   "daemon) used,\n"
+		   "# which separates the design's scaling from CPU taken by "
+		   "other tenants\n");
 	fprintf(f, "%-16s", "contender");
 	for (int m = 0; m < 2; m++)
 		for (int i = 0; i < N_SCALE; i++)
-			fprintf(f, " %9s%d", m ? "proc x" : "thr x", scale_writers[i]);
+			fprintf(f, " %9s%d", m ? "proc x" : "thr x",
+				scale_writers[i]);
 	fprintf(f, "\n");
 	for (int i = 0; i < N_ALL; i++) {
 		const struct entry *e = &entries[i];
@@ -588,7 +636,8 @@ static void print_scaling(FILE *f)
 				if (e->sc_cpu_rps[m][s] < 0)
 					fprintf(f, " %10s", "-");
 				else
-					fprintf(f, " %10.0f", e->sc_cpu_rps[m][s]);
+					fprintf(f, " %10.0f",
+						e->sc_cpu_rps[m][s]);
 			}
 		fprintf(f, "\n");
 	}
@@ -601,12 +650,20 @@ static void print_readers(FILE *f, const struct lb_readers *r)
 		fprintf(f, "skipped: %s\n", r->why);
 		return;
 	}
-	fprintf(f, "dump of %llu records to /dev/null: raw %.0f rec/s, threadtime %.0f rec/s, json %.0f rec/s\n",
+	fprintf(f,
+		"dump of %llu records to /dev/null: raw %.0f rec/s, threadtime "
+		"%.0f rec/s, json %.0f rec/s\n",
 		(unsigned long long)r->dump_recs, r->dump_raw_rps,
 		r->dump_threadtime_rps, r->dump_json_rps);
-	fprintf(f, "follow latency, write call to a blocked reader having the record: median %.0f ns, p99 %.0f ns (%llu samples)\n",
-		r->follow_p50, r->follow_p99, (unsigned long long)r->follow.count);
-	fprintf(f, "one writer alone: %.0f rec/s (p99 %.0f ns); with an active follower: %.0f rec/s (p99 %.0f ns), %.1f%% of alone; follower CPU %.1f ns/record\n",
+	fprintf(f,
+		"follow latency, write call to a blocked reader having the "
+		"record: median %.0f ns, p99 %.0f ns (%llu samples)\n",
+		r->follow_p50, r->follow_p99,
+		(unsigned long long)r->follow.count);
+	fprintf(f,
+		"one writer alone: %.0f rec/s (p99 %.0f ns); with an active "
+		"follower: %.0f rec/s (p99 %.0f ns), %.1f%% of alone; follower "
+		"CPU %.1f ns/record\n",
 		r->alone_rps, r->alone_p99, r->followed_rps, r->followed_p99,
 		r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
 		r->follower_cpu_ns_per_rec);
@@ -637,28 +694,32 @@ static int collect_targets(struct target *t, const struct lb_readers *rd,
 				 ok && usable(k)};
 	if (t[n - 1].known)
 		t[n - 1].value = rps / k->records_per_s;
-	t[n++] = (struct target){"shmlog records/s vs spdlog async", 0, 10, true,
-				 ok && usable(sp)};
+	t[n++] = (struct target){"shmlog records/s vs spdlog async", 0, 10,
+				 true, ok && usable(sp)};
 	if (t[n - 1].known)
 		t[n - 1].value = rps / sp->records_per_s;
 	t[n++] = (struct target){"shmlog p99.9 / median, per call", 0, 5, false,
-				 ok && s->hist1.count && call_q(s, 0.5, timer_ns) > 0};
+				 ok && s->hist1.count &&
+				     call_q(s, 0.5, timer_ns) > 0};
 	if (t[n - 1].known)
-		t[n - 1].value = call_q(s, 0.999, timer_ns) / call_q(s, 0.5, timer_ns);
+		t[n - 1].value =
+		    call_q(s, 0.999, timer_ns) / call_q(s, 0.5, timer_ns);
 	t[n++] = (struct target){"shmlog p99.9 / median, 16-call batches", 0, 5,
 				 false, ok};
 	if (ok)
 		t[n - 1].value = (double)bench_hist_quantile(&s->hist, 0.999) /
 				 (double)bench_hist_quantile(&s->hist, 0.5);
-	t[n++] = (struct target){"shmlog minor faults per Mrec", 0, 0, false, ok};
+	t[n++] =
+	    (struct target){"shmlog minor faults per Mrec", 0, 0, false, ok};
 	if (ok)
 		t[n - 1].value = per_mrec(s->minflt, s->recs);
 	t[n++] = (struct target){"shmlog syscalls per record", 0, 0, false,
 				 ok && s->syscalls >= 0};
 	if (t[n - 1].known)
 		t[n - 1].value = s->syscalls;
-	t[n++] = (struct target){"shmlog 2 processes / 1 process", 0, 1.7, true,
-				 ok && s->sc_rps[1][0] > 0 && s->sc_rps[1][1] > 0};
+	t[n++] =
+	    (struct target){"shmlog 2 processes / 1 process", 0, 1.7, true,
+			    ok && s->sc_rps[1][0] > 0 && s->sc_rps[1][1] > 0};
 	if (t[n - 1].known)
 		t[n - 1].value = s->sc_rps[1][1] / s->sc_rps[1][0];
 	(void)rd;
@@ -692,8 +753,8 @@ static int cdf_n;
 
 static void cdf_init(void)
 {
-	static const double tail[] = {0.98,  0.99,   0.995, 0.998,
-				      0.999, 0.9995, 0.9999, 0.99999, 1};
+	static const double tail[] = {0.98,   0.99,   0.995,   0.998, 0.999,
+				      0.9995, 0.9999, 0.99999, 1};
 	cdf_n = 0;
 	for (int i = 0; i < 50; i++)
 		cdf_q[cdf_n++] = i / 50.0;
@@ -715,20 +776,32 @@ static void json_entry(struct bench_json *j, const struct entry *e)
 	bench_json_num(j, "records_per_s", ok ? e->records_per_s : NAN);
 	bench_json_num(j, "mb_per_s", ok ? e->mb_per_s : NAN);
 	bench_json_num(j, "e2e_records_per_s", ok ? e->e2e_per_s : NAN);
-	bench_json_num(j, "ns_p50", ok ? (double)bench_hist_quantile(&e->hist, 0.5) : NAN);
-	bench_json_num(j, "ns_p99", ok ? (double)bench_hist_quantile(&e->hist, 0.99) : NAN);
-	bench_json_num(j, "ns_p999", ok ? (double)bench_hist_quantile(&e->hist, 0.999) : NAN);
+	bench_json_num(j, "ns_p50",
+		       ok ? (double)bench_hist_quantile(&e->hist, 0.5) : NAN);
+	bench_json_num(j, "ns_p99",
+		       ok ? (double)bench_hist_quantile(&e->hist, 0.99) : NAN);
+	bench_json_num(j, "ns_p999",
+		       ok ? (double)bench_hist_quantile(&e->hist, 0.999) : NAN);
 	bench_json_num(j, "ns_max", ok ? (double)e->hist.max : NAN);
 	bool pc = ok && e->hist1.count;
-	bench_json_num(j, "call_ns_p50", pc ? call_q(e, 0.5, json_timer_ns) : NAN);
-	bench_json_num(j, "call_ns_p99", pc ? call_q(e, 0.99, json_timer_ns) : NAN);
-	bench_json_num(j, "call_ns_p999", pc ? call_q(e, 0.999, json_timer_ns) : NAN);
-	bench_json_num(j, "call_ns_p9999", pc ? call_q(e, 0.9999, json_timer_ns) : NAN);
-	bench_json_num(j, "minflt_per_mrec", ok ? per_mrec(e->minflt, e->recs) : NAN);
-	bench_json_num(j, "majflt_per_mrec", ok ? per_mrec(e->majflt, e->recs) : NAN);
-	bench_json_num(j, "vcsw_per_mrec", ok ? per_mrec(e->nvcsw, e->recs) : NAN);
-	bench_json_num(j, "ivcsw_per_mrec", ok ? per_mrec(e->nivcsw, e->recs) : NAN);
-	bench_json_num(j, "syscalls_per_rec", ok && e->syscalls >= 0 ? e->syscalls : NAN);
+	bench_json_num(j, "call_ns_p50",
+		       pc ? call_q(e, 0.5, json_timer_ns) : NAN);
+	bench_json_num(j, "call_ns_p99",
+		       pc ? call_q(e, 0.99, json_timer_ns) : NAN);
+	bench_json_num(j, "call_ns_p999",
+		       pc ? call_q(e, 0.999, json_timer_ns) : NAN);
+	bench_json_num(j, "call_ns_p9999",
+		       pc ? call_q(e, 0.9999, json_timer_ns) : NAN);
+	bench_json_num(j, "minflt_per_mrec",
+		       ok ? per_mrec(e->minflt, e->recs) : NAN);
+	bench_json_num(j, "majflt_per_mrec",
+		       ok ? per_mrec(e->majflt, e->recs) : NAN);
+	bench_json_num(j, "vcsw_per_mrec",
+		       ok ? per_mrec(e->nvcsw, e->recs) : NAN);
+	bench_json_num(j, "ivcsw_per_mrec",
+		       ok ? per_mrec(e->nivcsw, e->recs) : NAN);
+	bench_json_num(j, "syscalls_per_rec",
+		       ok && e->syscalls >= 0 ? e->syscalls : NAN);
 	bench_json_num(j, "cpu_ns_per_rec", ok ? cpu_ns_per_rec(e) : NAN);
 	bench_json_num(j, "daemon_cpu_ns_per_rec",
 		       ok ? e->coll_cpu_s * 1e9 / (double)e->recs : NAN);
@@ -744,8 +817,10 @@ static void json_entry(struct bench_json *j, const struct entry *e)
 	for (int i = 0; ok && i < cdf_n; i++) {
 		bench_json_begin_arr(j);
 		bench_json_num(j, NULL, cdf_q[i]);
-		bench_json_num(j, NULL, cdf_q[i] >= 1 ? (double)e->hist.max
-			       : (double)bench_hist_quantile(&e->hist, cdf_q[i]));
+		bench_json_num(j, NULL,
+			       cdf_q[i] >= 1 ? (double)e->hist.max
+					     : (double)bench_hist_quantile(
+						   &e->hist, cdf_q[i]));
 		bench_json_end_arr(j);
 	}
 	bench_json_end_arr(j);
@@ -772,7 +847,8 @@ static void json_entry(struct bench_json *j, const struct entry *e)
 			bench_json_str(j, "mode", m ? "processes" : "threads");
 			bench_json_int(j, "writers", scale_writers[i]);
 			bench_json_num(j, "records_per_s", e->sc_rps[m][i]);
-			bench_json_num(j, "records_per_cpu_s", e->sc_cpu_rps[m][i]);
+			bench_json_num(j, "records_per_cpu_s",
+				       e->sc_cpu_rps[m][i]);
 			bench_json_end_obj(j);
 		}
 	bench_json_end_arr(j);
@@ -788,25 +864,28 @@ static void json_readers(struct bench_json *j, const struct lb_readers *r)
 	if (r->ok) {
 		bench_json_int(j, "dump_records", (long long)r->dump_recs);
 		bench_json_num(j, "dump_raw_records_per_s", r->dump_raw_rps);
-		bench_json_num(j, "dump_threadtime_records_per_s", r->dump_threadtime_rps);
+		bench_json_num(j, "dump_threadtime_records_per_s",
+			       r->dump_threadtime_rps);
 		bench_json_num(j, "dump_json_records_per_s", r->dump_json_rps);
 		bench_json_num(j, "follow_ns_p50", r->follow_p50);
 		bench_json_num(j, "follow_ns_p99", r->follow_p99);
 		bench_json_int(j, "follow_samples", (long long)r->follow.count);
 		bench_json_num(j, "writer_alone_records_per_s", r->alone_rps);
-		bench_json_num(j, "writer_followed_records_per_s", r->followed_rps);
+		bench_json_num(j, "writer_followed_records_per_s",
+			       r->followed_rps);
 		bench_json_num(j, "writer_alone_ns_p99", r->alone_p99);
 		bench_json_num(j, "writer_followed_ns_p99", r->followed_p99);
-		bench_json_num(j, "follower_cpu_ns_per_rec", r->follower_cpu_ns_per_rec);
+		bench_json_num(j, "follower_cpu_ns_per_rec",
+			       r->follower_cpu_ns_per_rec);
 	}
 	bench_json_end_obj(j);
 }
 
 static int write_json(const char *path, const struct bench_machine *m,
 		      const struct opts *o, double timer_ns,
-		      const struct lb_clocks *clk,
-		      const struct lb_work *w, const struct lb_readers *rd,
-		      const struct target *t, int nt)
+		      const struct lb_clocks *clk, const struct lb_work *w,
+		      const struct lb_readers *rd, const struct target *t,
+		      int nt)
 {
 	struct bench_json j;
 	cdf_init();
@@ -847,9 +926,12 @@ static int write_json(const char *path, const struct bench_machine *m,
 		bench_json_str(&j, "what", t[i].what);
 		bench_json_num(&j, "value", t[i].known ? t[i].value : NAN);
 		bench_json_num(&j, "want", t[i].want);
-		bench_json_str(&j, "direction", t[i].higher_better ? ">=" : "<=");
-		bench_json_str(&j, "status", !t[i].known ? "n/a"
-					     : target_met(&t[i]) ? "met" : "missed");
+		bench_json_str(&j, "direction",
+			       t[i].higher_better ? ">=" : "<=");
+		bench_json_str(&j, "status",
+			       !t[i].known	   ? "n/a"
+			       : target_met(&t[i]) ? "met"
+						   : "missed");
 		bench_json_end_obj(&j);
 	}
 	bench_json_end_arr(&j);
@@ -863,12 +945,13 @@ static void run_plot(const char *json, const char *dir)
 	static const char *const pythons[] = {"/usr/bin/python3", "python3"};
 	char cmd[2048];
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "plots: cannot make %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, "plots: cannot make %s: %s\n", dir,
+			strerror(errno));
 		return;
 	}
 	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
-		snprintf(cmd, sizeof(cmd), "%s -c 'import matplotlib' 2>/dev/null",
-			 pythons[i]);
+		snprintf(cmd, sizeof(cmd),
+			 "%s -c 'import matplotlib' 2>/dev/null", pythons[i]);
 		if (system(cmd) != 0)
 			continue;
 		snprintf(cmd, sizeof(cmd), "%s '%s' '%.600s' '%.600s'",
@@ -886,8 +969,8 @@ static void print_fs(FILE *f)
 	struct statfs s;
 	const char *type = "?";
 	if (statfs(lb_scratch, &s) == 0)
-		type = s.f_type == 0x01021994 ? "tmpfs"
-		       : s.f_type == 0xEF53  ? "ext2/3/4"
+		type = s.f_type == 0x01021994	? "tmpfs"
+		       : s.f_type == 0xEF53	? "ext2/3/4"
 		       : s.f_type == 0x58465342 ? "xfs"
 		       : s.f_type == 0x9123683E ? "btrfs"
 						: "other";
@@ -914,11 +997,12 @@ int bench_log_main(int argc, char **argv)
 	struct lb_clocks clk;
 	lb_clock_costs(&clk);
 	printf("# timer: bench_now_ns() costs %.1f ns\n", timer_ns);
-	printf("# per call here: rdtsc %.1f ns, clock_gettime(REALTIME) %.1f ns, "
-	       "(REALTIME_COARSE) %.1f ns, gettimeofday %.1f ns,\n"
-	       "#   sem_wait+sem_post %.1f ns, atomic fetch-add %.1f ns\n",
-	       clk.rdtsc_ns, clk.realtime_ns, clk.coarse_ns,
-	       clk.gettimeofday_ns, clk.sem_pair_ns, clk.atomic_add_ns);
+	printf(
+	    "# per call here: rdtsc %.1f ns, clock_gettime(REALTIME) %.1f ns, "
+	    "(REALTIME_COARSE) %.1f ns, gettimeofday %.1f ns,\n"
+	    "#   sem_wait+sem_post %.1f ns, atomic fetch-add %.1f ns\n",
+	    clk.rdtsc_ns, clk.realtime_ns, clk.coarse_ns, clk.gettimeofday_ns,
+	    clk.sem_pair_ns, clk.atomic_add_ns);
 	fflush(stdout);
 
 	uint64_t t0 = bench_now_ns();
@@ -950,20 +1034,22 @@ int bench_log_main(int argc, char **argv)
 	printf("\n# legend\n");
 	for (int i = 0; i < N_ALL; i++)
 		if (entries[i].selected)
-			printf("#  %-16s %s%s%s%s\n", all[i]->name, all[i]->what,
-			       entries[i].note[0] ? " [" : "", entries[i].note,
-			       entries[i].note[0] ? "]" : "");
+			printf("#  %-16s %s%s%s%s\n", all[i]->name,
+			       all[i]->what, entries[i].note[0] ? " [" : "",
+			       entries[i].note, entries[i].note[0] ? "]" : "");
 	printf("# total time %.1f s\n", (double)(bench_now_ns() - t0) / 1e9);
 	fflush(stdout);
 
 	char json_tmp[PATH_MAX];
 	const char *json = o.json;
 	if (!json && o.plot) {
-		snprintf(json_tmp, sizeof(json_tmp), "%s/bench-log.json", o.plot);
+		snprintf(json_tmp, sizeof(json_tmp), "%s/bench-log.json",
+			 o.plot);
 		mkdir(o.plot, 0755);
 		json = json_tmp;
 	}
-	if (json && write_json(json, &m, &o, timer_ns, &clk, &w, &rd, t, nt) < 0)
+	if (json &&
+	    write_json(json, &m, &o, timer_ns, &clk, &w, &rd, t, nt) < 0)
 		return 1;
 	if (o.plot)
 		run_plot(json, o.plot);

@@ -92,12 +92,15 @@ static void fmt_json(FILE *f, const struct shmlog_record *rec)
 {
 	static char line[128 + 6 * (SHMLOG_TAG_MAX + SHMLOG_MSG_MAX)];
 	int n = snprintf(line, 128,
-			 "{\"time_ns\":%lld,\"pid\":%u,\"tid\":%u,\"prio\":\"%c\",\"tag\":\"",
+			 "{\"time_ns\":%lld,\"pid\":%u,\"tid\":%u,\"prio\":\"%"
+			 "c\",\"tag\":\"",
 			 (long long)rec->time_ns, rec->pid, rec->tid,
 			 shmlog_prio_char(rec->prio));
 	size_t len = n > 0 && n < 128 ? (size_t)n : 0;
-	size_t tag_len = rec->tag_len < SHMLOG_TAG_MAX ? rec->tag_len : SHMLOG_TAG_MAX;
-	size_t msg_len = rec->msg_len < SHMLOG_MSG_MAX ? rec->msg_len : SHMLOG_MSG_MAX;
+	size_t tag_len =
+	    rec->tag_len < SHMLOG_TAG_MAX ? rec->tag_len : SHMLOG_TAG_MAX;
+	size_t msg_len =
+	    rec->msg_len < SHMLOG_MSG_MAX ? rec->msg_len : SHMLOG_MSG_MAX;
 	len += json_escape(line + len, rec->tag, tag_len);
 	memcpy(line + len, "\",\"msg\":\"", 9);
 	len += 9;
@@ -172,8 +175,8 @@ static int fill_buffer(const char *name, const struct lb_work *w)
 		return -1;
 	unsigned nt = info.lanes < 64 ? info.lanes : 64;
 	pthread_t tid[64];
-	struct fill_arg a = {h, w,
-			     2 * info.capacity / nt / (uint64_t)(w->avg_len + 40)};
+	struct fill_arg a = {
+	    h, w, 2 * info.capacity / nt / (uint64_t)(w->avg_len + 40)};
 	unsigned started = 0;
 	for (unsigned i = 0; i < nt; i++)
 		if (pthread_create(&tid[i], NULL, fill_thread, &a) == 0)
@@ -194,7 +197,8 @@ static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
 	o.size = cfg->quick ? SHMLOG_SIZE_DEFAULT : 16u << 20;
 	shmlog_remove(name);
 	if (shmlog_create(name, &o) < 0 || fill_buffer(name, w) < 0) {
-		snprintf(r->why, sizeof(r->why), "cannot create and fill %s", name);
+		snprintf(r->why, sizeof(r->why), "cannot create and fill %s",
+			 name);
 		shmlog_remove(name);
 		return;
 	}
@@ -211,7 +215,8 @@ static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
 	for (int f = 0; f < 3; f++) {
 		double v[MAX_DUMP_REPS];
 		for (int i = 0; i < reps; i++)
-			v[i] = dump_once(name, (enum dump_fmt)f, out, &r->dump_recs);
+			v[i] = dump_once(name, (enum dump_fmt)f, out,
+					 &r->dump_recs);
 		*dst[f] = bench_median(v, reps);
 	}
 	fclose(out);
@@ -257,8 +262,9 @@ static void measure_follow(const struct lb_config *cfg, struct lb_readers *r)
 	shmlog_t *h;
 	snprintf(name, sizeof(name), "bench-%d-follow", (int)getpid());
 	shmlog_remove(name);
-	struct follow_shared *fs = mmap(NULL, sizeof(*fs), PROT_READ | PROT_WRITE,
-					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct follow_shared *fs =
+	    mmap(NULL, sizeof(*fs), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (fs == MAP_FAILED)
 		return;
 	bench_hist_init(&fs->hist);
@@ -361,8 +367,9 @@ static void measure_follower_cost(const struct lb_config *cfg,
 		c.collector = lb_spawn(&c, active_follower, &a);
 		if (c.collector > 0) {
 			usleep(20000); /* let it open and go to sleep */
-			r->followed_rps = run_median(&c, cfg, w, &r->followed_p99,
-						     &r->follower_cpu_ns_per_rec);
+			r->followed_rps =
+			    run_median(&c, cfg, w, &r->followed_p99,
+				       &r->follower_cpu_ns_per_rec);
 			lb_stop(c.collector);
 		}
 		lb_sink_free(a.sink);

@@ -5,18 +5,13 @@
  *   parent                               writer process(es), thread(s)
  *   ------                               -----------------------------
  *   reset(); base = consumed()
- *   fork procs ------------------------> open(arg)            [once per process]
- *                                        warm up for warm_s   [each thread]
- *   wait until every writer is ready <-- ready++
- *   wait until the collector has
- *     consumed the warm-up; CPU0
- *   go = 1 ----------------------------> getrusage(SELF)      [first thread]
- *                                        batches of `batch` calls, each
- *                                        batch timed; until go + dur_s
- *                                        close()  (drains in-process queues)
- *                                        getrusage(SELF)
- *   reap; wait until the collector has
- *     consumed everything; CPU1
+ *   fork procs ------------------------> open(arg)            [once per
+ * process] warm up for warm_s   [each thread] wait until every writer is ready
+ * <-- ready++ wait until the collector has consumed the warm-up; CPU0 go = 1
+ * ----------------------------> getrusage(SELF)      [first thread] batches of
+ * `batch` calls, each batch timed; until go + dur_s close()  (drains in-process
+ * queues) getrusage(SELF) reap; wait until the collector has consumed
+ * everything; CPU1
  *
  * Why it is built this way:
  *  - Writers run in forked processes, never in the parent: each run starts
@@ -78,7 +73,7 @@ struct lb_thread {
 	struct lb_slot *s;
 	void *h;
 	unsigned first_msg; /* writers start at different messages */
-	bool first; /* takes the process's usage snapshots */
+	bool first;	    /* takes the process's usage snapshots */
 };
 
 static void sleep_ns(long ns)
@@ -146,7 +141,7 @@ static void *writer_thread(void *p)
 		write_batch(t, &k, batch, &bytes, &wire, &errs);
 		uint64_t t1 = bench_now_ns();
 		bench_hist_add(&s->hist, (t1 - t0 + (uint64_t)batch / 2) /
-						 (uint64_t)batch);
+					     (uint64_t)batch);
 		n += (uint64_t)batch;
 		t0 = t1;
 	}
@@ -185,16 +180,22 @@ writer_process(struct lb_ctx *c, const struct lb_work *w,
 	pthread_t tid[threads];
 	for (int i = 0; i < threads; i++)
 		t[i] = (struct lb_thread){
-			.ct = c->ct, .w = w, .cfg = cfg, .sh = sh,
-			.s = &sh->slot[first + i], .h = h,
-			.first_msg = (unsigned)(first + i) * 5u, .first = i == 0,
+		    .ct = c->ct,
+		    .w = w,
+		    .cfg = cfg,
+		    .sh = sh,
+		    .s = &sh->slot[first + i],
+		    .h = h,
+		    .first_msg = (unsigned)(first + i) * 5u,
+		    .first = i == 0,
 		};
 	if (threads == 1) {
 		writer_thread(&t[0]);
 	} else {
 		int started = 0;
 		for (int i = 0; i < threads; i++) {
-			if (pthread_create(&tid[i], NULL, writer_thread, &t[i]) != 0) {
+			if (pthread_create(&tid[i], NULL, writer_thread,
+					   &t[i]) != 0) {
 				fail_slots(sh, first + i, threads - i,
 					   "pthread_create failed");
 				break;
@@ -217,8 +218,8 @@ static int64_t consumed(struct lb_ctx *c)
 		return c->ct->consumed(c);
 	if (!c->sink)
 		return -1;
-	return (int64_t)atomic_load(c->ct->flags & LB_SINK_BYTES ? &c->sink->bytes
-								  : &c->sink->recs);
+	return (int64_t)atomic_load(
+	    c->ct->flags & LB_SINK_BYTES ? &c->sink->bytes : &c->sink->recs);
 }
 
 /* Wait until the collector has consumed @target (records or bytes); give
@@ -246,7 +247,8 @@ static void reap(pid_t *pid, int n, uint64_t deadline)
 	int left = n;
 	while (left > 0) {
 		for (int i = 0; i < n; i++) {
-			if (pid[i] > 0 && waitpid(pid[i], NULL, WNOHANG) == pid[i]) {
+			if (pid[i] > 0 &&
+			    waitpid(pid[i], NULL, WNOHANG) == pid[i]) {
 				pid[i] = 0;
 				left--;
 			}
@@ -275,7 +277,8 @@ static bool wait_ready(struct lb_shared *sh, int n, pid_t *pid, int procs)
 		/* A writer that died before saying ready would hang us. */
 		for (int i = 0; i < procs; i++) {
 			int st;
-			if (pid[i] > 0 && waitpid(pid[i], &st, WNOHANG) == pid[i]) {
+			if (pid[i] > 0 &&
+			    waitpid(pid[i], &st, WNOHANG) == pid[i]) {
 				pid[i] = 0;
 				if (atomic_load(&sh->ready) < n)
 					return false;
@@ -304,8 +307,10 @@ static void sum_results(struct lb_ctx *c, struct lb_shared *sh, int procs,
 		if (s->t_end > last_end)
 			last_end = s->t_end;
 		if (i % threads == 0) {
-			struct bench_usage d = bench_usage_diff(&s->u0, &s->u_end);
-			struct bench_usage all = bench_usage_diff(&s->u0, &s->u1);
+			struct bench_usage d =
+			    bench_usage_diff(&s->u0, &s->u_end);
+			struct bench_usage all =
+			    bench_usage_diff(&s->u0, &s->u1);
 			res->cpu_s += all.user_s + all.sys_s;
 			res->minflt += d.minflt;
 			res->majflt += d.majflt;
@@ -325,7 +330,8 @@ void lb_run(struct lb_ctx *c, const struct lb_work *w,
 	    struct lb_result *res)
 {
 	int n = procs * threads;
-	size_t size = sizeof(struct lb_shared) + (size_t)n * sizeof(struct lb_slot);
+	size_t size =
+	    sizeof(struct lb_shared) + (size_t)n * sizeof(struct lb_slot);
 	memset(res, 0, sizeof(*res));
 	bench_hist_init(&res->hist);
 	res->ok = true;
@@ -336,7 +342,8 @@ void lb_run(struct lb_ctx *c, const struct lb_work *w,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		res->ok = false;
-		snprintf(res->err, sizeof(res->err), "mmap: %s", strerror(errno));
+		snprintf(res->err, sizeof(res->err), "mmap: %s",
+			 strerror(errno));
 		return;
 	}
 	for (int i = 0; i < n; i++)
@@ -373,13 +380,13 @@ void lb_run(struct lb_ctx *c, const struct lb_work *w,
 
 	sh->go_ns = bench_now_ns();
 	atomic_store(&sh->go, 1);
-	reap(pid, procs,
-	     sh->go_ns + (uint64_t)((cfg->dur_s + 60) * 1e9));
+	reap(pid, procs, sh->go_ns + (uint64_t)((cfg->dur_s + 60) * 1e9));
 
 	sum_results(c, sh, procs, threads, res);
 	int64_t sent = 0;
 	for (int i = 0; i < n; i++)
-		sent += (int64_t)(bytes_sink ? sh->slot[i].wire : sh->slot[i].recs);
+		sent +=
+		    (int64_t)(bytes_sink ? sh->slot[i].wire : sh->slot[i].recs);
 	if (base >= 0) {
 		int64_t got = drain(c, base + warm + sent) - base - warm;
 		double e2e = (double)(bench_now_ns() - sh->go_ns) / 1e9;
@@ -399,8 +406,13 @@ static long strace_writer(struct lb_ctx *c, const char *exe, long count)
 {
 	char nbuf[32];
 	snprintf(nbuf, sizeof(nbuf), "%ld", count);
-	char *argv[] = {(char *)exe, "log", "--internal-writer",
-			(char *)c->ct->name, c->arg, nbuf, NULL};
+	char *argv[] = {(char *)exe,
+			"log",
+			"--internal-writer",
+			(char *)c->ct->name,
+			c->arg,
+			nbuf,
+			NULL};
 	int64_t base = consumed(c), expect = count;
 	if (c->ct->flags & LB_SINK_BYTES) {
 		struct lb_work w;

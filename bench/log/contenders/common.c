@@ -61,8 +61,9 @@ int lb_make_dir(struct lb_ctx *c)
 		return -1;
 	}
 	if (!mkdtemp(c->dir)) {
-		snprintf(c->why, sizeof(c->why), "cannot make a directory in %s: %s",
-			 lb_scratch, strerror(errno));
+		snprintf(c->why, sizeof(c->why),
+			 "cannot make a directory in %s: %s", lb_scratch,
+			 strerror(errno));
 		c->dir[0] = '\0';
 		return -1;
 	}

@@ -71,14 +71,14 @@ static void wr_close(void *w)
 }
 
 const struct lb_contender lb_file_write = {
-	.name = "file-write",
-	.what = "write(2) of each record to a file opened O_APPEND",
-	.setup = file_setup,
-	.teardown = file_teardown,
-	.reset = file_reset,
-	.open = wr_open,
-	.write = wr_write,
-	.close = wr_close,
+    .name = "file-write",
+    .what = "write(2) of each record to a file opened O_APPEND",
+    .setup = file_setup,
+    .teardown = file_teardown,
+    .reset = file_reset,
+    .open = wr_open,
+    .write = wr_write,
+    .close = wr_close,
 };
 
 static void *io_open(const char *arg, char *err, size_t errlen)
@@ -104,12 +104,12 @@ static void io_close(void *w)
 }
 
 const struct lb_contender lb_file_stdio = {
-	.name = "file-stdio",
-	.what = "stdio fwrite() of each record to a file (default buffer)",
-	.setup = file_setup,
-	.teardown = file_teardown,
-	.reset = file_reset,
-	.open = io_open,
-	.write = io_write,
-	.close = io_close,
+    .name = "file-stdio",
+    .what = "stdio fwrite() of each record to a file (default buffer)",
+    .setup = file_setup,
+    .teardown = file_teardown,
+    .reset = file_reset,
+    .open = io_open,
+    .write = io_write,
+    .close = io_close,
 };

@@ -83,7 +83,8 @@ static int kmsg_setup(struct lb_ctx *c)
 	char mode[32];
 	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(c->why, sizeof(c->why), "cannot open /dev/kmsg for writing: %s",
+		snprintf(c->why, sizeof(c->why),
+			 "cannot open /dev/kmsg for writing: %s",
 			 strerror(errno));
 		return -1;
 	}
@@ -95,15 +96,18 @@ static int kmsg_setup(struct lb_ctx *c)
 	if (strcmp(mode, "on") != 0) {
 		if (sysctl_write("on") < 0) {
 			snprintf(c->why, sizeof(c->why),
-				 "kernel.printk_devkmsg is '%s' and setting it to 'on' "
-				 "failed (%s): writes would be rate-limited; run as root",
+				 "kernel.printk_devkmsg is '%s' and setting it "
+				 "to 'on' "
+				 "failed (%s): writes would be rate-limited; "
+				 "run as root",
 				 mode, strerror(errno));
 			return -1;
 		}
 		snprintf(saved_mode, sizeof(saved_mode), "%s", mode);
 		arm_restore();
 		snprintf(c->note, sizeof(c->note),
-			 "kernel.printk_devkmsg set to on for the run (was %s)", mode);
+			 "kernel.printk_devkmsg set to on for the run (was %s)",
+			 mode);
 	}
 	snprintf(c->arg, sizeof(c->arg), "/dev/kmsg");
 	return 0;
@@ -130,10 +134,10 @@ static long kmsg_write(void *w, const struct lb_msg *m)
 	int fd = (int)(intptr_t)w - 1;
 	/* <15>: facility user (1), level debug (7). */
 	struct iovec v[4] = {
-		{(void *)"<15>", 4},
-		{(void *)m->tag, m->tag_len},
-		{(void *)": ", 2},
-		{(void *)m->msg, m->len},
+	    {(void *)"<15>", 4},
+	    {(void *)m->tag, m->tag_len},
+	    {(void *)": ", 2},
+	    {(void *)m->msg, m->len},
 	};
 	ssize_t n = writev(fd, v, 4);
 	return n < 0 ? -errno : n;
@@ -145,13 +149,13 @@ static void kmsg_close(void *w)
 }
 
 const struct lb_contender lb_kmsg = {
-	.name = "kmsg",
-	.what = "/dev/kmsg: the kernel log ring, one writev(2) per record",
-	/* The kernel refuses records over 1 KiB (PRINTKRB_RECORD_MAX). */
-	.max_msg = 960,
-	.setup = kmsg_setup,
-	.teardown = kmsg_teardown,
-	.open = kmsg_open,
-	.write = kmsg_write,
-	.close = kmsg_close,
+    .name = "kmsg",
+    .what = "/dev/kmsg: the kernel log ring, one writev(2) per record",
+    /* The kernel refuses records over 1 KiB (PRINTKRB_RECORD_MAX). */
+    .max_msg = 960,
+    .setup = kmsg_setup,
+    .teardown = kmsg_teardown,
+    .open = kmsg_open,
+    .write = kmsg_write,
+    .close = kmsg_close,
 };

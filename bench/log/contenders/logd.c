@@ -55,7 +55,8 @@ static void logd_collect(void *p)
 			pos = 0; /* wrap: records stay contiguous */
 		memcpy(ring + pos, buf, (size_t)n);
 		pos += (size_t)n;
-		atomic_fetch_add_explicit(&a->sink->recs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->sink->recs, 1,
+					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&a->sink->bytes, (uint64_t)n,
 					  memory_order_relaxed);
 	}
@@ -68,7 +69,8 @@ static int logd_setup(struct lb_ctx *c)
 		return -1;
 	snprintf(c->arg, sizeof(c->arg), "%s/logdw", c->dir);
 	if (sock_addr(&sa, c->arg) < 0) {
-		snprintf(c->why, sizeof(c->why), "socket path too long: %s", c->arg);
+		snprintf(c->why, sizeof(c->why), "socket path too long: %s",
+			 c->arg);
 		lb_remove_dir(c);
 		return -1;
 	}
@@ -125,9 +127,9 @@ static long logd_write(void *w, const struct lb_msg *m)
 	struct lb_hdr h;
 	lb_hdr_fill(&h, m);
 	struct iovec v[3] = {
-		{&h, sizeof(h)},
-		{(void *)m->tag, h.tag_len},
-		{(void *)m->msg, m->len},
+	    {&h, sizeof(h)},
+	    {(void *)m->tag, h.tag_len},
+	    {(void *)m->msg, m->len},
 	};
 	ssize_t n = writev(fd, v, 3);
 	return n < 0 ? -errno : n;
@@ -139,11 +141,11 @@ static void logd_close(void *w)
 }
 
 const struct lb_contender lb_logd = {
-	.name = "logd-dgram",
-	.what = "logd-style: AF_UNIX datagram to a collector process's ring",
-	.setup = logd_setup,
-	.teardown = logd_teardown,
-	.open = logd_open,
-	.write = logd_write,
-	.close = logd_close,
+    .name = "logd-dgram",
+    .what = "logd-style: AF_UNIX datagram to a collector process's ring",
+    .setup = logd_setup,
+    .teardown = logd_teardown,
+    .open = logd_open,
+    .write = logd_write,
+    .close = logd_close,
 };

@@ -33,7 +33,8 @@ static void mq_collect(void *p)
 				continue;
 			_exit(1);
 		}
-		atomic_fetch_add_explicit(&a->sink->recs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->sink->recs, 1,
+					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&a->sink->bytes, (uint64_t)n,
 					  memory_order_relaxed);
 	}
@@ -112,11 +113,11 @@ static void mqw_close(void *w)
 }
 
 const struct lb_contender lb_mqueue = {
-	.name = "mqueue",
-	.what = "mq_send(3) of each record to a reader process",
-	.setup = mq_setup,
-	.teardown = mq_teardown,
-	.open = mqw_open,
-	.write = mqw_write,
-	.close = mqw_close,
+    .name = "mqueue",
+    .what = "mq_send(3) of each record to a reader process",
+    .setup = mq_setup,
+    .teardown = mq_teardown,
+    .open = mqw_open,
+    .write = mqw_write,
+    .close = mqw_close,
 };

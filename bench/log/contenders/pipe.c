@@ -105,12 +105,12 @@ static void pipe_close(void *w)
 }
 
 const struct lb_contender lb_pipe = {
-	.name = "pipe",
-	.what = "write(2) of each record into a pipe to a reader process",
-	.flags = LB_SINK_BYTES,
-	.setup = pipe_setup,
-	.teardown = pipe_teardown,
-	.open = pipe_open,
-	.write = pipe_write,
-	.close = pipe_close,
+    .name = "pipe",
+    .what = "write(2) of each record into a pipe to a reader process",
+    .flags = LB_SINK_BYTES,
+    .setup = pipe_setup,
+    .teardown = pipe_teardown,
+    .open = pipe_open,
+    .write = pipe_write,
+    .close = pipe_close,
 };

@@ -28,7 +28,7 @@
 struct seed_area {
 	sem_t lock;
 	size_t start, end; /* oldest byte, next byte to write */
-	size_t cap; /* bytes of data[] */
+	size_t cap;	   /* bytes of data[] */
 	int wrapped;
 	char data[];
 };
@@ -38,7 +38,8 @@ static struct seed_area *seed_map(const char *name, int oflag, char *err,
 {
 	int fd = shm_open(name, oflag, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "shm_open(%s): %s", name, strerror(errno));
+		snprintf(err, errlen, "shm_open(%s): %s", name,
+			 strerror(errno));
 		return NULL;
 	}
 	if ((oflag & O_CREAT) && ftruncate(fd, SEED_SIZE) < 0) {
@@ -60,14 +61,16 @@ static struct seed_area *seed_map(const char *name, int oflag, char *err,
 
 static int seed_setup(struct lb_ctx *c)
 {
-	snprintf(c->arg, sizeof(c->arg), "/shmlog-bench-seed-%d", (int)getpid());
+	snprintf(c->arg, sizeof(c->arg), "/shmlog-bench-seed-%d",
+		 (int)getpid());
 	shm_unlink(c->arg);
 	struct seed_area *a =
-		seed_map(c->arg, O_CREAT | O_EXCL | O_RDWR, c->why, sizeof(c->why));
+	    seed_map(c->arg, O_CREAT | O_EXCL | O_RDWR, c->why, sizeof(c->why));
 	if (!a)
 		return -1;
 	if (sem_init(&a->lock, 1, 1) < 0) {
-		snprintf(c->why, sizeof(c->why), "sem_init: %s", strerror(errno));
+		snprintf(c->why, sizeof(c->why), "sem_init: %s",
+			 strerror(errno));
 		munmap(a, SEED_SIZE);
 		shm_unlink(c->arg);
 		return -1;
@@ -126,12 +129,12 @@ static void seed_close(void *w)
 }
 
 const struct lb_contender lb_seed = {
-	.name = "seed-shm-sem",
-	.what = "seed 000 rebuilt: 64 KiB shm ring, shared semaphore, "
-		"gettimeofday(), message only",
-	.setup = seed_setup,
-	.teardown = seed_teardown,
-	.open = seed_open,
-	.write = seed_write,
-	.close = seed_close,
+    .name = "seed-shm-sem",
+    .what = "seed 000 rebuilt: 64 KiB shm ring, shared semaphore, "
+	    "gettimeofday(), message only",
+    .setup = seed_setup,
+    .teardown = seed_teardown,
+    .open = seed_open,
+    .write = seed_write,
+    .close = seed_close,
 };

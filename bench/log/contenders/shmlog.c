@@ -29,8 +29,8 @@ static int setup_clock(struct lb_ctx *c, int clock, const char *suffix)
 	shmlog_remove(c->arg); /* a leftover of a killed run */
 	int err = shmlog_create(c->arg, &o);
 	if (err < 0) {
-		snprintf(c->why, sizeof(c->why), "shmlog_create(%.64s): %s", c->arg,
-			 shmlog_strerror(err));
+		snprintf(c->why, sizeof(c->why), "shmlog_create(%.64s): %s",
+			 c->arg, shmlog_strerror(err));
 		return -1;
 	}
 	struct shmlog_info info;
@@ -85,16 +85,16 @@ static void sl_close(void *w)
 	shmlog_close(w);
 }
 
-#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                              \
+#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                             \
 	const struct lb_contender var = {                                      \
-		.name = nm,                                                    \
-		.what = wh,                                                    \
-		.flags = LB_SHMLOG | (fl),                                     \
-		.setup = setupfn,                                              \
-		.teardown = teardown,                                          \
-		.open = sl_open,                                               \
-		.write = sl_write,                                             \
-		.close = sl_close,                                             \
+	    .name = nm,                                                        \
+	    .what = wh,                                                        \
+	    .flags = LB_SHMLOG | (fl),                                         \
+	    .setup = setupfn,                                                  \
+	    .teardown = teardown,                                              \
+	    .open = sl_open,                                                   \
+	    .write = sl_write,                                                 \
+	    .close = sl_close,                                                 \
 	}
 
 #else /* !HAVE_SHMLOG: the library is not in this tree yet */
@@ -107,16 +107,17 @@ bool lb_have_shmlog(void)
 static int unavailable(struct lb_ctx *c)
 {
 	snprintf(c->why, sizeof(c->why),
-		 "the shmlog library was not built into this binary (no src/ring.c)");
+		 "the shmlog library was not built into this binary (no "
+		 "src/ring.c)");
 	return -1;
 }
 
-#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                              \
+#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                             \
 	const struct lb_contender var = {                                      \
-		.name = nm,                                                    \
-		.what = wh,                                                    \
-		.flags = LB_SHMLOG | (fl),                                     \
-		.setup = unavailable,                                          \
+	    .name = nm,                                                        \
+	    .what = wh,                                                        \
+	    .flags = LB_SHMLOG | (fl),                                         \
+	    .setup = unavailable,                                              \
 	}
 #endif
 

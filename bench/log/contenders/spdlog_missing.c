@@ -13,7 +13,7 @@ static int sp_unavailable(struct lb_ctx *c)
 }
 
 const struct lb_contender lb_spdlog = {
-	.name = "spdlog-async",
-	.what = "spdlog async logger (1 background thread) to a file",
-	.setup = sp_unavailable,
+    .name = "spdlog-async",
+    .what = "spdlog async logger (1 background thread) to a file",
+    .setup = sp_unavailable,
 };

@@ -46,7 +46,8 @@ static int write_conf(struct lb_ctx *c, const char *path)
 		"# shmlog-bench's private rsyslogd: one socket, one file.\n"
 		"global(workDirectory=\"%s\")\n"
 		"module(load=\"imuxsock\" SysSock.Use=\"off\")\n"
-		"input(type=\"imuxsock\" Socket=\"%s/log\" RateLimit.Interval=\"0\")\n"
+		"input(type=\"imuxsock\" Socket=\"%s/log\" "
+		"RateLimit.Interval=\"0\")\n"
 		"*.* action(type=\"omfile\" file=\"%s/rsyslog.log\")\n",
 		c->dir, c->dir, c->dir);
 	return fclose(f);
@@ -109,7 +110,8 @@ static int rs_setup(struct lb_ctx *c)
 	}
 	if (geteuid() != 0) {
 		snprintf(c->why, sizeof(c->why),
-			 "needs root: syslog(3) writes to /dev/log, which we redirect "
+			 "needs root: syslog(3) writes to /dev/log, which we "
+			 "redirect "
 			 "in a private mount namespace");
 		return -1;
 	}
@@ -143,7 +145,8 @@ static int rs_setup(struct lb_ctx *c)
 	s->out_fd = -1;
 	c->priv = s;
 	snprintf(c->arg, sizeof(c->arg), "%s/log", c->dir);
-	snprintf(c->note, sizeof(c->note), "rsyslogd (pid %d), private socket and file",
+	snprintf(c->note, sizeof(c->note),
+		 "rsyslogd (pid %d), private socket and file",
 		 (int)c->collector);
 	return 0;
 }
@@ -182,7 +185,8 @@ static int redirect_dev_log(const char *sock, char *err, size_t errlen)
 {
 	struct stat st;
 	if (unshare(CLONE_NEWNS) < 0) {
-		snprintf(err, errlen, "unshare(CLONE_NEWNS): %s", strerror(errno));
+		snprintf(err, errlen, "unshare(CLONE_NEWNS): %s",
+			 strerror(errno));
 		return -1;
 	}
 	/* Keep our mounts from propagating back to the machine. */
@@ -198,7 +202,8 @@ static int redirect_dev_log(const char *sock, char *err, size_t errlen)
 		}
 		return 0;
 	}
-	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k") < 0 ||
+	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k") <
+		0 ||
 	    symlink(sock, "/dev/log") < 0) {
 		snprintf(err, errlen, "private /dev/log: %s", strerror(errno));
 		return -1;
@@ -217,8 +222,8 @@ static void *rs_open(const char *arg, char *err, size_t errlen)
 
 static int syslog_level(int prio)
 {
-	static const int map[] = {LOG_DEBUG, LOG_DEBUG, LOG_DEBUG, LOG_INFO,
-				  LOG_WARNING, LOG_ERR, LOG_CRIT};
+	static const int map[] = {LOG_DEBUG,   LOG_DEBUG, LOG_DEBUG, LOG_INFO,
+				  LOG_WARNING, LOG_ERR,	  LOG_CRIT};
 	return prio >= 2 && prio <= 7 ? map[prio - 1] : LOG_INFO;
 }
 
@@ -236,12 +241,12 @@ static void rs_close(void *w)
 }
 
 const struct lb_contender lb_syslog = {
-	.name = "syslog-rsyslogd",
-	.what = "syslog(3) to a private rsyslogd (imuxsock -> omfile)",
-	.setup = rs_setup,
-	.teardown = rs_teardown,
-	.open = rs_open,
-	.write = rs_write,
-	.close = rs_close,
-	.consumed = rs_consumed,
+    .name = "syslog-rsyslogd",
+    .what = "syslog(3) to a private rsyslogd (imuxsock -> omfile)",
+    .setup = rs_setup,
+    .teardown = rs_teardown,
+    .open = rs_open,
+    .write = rs_write,
+    .close = rs_close,
+    .consumed = rs_consumed,
 };
