@@ -138,8 +138,9 @@ void shmlog_close(shmlog_t *h);
  * or empty @tag is logged as "?"; a NULL @msg is logged as "(null)". Too
  * long tags/messages are truncated and flagged.
  *
- * Returns 0, or -EAGAIN when every lane is held by a live writer (the record
- * is counted as dropped in the segment), or -EBUSY when called from a signal
+ * Returns 0, or -EAGAIN when the thread has no lane of its own and every
+ * shared lane is in use at that instant (the record is counted as dropped
+ * in the segment; see docs/DESIGN.md, "Lanes"), or -EBUSY when called from a signal
  * handler that interrupted a write on the same thread and handle (counted
  * too). No syscall, lock, allocation or page fault in steady state: the
  * first write of a thread claims a lane (a few atomic operations).

@@ -74,6 +74,7 @@ struct shmlog__hdr {
 	/* Rarely written counters. */
 	struct {
 		_Atomic uint64_t dropped; /* refused writes: no lane, nested */
+		_Atomic uint32_t releases; /* lanes given back (exclusive) */
 	} stats SHMLOG__ALIGNED;
 	/* Read-mostly: the filter and the clear mark. Writers only read it. */
 	struct {
@@ -189,6 +190,9 @@ struct shmlog__wlane {
 	uint32_t pid, tid;
 	unsigned lane;
 	volatile unsigned busy; /* a write is in progress on this thread */
+	/* No lane of its own (ctl == NULL): the thread borrows a shared lane
+	 * per record, and tries again for its own when a lane is released. */
+	uint32_t releases_seen;
 };
 
 struct shmlog__recdesc {
@@ -203,11 +207,19 @@ struct shmlog__recdesc {
 
 uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
 bool shmlog__owner_alive(uint64_t owner);
-/* Claim lane @lane for the caller if free or abandoned; repairs whatever a
- * dead owner left. true on success, with @w filled. */
+/* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
+ * by a dead owner: then whatever it left is repaired). true on success,
+ * with @w filled. */
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
+/* Give a lane back. */
 void shmlog__lane_release(struct shmlog__wlane *w);
+/* Lanes [0, exclusive) are for threads to keep; the rest are lent out one
+ * record at a time to threads that found none free. */
+static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
+{
+	return f->lane_count - f->lane_count / 8;
+}
 /* Append one record to the lane @w owns. */
 void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 const struct shmlog__recdesc *d);
@@ -222,7 +234,8 @@ struct shmlog__rlane {
 	uint64_t read, overwritten, torn, skipped;
 	uint64_t lost_overwritten, lost_torn; /* not yet reported */
 	struct shmlog__rec rec; /* pending record header */
-	unsigned char *body; /* its tag and message (max_record bytes) */
+	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
+	unsigned char *body;
 };
 
 /* Try to make @c hold the lane's next record. Returns true if it does. */

@@ -439,7 +439,11 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	w->tail_off = seg_off(f, tail);
 	w->head = head;
 	w->head_off = seg_off(f, head);
-	if (!lane_sane(f, tail, head, reserve) || !lane_last_seq(f, w, &last)) {
+	/* A lane given back cleanly resumes from next_seq; one taken from a
+	 * dead owner is walked, for next_seq may lag its last record. */
+	bool broken = !lane_sane(f, tail, head, reserve) ||
+		      (owner && !lane_last_seq(f, w, &last));
+	if (broken) {
 		/* nonsense: start the lane afresh after its newest byte */
 		tail = head = reserve = (reserve > head ? reserve : head) &
 					~(uint64_t)(REC_ALIGN - 1);
@@ -450,7 +454,9 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 		atomic_store_explicit(&ctl->head, tail, memory_order_release);
 	}
 	w->seq = last + 1;
-	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
+	if (owner)
+		atomic_store_explicit(&ctl->next_seq, w->seq,
+				      memory_order_relaxed);
 	if (reserve != head)
 		lane_repair(f, w, reserve);
 	return true;
@@ -459,6 +465,9 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 void shmlog__lane_release(struct shmlog__wlane *w)
 {
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
+	/* threads borrowing lanes watch this to try for one of their own */
+	atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
+				  memory_order_relaxed);
 }
 
 /* ---- reader side ---------------------------------------------------- */
@@ -541,9 +550,16 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		copy_out(&r, data + off, hlen);
 		uint32_t len = 0;
 		unsigned state = rec_check(f, &r, c->pos, off, &len);
-		if (state == REC_COMMITTED)
-			copy_out(c->body, data + off + REC_HDR,
-				 (size_t)r.tag_len + r.msg_len);
+		if (state == REC_COMMITTED) {
+			/* tag and message, each NUL-terminated, ready to hand
+			 * out: the reader's only copy */
+			const unsigned char *src = data + off + REC_HDR;
+			copy_out(c->body, src, r.tag_len);
+			c->body[r.tag_len] = '\0';
+			copy_out(c->body + r.tag_len + 1, src + r.tag_len,
+				 r.msg_len);
+			c->body[r.tag_len + 1 + r.msg_len] = '\0';
+		}
 		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
 		uint64_t reserve =
 			atomic_load_explicit(&ctl->reserve, memory_order_relaxed);

@@ -63,7 +63,8 @@ static void tls_release_all(bool in_child)
 	pthread_mutex_lock(&handles_lock);
 	for (int i = 0; i < TLS_SLOTS; i++) {
 		struct shmlog__wlane *w = &tls_lanes[i];
-		if (w->handle_id && !in_child && handle_live(w->handle_id))
+		if (w->handle_id && w->ctl && !in_child &&
+		    handle_live(w->handle_id))
 			shmlog__lane_release(w);
 		memset(w, 0, sizeof(*w));
 	}
@@ -116,35 +117,65 @@ static void prefault(struct shmlog *h, unsigned lane)
 					  memory_order_relaxed);
 }
 
-/* Slow path: claim a lane for this thread and handle. */
-static struct shmlog__wlane *lane_acquire(struct shmlog *h,
-					  struct shmlog__wlane *w)
+/* Try the lanes [from, to) starting at a place that spreads threads out. */
+static bool claim_in(struct shmlog *h, struct shmlog__wlane *w, uint64_t me,
+		     unsigned from, unsigned to, unsigned hint)
 {
-	if (w->handle_id) { /* slot taken by another handle: trade it */
+	unsigned n = to - from;
+	for (int steal = 0; steal < 2; steal++) {
+		for (unsigned i = 0; i < n; i++) {
+			unsigned lane = from + (hint + i) % n;
+			if (shmlog__lane_claim(&h->seg, lane, me, steal, w))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Slow path: claim a lane for this thread to keep. Without one, the slot is
+ * set to borrow shared lanes (ctl == NULL) until a lane is released. */
+static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
+{
+	if (w->handle_id) { /* slot held for another handle: trade it */
 		pthread_mutex_lock(&handles_lock);
-		if (handle_live(w->handle_id))
+		if (w->ctl && handle_live(w->handle_id))
 			shmlog__lane_release(w);
 		w->handle_id = 0;
 		pthread_mutex_unlock(&handles_lock);
 	}
 	pthread_setspecific(tls_key, (void *)1);
-	uint32_t pid = (uint32_t)getpid(), tid = (uint32_t)gettid();
-	uint64_t me = shmlog__owner_word(pid, tid);
-	unsigned n = h->seg.fixed.lane_count, start = tid % n;
-	for (int steal = 0; steal < 2; steal++) {
-		for (unsigned i = 0; i < n; i++) {
-			unsigned lane = (start + i) % n;
-			if (!shmlog__lane_claim(&h->seg, lane, me, steal, w))
-				continue;
-			w->pid = pid;
-			w->tid = tid;
-			w->h = h;
-			prefault(h, lane);
-			w->handle_id = h->id; /* last: slot now valid */
-			return w;
-		}
-	}
-	return NULL;
+	w->pid = (uint32_t)getpid();
+	w->tid = (uint32_t)gettid();
+	w->h = h;
+	w->releases_seen = atomic_load_explicit(&h->seg.hdr->stats.releases,
+						memory_order_relaxed);
+	uint64_t me = shmlog__owner_word(w->pid, w->tid);
+	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
+	if (claim_in(h, w, me, 0, excl, w->tid))
+		prefault(h, w->lane);
+	else
+		w->ctl = NULL;
+	w->handle_id = h->id; /* last: slot now valid */
+}
+
+/* A thread without a lane of its own writes one record in a shared lane,
+ * taken and given back around the record. Never waits: if every shared
+ * lane is busy at this instant the record is dropped (and counted). */
+static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
+			  const struct shmlog__recdesc *d)
+{
+	const struct shmlog__fixed *f = &h->seg.fixed;
+	unsigned excl = shmlog__lanes_exclusive(f);
+	if (excl == f->lane_count)
+		return -EAGAIN;
+	struct shmlog__wlane tmp = *w;
+	uint64_t me = shmlog__owner_word(w->pid, w->tid);
+	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
+		return -EAGAIN;
+	prefault(h, tmp.lane);
+	shmlog__ring_append(&h->seg, &tmp, d);
+	atomic_store_explicit(&tmp.ctl->owner, 0, memory_order_release);
+	return 0;
 }
 
 static void count_drop(struct shmlog *h)
@@ -211,8 +242,9 @@ void shmlog_close(shmlog_t *h)
 	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
 		struct shmlog__lane *l = seg_lane(&h->seg, i);
 		uint64_t o = atomic_load(&l->owner);
-		if (o >> 32 == pid)
-			atomic_compare_exchange_strong(&l->owner, &o, 0);
+		if (o >> 32 == pid &&
+		    atomic_compare_exchange_strong(&l->owner, &o, 0))
+			atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
 	}
 	for (int i = 0; i < TLS_SLOTS; i++)
 		if (tls_lanes[i].handle_id == h->id)
@@ -247,11 +279,8 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	}
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id) && !lane_acquire(h, w)) {
-		w->busy = 0;
-		count_drop(h);
-		return -EAGAIN;
-	}
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id))
+		lane_acquire(h, w);
 
 	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
 							       : SHMLOG_INFO;
@@ -269,10 +298,27 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	uint32_t room = h->seg.fixed.max_record - REC_HDR - d.tag_len;
 	d.msg_len = clamp_len(len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX,
 			      &d.flags);
-	shmlog__ring_append(&h->seg, w, &d);
+	int err = 0;
+	if (SHMLOG_LIKELY(w->ctl)) {
+		shmlog__ring_append(&h->seg, w, &d);
+	} else {
+		/* no lane of our own: look again once somebody gave one back */
+		uint32_t rel = atomic_load_explicit(&h->seg.hdr->stats.releases,
+						    memory_order_relaxed);
+		if (rel != w->releases_seen)
+			lane_acquire(h, w);
+		if (w->ctl)
+			shmlog__ring_append(&h->seg, w, &d);
+		else
+			err = write_borrowed(h, w, &d);
+	}
 
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
+	if (SHMLOG_UNLIKELY(err)) {
+		count_drop(h);
+		return err;
+	}
 	/* LMM(E): see ring.c, "Waking readers" */
 	if (SHMLOG_UNLIKELY(h->need_fence))
 		atomic_thread_fence(memory_order_seq_cst);

@@ -205,8 +205,62 @@ static void test_lane_reuse(void)
 	shmlog_remove(b);
 }
 
+/* More threads than lanes: the threads that find no lane of their own
+ * borrow the shared lanes one record at a time; nothing is lost silently:
+ * every record is either written or counted as dropped. */
+struct many {
+	shmlog_t *h;
+	int failed;
+};
+
+static void *many_writer(void *arg)
+{
+	struct many *m = arg;
+	for (int i = 0; i < 2000; i++)
+		if (shmlog_print(m->h, SHMLOG_INFO, "many", "%d", i))
+			m->failed++;
+	return NULL;
+}
+
+static void test_more_threads_than_lanes(void)
+{
+	const char *b = test_buffer("many");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = 16; /* 14 kept by threads, 2 lent per record */
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	enum { T = 40 };
+	pthread_t t[T];
+	struct many m[T];
+	for (int i = 0; i < T; i++) {
+		m[i] = (struct many){h, 0};
+		pthread_create(&t[i], NULL, many_writer, &m[i]);
+	}
+	int failed = 0;
+	for (int i = 0; i < T; i++) {
+		pthread_join(t[i], NULL);
+		failed += m[i].failed;
+	}
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	printf("more threads than lanes: %d threads x 2000, %llu written, "
+	       "%llu dropped\n",
+	       T, (unsigned long long)in.written,
+	       (unsigned long long)in.dropped);
+	CHECK_EQ(in.written + in.dropped, T * 2000);
+	CHECK_EQ(in.dropped, failed);
+	CHECK(in.dropped < T * 2000 / 100);
+	CHECK_EQ(in.writers, 0); /* every lane given back */
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
+	test_more_threads_than_lanes();
 	test_fork();
 	test_follow_wakes();
 	test_dead_follower();
