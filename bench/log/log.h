@@ -200,6 +200,7 @@ struct lb_readers {
 	double follow_p50, follow_p99;
 	double alone_rps, followed_rps; /* one writer without/with follower */
 	double alone_p99, followed_p99;
+	double alone_cpu_ns, followed_cpu_ns; /* writer CPU per record */
 	double follower_cpu_ns_per_rec;
 };
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r);

@@ -660,13 +660,15 @@ static void print_readers(FILE *f, const struct lb_readers *r)
 		"record: median %.0f ns, p99 %.0f ns (%llu samples)\n",
 		r->follow_p50, r->follow_p99,
 		(unsigned long long)r->follow.count);
-	fprintf(f,
-		"one writer alone: %.0f rec/s (p99 %.0f ns); with an active "
-		"follower: %.0f rec/s (p99 %.0f ns), %.1f%% of alone; follower "
-		"CPU %.1f ns/record\n",
-		r->alone_rps, r->alone_p99, r->followed_rps, r->followed_p99,
-		r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
-		r->follower_cpu_ns_per_rec);
+	fprintf(
+	    f,
+	    "one writer alone: %.0f rec/s (p99 %.0f ns, %.1f CPU ns/record); "
+	    "with an active\nfollower: %.0f rec/s (p99 %.0f ns, %.1f CPU "
+	    "ns/record), %.1f%% of alone; the follower: %.1f CPU ns/record\n",
+	    r->alone_rps, r->alone_p99, r->alone_cpu_ns, r->followed_rps,
+	    r->followed_p99, r->followed_cpu_ns,
+	    r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
+	    r->follower_cpu_ns_per_rec);
 }
 
 /* ---- issue 4's targets ---- */
@@ -698,6 +700,20 @@ static int collect_targets(struct target *t, const struct lb_readers *rd,
 				 true, ok && usable(sp)};
 	if (t[n - 1].known)
 		t[n - 1].value = rps / sp->records_per_s;
+	/* The same ratios in CPU time per record: what a record costs,
+	 * whatever share of the machine the run got. */
+	t[n++] = (struct target){"  same, CPU per record: vs seed", 0, 2, true,
+				 ok && usable(seed)};
+	if (t[n - 1].known)
+		t[n - 1].value = cpu_ns_per_rec(seed) / cpu_ns_per_rec(s);
+	t[n++] = (struct target){"  same, CPU per record: vs kmsg", 0, 40, true,
+				 ok && usable(k)};
+	if (t[n - 1].known)
+		t[n - 1].value = cpu_ns_per_rec(k) / cpu_ns_per_rec(s);
+	t[n++] = (struct target){"  same, CPU per record: vs spdlog", 0, 10,
+				 true, ok && usable(sp)};
+	if (t[n - 1].known)
+		t[n - 1].value = cpu_ns_per_rec(sp) / cpu_ns_per_rec(s);
 	t[n++] = (struct target){"shmlog p99.9 / median, per call", 0, 5, false,
 				 ok && s->hist1.count &&
 				     call_q(s, 0.5, timer_ns) > 0};
@@ -736,10 +752,10 @@ static void print_targets(FILE *f, const struct target *t, int n)
 	fprintf(f, "\n# issue 4 targets (this machine)\n");
 	for (int i = 0; i < n; i++) {
 		if (!t[i].known) {
-			fprintf(f, "  %-36s  n/a (not measured)\n", t[i].what);
+			fprintf(f, "  %-40s  n/a (not measured)\n", t[i].what);
 			continue;
 		}
-		fprintf(f, "  %-36s %10.3g  want %s %-6g %s\n", t[i].what,
+		fprintf(f, "  %-40s %10.3g  want %s %-6g %s\n", t[i].what,
 			t[i].value, t[i].higher_better ? ">=" : "<=", t[i].want,
 			target_met(&t[i]) ? "met" : "MISSED");
 	}
@@ -875,6 +891,10 @@ static void json_readers(struct bench_json *j, const struct lb_readers *r)
 			       r->followed_rps);
 		bench_json_num(j, "writer_alone_ns_p99", r->alone_p99);
 		bench_json_num(j, "writer_followed_ns_p99", r->followed_p99);
+		bench_json_num(j, "writer_alone_cpu_ns_per_rec",
+			       r->alone_cpu_ns);
+		bench_json_num(j, "writer_followed_cpu_ns_per_rec",
+			       r->followed_cpu_ns);
 		bench_json_num(j, "follower_cpu_ns_per_rec",
 			       r->follower_cpu_ns_per_rec);
 	}
@@ -1027,7 +1047,7 @@ int bench_log_main(int argc, char **argv)
 	if (!o.no_scaling)
 		print_scaling(stdout);
 	print_readers(stdout, &rd);
-	struct target t[12];
+	struct target t[16];
 	int nt = collect_targets(t, &rd, timer_ns);
 	print_targets(stdout, t, nt);
 

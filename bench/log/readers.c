@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,55 +329,70 @@ static void active_follower(void *p)
 	}
 }
 
-static double run_median(struct lb_ctx *c, const struct lb_config *cfg,
-			 const struct lb_work *w, double *p99, double *coll)
+/* Per-run figures of the follower-cost comparison. */
+struct fc_acc {
+	int n;
+	double rps[16], p99[16], wcpu[16];
+	uint64_t recs;
+	double coll_s;
+};
+
+static void fc_run(struct lb_ctx *c, const struct lb_config *cfg,
+		   const struct lb_work *w, struct fc_acc *a)
 {
 	static struct lb_result res;
-	double v[16];
-	int reps = cfg->reps < 16 ? cfg->reps : 16, n = 0;
-	double p[16];
-	uint64_t recs = 0;
-	double cpu = 0;
-	for (int i = 0; i < reps; i++) {
-		lb_run(c, w, cfg, 1, 1, &res);
-		if (!res.ok || res.wall_s <= 0)
-			continue;
-		v[n] = (double)res.recs / res.wall_s;
-		p[n++] = (double)bench_hist_quantile(&res.hist, 0.99);
-		recs += res.recs;
-		cpu += res.coll_cpu_s;
-	}
-	*p99 = bench_median(p, n);
-	if (coll)
-		*coll = recs ? cpu * 1e9 / (double)recs : 0;
-	return bench_median(v, n);
+	lb_run(c, w, cfg, 1, 1, &res);
+	if (!res.ok || res.wall_s <= 0 || !res.recs || a->n >= 16)
+		return;
+	a->rps[a->n] = (double)res.recs / res.wall_s;
+	a->p99[a->n] = (double)bench_hist_quantile(&res.hist, 0.99);
+	a->wcpu[a->n] = res.cpu_s * 1e9 / (double)res.recs;
+	a->n++;
+	a->recs += res.recs;
+	a->coll_s += res.coll_cpu_s;
 }
 
+/* One follower process for the whole comparison, stopped (SIGSTOP) for the
+ * "alone" runs and resumed for the "followed" ones, the two alternated so
+ * that a drifting machine load hits both alike. A stopped follower costs
+ * the writer nothing: at most one wake-up for the sleep it was in. */
 static void measure_follower_cost(const struct lb_config *cfg,
 				  struct lb_readers *r, const struct lb_work *w)
 {
 	struct lb_ctx c = {.ct = &lb_shmlog_default};
+	struct fc_acc alone = {0}, followed = {0};
 	if (c.ct->setup(&c) < 0)
 		return;
-	/* Same buffer, alone and then followed, runs alternated would be
-	 * fairer still; a median of --reps runs each is what we afford. */
-	r->alone_rps = run_median(&c, cfg, w, &r->alone_p99, NULL);
 	struct active_arg a = {c.arg, lb_sink_new()};
-	if (a.sink) {
-		c.sink = a.sink;
-		c.collector = lb_spawn(&c, active_follower, &a);
-		if (c.collector > 0) {
-			usleep(20000); /* let it open and go to sleep */
-			r->followed_rps =
-			    run_median(&c, cfg, w, &r->followed_p99,
-				       &r->follower_cpu_ns_per_rec);
-			lb_stop(c.collector);
+	pid_t pid = a.sink ? lb_spawn(&c, active_follower, &a) : -1;
+	if (pid > 0) {
+		usleep(20000); /* let it open and go to sleep */
+		for (int rep = 0; rep < cfg->reps; rep++) {
+			kill(pid, SIGSTOP);
+			c.sink = NULL;
+			c.collector = 0;
+			fc_run(&c, cfg, w, &alone);
+			kill(pid, SIGCONT);
+			c.sink = a.sink;
+			c.collector = pid;
+			fc_run(&c, cfg, w, &followed);
 		}
-		lb_sink_free(a.sink);
-		c.sink = NULL;
-		c.collector = 0;
+		lb_stop(pid);
 	}
+	c.sink = NULL;
+	c.collector = 0;
+	lb_sink_free(a.sink);
 	c.ct->teardown(&c);
+	if (!alone.n || !followed.n)
+		return;
+	r->alone_rps = bench_median(alone.rps, alone.n);
+	r->alone_p99 = bench_median(alone.p99, alone.n);
+	r->alone_cpu_ns = bench_median(alone.wcpu, alone.n);
+	r->followed_rps = bench_median(followed.rps, followed.n);
+	r->followed_p99 = bench_median(followed.p99, followed.n);
+	r->followed_cpu_ns = bench_median(followed.wcpu, followed.n);
+	r->follower_cpu_ns_per_rec =
+	    followed.recs ? followed.coll_s * 1e9 / (double)followed.recs : 0;
 }
 
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
