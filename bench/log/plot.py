@@ -73,17 +73,33 @@ def measured(doc):
 
 def throughput(doc, out):
     cs = sorted(measured(doc), key=lambda c: c["records_per_s"])
-    fig, ax = plt.subplots(figsize=(9, 0.42 * len(cs) + 1.6))
+    fig, (ax, cpu) = plt.subplots(1, 2, figsize=(13, 0.42 * len(cs) + 1.8),
+                                  sharey=True)
     names = [c["contender"] for c in cs]
     vals = [c["records_per_s"] for c in cs]
-    ax.barh(names, vals, color=[color_of(n) for n in names])
+    colors = [color_of(n) for n in names]
+    ax.barh(names, vals, color=colors)
     for i, c in enumerate(cs):
         ax.text(vals[i] * 1.05, i, "%.3g rec/s, %.0f MB/s" %
                 (vals[i], c["mb_per_s"]), va="center", fontsize=8)
     ax.set_xscale("log")
     ax.set_xlim(min(vals) / 2, max(vals) * 30)
     ax.set_xlabel("records per second, one writer (log scale)")
-    ax.set_title("shmlog-bench log: seed 000's messages, %.0f B average\n%s"
+    # CPU per record, writer and daemon: what a record costs, whatever
+    # share of the machine the run got.
+    cpus = [c.get("cpu_ns_per_rec") or 0 for c in cs]
+    daemon = [c.get("daemon_cpu_ns_per_rec") or 0 for c in cs]
+    cpu.barh(names, [a - b for a, b in zip(cpus, daemon)], color=colors,
+             label="writer")
+    cpu.barh(names, daemon, left=[a - b for a, b in zip(cpus, daemon)],
+             color="#f2b134", label="daemon / collector")
+    for i, v in enumerate(cpus):
+        cpu.text(v * 1.05, i, "%.0f ns" % v, va="center", fontsize=8)
+    cpu.set_xscale("log")
+    cpu.set_xlim(min(v for v in cpus if v > 0) / 2, max(cpus) * 8)
+    cpu.set_xlabel("CPU ns per record, writer + daemon (log scale)")
+    cpu.legend(fontsize=8, loc="upper right")
+    fig.suptitle("shmlog-bench log: seed 000's messages, %.0f B average\n%s"
                  % (doc["config"]["avg_msg_bytes"], subtitle(doc)), fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "log-throughput." + EXT))
