@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "shmlog.h"
 
@@ -167,7 +168,41 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size);
 uint64_t shmlog__fnv1a(const void *p, size_t n);
 
 /* ---- clocks (clock.c) ---- */
-uint64_t shmlog__clock_raw(int clock);
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define SHMLOG__HAVE_TSC 1
+static inline uint64_t shmlog__rdtsc(void)
+{
+	return __rdtsc();
+}
+#else
+#define SHMLOG__HAVE_TSC 0
+static inline uint64_t shmlog__rdtsc(void)
+{
+	return 0;
+}
+#endif
+
+static inline uint64_t shmlog__clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The raw clock value a record is stamped with: inline, it is on the
+ * write path. */
+static inline uint64_t shmlog__clock_raw(int clock)
+{
+	switch (clock) {
+	case SHMLOG_CLOCK_TSC:
+		return shmlog__rdtsc();
+	case SHMLOG_CLOCK_COARSE:
+		return shmlog__clock_ns(CLOCK_REALTIME_COARSE);
+	default:
+		return shmlog__clock_ns(CLOCK_REALTIME);
+	}
+}
 /* Calibrate @f->clock: fill cal_* so raw values convert to wall time. */
 void shmlog__clock_calibrate(struct shmlog__fixed *f);
 int shmlog__clock_default(void);
@@ -266,7 +301,8 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
-	unsigned char *prefaulted; /* one byte per lane */
+	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
+	_Atomic unsigned char *held; /* per lane: kept by a thread, via us */
 	/* filter cache */
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter;

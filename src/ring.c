@@ -464,6 +464,7 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 
 void shmlog__lane_release(struct shmlog__wlane *w)
 {
+	atomic_store_explicit(&w->h->held[w->lane], 0, memory_order_relaxed);
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
 	/* threads borrowing lanes watch this to try for one of their own */
 	atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,

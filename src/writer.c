@@ -99,9 +99,9 @@ static void tls_init(void)
  * now, so the write path never takes a page fault. */
 static void prefault(struct shmlog *h, unsigned lane)
 {
-	if (h->prefaulted[lane])
+	if (atomic_exchange_explicit(&h->prefaulted[lane], 1,
+				     memory_order_relaxed))
 		return;
-	h->prefaulted[lane] = 1;
 	const struct shmlog__seg *s = &h->seg;
 	uintptr_t pg = SHMLOG__PAGE - 1;
 	uintptr_t a = (uintptr_t)seg_data(s, lane) & ~pg;
@@ -151,9 +151,11 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 						memory_order_relaxed);
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
 	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
-	if (claim_in(h, w, me, 0, excl, w->tid))
+	if (claim_in(h, w, me, 0, excl, w->tid)) {
+		atomic_store_explicit(&h->held[w->lane], 1,
+				      memory_order_relaxed);
 		prefault(h, w->lane);
-	else
+	} else
 		w->ctl = NULL;
 	w->handle_id = h->id; /* last: slot now valid */
 }
@@ -199,7 +201,10 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		return err;
 	}
 	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
-	if (!h->prefaulted) {
+	h->held = calloc(h->seg.fixed.lane_count, 1);
+	if (!h->prefaulted || !h->held) {
+		free(h->prefaulted);
+		free(h->held);
 		shmlog__seg_detach(&h->seg);
 		free(h);
 		return -ENOMEM;
@@ -220,6 +225,7 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 	if (!h->id) {
 		shmlog__seg_detach(&h->seg);
 		free(h->prefaulted);
+		free(h->held);
 		free(h);
 		return -EMFILE;
 	}
@@ -236,13 +242,14 @@ void shmlog_close(shmlog_t *h)
 		if (handles[i] == h)
 			handles[i] = NULL;
 	pthread_mutex_unlock(&handles_lock);
-	/* Release every lane this process holds in the buffer: the threads
-	 * that hold them will find their slot stale (the id is gone). */
+	/* Release every lane a thread of ours keeps through this handle: the
+	 * threads will find their slot stale (the id is gone). Lanes kept
+	 * through another handle on the same buffer are left alone. */
 	uint32_t pid = (uint32_t)getpid();
 	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
 		struct shmlog__lane *l = seg_lane(&h->seg, i);
 		uint64_t o = atomic_load(&l->owner);
-		if (o >> 32 == pid &&
+		if (atomic_load(&h->held[i]) && o >> 32 == pid &&
 		    atomic_compare_exchange_strong(&l->owner, &o, 0))
 			atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
 	}
@@ -251,6 +258,7 @@ void shmlog_close(shmlog_t *h)
 			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
+	free(h->held);
 	free(h->filter);
 	free(h);
 }
@@ -265,6 +273,36 @@ static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
 }
 
 /* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
+/* Wake sleeping readers, if any, after a record is published. */
+static inline void wake_readers(struct shmlog *h)
+{
+	/* LMM(E): see ring.c, "Waking readers" */
+	if (SHMLOG_UNLIKELY(h->need_fence))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
+						 memory_order_relaxed)))
+		shmlog__ring_wake(h->seg.hdr);
+}
+
+/* A signal handler interrupted a write of this thread: the thread's lane
+ * is mid-record, so the nested record goes to a shared lane. */
+static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
+{
+	struct shmlog__wlane tmp = {.h = h};
+	tmp.pid = (uint32_t)getpid();
+	tmp.tid = (uint32_t)gettid();
+	int err = write_borrowed(h, &tmp, d);
+	if (err) {
+		count_drop(h);
+		return -EBUSY;
+	}
+	wake_readers(h);
+	return 0;
+}
+
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
 static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 			    const char *msg, size_t len, unsigned flags)
 {
@@ -272,16 +310,6 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		return -EINVAL;
 	struct shmlog__recdesc d;
 	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
-	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
-	if (SHMLOG_UNLIKELY(w->busy)) {
-		count_drop(h); /* a signal handler interrupted our write */
-		return -EBUSY;
-	}
-	w->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id))
-		lane_acquire(h, w);
-
 	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
 							       : SHMLOG_INFO;
 	d.flags = flags;
@@ -298,6 +326,14 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	uint32_t room = h->seg.fixed.max_record - REC_HDR - d.tag_len;
 	d.msg_len = clamp_len(len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX,
 			      &d.flags);
+
+	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
+	if (SHMLOG_UNLIKELY(w->busy))
+		return write_nested(h, &d);
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id))
+		lane_acquire(h, w);
 	int err = 0;
 	if (SHMLOG_LIKELY(w->ctl)) {
 		shmlog__ring_append(&h->seg, w, &d);
@@ -312,21 +348,13 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		else
 			err = write_borrowed(h, w, &d);
 	}
-
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(err)) {
 		count_drop(h);
 		return err;
 	}
-	/* LMM(E): see ring.c, "Waking readers" */
-	if (SHMLOG_UNLIKELY(h->need_fence))
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
-						 memory_order_relaxed)))
-		shmlog__ring_wake(h->seg.hdr);
+	wake_readers(h);
 	return 0;
 }
 

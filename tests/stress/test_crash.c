@@ -70,14 +70,7 @@ static void read_all(const char *b, struct seen *s)
 		s->last_i[w] = (int64_t)i;
 		s->count[w]++;
 	}
-	for (unsigned k = 0; k < shmlog_reader_lanes(r); k++) {
-		struct shmlog_lane_stats st;
-		shmlog_reader_lane_stats(r, k, &st);
-		s->sum.written += st.written;
-		s->sum.read += st.read;
-		s->sum.overwritten += st.overwritten;
-		s->sum.torn += st.torn;
-	}
+	test_sum_lanes(r, &s->sum);
 	shmlog_reader_close(r);
 }
 
@@ -254,14 +247,9 @@ static void random_kills(long kills)
 		else
 			read++;
 	}
-	uint64_t torn = 0, written = 0;
-	for (unsigned k = 0; k < shmlog_reader_lanes(r); k++) {
-		struct shmlog_lane_stats st;
-		shmlog_reader_lane_stats(r, k, &st);
-		CHECK_EQ(st.written, st.read + st.overwritten + st.torn);
-		torn += st.torn;
-		written += st.written;
-	}
+	struct shmlog_lane_stats sum;
+	test_sum_lanes(r, &sum);
+	uint64_t torn = sum.torn, written = sum.written;
 	struct shmlog_info in;
 	REQUIRE(shmlog_stat(b, &in) == 0);
 	printf("random kills: %ld kills, %llu written, %llu read, %llu torn "

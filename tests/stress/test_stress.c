@@ -143,15 +143,8 @@ int main(int argc, char **argv)
 		shmlog_reader_wait(r, 50);
 	}
 	/* finish: drain what is left, then account */
-	struct shmlog_lane_stats st, sum = {0};
-	for (unsigned i = 0; i < shmlog_reader_lanes(r); i++) {
-		CHECK_EQ(shmlog_reader_lane_stats(r, i, &st), 0);
-		sum.written += st.written;
-		sum.read += st.read;
-		sum.overwritten += st.overwritten;
-		sum.torn += st.torn;
-		CHECK_EQ(st.written, st.read + st.overwritten + st.torn);
-	}
+	struct shmlog_lane_stats sum;
+	test_sum_lanes(r, &sum);
 	printf("stress: %u writers x %ld records: read %llu, lost %llu "
 	       "(overwritten %llu), bad %llu, out of order %llu\n",
 	       procs * threads, records, (unsigned long long)read,

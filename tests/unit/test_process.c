@@ -258,8 +258,34 @@ static void test_more_threads_than_lanes(void)
 	shmlog_remove(b);
 }
 
+/* Two handles on one buffer in one process: closing one gives back only
+ * the lanes kept through it. */
+static void test_two_handles(void)
+{
+	const char *b = test_buffer("twoh");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	shmlog_t *h1, *h2;
+	REQUIRE(shmlog_open(b, 0, &h1) == 0);
+	REQUIRE(shmlog_open(b, 0, &h2) == 0);
+	CHECK_EQ(shmlog_write(h1, SHMLOG_INFO, "h1", "x"), 0);
+	CHECK_EQ(shmlog_write(h2, SHMLOG_INFO, "h2", "x"), 0);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, 2);
+	shmlog_close(h1);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, 1);
+	CHECK_EQ(shmlog_write(h2, SHMLOG_INFO, "h2", "y"), 0);
+	shmlog_close(h2);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, 0);
+	CHECK_EQ(in.written, 3);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
+	test_two_handles();
 	test_more_threads_than_lanes();
 	test_fork();
 	test_follow_wakes();
