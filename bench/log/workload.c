@@ -8,39 +8,11 @@
 #include <string.h>
 
 #include "log.h"
+#include "seed_messages.h"
 
-/* The messages are the seed's; tags and priorities are ours, picked the way
- * vold and its helpers would log them on a phone. */
-static const struct {
-	int prio;
-	const char *tag, *msg;
-} seed16[LB_WORK_N] = {
-    {4, "Vold",
-     "New MMC card '00000' (serial 2029453699) added @ "
-     "/devices/platform/msm_sdcc.2/mmc_host/mmc1/mmc1:0001\n"},
-    {4, "Vold", "Disk (blkdev 179:0), 7954432 secs (3884 MB) 1 partitions\n"},
-    {3, "Vold",
-     "New blkdev 179.0 on media 00000, media path "
-     "/devices/platform/msm_sdcc.2/mmc_host/mmc1/mmc1:0001, Dpp 1\n"},
-    {4, "Vold", "Partition (blkdev 179:1), 7946240 secs (3880 MB) type 0xb\n"},
-    {3, "Vold",
-     "New blkdev 179.1 on media 00000, media path "
-     "/devices/platform/msm_sdcc.2/mmc_host/mmc1/mmc1:0001, Dpp 0\n"},
-    {3, "Vold",
-     "Evaluating dev "
-     "'/devices/platform/msm_sdcc.2/mmc_host/mmc1/mmc1:0001/block/mmcblk0' for "
-     "mountable filesystems for '/sdcard'\n"},
-    {5, "Vold", "handle_switch_event(): Ignoring switch 'No Device'\n"},
-    {4, "Vold", "Bootstrapping complete\n"},
-    {4, "dosfsck", "dosfsck 3.0.1 (23 Nov 2008)\n"},
-    {4, "akmd", "akmd 1.6.4 START \n"},
-    {3, "akmd", "library version: 1.2.1.1129\n"},
-    {4, "dosfsck", "dosfsck 3.0.1, 23 Nov 2008, FAT32, LFN\n"},
-    {5, "dosfsck", "Logical sector size is zero.\n"},
-    {6, "logwrapper", "/system/bin/dosfsck terminated by exit(8)\n"},
-    {6, "Vold", "Filesystem check failed (not a FAT filesystem)\n"},
-    {6, "Vold", "vfat filesystem check failed on 179:1 (No data available)\n"},
-};
+/* The seed's messages with our tags and priorities: shared with `shmlog
+ * demo` (tools/seed_messages.h). */
+#define seed16 seed_messages
 
 void lb_work_seed(struct lb_work *w)
 {
