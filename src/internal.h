@@ -230,15 +230,28 @@ struct shmlog__wlane {
 	uint32_t releases_seen;
 };
 
+/* A record to append, as the writer passes it: the raw time, the header's
+ * second-to-last word packed (len filled in by the append), tag and
+ * message. Two registers of metadata instead of a struct in memory. */
 struct shmlog__recdesc {
-	int prio;
-	unsigned flags;
-	const char *tag;
-	uint32_t tag_len;
-	const char *msg;
-	uint32_t msg_len;
 	uint64_t time;
+	uint64_t meta; /* rec_meta(): msg_len, prio, flags, tag_len */
+	const char *tag;
+	const char *msg;
 };
+
+/* The 8 bytes at offset 32 of a record header: len, msg_len, prio, flags,
+ * tag_len, reserved (little-endian layout of struct shmlog__rec). */
+static inline uint64_t rec_meta(uint32_t len, uint32_t msg_len, int prio,
+				unsigned flags, uint32_t tag_len)
+{
+	return (uint64_t)len | (uint64_t)msg_len << 16 |
+	       (uint64_t)(uint8_t)prio << 32 | (uint64_t)(uint8_t)flags << 40 |
+	       (uint64_t)tag_len << 48;
+}
+#define META_MSG_LEN(m) ((uint32_t)((m) >> 16) & 0xffff)
+#define META_TAG_LEN(m) ((uint32_t)((m) >> 48) & 0xff)
+
 
 uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
 bool shmlog__owner_alive(uint64_t owner);
@@ -257,7 +270,8 @@ static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
 }
 /* Append one record to the lane @w owns. */
 void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
-			 const struct shmlog__recdesc *d);
+			 uint64_t time, uint64_t meta, const char *tag,
+			 const char *msg);
 /* Wake sleeping readers if any (slow path of every append). */
 void shmlog__ring_wake(struct shmlog__hdr *hdr);
 

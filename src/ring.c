@@ -139,6 +139,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
@@ -265,13 +266,18 @@ void shmlog__ring_wake(struct shmlog__hdr *hdr)
 		0);
 }
 
+_Static_assert(offsetof(struct shmlog__rec, len) == 32 &&
+		       offsetof(struct shmlog__rec, tag_len) == 38,
+	       "rec_meta() packs the header's word at offset 32");
+
 void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
-			 const struct shmlog__recdesc *d)
+			 uint64_t time, uint64_t meta, const char *tag,
+			 const char *msg)
 {
-	const struct shmlog__fixed *f = &s->fixed;
+	const uint32_t lane_size = s->fixed.lane_size;
 	struct shmlog__lane *ctl = w->ctl;
-	const uint32_t lane_size = f->lane_size;
-	uint32_t len = (REC_HDR + d->tag_len + d->msg_len + REC_ALIGN - 1) &
+	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
+	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
 	uint64_t pos = w->head, seq = w->seq;
 	uint32_t off = w->head_off;
@@ -279,14 +285,15 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint64_t end = pos + pad + len;
 
 	if (end - w->tail > lane_size)
-		lane_make_room(f, w, pos, off, end);
+		lane_make_room(&s->fixed, w, pos, off, end);
 	atomic_store_explicit(&ctl->tail, w->tail, memory_order_relaxed);
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed); /* LMM(A) */
 	atomic_thread_fence(memory_order_release); /* LMM(B) */
 	TESTPOINT(1);
 
+	unsigned char *data = w->data;
 	if (SHMLOG_UNLIKELY(pad)) {
-		struct shmlog__rec *p = rec_at(w->data, off);
+		struct shmlog__rec *p = rec_at(data, off);
 		atomic_store_explicit(&p->word, pos | REC_PAD,
 				      memory_order_relaxed);
 		pos += pad;
@@ -294,25 +301,18 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		TESTPOINT(2);
 	}
 
-	struct shmlog__rec *r = rec_at(w->data, off);
-	struct shmlog__rec h = {
-		.seq = seq,
-		.time = d->time,
-		.pid = w->pid,
-		.tid = w->tid,
-		.len = (uint16_t)len,
-		.msg_len = (uint16_t)d->msg_len,
-		.prio = (uint8_t)d->prio,
-		.flags = (uint8_t)d->flags,
-		.tag_len = (uint8_t)d->tag_len,
-	};
-	/* everything but the word, which commits the record (step 4) */
-	memcpy((char *)r + sizeof(h.word), (char *)&h + sizeof(h.word),
-	       REC_HDR - sizeof(h.word));
+	/* the header but its word, which commits the record (step 4) */
+	struct shmlog__rec *r = rec_at(data, off);
+	r->seq = seq;
+	r->time = time;
+	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;
+	memcpy(&r->pid, &ids, sizeof(ids));
+	meta |= len;
+	memcpy(&r->len, &meta, sizeof(meta));
 	char *body = (char *)(r + 1);
-	memcpy(body, d->tag, d->tag_len);
+	memcpy(body, tag, tag_len);
 	TESTPOINT(3);
-	memcpy(body + d->tag_len, d->msg, d->msg_len);
+	memcpy(body + tag_len, msg, msg_len);
 	TESTPOINT(4);
 	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
 			      memory_order_release); /* LMM(C) */

@@ -175,7 +175,7 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
 		return -EAGAIN;
 	prefault(h, tmp.lane);
-	shmlog__ring_append(&h->seg, &tmp, d);
+	shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag, d->msg);
 	atomic_store_explicit(&tmp.ctl->owner, 0, memory_order_release);
 	return 0;
 }
@@ -272,7 +272,6 @@ static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
 	return (uint32_t)len;
 }
 
-/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
 /* Wake sleeping readers, if any, after a record is published. */
 static inline void wake_readers(struct shmlog *h)
 {
@@ -302,6 +301,28 @@ static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
 	return 0;
 }
 
+/* Slow path of a write: this thread has no lane of its own for @h (first
+ * write, or all lanes were taken): get one, or borrow a shared lane. */
+static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
+		      const struct shmlog__recdesc *d)
+{
+	if (w->handle_id != h->id) {
+		lane_acquire(h, w);
+	} else {
+		/* look again once somebody gave a lane back */
+		uint32_t rel = atomic_load_explicit(&h->seg.hdr->stats.releases,
+						    memory_order_relaxed);
+		if (rel != w->releases_seen)
+			lane_acquire(h, w);
+	}
+	if (w->ctl) {
+		shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
+				    d->msg);
+		return 0;
+	}
+	return write_borrowed(h, w, d);
+}
+
 /* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
 static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 			    const char *msg, size_t len, unsigned flags)
@@ -310,44 +331,33 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		return -EINVAL;
 	struct shmlog__recdesc d;
 	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
-	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
-							       : SHMLOG_INFO;
-	d.flags = flags;
+	if (SHMLOG_UNLIKELY(prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL))
+		prio = SHMLOG_INFO;
 	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
 		tag = "?";
-	d.tag = tag;
-	d.tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1), SHMLOG_TAG_MAX,
-			      &d.flags);
+	uint32_t tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1),
+				     SHMLOG_TAG_MAX, &flags);
 	if (SHMLOG_UNLIKELY(!msg)) {
 		msg = "(null)";
 		len = 6;
 	}
+	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+	uint32_t msg_len = clamp_len(
+		len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
+	d.meta = rec_meta(0, msg_len, prio, flags, tag_len);
+	d.tag = tag;
 	d.msg = msg;
-	uint32_t room = h->seg.fixed.max_record - REC_HDR - d.tag_len;
-	d.msg_len = clamp_len(len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX,
-			      &d.flags);
 
 	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
 	if (SHMLOG_UNLIKELY(w->busy))
 		return write_nested(h, &d);
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id))
-		lane_acquire(h, w);
 	int err = 0;
-	if (SHMLOG_LIKELY(w->ctl)) {
-		shmlog__ring_append(&h->seg, w, &d);
-	} else {
-		/* no lane of our own: look again once somebody gave one back */
-		uint32_t rel = atomic_load_explicit(&h->seg.hdr->stats.releases,
-						    memory_order_relaxed);
-		if (rel != w->releases_seen)
-			lane_acquire(h, w);
-		if (w->ctl)
-			shmlog__ring_append(&h->seg, w, &d);
-		else
-			err = write_borrowed(h, w, &d);
-	}
+	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl))
+		shmlog__ring_append(&h->seg, w, d.time, d.meta, tag, msg);
+	else
+		err = write_slow(h, w, &d);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(err)) {
