@@ -240,11 +240,37 @@ static int futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
 /* Readers that may not write page 0, or have no membarrier, poll. */
 #define POLL_MS 10
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Before going to sleep, watch the lanes for a moment. A writer that logs
+ * steadily commits again within microseconds; catching that here spares
+ * the membarrier (an interrupt on every CPU running a writer) and the
+ * writer's FUTEX_WAKE, which otherwise come with every sleep of a reader
+ * that keeps up. Bounded: SPIN_NS, then sleep. */
+#define SPIN_NS 20000
+
+static bool spin_for_new(struct shmlog_reader *r)
+{
+	uint64_t deadline = shmlog__clock_ns(CLOCK_MONOTONIC) + SPIN_NS;
+	do {
+		for (int i = 0; i < 64; i++)
+			cpu_relax();
+		if (reader_has_new(r))
+			return true;
+	} while (shmlog__clock_ns(CLOCK_MONOTONIC) < deadline);
+	return false;
+}
+
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 {
 	struct shmlog__hdr *hdr = r->seg.hdr;
 	int err = 0;
-	if (reader_has_new(r))
+	if (reader_has_new(r) || (timeout_ms != 0 && spin_for_new(r)))
 		goto out;
 	if (!r->seg.hdr_writable || !r->membarrier_ok) {
 		int step = timeout_ms < 0 || timeout_ms > POLL_MS ? POLL_MS

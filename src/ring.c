@@ -113,7 +113,9 @@
  * Waking readers
  * ===================================================================
  *
- * A reader that found nothing new sets notify.sleepers, issues
+ * A reader that found nothing new watches the heads for up to 20 us (a
+ * steady writer commits again within that: no sleep, no wake-up), then sets
+ * notify.sleepers, issues
  * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), checks every lane's head
  * once more and only then sleeps on notify.futex. A writer, after storing
  * head, reads notify.sleepers (a line written only when readers go to
