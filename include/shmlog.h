@@ -138,10 +138,12 @@ void shmlog_close(shmlog_t *h);
  * or empty @tag is logged as "?"; a NULL @msg is logged as "(null)". Too
  * long tags/messages are truncated and flagged.
  *
- * Returns 0, or -EAGAIN when every lane is held by a live writer (the record
- * is counted as dropped in the segment), or -EBUSY when called from a signal
- * handler that interrupted a write on the same thread and handle (counted
- * too). No syscall, lock, allocation or page fault in steady state: the
+ * Returns 0, or -EAGAIN when the thread has no lane of its own and every
+ * shared lane is in use at that instant (the record is counted as dropped
+ * in the segment; see docs/DESIGN.md, "Lanes"), or -EBUSY when called from a
+ * signal handler that interrupted a write on the same thread and handle and
+ * no shared lane was free (counted too; such nested writes go to a shared
+ * lane, and buffers of fewer than 8 lanes have none). No syscall, lock, allocation or page fault in steady state: the
  * first write of a thread claims a lane (a few atomic operations).
  * Thread-safe and lock-free: never waits for anybody. Async-signal-safe
  * once the calling thread has written to @h before (its first write claims
@@ -341,7 +343,7 @@ struct shmlog_info {
 };
 
 /* Describe a buffer. Errors as shmlog_reader_open(). */
-int shmlog_info(const char *name, struct shmlog_info *info);
+int shmlog_stat(const char *name, struct shmlog_info *info);
 
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */
 char shmlog_prio_char(int prio);

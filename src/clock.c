@@ -11,26 +11,9 @@
 
 #include "internal.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HAVE_TSC 1
-static inline uint64_t rdtsc(void)
-{
-	return __rdtsc();
-}
-#else
-#define HAVE_TSC 0
-static inline uint64_t rdtsc(void)
-{
-	return 0;
-}
-#endif
-
 static uint64_t ts_ns(clockid_t id)
 {
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return shmlog__clock_ns(id);
 }
 
 int64_t shmlog__realtime_ns(void)
@@ -38,23 +21,11 @@ int64_t shmlog__realtime_ns(void)
 	return (int64_t)ts_ns(CLOCK_REALTIME);
 }
 
-uint64_t shmlog__clock_raw(int clock)
-{
-	switch (clock) {
-	case SHMLOG_CLOCK_TSC:
-		return rdtsc();
-	case SHMLOG_CLOCK_COARSE:
-		return ts_ns(CLOCK_REALTIME_COARSE);
-	default:
-		return ts_ns(CLOCK_REALTIME);
-	}
-}
-
 /* The TSC is usable when the kernel itself trusts it: invariant
  * (constant_tsc, nonstop_tsc) and chosen as the clocksource. */
 static bool tsc_trusted(void)
 {
-	if (!HAVE_TSC)
+	if (!SHMLOG__HAVE_TSC)
 		return false;
 	char cs[32] = "";
 	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
@@ -94,9 +65,9 @@ static void tsc_pair(clockid_t id, uint64_t *tsc, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 16; i++) {
-		uint64_t a = rdtsc();
+		uint64_t a = shmlog__rdtsc();
 		uint64_t t = ts_ns(id);
-		uint64_t b = rdtsc();
+		uint64_t b = shmlog__rdtsc();
 		if (b - a < best) {
 			best = b - a;
 			*tsc = a + (b - a) / 2;

@@ -23,6 +23,7 @@
 struct filter_entry {
 	char tag[SHMLOG_TAG_MAX + 1];
 	int level;
+	int order; /* position in the spec: later entries win */
 };
 
 struct shmlog__filter {
@@ -109,6 +110,14 @@ static int entry_cmp(const void *a, const void *b)
 		      ((const struct filter_entry *)b)->tag);
 }
 
+/* Sort by tag, and among equal tags by order of appearance. */
+static int entry_cmp_order(const void *a, const void *b)
+{
+	const struct filter_entry *x = a, *y = b;
+	int c = strcmp(x->tag, y->tag);
+	return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
 static void add_entry(void *ctx, const char *tag, size_t len, int level)
 {
 	struct shmlog__filter *f = ctx;
@@ -116,16 +125,24 @@ static void add_entry(void *ctx, const char *tag, size_t len, int level)
 		f->def = level;
 		return;
 	}
-	for (int i = 0; i < f->n; i++) {
-		if (strlen(f->e[i].tag) == len && !memcmp(f->e[i].tag, tag, len)) {
-			f->e[i].level = level; /* later entries win */
-			return;
-		}
-	}
 	memcpy(f->e[f->n].tag, tag, len);
 	f->e[f->n].tag[len] = '\0';
 	f->e[f->n].level = level;
+	f->e[f->n].order = f->n;
 	f->n++;
+}
+
+/* Sort the entries for bsearch; of a tag named twice the later one wins. */
+static void filter_finish(struct shmlog__filter *f)
+{
+	qsort(f->e, (size_t)f->n, sizeof(f->e[0]), entry_cmp_order);
+	int out = 0;
+	for (int i = 0; i < f->n; i++) {
+		if (i + 1 < f->n && !strcmp(f->e[i].tag, f->e[i + 1].tag))
+			continue;
+		f->e[out++] = f->e[i];
+	}
+	f->n = out;
 }
 
 static size_t count_tokens(const char *s)
@@ -154,7 +171,7 @@ static struct shmlog__filter *filter_compile(const char *env, const char *spec)
 		spec_walk(env, NULL, add_entry, f);
 	if (spec && shmlog_parse_filter(spec, NULL) == 0)
 		spec_walk(spec, NULL, add_entry, f);
-	qsort(f->e, (size_t)f->n, sizeof(f->e[0]), entry_cmp);
+	filter_finish(f);
 	return f;
 }
 
@@ -196,7 +213,8 @@ static bool spec_read(const struct shmlog__hdr *hdr, char *buf, uint32_t *gen)
 	return false;
 }
 
-/* Bring @h's compiled filter up to date; returns the generation it is at. */
+/* Bring @h's compiled filter up to date; returns the generation its answers
+ * may be cached under. */
 static uint32_t filter_refresh(struct shmlog *h)
 {
 	const struct shmlog__hdr *hdr = h->seg.hdr;
@@ -205,13 +223,23 @@ static uint32_t filter_refresh(struct shmlog *h)
 	if (h->filter && gen == h->filter_gen_seen)
 		return gen;
 	char spec[sizeof(hdr->spec) + 1];
-	if (!spec_read(hdr, spec, &gen))
-		return h->filter_gen_seen; /* a setter died mid-way: keep */
+	uint32_t read_gen;
+	if (!spec_read(hdr, spec, &read_gen)) {
+		/* A setter is at work, or died at work (the generation stays
+		 * odd until the next `shmlog level` takes the lock over):
+		 * keep the answers we have, and let call sites cache them
+		 * under this generation rather than ask again on every call.
+		 * The setter's final (even) generation invalidates them. */
+		if (!h->filter)
+			h->filter = filter_compile(getenv("SHMLOG_TAGS"), NULL);
+		h->filter_gen_seen = gen;
+		return gen;
+	}
 	struct shmlog__filter *f = filter_compile(getenv("SHMLOG_TAGS"), spec);
 	if (f) {
 		free(h->filter);
 		h->filter = f;
-		h->filter_gen_seen = gen;
+		h->filter_gen_seen = read_gen;
 	}
 	return h->filter_gen_seen;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "shmlog.h"
 
@@ -74,6 +75,7 @@ struct shmlog__hdr {
 	/* Rarely written counters. */
 	struct {
 		_Atomic uint64_t dropped; /* refused writes: no lane, nested */
+		_Atomic uint32_t releases; /* lanes given back (exclusive) */
 	} stats SHMLOG__ALIGNED;
 	/* Read-mostly: the filter and the clear mark. Writers only read it. */
 	struct {
@@ -166,7 +168,41 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size);
 uint64_t shmlog__fnv1a(const void *p, size_t n);
 
 /* ---- clocks (clock.c) ---- */
-uint64_t shmlog__clock_raw(int clock);
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define SHMLOG__HAVE_TSC 1
+static inline uint64_t shmlog__rdtsc(void)
+{
+	return __rdtsc();
+}
+#else
+#define SHMLOG__HAVE_TSC 0
+static inline uint64_t shmlog__rdtsc(void)
+{
+	return 0;
+}
+#endif
+
+static inline uint64_t shmlog__clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The raw clock value a record is stamped with: inline, it is on the
+ * write path. */
+static inline uint64_t shmlog__clock_raw(int clock)
+{
+	switch (clock) {
+	case SHMLOG_CLOCK_TSC:
+		return shmlog__rdtsc();
+	case SHMLOG_CLOCK_COARSE:
+		return shmlog__clock_ns(CLOCK_REALTIME_COARSE);
+	default:
+		return shmlog__clock_ns(CLOCK_REALTIME);
+	}
+}
 /* Calibrate @f->clock: fill cal_* so raw values convert to wall time. */
 void shmlog__clock_calibrate(struct shmlog__fixed *f);
 int shmlog__clock_default(void);
@@ -189,28 +225,53 @@ struct shmlog__wlane {
 	uint32_t pid, tid;
 	unsigned lane;
 	volatile unsigned busy; /* a write is in progress on this thread */
+	/* No lane of its own (ctl == NULL): the thread borrows a shared lane
+	 * per record, and tries again for its own when a lane is released. */
+	uint32_t releases_seen;
 };
 
+/* A record to append, as the writer passes it: the raw time, the header's
+ * second-to-last word packed (len filled in by the append), tag and
+ * message. Two registers of metadata instead of a struct in memory. */
 struct shmlog__recdesc {
-	int prio;
-	unsigned flags;
-	const char *tag;
-	uint32_t tag_len;
-	const char *msg;
-	uint32_t msg_len;
 	uint64_t time;
+	uint64_t meta; /* rec_meta(): msg_len, prio, flags, tag_len */
+	const char *tag;
+	const char *msg;
 };
+
+/* The 8 bytes at offset 32 of a record header: len, msg_len, prio, flags,
+ * tag_len, reserved (little-endian layout of struct shmlog__rec). */
+static inline uint64_t rec_meta(uint32_t len, uint32_t msg_len, int prio,
+				unsigned flags, uint32_t tag_len)
+{
+	return (uint64_t)len | (uint64_t)msg_len << 16 |
+	       (uint64_t)(uint8_t)prio << 32 | (uint64_t)(uint8_t)flags << 40 |
+	       (uint64_t)tag_len << 48;
+}
+#define META_MSG_LEN(m) ((uint32_t)((m) >> 16) & 0xffff)
+#define META_TAG_LEN(m) ((uint32_t)((m) >> 48) & 0xff)
+
 
 uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
 bool shmlog__owner_alive(uint64_t owner);
-/* Claim lane @lane for the caller if free or abandoned; repairs whatever a
- * dead owner left. true on success, with @w filled. */
+/* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
+ * by a dead owner: then whatever it left is repaired). true on success,
+ * with @w filled. */
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
+/* Give a lane back. */
 void shmlog__lane_release(struct shmlog__wlane *w);
+/* Lanes [0, exclusive) are for threads to keep; the rest are lent out one
+ * record at a time to threads that found none free. */
+static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
+{
+	return f->lane_count - f->lane_count / 8;
+}
 /* Append one record to the lane @w owns. */
 void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
-			 const struct shmlog__recdesc *d);
+			 uint64_t time, uint64_t meta, const char *tag,
+			 const char *msg);
 /* Wake sleeping readers if any (slow path of every append). */
 void shmlog__ring_wake(struct shmlog__hdr *hdr);
 
@@ -222,13 +283,16 @@ struct shmlog__rlane {
 	uint64_t read, overwritten, torn, skipped;
 	uint64_t lost_overwritten, lost_torn; /* not yet reported */
 	struct shmlog__rec rec; /* pending record header */
-	unsigned char *body; /* its tag and message (max_record bytes) */
+	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
+	unsigned char *body;
 };
 
 /* Try to make @c hold the lane's next record. Returns true if it does. */
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw,
-			bool from_tail);
+			struct shmlog__rlane *c, uint64_t clear_raw);
+/* Start @c after the lane's newest record (readers opened at the tail). */
+void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
+			       struct shmlog__rlane *c);
 
 /* ---- test points (compiled in with SHMLOG_TESTPOINTS only) ---- */
 #ifdef SHMLOG_TESTPOINTS
@@ -251,7 +315,8 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
-	unsigned char *prefaulted; /* one byte per lane */
+	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
+	_Atomic unsigned char *held; /* per lane: kept by a thread, via us */
 	/* filter cache */
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter;

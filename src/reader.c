@@ -18,13 +18,13 @@ struct shmlog_reader {
 	struct shmlog__seg seg;
 	struct shmlog__rlane *lanes;
 	unsigned char *bodies;
-	bool from_tail;
 	bool membarrier_ok;
-	int pending_lost; /* lane whose loss was just reported, or -1 */
+	unsigned *heap; /* lanes holding a record, earliest first */
+	unsigned heap_len;
+	unsigned since_refresh; /* records since the last scan of all lanes */
+	bool top_used; /* the heap top's record was returned */
 	uint64_t now_raw; /* clock anchor for wall-time conversion */
 	int64_t now_ns;
-	char tagbuf[SHMLOG_TAG_MAX + 1];
-	char *msgbuf;
 };
 
 static void reader_anchor(struct shmlog_reader *r)
@@ -47,16 +47,18 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	}
 	const struct shmlog__fixed *f = &r->seg.fixed;
 	r->lanes = calloc(f->lane_count, sizeof(*r->lanes));
-	r->bodies = malloc((size_t)f->lane_count * f->max_record);
-	r->msgbuf = malloc(f->max_record + 1);
-	if (!r->lanes || !r->bodies || !r->msgbuf) {
+	r->heap = calloc(f->lane_count, sizeof(*r->heap));
+	size_t body = f->max_record + 2;
+	r->bodies = malloc((size_t)f->lane_count * body);
+	if (!r->lanes || !r->bodies || !r->heap) {
 		shmlog_reader_close(r);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < f->lane_count; i++)
-		r->lanes[i].body = r->bodies + (size_t)i * f->max_record;
-	r->from_tail = flags & SHMLOG_READ_TAIL;
-	r->pending_lost = -1;
+		r->lanes[i].body = r->bodies + (size_t)i * body;
+	if (flags & SHMLOG_READ_TAIL)
+		for (unsigned i = 0; i < f->lane_count; i++)
+			shmlog__lane_skip_to_head(&r->seg, i, &r->lanes[i]);
 	/* the reader's side of Dekker's pattern needs a real barrier; a
 	 * registration makes GLOBAL_EXPEDITED usable for this process too */
 	shmlog__membarrier_register();
@@ -72,8 +74,8 @@ void shmlog_reader_close(shmlog_reader_t *r)
 		return;
 	shmlog__seg_detach(&r->seg);
 	free(r->lanes);
+	free(r->heap);
 	free(r->bodies);
-	free(r->msgbuf);
 	free(r);
 }
 
@@ -87,10 +89,6 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 {
 	struct shmlog__rlane *c = &r->lanes[lane];
 	const struct shmlog__rec *h = &c->rec;
-	memcpy(r->tagbuf, c->body, h->tag_len);
-	r->tagbuf[h->tag_len] = '\0';
-	memcpy(r->msgbuf, c->body + h->tag_len, h->msg_len);
-	r->msgbuf[h->msg_len] = '\0';
 	out->seq = h->seq;
 	out->raw_time = h->time;
 	out->time_ns = shmlog__clock_to_ns(&r->seg.fixed, h->time, r->now_raw,
@@ -102,48 +100,109 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 			    : SHMLOG_INFO;
 	out->flags = h->flags & SHMLOG_REC_TRUNCATED;
 	out->lane = lane;
-	out->tag = r->tagbuf;
+	out->tag = (const char *)c->body;
 	out->tag_len = h->tag_len;
-	out->msg = r->msgbuf;
+	out->msg = (const char *)c->body + h->tag_len + 1;
 	out->msg_len = h->msg_len;
 }
 
-/* Earlier in time? Ties go to the lower lane (the scan order). */
-static bool before(const struct shmlog__rlane *a, const struct shmlog__rlane *b)
+/* ---- merging lanes: a binary heap of the lanes holding a record ---- */
+
+/* Earlier in time; ties go to the lower lane. */
+static bool before(const struct shmlog_reader *r, unsigned a, unsigned b)
 {
-	if (a->rec.time != b->rec.time)
-		return a->rec.time < b->rec.time;
-	return false;
+	uint64_t ta = r->lanes[a].rec.time, tb = r->lanes[b].rec.time;
+	return ta != tb ? ta < tb : a < b;
+}
+
+static void heap_swap(struct shmlog_reader *r, unsigned i, unsigned j)
+{
+	unsigned t = r->heap[i];
+	r->heap[i] = r->heap[j];
+	r->heap[j] = t;
+}
+
+static void heap_push(struct shmlog_reader *r, unsigned lane)
+{
+	unsigned i = r->heap_len++;
+	r->heap[i] = lane;
+	while (i && before(r, r->heap[i], r->heap[(i - 1) / 2])) {
+		heap_swap(r, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+/* The top's key changed (its lane holds a later record now): sift down. */
+static void heap_sift_top(struct shmlog_reader *r)
+{
+	for (unsigned i = 0;;) {
+		unsigned l = 2 * i + 1, m = i;
+		if (l < r->heap_len && before(r, r->heap[l], r->heap[m]))
+			m = l;
+		if (l + 1 < r->heap_len && before(r, r->heap[l + 1], r->heap[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		heap_swap(r, i, m);
+		i = m;
+	}
+}
+
+static void heap_pop(struct shmlog_reader *r)
+{
+	r->heap[0] = r->heap[--r->heap_len];
+	heap_sift_top(r);
+}
+
+/* Look for records in the lanes that had none. Done when the heap runs dry
+ * and every REFRESH records, so a lane that was empty rejoins the merge
+ * soon without every call paying for a scan of every lane. */
+#define REFRESH 64
+
+static void refresh(struct shmlog_reader *r, uint64_t clear)
+{
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
+		struct shmlog__rlane *c = &r->lanes[i];
+		if (!c->have && shmlog__lane_fetch(&r->seg, i, c, clear))
+			heap_push(r, i);
+	}
+	r->since_refresh = 0;
 }
 
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost)
 {
-	const struct shmlog__fixed *f = &r->seg.fixed;
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
-	int best = -1;
-	for (unsigned i = 0; i < f->lane_count; i++) {
-		struct shmlog__rlane *c = &r->lanes[i];
-		if (!shmlog__lane_fetch(&r->seg, i, c, clear, r->from_tail))
-			continue;
-		if (best < 0 || before(c, &r->lanes[best]))
-			best = (int)i;
+	/* The lane at the top gave its record last time, and its buffer is
+	 * free again: refill it in place, or drop it from the heap. */
+	if (r->top_used) {
+		unsigned top = r->heap[0];
+		if (shmlog__lane_fetch(&r->seg, top, &r->lanes[top], clear))
+			heap_sift_top(r);
+		else
+			heap_pop(r);
+		r->top_used = false;
 	}
-	if (best < 0)
+	if (!r->heap_len || r->since_refresh >= REFRESH)
+		refresh(r, clear);
+	if (!r->heap_len)
 		return SHMLOG_EV_NONE;
-	struct shmlog__rlane *c = &r->lanes[best];
+	unsigned lane = r->heap[0];
+	struct shmlog__rlane *c = &r->lanes[lane];
 	if ((c->lost_overwritten || c->lost_torn) && lost) {
-		lost->lane = (unsigned)best;
+		lost->lane = lane;
 		lost->overwritten = c->lost_overwritten;
 		lost->torn = c->lost_torn;
 		c->lost_overwritten = c->lost_torn = 0;
 		return SHMLOG_EV_LOST;
 	}
 	c->lost_overwritten = c->lost_torn = 0;
-	fill_record(r, (unsigned)best, rec);
+	fill_record(r, lane, rec);
 	c->have = false;
 	c->read++;
+	r->top_used = true;
+	r->since_refresh++;
 	return SHMLOG_EV_RECORD;
 }
 
@@ -181,11 +240,37 @@ static int futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
 /* Readers that may not write page 0, or have no membarrier, poll. */
 #define POLL_MS 10
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Before going to sleep, watch the lanes for a moment. A writer that logs
+ * steadily commits again within microseconds; catching that here spares
+ * the membarrier (an interrupt on every CPU running a writer) and the
+ * writer's FUTEX_WAKE, which otherwise come with every sleep of a reader
+ * that keeps up. Bounded: SPIN_NS, then sleep. */
+#define SPIN_NS 20000
+
+static bool spin_for_new(struct shmlog_reader *r)
+{
+	uint64_t deadline = shmlog__clock_ns(CLOCK_MONOTONIC) + SPIN_NS;
+	do {
+		for (int i = 0; i < 64; i++)
+			cpu_relax();
+		if (reader_has_new(r))
+			return true;
+	} while (shmlog__clock_ns(CLOCK_MONOTONIC) < deadline);
+	return false;
+}
+
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 {
 	struct shmlog__hdr *hdr = r->seg.hdr;
 	int err = 0;
-	if (reader_has_new(r))
+	if (reader_has_new(r) || (timeout_ms != 0 && spin_for_new(r)))
 		goto out;
 	if (!r->seg.hdr_writable || !r->membarrier_ok) {
 		int step = timeout_ms < 0 || timeout_ms > POLL_MS ? POLL_MS
@@ -224,7 +309,11 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	uint64_t owner = atomic_load(&l->owner);
 	uint64_t head = atomic_load(&l->head);
 	uint64_t reserve = atomic_load(&l->reserve);
-	s.written = atomic_load(&l->next_seq) - f->initial_seq;
+	uint64_t next = atomic_load(&l->next_seq);
+	/* next_seq lags by one if its writer died right after publishing */
+	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
+		next = c->next_seq;
+	s.written = next - f->initial_seq;
 	s.read = c->read;
 	s.overwritten = c->overwritten;
 	s.torn = c->torn;

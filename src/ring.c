@@ -96,7 +96,9 @@
  *
  * A writer killed at any instruction leaves its lane's owner word naming a
  * dead thread. Nobody waits for it: other writers have lanes of their own.
- * The next writer to claim the lane (shmlog__lane_claim) finds one of:
+ * The next writer to claim the lane (shmlog__lane_claim) first walks the
+ * chain [tail, head) to learn the newest sequence number (next_seq lags by
+ * one if the writer died between steps 5 and 6), then finds one of:
  *   - reserve == head: the writer died between records; nothing to do.
  *   - reserve != head: the writer died inside steps 2-6. A PAD at head is
  *     kept; a record whose word says COMMITTED at the end of the
@@ -111,7 +113,9 @@
  * Waking readers
  * ===================================================================
  *
- * A reader that found nothing new sets notify.sleepers, issues
+ * A reader that found nothing new watches the heads for up to 20 us (a
+ * steady writer commits again within that: no sleep, no wake-up), then sets
+ * notify.sleepers, issues
  * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), checks every lane's head
  * once more and only then sleeps on notify.futex. A writer, after storing
  * head, reads notify.sleepers (a line written only when readers go to
@@ -137,6 +141,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
@@ -205,28 +210,52 @@ static struct shmlog__rec *rec_at(unsigned char *data, uint32_t off)
 	return (struct shmlog__rec *)(void *)(data + off);
 }
 
+/* Length of the record at the tail of the writer's lane, or 0 if it does
+ * not check out. The writer's own records, but shared memory: checked as a
+ * reader would (rec_check), inlined because it runs once per record. */
+static inline uint32_t tail_len(const struct shmlog__fixed *f,
+				const unsigned char *data, uint64_t tail,
+				uint32_t off)
+{
+	const struct shmlog__rec *r = rec_at((unsigned char *)data, off);
+	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
+	if (SHMLOG_UNLIKELY((word & ~(uint64_t)REC_STATE_MASK) != tail))
+		return 0;
+	if ((word & REC_STATE_MASK) == REC_PAD)
+		return f->lane_size - off;
+	if (SHMLOG_UNLIKELY(off + REC_HDR > f->lane_size))
+		return 0;
+	uint32_t len = r->len;
+	if (SHMLOG_UNLIKELY(len < REC_HDR || len % REC_ALIGN ||
+			    len > f->lane_size - off))
+		return 0;
+	return len;
+}
+
 /* Step 1: walk tail past every record that [.., end) overwrites. A record
  * that does not check out (corruption) ends the walk: the lane then starts
  * afresh at @pos, and readers see everything older as overwritten. */
-static void lane_make_room(const struct shmlog__fixed *f,
-			   struct shmlog__wlane *w, uint64_t pos, uint32_t off,
-			   uint64_t end)
+static inline void lane_make_room(const struct shmlog__fixed *f,
+				  struct shmlog__wlane *w, uint64_t pos,
+				  uint32_t off, uint64_t end)
 {
-	uint32_t guard = f->lane_size / REC_ALIGN + 1;
-	while (end - w->tail > f->lane_size) {
-		struct shmlog__rec *r = rec_at(w->data, w->tail_off);
-		uint32_t len;
-		if (w->tail == pos || !guard-- ||
-		    !rec_check(f, r, w->tail, w->tail_off, &len)) {
-			w->tail = pos;
-			w->tail_off = off;
-			return;
+	uint64_t tail = w->tail;
+	uint32_t toff = w->tail_off;
+	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
+	     end - tail > f->lane_size; guard--) {
+		uint32_t len = tail_len(f, w->data, tail, toff);
+		if (SHMLOG_UNLIKELY(!len || !guard || tail == pos)) {
+			tail = pos;
+			toff = off;
+			break;
 		}
-		w->tail += len;
-		w->tail_off += len;
-		if (w->tail_off == f->lane_size)
-			w->tail_off = 0;
+		tail += len;
+		toff += len;
+		if (toff == f->lane_size)
+			toff = 0;
 	}
+	w->tail = tail;
+	w->tail_off = toff;
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -239,26 +268,34 @@ void shmlog__ring_wake(struct shmlog__hdr *hdr)
 		0);
 }
 
+_Static_assert(offsetof(struct shmlog__rec, len) == 32 &&
+		       offsetof(struct shmlog__rec, tag_len) == 38,
+	       "rec_meta() packs the header's word at offset 32");
+
 void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
-			 const struct shmlog__recdesc *d)
+			 uint64_t time, uint64_t meta, const char *tag,
+			 const char *msg)
 {
-	const struct shmlog__fixed *f = &s->fixed;
+	const uint32_t lane_size = s->fixed.lane_size;
 	struct shmlog__lane *ctl = w->ctl;
-	uint32_t len = (REC_HDR + d->tag_len + d->msg_len + REC_ALIGN - 1) &
+	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
+	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
-	uint64_t pos = w->head;
+	uint64_t pos = w->head, seq = w->seq;
 	uint32_t off = w->head_off;
-	uint32_t pad = off + len > f->lane_size ? f->lane_size - off : 0;
+	uint32_t pad = off + len > lane_size ? lane_size - off : 0;
 	uint64_t end = pos + pad + len;
 
-	lane_make_room(f, w, pos, off, end);
+	if (end - w->tail > lane_size)
+		lane_make_room(&s->fixed, w, pos, off, end);
 	atomic_store_explicit(&ctl->tail, w->tail, memory_order_relaxed);
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed); /* LMM(A) */
 	atomic_thread_fence(memory_order_release); /* LMM(B) */
 	TESTPOINT(1);
 
-	if (pad) {
-		struct shmlog__rec *p = rec_at(w->data, off);
+	unsigned char *data = w->data;
+	if (SHMLOG_UNLIKELY(pad)) {
+		struct shmlog__rec *p = rec_at(data, off);
 		atomic_store_explicit(&p->word, pos | REC_PAD,
 				      memory_order_relaxed);
 		pos += pad;
@@ -266,32 +303,30 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		TESTPOINT(2);
 	}
 
-	struct shmlog__rec *r = rec_at(w->data, off);
-	r->seq = w->seq;
-	r->time = d->time;
-	r->pid = w->pid;
-	r->tid = w->tid;
-	r->len = (uint16_t)len;
-	r->msg_len = (uint16_t)d->msg_len;
-	r->prio = (uint8_t)d->prio;
-	r->flags = (uint8_t)d->flags;
-	r->tag_len = (uint8_t)d->tag_len;
-	r->reserved = 0;
+	/* the header but its word, which commits the record (step 4) */
+	struct shmlog__rec *r = rec_at(data, off);
+	r->seq = seq;
+	r->time = time;
+	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;
+	memcpy(&r->pid, &ids, sizeof(ids));
+	meta |= len;
+	memcpy(&r->len, &meta, sizeof(meta));
 	char *body = (char *)(r + 1);
-	memcpy(body, d->tag, d->tag_len);
+	memcpy(body, tag, tag_len);
 	TESTPOINT(3);
-	memcpy(body + d->tag_len, d->msg, d->msg_len);
+	memcpy(body + tag_len, msg, msg_len);
 	TESTPOINT(4);
 	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
 			      memory_order_release); /* LMM(C) */
 	TESTPOINT(5);
 	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(D) */
 	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, w->seq + 1, memory_order_relaxed);
+	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_relaxed);
 
+	off += len;
 	w->head = end;
-	w->head_off = off + len == f->lane_size ? 0 : off + len;
-	w->seq++;
+	w->head_off = off == lane_size ? 0 : off;
+	w->seq = seq + 1;
 }
 
 /* ---- claiming and repairing a lane ------------------------------------ */
@@ -355,6 +390,29 @@ static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
 }
 
+/* Walk the committed chain [tail, head) of a lane just claimed: the newest
+ * record's seq tells where numbering resumes (next_seq may lag by one when
+ * the last owner died between its last two stores). false if the chain is
+ * broken (corruption). */
+static bool lane_last_seq(const struct shmlog__fixed *f,
+			  const struct shmlog__wlane *w, uint64_t *last)
+{
+	uint64_t pos = w->tail;
+	uint32_t off = w->tail_off;
+	for (uint32_t guard = f->lane_size / REC_ALIGN + 1; pos != w->head;) {
+		struct shmlog__rec *r = rec_at(w->data, off);
+		uint32_t len;
+		unsigned state = rec_check(f, r, pos, off, &len);
+		if (!state || !guard-- || w->head - pos < len)
+			return false;
+		if (state != REC_PAD)
+			*last = r->seq;
+		pos += len;
+		off = off + len == f->lane_size ? 0 : off + len;
+	}
+	return true;
+}
+
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w)
 {
@@ -377,17 +435,30 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	uint64_t reserve =
 		atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
-	w->seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
-	if (!lane_sane(f, tail, head, reserve)) {
-		tail = head = reserve = head & ~(uint64_t)(REC_ALIGN - 1);
-		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
-		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
-		atomic_store_explicit(&ctl->head, tail, memory_order_release);
-	}
+	uint64_t last = atomic_load_explicit(&ctl->next_seq,
+					     memory_order_relaxed) - 1;
 	w->tail = tail;
 	w->tail_off = seg_off(f, tail);
 	w->head = head;
 	w->head_off = seg_off(f, head);
+	/* A lane given back cleanly resumes from next_seq; one taken from a
+	 * dead owner is walked, for next_seq may lag its last record. */
+	bool broken = !lane_sane(f, tail, head, reserve) ||
+		      (owner && !lane_last_seq(f, w, &last));
+	if (broken) {
+		/* nonsense: start the lane afresh after its newest byte */
+		tail = head = reserve = (reserve > head ? reserve : head) &
+					~(uint64_t)(REC_ALIGN - 1);
+		w->tail = w->head = tail;
+		w->tail_off = w->head_off = seg_off(f, tail);
+		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
+		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
+		atomic_store_explicit(&ctl->head, tail, memory_order_release);
+	}
+	w->seq = last + 1;
+	if (owner)
+		atomic_store_explicit(&ctl->next_seq, w->seq,
+				      memory_order_relaxed);
 	if (reserve != head)
 		lane_repair(f, w, reserve);
 	return true;
@@ -395,7 +466,11 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 
 void shmlog__lane_release(struct shmlog__wlane *w)
 {
+	atomic_store_explicit(&w->h->held[w->lane], 0, memory_order_relaxed);
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
+	/* threads borrowing lanes watch this to try for one of their own */
+	atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
+				  memory_order_relaxed);
 }
 
 /* ---- reader side ---------------------------------------------------- */
@@ -435,9 +510,18 @@ static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 	c->next_seq = seq + 1;
 }
 
+void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
+			       struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	c->pos = atomic_load_explicit(&ctl->head, memory_order_acquire);
+	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
+	c->seq_known = true;
+	c->started = true;
+}
+
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw,
-			bool from_tail)
+			struct shmlog__rlane *c, uint64_t clear_raw)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
@@ -449,18 +533,10 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		uint64_t head = atomic_load_explicit(&ctl->head,
 						     memory_order_acquire); /* LMM(F) */
 		if (!c->started && !c->seq_known) {
-			/* first look at this lane */
-			if (from_tail) {
-				c->pos = head;
-				c->next_seq = atomic_load_explicit(
-					&ctl->next_seq, memory_order_relaxed);
-				c->seq_known = true;
-				c->started = true;
-			} else {
-				cursor_resync(f, ctl, c, head);
-				c->next_seq = f->initial_seq;
-				c->seq_known = true;
-			}
+			/* first look at this lane: start at its oldest record */
+			cursor_resync(f, ctl, c, head);
+			c->next_seq = f->initial_seq;
+			c->seq_known = true;
 		}
 		if (c->pos == head)
 			return false;
@@ -477,9 +553,16 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		copy_out(&r, data + off, hlen);
 		uint32_t len = 0;
 		unsigned state = rec_check(f, &r, c->pos, off, &len);
-		if (state == REC_COMMITTED)
-			copy_out(c->body, data + off + REC_HDR,
-				 (size_t)r.tag_len + r.msg_len);
+		if (state == REC_COMMITTED) {
+			/* tag and message, each NUL-terminated, ready to hand
+			 * out: the reader's only copy */
+			const unsigned char *src = data + off + REC_HDR;
+			copy_out(c->body, src, r.tag_len);
+			c->body[r.tag_len] = '\0';
+			copy_out(c->body + r.tag_len + 1, src + r.tag_len,
+				 r.msg_len);
+			c->body[r.tag_len + 1 + r.msg_len] = '\0';
+		}
 		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
 		uint64_t reserve =
 			atomic_load_explicit(&ctl->reserve, memory_order_relaxed);

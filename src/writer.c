@@ -21,7 +21,10 @@
  * writing to more buffers than this trades lanes between them (slowly). */
 #define TLS_SLOTS 4
 
-static __thread struct shmlog__wlane tls_lanes[TLS_SLOTS];
+/* initial-exec: a plain %fs-relative access, not a __tls_get_addr() call
+ * on every write (320 bytes of static TLS). */
+static __thread struct shmlog__wlane tls_lanes[TLS_SLOTS]
+	__attribute__((tls_model("initial-exec")));
 
 /* Open handles, for the thread-exit destructor and fork handler: a thread
  * may outlive the handle its lane belongs to. Slow paths only. */
@@ -60,7 +63,8 @@ static void tls_release_all(bool in_child)
 	pthread_mutex_lock(&handles_lock);
 	for (int i = 0; i < TLS_SLOTS; i++) {
 		struct shmlog__wlane *w = &tls_lanes[i];
-		if (w->handle_id && !in_child && handle_live(w->handle_id))
+		if (w->handle_id && w->ctl && !in_child &&
+		    handle_live(w->handle_id))
 			shmlog__lane_release(w);
 		memset(w, 0, sizeof(*w));
 	}
@@ -95,9 +99,9 @@ static void tls_init(void)
  * now, so the write path never takes a page fault. */
 static void prefault(struct shmlog *h, unsigned lane)
 {
-	if (h->prefaulted[lane])
+	if (atomic_exchange_explicit(&h->prefaulted[lane], 1,
+				     memory_order_relaxed))
 		return;
-	h->prefaulted[lane] = 1;
 	const struct shmlog__seg *s = &h->seg;
 	uintptr_t pg = SHMLOG__PAGE - 1;
 	uintptr_t a = (uintptr_t)seg_data(s, lane) & ~pg;
@@ -113,35 +117,67 @@ static void prefault(struct shmlog *h, unsigned lane)
 					  memory_order_relaxed);
 }
 
-/* Slow path: claim a lane for this thread and handle. */
-static struct shmlog__wlane *lane_acquire(struct shmlog *h,
-					  struct shmlog__wlane *w)
+/* Try the lanes [from, to) starting at a place that spreads threads out. */
+static bool claim_in(struct shmlog *h, struct shmlog__wlane *w, uint64_t me,
+		     unsigned from, unsigned to, unsigned hint)
 {
-	if (w->handle_id) { /* slot taken by another handle: trade it */
+	unsigned n = to - from;
+	for (int steal = 0; steal < 2; steal++) {
+		for (unsigned i = 0; i < n; i++) {
+			unsigned lane = from + (hint + i) % n;
+			if (shmlog__lane_claim(&h->seg, lane, me, steal, w))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Slow path: claim a lane for this thread to keep. Without one, the slot is
+ * set to borrow shared lanes (ctl == NULL) until a lane is released. */
+static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
+{
+	if (w->handle_id) { /* slot held for another handle: trade it */
 		pthread_mutex_lock(&handles_lock);
-		if (handle_live(w->handle_id))
+		if (w->ctl && handle_live(w->handle_id))
 			shmlog__lane_release(w);
 		w->handle_id = 0;
 		pthread_mutex_unlock(&handles_lock);
 	}
 	pthread_setspecific(tls_key, (void *)1);
-	uint32_t pid = (uint32_t)getpid(), tid = (uint32_t)gettid();
-	uint64_t me = shmlog__owner_word(pid, tid);
-	unsigned n = h->seg.fixed.lane_count, start = tid % n;
-	for (int steal = 0; steal < 2; steal++) {
-		for (unsigned i = 0; i < n; i++) {
-			unsigned lane = (start + i) % n;
-			if (!shmlog__lane_claim(&h->seg, lane, me, steal, w))
-				continue;
-			w->pid = pid;
-			w->tid = tid;
-			w->h = h;
-			prefault(h, lane);
-			w->handle_id = h->id; /* last: slot now valid */
-			return w;
-		}
-	}
-	return NULL;
+	w->pid = (uint32_t)getpid();
+	w->tid = (uint32_t)gettid();
+	w->h = h;
+	w->releases_seen = atomic_load_explicit(&h->seg.hdr->stats.releases,
+						memory_order_relaxed);
+	uint64_t me = shmlog__owner_word(w->pid, w->tid);
+	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
+	if (claim_in(h, w, me, 0, excl, w->tid)) {
+		atomic_store_explicit(&h->held[w->lane], 1,
+				      memory_order_relaxed);
+		prefault(h, w->lane);
+	} else
+		w->ctl = NULL;
+	w->handle_id = h->id; /* last: slot now valid */
+}
+
+/* A thread without a lane of its own writes one record in a shared lane,
+ * taken and given back around the record. Never waits: if every shared
+ * lane is busy at this instant the record is dropped (and counted). */
+static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
+			  const struct shmlog__recdesc *d)
+{
+	const struct shmlog__fixed *f = &h->seg.fixed;
+	unsigned excl = shmlog__lanes_exclusive(f);
+	if (excl == f->lane_count)
+		return -EAGAIN;
+	struct shmlog__wlane tmp = *w;
+	uint64_t me = shmlog__owner_word(w->pid, w->tid);
+	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
+		return -EAGAIN;
+	prefault(h, tmp.lane);
+	shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag, d->msg);
+	atomic_store_explicit(&tmp.ctl->owner, 0, memory_order_release);
+	return 0;
 }
 
 static void count_drop(struct shmlog *h)
@@ -165,7 +201,10 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		return err;
 	}
 	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
-	if (!h->prefaulted) {
+	h->held = calloc(h->seg.fixed.lane_count, 1);
+	if (!h->prefaulted || !h->held) {
+		free(h->prefaulted);
+		free(h->held);
 		shmlog__seg_detach(&h->seg);
 		free(h);
 		return -ENOMEM;
@@ -186,6 +225,7 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 	if (!h->id) {
 		shmlog__seg_detach(&h->seg);
 		free(h->prefaulted);
+		free(h->held);
 		free(h);
 		return -EMFILE;
 	}
@@ -202,20 +242,23 @@ void shmlog_close(shmlog_t *h)
 		if (handles[i] == h)
 			handles[i] = NULL;
 	pthread_mutex_unlock(&handles_lock);
-	/* Release every lane this process holds in the buffer: the threads
-	 * that hold them will find their slot stale (the id is gone). */
+	/* Release every lane a thread of ours keeps through this handle: the
+	 * threads will find their slot stale (the id is gone). Lanes kept
+	 * through another handle on the same buffer are left alone. */
 	uint32_t pid = (uint32_t)getpid();
 	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
 		struct shmlog__lane *l = seg_lane(&h->seg, i);
 		uint64_t o = atomic_load(&l->owner);
-		if (o >> 32 == pid)
-			atomic_compare_exchange_strong(&l->owner, &o, 0);
+		if (atomic_load(&h->held[i]) && o >> 32 == pid &&
+		    atomic_compare_exchange_strong(&l->owner, &o, 0))
+			atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
 	}
 	for (int i = 0; i < TLS_SLOTS; i++)
 		if (tls_lanes[i].handle_id == h->id)
 			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
+	free(h->held);
 	free(h->filter);
 	free(h);
 }
@@ -229,47 +272,9 @@ static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
 	return (uint32_t)len;
 }
 
-/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
-static inline int write_rec(shmlog_t *h, int prio, const char *tag,
-			    const char *msg, size_t len, unsigned flags)
+/* Wake sleeping readers, if any, after a record is published. */
+static inline void wake_readers(struct shmlog *h)
 {
-	if (SHMLOG_UNLIKELY(!h))
-		return -EINVAL;
-	struct shmlog__recdesc d;
-	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
-	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
-	if (SHMLOG_UNLIKELY(w->busy)) {
-		count_drop(h); /* a signal handler interrupted our write */
-		return -EBUSY;
-	}
-	w->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id) && !lane_acquire(h, w)) {
-		w->busy = 0;
-		count_drop(h);
-		return -EAGAIN;
-	}
-
-	d.prio = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
-							       : SHMLOG_INFO;
-	d.flags = flags;
-	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
-		tag = "?";
-	d.tag = tag;
-	d.tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1), SHMLOG_TAG_MAX,
-			      &d.flags);
-	if (SHMLOG_UNLIKELY(!msg)) {
-		msg = "(null)";
-		len = 6;
-	}
-	d.msg = msg;
-	uint32_t room = h->seg.fixed.max_record - REC_HDR - d.tag_len;
-	d.msg_len = clamp_len(len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX,
-			      &d.flags);
-	shmlog__ring_append(&h->seg, w, &d);
-
-	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
 	/* LMM(E): see ring.c, "Waking readers" */
 	if (SHMLOG_UNLIKELY(h->need_fence))
 		atomic_thread_fence(memory_order_seq_cst);
@@ -278,6 +283,88 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
 						 memory_order_relaxed)))
 		shmlog__ring_wake(h->seg.hdr);
+}
+
+/* A signal handler interrupted a write of this thread: the thread's lane
+ * is mid-record, so the nested record goes to a shared lane. */
+static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
+{
+	struct shmlog__wlane tmp = {.h = h};
+	tmp.pid = (uint32_t)getpid();
+	tmp.tid = (uint32_t)gettid();
+	int err = write_borrowed(h, &tmp, d);
+	if (err) {
+		count_drop(h);
+		return -EBUSY;
+	}
+	wake_readers(h);
+	return 0;
+}
+
+/* Slow path of a write: this thread has no lane of its own for @h (first
+ * write, or all lanes were taken): get one, or borrow a shared lane. */
+static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
+		      const struct shmlog__recdesc *d)
+{
+	if (w->handle_id != h->id) {
+		lane_acquire(h, w);
+	} else {
+		/* look again once somebody gave a lane back */
+		uint32_t rel = atomic_load_explicit(&h->seg.hdr->stats.releases,
+						    memory_order_relaxed);
+		if (rel != w->releases_seen)
+			lane_acquire(h, w);
+	}
+	if (w->ctl) {
+		shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
+				    d->msg);
+		return 0;
+	}
+	return write_borrowed(h, w, d);
+}
+
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
+static inline int write_rec(shmlog_t *h, int prio, const char *tag,
+			    const char *msg, size_t len, unsigned flags)
+{
+	if (SHMLOG_UNLIKELY(!h))
+		return -EINVAL;
+	struct shmlog__recdesc d;
+	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
+	if (SHMLOG_UNLIKELY(prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL))
+		prio = SHMLOG_INFO;
+	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
+		tag = "?";
+	uint32_t tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1),
+				     SHMLOG_TAG_MAX, &flags);
+	if (SHMLOG_UNLIKELY(!msg)) {
+		msg = "(null)";
+		len = 6;
+	}
+	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+	uint32_t msg_len = clamp_len(
+		len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
+	d.meta = rec_meta(0, msg_len, prio, flags, tag_len);
+	d.tag = tag;
+	d.msg = msg;
+
+	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
+	if (SHMLOG_UNLIKELY(w->busy))
+		return write_nested(h, &d);
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	int err = 0;
+	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl))
+		shmlog__ring_append(&h->seg, w, d.time, d.meta, tag, msg);
+	else
+		err = write_slow(h, w, &d);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	if (SHMLOG_UNLIKELY(err)) {
+		count_drop(h);
+		return err;
+	}
+	wake_readers(h);
 	return 0;
 }
 

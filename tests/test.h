@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shmlog.h"
+
 static int test_failures;
 static int test_checks;
 
@@ -80,5 +82,24 @@ static inline const char *test_buffer(const char *stem)
 	snprintf(b, sizeof(buf[0]), "test-%s-%d", stem, (int)getpid());
 	return b;
 }
+
+/* Sum the counters of every lane of @r into *@sum, checking on the way
+ * that each lane's books balance: written = read + overwritten + torn +
+ * skipped (valid once the reader has drained the buffer). */
+#define test_sum_lanes(r, sum)                                                 \
+	do {                                                                   \
+		memset((sum), 0, sizeof(*(sum)));                              \
+		for (unsigned k_ = 0; k_ < shmlog_reader_lanes(r); k_++) {     \
+			struct shmlog_lane_stats st_;                          \
+			CHECK_EQ(shmlog_reader_lane_stats((r), k_, &st_), 0);  \
+			CHECK_EQ(st_.written, st_.read + st_.overwritten +     \
+						      st_.torn + st_.skipped); \
+			(sum)->written += st_.written;                         \
+			(sum)->read += st_.read;                               \
+			(sum)->overwritten += st_.overwritten;                 \
+			(sum)->torn += st_.torn;                               \
+			(sum)->skipped += st_.skipped;                         \
+		}                                                              \
+	} while (0)
 
 #endif

@@ -39,9 +39,9 @@ static void writer(int id, long n, int burst, int fd)
 	for (long i = 0; i < n;) {
 		uint64_t t0 = now_ns();
 		for (int b = 0; b < burst && i < n; b++, i++) {
-			int k = (int)((i + id) % 16);
-			if (shmlog_write(h, seed_prios[k], seed_tags[k],
-					 seed_messages[k]))
+			const struct seed_message *m =
+				&seed_messages[(i + id) % 16];
+			if (shmlog_write(h, m->prio, m->tag, m->msg))
 				failed++;
 		}
 		busy += now_ns() - t0;
@@ -206,7 +206,7 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *stop)
 	lane_totals(rd, start, &t);
 	uint64_t bytes = 0;
 	for (int k = 0; k < 16; k++)
-		bytes += strlen(seed_messages[k]);
+		bytes += strlen(seed_messages[k].msg);
 	printf("\nsummary (%.2f s):\n", secs);
 	printf("  written:     %llu records by %ld processes (%llu refused)\n",
 	       (unsigned long long)t.written, writers,

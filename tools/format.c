@@ -67,23 +67,30 @@ static void put_json_str(FILE *out, const char *s, size_t n)
 	putc('"', out);
 }
 
-/* "MM-DD HH:MM:SS.mmm" in local time (or UTC). */
+/* "MM-DD HH:MM:SS.mmm" in local time (or UTC). The broken-down time is
+ * cached per second: localtime_r() costs more than the rest of a line. */
 static void put_time(FILE *out, const struct fmt *f, int64_t ns)
 {
+	static time_t cached_t = (time_t)-1;
+	static bool cached_utc;
+	static char cached[32];
 	time_t t = (time_t)(ns / 1000000000);
 	long ms = (long)((ns % 1000000000) / 1000000);
-	if (ns < 0) {
+	if (ns < 0 && ms) {
 		t -= 1;
 		ms += 1000;
 	}
-	struct tm tm;
-	if (f->utc)
-		gmtime_r(&t, &tm);
-	else
-		localtime_r(&t, &tm);
-	char buf[32];
-	strftime(buf, sizeof(buf), "%m-%d %H:%M:%S", &tm);
-	fprintf(out, "%s.%03ld", buf, ms);
+	if (t != cached_t || f->utc != cached_utc) {
+		struct tm tm;
+		if (f->utc)
+			gmtime_r(&t, &tm);
+		else
+			localtime_r(&t, &tm);
+		strftime(cached, sizeof(cached), "%m-%d %H:%M:%S", &tm);
+		cached_t = t;
+		cached_utc = f->utc;
+	}
+	fprintf(out, "%s.%03ld", cached, ms);
 }
 
 /* The per-line prefix of threadtime and brief. */

@@ -322,7 +322,7 @@ static int cmd_ls(int argc, char **argv)
 		if (strstr(name, ".tmp-"))
 			continue;
 		struct shmlog_info in;
-		int err = shmlog_info(name, &in);
+		int err = shmlog_stat(name, &in);
 		if (err) {
 			printf("%-20s (%s)\n", name, shmlog_strerror(err));
 			continue;
@@ -347,7 +347,7 @@ static int cmd_info(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	struct shmlog_info in;
-	int err = shmlog_info(cli_buffer, &in);
+	int err = shmlog_stat(cli_buffer, &in);
 	if (err)
 		return cli_fail("info", err);
 	char path[512], sz[32], spec[2100];
@@ -552,6 +552,20 @@ static void usage(FILE *f)
 		"`shmlog COMMAND --help` shows a command's options.\n");
 }
 
+/* The library ignores a bad $SHMLOG_TAGS as a whole (it then logs
+ * everything, never nothing) and never prints: say it here. */
+static void check_env_tags(void)
+{
+	const char *env = getenv("SHMLOG_TAGS");
+	size_t bad = 0;
+	if (!env || shmlog_parse_filter(env, &bad) == 0)
+		return;
+	fprintf(stderr,
+		"shmlog: warning: $SHMLOG_TAGS is ignored: bad token '%.*s': "
+		"write TAG:P or *:P with P one of V D I W E F S\n",
+		(int)strcspn(env + bad, " \t,"), env + bad);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -559,6 +573,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
+	check_env_tags();
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -167,14 +167,8 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq)
 	CHECK(ordered);
 	CHECK(intact);
 	CHECK(read > 100);
-	struct shmlog_lane_stats st, sum = {0};
-	for (unsigned i = 0; i < shmlog_reader_lanes(r); i++) {
-		CHECK_EQ(shmlog_reader_lane_stats(r, i, &st), 0);
-		sum.written += st.written;
-		sum.read += st.read;
-		sum.overwritten += st.overwritten;
-		sum.torn += st.torn;
-	}
+	struct shmlog_lane_stats sum;
+	test_sum_lanes(r, &sum);
 	CHECK_EQ(sum.written, n);
 	CHECK_EQ(sum.read, read);
 	CHECK_EQ(sum.torn, 0);

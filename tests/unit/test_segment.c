@@ -63,7 +63,7 @@ static void test_options(void)
 	CHECK_EQ(stat(path_of(b), &st), 0);
 	CHECK_EQ(st.st_mode & 0777, 0640);
 	struct shmlog_info in;
-	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.clock, SHMLOG_CLOCK_COARSE);
 	CHECK_EQ(in.lanes, 4);
 	CHECK(in.capacity <= 64 * 1024 && in.capacity > 60 * 1024);
@@ -75,7 +75,7 @@ static void test_options(void)
 	o.size = 1ull << 30;
 	o.mode = 0600;
 	CHECK_EQ(shmlog_create(b, &o), 0);
-	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.capacity, 1ull << 30);
 	CHECK_EQ(shmlog_remove(b), 0);
 
@@ -109,7 +109,7 @@ static void test_create_race(void)
 		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	CHECK_EQ(ok, N);
 	struct shmlog_info in;
-	CHECK_EQ(shmlog_info(b, &in), 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.written, N);
 	shmlog_remove(b);
 }

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog itself, with each of the clocks that seed 000 showed to matter:
+ * the default (TSC where invariant), CLOCK_REALTIME (the vDSO call the seed's
+ * gettimeofday() made) and CLOCK_REALTIME_COARSE. Each variant gets its own
+ * private buffer, created with the library's default size and lanes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#ifdef HAVE_SHMLOG
+#include "shmlog.h"
+
+bool lb_have_shmlog(void)
+{
+	return true;
+}
+
+static int setup_clock(struct lb_ctx *c, int clock, const char *suffix)
+{
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.clock = clock;
+	snprintf(c->arg, sizeof(c->arg), "bench-%d-%s", (int)getpid(), suffix);
+	shmlog_remove(c->arg); /* a leftover of a killed run */
+	int err = shmlog_create(c->arg, &o);
+	if (err < 0) {
+		snprintf(c->why, sizeof(c->why), "shmlog_create(%.64s): %s",
+			 c->arg, shmlog_strerror(err));
+		return -1;
+	}
+	struct shmlog_info info;
+	if (shmlog_stat(c->arg, &info) == 0)
+		snprintf(c->note, sizeof(c->note),
+			 "buffer %llu KiB, %u lanes, clock %d",
+			 (unsigned long long)(info.capacity >> 10), info.lanes,
+			 info.clock);
+	return 0;
+}
+
+static int setup_default(struct lb_ctx *c)
+{
+	return setup_clock(c, SHMLOG_CLOCK_DEFAULT, "default");
+}
+
+static int setup_realtime(struct lb_ctx *c)
+{
+	return setup_clock(c, SHMLOG_CLOCK_REALTIME, "realtime");
+}
+
+static int setup_coarse(struct lb_ctx *c)
+{
+	return setup_clock(c, SHMLOG_CLOCK_COARSE, "coarse");
+}
+
+static void teardown(struct lb_ctx *c)
+{
+	shmlog_remove(c->arg);
+}
+
+static void *sl_open(const char *arg, char *err, size_t errlen)
+{
+	shmlog_t *h;
+	int e = shmlog_open(arg, 0, &h);
+	if (e < 0) {
+		snprintf(err, errlen, "shmlog_open(%s): %s", arg,
+			 shmlog_strerror(e));
+		return NULL;
+	}
+	return h;
+}
+
+static long sl_write(void *w, const struct lb_msg *m)
+{
+	int e = shmlog_write_n(w, m->prio, m->tag, m->msg, m->len);
+	return e < 0 ? e : 0;
+}
+
+static void sl_close(void *w)
+{
+	shmlog_close(w);
+}
+
+#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                             \
+	const struct lb_contender var = {                                      \
+	    .name = nm,                                                        \
+	    .what = wh,                                                        \
+	    .flags = LB_SHMLOG | (fl),                                         \
+	    .setup = setupfn,                                                  \
+	    .teardown = teardown,                                              \
+	    .open = sl_open,                                                   \
+	    .write = sl_write,                                                 \
+	    .close = sl_close,                                                 \
+	}
+
+#else /* !HAVE_SHMLOG: the library is not in this tree yet */
+
+bool lb_have_shmlog(void)
+{
+	return false;
+}
+
+static int unavailable(struct lb_ctx *c)
+{
+	snprintf(c->why, sizeof(c->why),
+		 "the shmlog library was not built into this binary (no "
+		 "src/ring.c)");
+	return -1;
+}
+
+#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                             \
+	const struct lb_contender var = {                                      \
+	    .name = nm,                                                        \
+	    .what = wh,                                                        \
+	    .flags = LB_SHMLOG | (fl),                                         \
+	    .setup = unavailable,                                              \
+	}
+#endif
+
+SHMLOG_CONTENDER(lb_shmlog_default, "shmlog",
+		 "shmlog_write_n(), default clock (TSC if invariant)",
+		 setup_default, 0);
+SHMLOG_CONTENDER(lb_shmlog_realtime, "shmlog-realtime",
+		 "shmlog_write_n(), CLOCK_REALTIME", setup_realtime,
+		 LB_NO_SCALING);
+SHMLOG_CONTENDER(lb_shmlog_coarse, "shmlog-coarse",
+		 "shmlog_write_n(), CLOCK_REALTIME_COARSE", setup_coarse,
+		 LB_NO_SCALING);

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog-bench log: shmlog against every other way a Linux program logs.
+ *
+ * Layout of this folder:
+ *   log_main.c      options, the run plan, tables, JSON, targets
+ *   run.c           the measurement harness: writer processes and threads,
+ *                   warm-up, batched timing, getrusage, collector CPU,
+ *                   draining, syscall counting under strace
+ *   workload.c      seed 000's 16 messages and the size sweep
+ *   readers.c       shmlog's readers: dump rate, follow latency, follower cost
+ *   contenders/     one file per contender, each a struct lb_contender
+ *
+ * A contender is driven in three places:
+ *   - the parent (setup/teardown/reset/consumed): creates the buffer, starts
+ *     the daemon or collector process, knows how much it has received;
+ *   - each writer process (open/write/close), forked by the harness or
+ *     started under strace as `shmlog-bench log --internal-writer`: it only
+ *     gets the string c->arg, so everything a writer needs must be in it;
+ *   - the writer threads of that process share one handle, so write() must
+ *     be thread-safe, as a logger's entry point is.
+ */
+#ifndef SHMLOG_BENCH_LOG_H
+#define SHMLOG_BENCH_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bench.h"
+
+/* The C++ contender (spdlog) never touches the shared counters. */
+#ifdef __cplusplus
+#define LB_ATOMIC(t) t
+extern "C" {
+#else
+#include <stdatomic.h>
+#define LB_ATOMIC(t) _Atomic t
+#endif
+
+#define LB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Longest message of the size sweep, and of any record. */
+#define LB_MSG_MAX 4096
+
+/* One log record as the workload hands it to a contender. */
+struct lb_msg {
+	int prio; /* Android numbering: 2 (V) .. 7 (F) */
+	const char *tag;
+	size_t tag_len;
+	const char *msg;
+	size_t len; /* bytes of msg: the payload counted in MB/s */
+};
+
+/* A workload: a cycle of messages (16 of them) written in turn. */
+#define LB_WORK_N 16
+struct lb_work {
+	struct lb_msg m[LB_WORK_N];
+	double avg_len;
+	char name[32]; /* "seed16" or "size=256" */
+};
+void lb_work_seed(struct lb_work *w);
+/* Messages of exactly @size bytes. The text lives in static storage. */
+void lb_work_sized(struct lb_work *w, size_t size);
+
+/* Counters a collector process publishes in shared memory so that the
+ * parent knows when everything sent has arrived. */
+struct lb_sink {
+	LB_ATOMIC(uint64_t) recs;
+	LB_ATOMIC(uint64_t) bytes;
+};
+
+/* The common binary record header that the peers without a format of their
+ * own (file, pipe, logd-style socket, mqueue) store in front of tag and
+ * message: the same fields a shmlog record carries. */
+struct lb_hdr {
+	uint64_t time_ns; /* CLOCK_REALTIME, taken by the writer */
+	uint32_t pid, tid;
+	uint16_t len; /* bytes of tag + message that follow */
+	uint8_t prio;
+	uint8_t tag_len;
+};
+/* Fill @h for @m: one clock_gettime(CLOCK_REALTIME), cached pid and tid. */
+void lb_hdr_fill(struct lb_hdr *h, const struct lb_msg *m);
+/* Header, tag and message copied into @buf (at least
+ * sizeof(struct lb_hdr) + 255 + LB_MSG_MAX); returns the length. */
+size_t lb_rec_build(char *buf, const struct lb_msg *m);
+
+struct lb_contender;
+
+/* One contender's state in the parent between setup and teardown. */
+struct lb_ctx {
+	const struct lb_contender *ct;
+	char arg[200];	 /* what a writer process needs to attach */
+	char dir[160];	 /* private scratch directory, removed at teardown */
+	pid_t collector; /* process whose CPU is part of the price, or 0 */
+	struct lb_sink *sink; /* collector's counters (shared), or NULL */
+	void *priv;	      /* contender's own parent-side state */
+	char why[400];	      /* why it was skipped */
+	char note[400];	      /* a condition worth printing with its results */
+};
+
+#define LB_SINK_BYTES 0x1 /* consumed() counts wire bytes, not records */
+#define LB_SHMLOG 0x2	  /* one of shmlog's own variants */
+#define LB_NO_SCALING 0x4 /* not run in the scaling part */
+
+struct lb_contender {
+	const char *name; /* short, used in --only and in JSON */
+	const char *what; /* one line for the table's legend */
+	unsigned flags;
+	size_t max_msg; /* longest message accepted; 0: LB_MSG_MAX */
+	/* Parent: 0, or -1 with c->why set (skipped, with the reason). */
+	int (*setup)(struct lb_ctx *c);
+	void (*teardown)(struct lb_ctx *c);
+	/* Parent, before each measured run (truncate files...). Optional. */
+	void (*reset)(struct lb_ctx *c);
+	/* Writer process: attach; NULL with @err set on failure. */
+	void *(*open)(const char *arg, char *err, size_t errlen);
+	/* Write one record. Thread-safe. Returns the bytes put on the wire
+	 * (what the collector counts with LB_SINK_BYTES), or -errno. */
+	long (*write)(void *w, const struct lb_msg *m);
+	/* Writer process: detach, after in-process queues have drained. */
+	void (*close)(void *w);
+	/* Parent: records (or bytes) the collector has consumed so far;
+	 * NULL means use c->sink, and no sink means nothing to wait for. */
+	int64_t (*consumed)(struct lb_ctx *c);
+};
+
+extern const struct lb_contender lb_shmlog_default, lb_shmlog_realtime,
+    lb_shmlog_coarse, lb_seed, lb_kmsg, lb_syslog, lb_logd, lb_file_write,
+    lb_file_stdio, lb_pipe, lb_mqueue, lb_spdlog;
+
+/* ---- contender helpers (contenders/common.c) ---- */
+/* Make c->dir: a fresh directory under the scratch dir. */
+int lb_make_dir(struct lb_ctx *c);
+/* Remove c->dir and what is in it (one level). */
+void lb_remove_dir(struct lb_ctx *c);
+/* Scratch directory for files (--dir), and its file system type. */
+extern const char *lb_scratch;
+/* A zeroed struct lb_sink in memory shared with children. */
+struct lb_sink *lb_sink_new(void);
+void lb_sink_free(struct lb_sink *s);
+/* Fork a collector running fn(arg); it dies with the parent. Returns its
+ * pid, or -1 with c->why set. */
+pid_t lb_spawn(struct lb_ctx *c, void (*fn)(void *arg), void *arg);
+/* Stop and reap a collector. */
+void lb_stop(pid_t pid);
+/* CPU seconds (user + system, all threads) a live process has used;
+ * -1 if unknown. */
+double lb_proc_cpu_s(pid_t pid);
+/* Is the shmlog library built in? */
+bool lb_have_shmlog(void);
+
+/* ---- the harness (run.c) ---- */
+struct lb_config {
+	double dur_s;  /* measured time of one run */
+	double warm_s; /* warm-up before it */
+	int reps;      /* runs per figure; the median is reported */
+	int batch;     /* calls per timed batch */
+	bool quick;
+	bool strace;
+};
+
+/* What one run produced, summed over its writers. */
+struct lb_result {
+	bool ok;
+	char err[200];
+	int writers;
+	uint64_t recs, bytes, errs;
+	double wall_s;	   /* go to the last writer's end */
+	double e2e_s;	   /* go to everything consumed (collector drained) */
+	double cpu_s;	   /* writer processes, all threads, incl. close() */
+	double coll_cpu_s; /* collector or daemon, same interval */
+	long minflt, majflt, nvcsw, nivcsw;
+	double delivered;	/* consumed / sent, 1 if nothing to consume */
+	struct bench_hist hist; /* per-call ns from batch means */
+};
+
+/* Run @c with @procs processes of @threads writers each on @w. */
+void lb_run(struct lb_ctx *c, const struct lb_work *w,
+	    const struct lb_config *cfg, int procs, int threads,
+	    struct lb_result *res);
+
+/* Syscalls per record of one writer of @c: the difference of two runs of
+ * the internal writer under strace, so that start-up cancels out. Returns
+ * -1 if strace is missing or failed. */
+double lb_syscalls_per_rec(struct lb_ctx *c, const struct lb_config *cfg);
+
+/* The hidden sub-mode that lb_syscalls_per_rec() runs under strace. */
+int lb_internal_writer(int argc, char **argv);
+
+/* ---- shmlog's readers (readers.c) ---- */
+struct lb_readers {
+	bool ok;
+	char why[200];
+	double dump_raw_rps, dump_threadtime_rps, dump_json_rps;
+	uint64_t dump_recs;
+	struct bench_hist follow; /* write call to the follower having it */
+	double follow_p50, follow_p99;
+	double alone_rps, followed_rps; /* one writer without/with follower */
+	double alone_p99, followed_p99;
+	double alone_cpu_ns, followed_cpu_ns; /* writer CPU per record */
+	double follower_cpu_ns_per_rec;
+};
+void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r);
+
+/* ---- what the clocks and primitives cost here (clocks.c) ---- */
+struct lb_clocks {
+	double rdtsc_ns, realtime_ns, coarse_ns, gettimeofday_ns;
+	double sem_pair_ns, atomic_add_ns; /* sem_wait+sem_post, fetch-add */
+};
+void lb_clock_costs(struct lb_clocks *c);
+
+/* Find a contender by name. */
+const struct lb_contender *lb_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog's read side, which seed 000 left untested:
+ *  - dump rate: a full buffer read oldest-first, raw, formatted as logcat's
+ *    threadtime and as JSON lines, into /dev/null through a 1 MiB stdio
+ *    buffer (the reader's own memory, no faults per record);
+ *  - follow latency: a writer stamps CLOCK_MONOTONIC into an 8-byte record
+ *    and writes it; a follower blocked in shmlog_reader_wait() wakes, reads
+ *    it and takes the difference. Writes are spaced 300 us apart so that
+ *    the follower is asleep again each time: this is the wake-up path;
+ *  - what an active follower costs the writers: the single-writer run of
+ *    the main table, alone and with a follower process reading everything
+ *    (its CPU reported per record).
+ * The formatters here are the benchmark's own, shaped like the CLI's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#ifndef HAVE_SHMLOG
+void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
+{
+	(void)cfg;
+	memset(r, 0, sizeof(*r));
+	snprintf(r->why, sizeof(r->why),
+		 "the shmlog library was not built into this binary");
+}
+#else
+#include "shmlog.h"
+
+/* ---- formatters ---- */
+
+struct fmt_cache {
+	time_t sec;
+	char date[32]; /* "MM-DD HH:MM:SS" of sec */
+};
+
+static void fmt_threadtime(FILE *f, struct fmt_cache *fc,
+			   const struct shmlog_record *rec)
+{
+	time_t sec = (time_t)(rec->time_ns / 1000000000);
+	if (sec != fc->sec) { /* localtime_r once a second, as logcat does */
+		struct tm tm;
+		localtime_r(&sec, &tm);
+		strftime(fc->date, sizeof(fc->date), "%m-%d %H:%M:%S", &tm);
+		fc->sec = sec;
+	}
+	int msg_len = (int)rec->msg_len;
+	while (msg_len > 0 && rec->msg[msg_len - 1] == '\n')
+		msg_len--;
+	fprintf(f, "%s.%03d %5u %5u %c %-8s: %.*s\n", fc->date,
+		(int)(rec->time_ns / 1000000 % 1000), rec->pid, rec->tid,
+		shmlog_prio_char(rec->prio), rec->tag, msg_len, rec->msg);
+}
+
+/* Escape @n bytes of @s for a JSON string into @out (room for 6 bytes per
+ * input byte); returns the bytes written. Built in the reader's own buffer
+ * and written with one fwrite: per-character stdio calls would dominate. */
+static size_t json_escape(char *out, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = out;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c == '\n') {
+			*o++ = '\\';
+			*o++ = 'n';
+		} else if (c < 0x20) {
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[c >> 4];
+			o[5] = hex[c & 15];
+			o += 6;
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	return (size_t)(o - out);
+}
+
+static void fmt_json(FILE *f, const struct shmlog_record *rec)
+{
+	static char line[128 + 6 * (SHMLOG_TAG_MAX + SHMLOG_MSG_MAX)];
+	int n = snprintf(line, 128,
+			 "{\"time_ns\":%lld,\"pid\":%u,\"tid\":%u,\"prio\":\"%"
+			 "c\",\"tag\":\"",
+			 (long long)rec->time_ns, rec->pid, rec->tid,
+			 shmlog_prio_char(rec->prio));
+	size_t len = n > 0 && n < 128 ? (size_t)n : 0;
+	size_t tag_len =
+	    rec->tag_len < SHMLOG_TAG_MAX ? rec->tag_len : SHMLOG_TAG_MAX;
+	size_t msg_len =
+	    rec->msg_len < SHMLOG_MSG_MAX ? rec->msg_len : SHMLOG_MSG_MAX;
+	len += json_escape(line + len, rec->tag, tag_len);
+	memcpy(line + len, "\",\"msg\":\"", 9);
+	len += 9;
+	len += json_escape(line + len, rec->msg, msg_len);
+	memcpy(line + len, "\"}\n", 3);
+	fwrite(line, 1, len + 3, f);
+}
+
+/* ---- dump ---- */
+
+enum dump_fmt { DUMP_RAW, DUMP_THREADTIME, DUMP_JSON };
+#define MAX_DUMP_REPS 3
+
+/* Where the raw dump puts what it read, so that the reads stay. */
+static volatile uint64_t dump_sink;
+
+/* Read the whole buffer once; returns records/s, and the count in *n. */
+static double dump_once(const char *name, enum dump_fmt fmt, FILE *out,
+			uint64_t *n)
+{
+	shmlog_reader_t *rd;
+	struct shmlog_record rec;
+	struct shmlog_lost lost;
+	struct fmt_cache fc = {0};
+	if (shmlog_reader_open(name, 0, &rd) < 0)
+		return -1;
+	uint64_t count = 0, t0 = bench_now_ns();
+	int ev;
+	while ((ev = shmlog_reader_next(rd, &rec, &lost)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		count++;
+		if (fmt == DUMP_THREADTIME)
+			fmt_threadtime(out, &fc, &rec);
+		else if (fmt == DUMP_JSON)
+			fmt_json(out, &rec);
+		else
+			dump_sink += rec.msg_len;
+	}
+	fflush(out);
+	uint64_t t1 = bench_now_ns();
+	shmlog_reader_close(rd);
+	*n = count;
+	return count ? (double)count * 1e9 / (double)(t1 - t0) : -1;
+}
+
+struct fill_arg {
+	shmlog_t *h;
+	const struct lb_work *w;
+	uint64_t n;
+};
+
+static void *fill_thread(void *p)
+{
+	struct fill_arg *a = p;
+	for (uint64_t i = 0; i < a->n; i++) {
+		const struct lb_msg *m = &a->w->m[i % LB_WORK_N];
+		shmlog_write_n(a->h, m->prio, m->tag, m->msg, m->len);
+	}
+	return NULL;
+}
+
+/* Fill every lane, one thread per lane (a lane belongs to a thread), each
+ * writing twice its lane's capacity: the ring is full and has wrapped, as
+ * a long-lived buffer shared by many writers is, and the dump has to merge
+ * all the lanes by time. */
+static int fill_buffer(const char *name, const struct lb_work *w)
+{
+	shmlog_t *h;
+	struct shmlog_info info;
+	if (shmlog_open(name, 0, &h) < 0 || shmlog_stat(name, &info) < 0)
+		return -1;
+	unsigned nt = info.lanes < 64 ? info.lanes : 64;
+	pthread_t tid[64];
+	struct fill_arg a = {
+	    h, w, 2 * info.capacity / nt / (uint64_t)(w->avg_len + 40)};
+	unsigned started = 0;
+	for (unsigned i = 0; i < nt; i++)
+		if (pthread_create(&tid[i], NULL, fill_thread, &a) == 0)
+			started++;
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	shmlog_close(h);
+	return started ? 0 : -1;
+}
+
+static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
+			 const struct lb_work *w)
+{
+	char name[64];
+	struct shmlog_create_opts o;
+	snprintf(name, sizeof(name), "bench-%d-dump", (int)getpid());
+	shmlog_create_opts_init(&o);
+	o.size = cfg->quick ? SHMLOG_SIZE_DEFAULT : 16u << 20;
+	shmlog_remove(name);
+	if (shmlog_create(name, &o) < 0 || fill_buffer(name, w) < 0) {
+		snprintf(r->why, sizeof(r->why), "cannot create and fill %s",
+			 name);
+		shmlog_remove(name);
+		return;
+	}
+	FILE *out = fopen("/dev/null", "w");
+	static char buf[1 << 20];
+	if (!out) {
+		shmlog_remove(name);
+		return;
+	}
+	setvbuf(out, buf, _IOFBF, sizeof(buf));
+	double *dst[3] = {&r->dump_raw_rps, &r->dump_threadtime_rps,
+			  &r->dump_json_rps};
+	int reps = cfg->quick ? 1 : 3;
+	for (int f = 0; f < 3; f++) {
+		double v[MAX_DUMP_REPS];
+		for (int i = 0; i < reps; i++)
+			v[i] = dump_once(name, (enum dump_fmt)f, out,
+					 &r->dump_recs);
+		*dst[f] = bench_median(v, reps);
+	}
+	fclose(out);
+	shmlog_remove(name);
+}
+
+/* ---- follow latency ---- */
+
+struct follow_shared {
+	atomic_int ready;
+	struct bench_hist hist;
+};
+
+static void __attribute__((noreturn))
+follower_latency(const char *name, struct follow_shared *fs)
+{
+	shmlog_reader_t *rd;
+	struct shmlog_record rec;
+	struct shmlog_lost lost;
+	if (shmlog_reader_open(name, SHMLOG_READ_TAIL, &rd) < 0)
+		_exit(1);
+	atomic_store(&fs->ready, 1);
+	for (;;) {
+		int ev = shmlog_reader_next(rd, &rec, &lost);
+		if (ev == SHMLOG_EV_NONE) {
+			if (shmlog_reader_wait(rd, 2000) == -ETIMEDOUT)
+				_exit(2);
+			continue;
+		}
+		if (ev != SHMLOG_EV_RECORD || rec.msg_len != 8)
+			continue;
+		uint64_t t, now = bench_now_ns();
+		memcpy(&t, rec.msg, 8);
+		if (t == 0)
+			_exit(0);
+		bench_hist_add(&fs->hist, now - t);
+	}
+}
+
+static void measure_follow(const struct lb_config *cfg, struct lb_readers *r)
+{
+	char name[64];
+	shmlog_t *h;
+	snprintf(name, sizeof(name), "bench-%d-follow", (int)getpid());
+	shmlog_remove(name);
+	struct follow_shared *fs =
+	    mmap(NULL, sizeof(*fs), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fs == MAP_FAILED)
+		return;
+	bench_hist_init(&fs->hist);
+	if (shmlog_create(name, NULL) < 0 || shmlog_open(name, 0, &h) < 0) {
+		munmap(fs, sizeof(*fs));
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		follower_latency(name, fs);
+	while (pid > 0 && !atomic_load(&fs->ready))
+		usleep(1000);
+	int n = cfg->quick ? 200 : 3000;
+	for (int i = 0; pid > 0 && i < n; i++) {
+		struct timespec gap = {0, 300000};
+		nanosleep(&gap, NULL);
+		uint64_t t = bench_now_ns();
+		shmlog_write_n(h, SHMLOG_INFO, "lat", (const char *)&t, 8);
+	}
+	uint64_t zero = 0;
+	shmlog_write_n(h, SHMLOG_INFO, "lat", (const char *)&zero, 8);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	r->follow = fs->hist;
+	r->follow_p50 = (double)bench_hist_quantile(&fs->hist, 0.5);
+	r->follow_p99 = (double)bench_hist_quantile(&fs->hist, 0.99);
+	shmlog_close(h);
+	shmlog_remove(name);
+	munmap(fs, sizeof(*fs));
+}
+
+/* ---- follower cost ---- */
+
+struct active_arg {
+	const char *name;
+	struct lb_sink *sink;
+};
+
+/* Read everything, as `shmlog follow` would; lost records count as
+ * consumed so that the harness's drain ends. */
+static void active_follower(void *p)
+{
+	struct active_arg *a = p;
+	shmlog_reader_t *rd;
+	struct shmlog_record rec;
+	struct shmlog_lost lost;
+	if (shmlog_reader_open(a->name, SHMLOG_READ_TAIL, &rd) < 0)
+		_exit(1);
+	for (;;) {
+		int ev = shmlog_reader_next(rd, &rec, &lost);
+		if (ev == SHMLOG_EV_RECORD)
+			atomic_fetch_add_explicit(&a->sink->recs, 1,
+						  memory_order_relaxed);
+		else if (ev == SHMLOG_EV_LOST)
+			atomic_fetch_add_explicit(&a->sink->recs,
+						  lost.overwritten + lost.torn,
+						  memory_order_relaxed);
+		else
+			shmlog_reader_wait(rd, 100);
+	}
+}
+
+/* Per-run figures of the follower-cost comparison. */
+struct fc_acc {
+	int n;
+	double rps[16], p99[16], wcpu[16];
+	uint64_t recs;
+	double coll_s;
+};
+
+static void fc_run(struct lb_ctx *c, const struct lb_config *cfg,
+		   const struct lb_work *w, struct fc_acc *a)
+{
+	static struct lb_result res;
+	lb_run(c, w, cfg, 1, 1, &res);
+	if (!res.ok || res.wall_s <= 0 || !res.recs || a->n >= 16)
+		return;
+	a->rps[a->n] = (double)res.recs / res.wall_s;
+	a->p99[a->n] = (double)bench_hist_quantile(&res.hist, 0.99);
+	a->wcpu[a->n] = res.cpu_s * 1e9 / (double)res.recs;
+	a->n++;
+	a->recs += res.recs;
+	a->coll_s += res.coll_cpu_s;
+}
+
+/* One follower process for the whole comparison, stopped (SIGSTOP) for the
+ * "alone" runs and resumed for the "followed" ones, the two alternated so
+ * that a drifting machine load hits both alike. A stopped follower costs
+ * the writer nothing: at most one wake-up for the sleep it was in. */
+static void measure_follower_cost(const struct lb_config *cfg,
+				  struct lb_readers *r, const struct lb_work *w)
+{
+	struct lb_ctx c = {.ct = &lb_shmlog_default};
+	struct fc_acc alone = {0}, followed = {0};
+	if (c.ct->setup(&c) < 0)
+		return;
+	struct active_arg a = {c.arg, lb_sink_new()};
+	pid_t pid = a.sink ? lb_spawn(&c, active_follower, &a) : -1;
+	if (pid > 0) {
+		usleep(20000); /* let it open and go to sleep */
+		for (int rep = 0; rep < cfg->reps; rep++) {
+			kill(pid, SIGSTOP);
+			c.sink = NULL;
+			c.collector = 0;
+			fc_run(&c, cfg, w, &alone);
+			kill(pid, SIGCONT);
+			c.sink = a.sink;
+			c.collector = pid;
+			fc_run(&c, cfg, w, &followed);
+		}
+		lb_stop(pid);
+	}
+	c.sink = NULL;
+	c.collector = 0;
+	lb_sink_free(a.sink);
+	c.ct->teardown(&c);
+	if (!alone.n || !followed.n)
+		return;
+	r->alone_rps = bench_median(alone.rps, alone.n);
+	r->alone_p99 = bench_median(alone.p99, alone.n);
+	r->alone_cpu_ns = bench_median(alone.wcpu, alone.n);
+	r->followed_rps = bench_median(followed.rps, followed.n);
+	r->followed_p99 = bench_median(followed.p99, followed.n);
+	r->followed_cpu_ns = bench_median(followed.wcpu, followed.n);
+	r->follower_cpu_ns_per_rec =
+	    followed.recs ? followed.coll_s * 1e9 / (double)followed.recs : 0;
+}
+
+void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
+{
+	struct lb_work w;
+	lb_work_seed(&w);
+	memset(r, 0, sizeof(*r));
+	bench_hist_init(&r->follow);
+	measure_dump(cfg, r, &w);
+	measure_follow(cfg, r);
+	measure_follower_cost(cfg, r, &w);
+	r->ok = r->dump_recs > 0 && r->follow.count > 0;
+	if (!r->ok && !r->why[0])
+		snprintf(r->why, sizeof(r->why),
+			 "the reader API produced no records");
+}
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what building, testing and benchmarking shmlog needs, from
+# Debian's archive. The library itself needs libc only. Runs apt-get when
+# root and something is missing; otherwise says what to install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(cmake ninja-build gcc g++ python3)
+# Packages each benchmark needs (one per line, '#' comments).
+for f in bench/*/debian-packages.txt; do
+	[ -f "$f" ] || continue
+	while read -r p _; do
+		[[ -z "$p" || "$p" == \#* ]] || pkgs+=("$p")
+	done < "$f"
+done
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+	echo "deps.sh: missing packages: ${missing[*]}" >&2
+	echo "deps.sh: install them (sudo apt-get install ${missing[*]}) and run again" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what it needs, then builds and runs the
+# tests three times: a plain build (with the benchmarks' quick smoke runs),
+# ASan+UBSan, and TSan for the threaded tests. Long stress runs are left
+# out (ctest -L long runs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+
+jobs=$(nproc)
+suite() { # suite NAME CTEST_ARGS -- CMAKE_ARGS
+	local name=$1; shift
+	local ctest_args=()
+	while [ "$1" != "--" ]; do ctest_args+=("$1"); shift; done
+	shift
+	echo "=== $name build ==="
+	cmake -S . -B "build-$name" -G Ninja "$@" >/dev/null
+	cmake --build "build-$name" -j "$jobs"
+	echo "=== $name tests ==="
+	ctest --test-dir "build-$name" --output-on-failure -j "$jobs" "${ctest_args[@]}"
+}
+
+suite plain -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo
+suite asan -LE 'long|bench' -- -DCMAKE_BUILD_TYPE=Debug \
+	-DSHMLOG_SANITIZE=address,undefined -DSHMLOG_BUILD_BENCH=OFF
+suite tsan -L 'unit|stress' -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DSHMLOG_SANITIZE=thread -DSHMLOG_BUILD_BENCH=OFF
+echo "=== all suites passed ==="

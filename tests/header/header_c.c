@@ -1,0 +1,12 @@
+/* The public header alone, compiled as strict C11 (-pedantic -Werror). */
+#include "shmlog.h"
+
+int main(void)
+{
+	shmlog_t *h = NULL;
+	struct shmlog_record rec;
+	(void)rec;
+	(void)h;
+	SHMLOG_I("hdr", "%d", 1);
+	return 0;
+}

@@ -1,0 +1,11 @@
+// The public header from C++: it must compile, link and log.
+#include "shmlog.h"
+
+int main()
+{
+	shmlog_t *h = nullptr;
+	if (shmlog_open(nullptr, SHMLOG_OPEN_CREATE, &h) == 0)
+		shmlog_close(h);
+	SHMLOG_W("hdr", "from C++ %d", 42);
+	return 0;
+}

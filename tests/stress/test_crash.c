@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writers killed mid-write (SIGKILL).
+ *
+ * Part 1, every step: a writer is killed at each test point of the write
+ * protocol (ring.c, TESTPOINT), in a one-lane buffer so that the next writer
+ * must take over the dead writer's lane and repair it. Every record
+ * committed before the kill is read intact; the interrupted record is
+ * either published whole (killed after its commit) or counted torn, never
+ * shown half-written; the next writer is not held up.
+ *
+ * Part 2, at random: WRITERS processes write self-describing records into
+ * as many lanes, and are killed at random and replaced KILLS times, while
+ * the reader follows. No record read is damaged, each writer's records come
+ * in order, and written = read + overwritten + torn per lane.
+ *
+ * usage: test_crash [KILLS]
+ */
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "internal.h"
+#include "selfcheck.h"
+#include "test.h"
+
+#define WRITERS 8
+#define POINTS 6
+
+static int kill_at;
+
+static void die_here(int point)
+{
+	if (point == kill_at)
+		kill(getpid(), SIGKILL);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct seen {
+	uint64_t bad;
+	int64_t last_i[3]; /* newest record read of writers 1 and 2 */
+	uint64_t count[3];
+	struct shmlog_lane_stats sum;
+};
+
+/* Read everything now in @b and sum up the lane counters. */
+static void read_all(const char *b, struct seen *s)
+{
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int ev;
+	memset(s, 0, sizeof(*s));
+	s->last_i[1] = s->last_i[2] = -1;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE) {
+		unsigned w;
+		uint64_t i;
+		if (!sc_check(&rec, &w, &i) || w < 1 || w > 2 ||
+		    (int64_t)i <= s->last_i[w]) {
+			s->bad++;
+			continue;
+		}
+		s->last_i[w] = (int64_t)i;
+		s->count[w]++;
+	}
+	test_sum_lanes(r, &s->sum);
+	shmlog_reader_close(r);
+}
+
+/* Kill a writer at test point @point of its first write from record
+ * @arm on (point 2, the PAD, is reached only when a record wraps). */
+static void kill_at_step(int point, int arm)
+{
+	const char *b = test_buffer("step");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 64 * 1024;
+	o.lanes = 1; /* the next writer must take over the dead one's lane */
+	REQUIRE(shmlog_create(b, &o) == 0);
+	volatile long *cur = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(cur != MAP_FAILED);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		shmlog_t *h;
+		if (shmlog_open(b, 0, &h))
+			_exit(1);
+		char tag[16], msg[512];
+		int prio;
+		for (long i = 0; i < 1000000; i++) {
+			*cur = i;
+			if (i == arm) {
+				kill_at = point;
+				shmlog__testpoint_hook = die_here;
+			}
+			size_t len = sc_make(1, (uint64_t)i, tag, &prio, msg);
+			shmlog_write_n(h, prio, tag, msg, len);
+		}
+		_exit(2); /* the test point was never reached */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	long j = *cur; /* the record being written when killed */
+
+	/* after the kill, before anyone repairs */
+	struct seen s;
+	read_all(b, &s);
+	bool published = point >= 6; /* head stored: the record is visible */
+	CHECK_EQ(s.bad, 0);
+	CHECK_EQ(s.last_i[1], published ? j : j - 1);
+	CHECK_EQ(s.sum.torn, published ? 0 : 1);
+	CHECK_EQ(s.sum.written, j + 1);
+	CHECK_EQ(s.sum.written, s.sum.read + s.sum.overwritten + s.sum.torn);
+
+	/* new writers take over the lanes at once; the one that gets the
+	 * dead writer's lane repairs it */
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	char tag[16], msg[512];
+	int prio;
+	uint64_t t0 = now_ns();
+	for (int t = 0; t < 4; t++) {
+		pid_t c = fork();
+		if (c == 0) {
+			for (int i = 0; i < 10; i++) {
+				size_t len = sc_make(2, (uint64_t)(t * 10 + i),
+						     tag, &prio, msg);
+				if (shmlog_write_n(h, prio, tag, msg, len))
+					_exit(1);
+			}
+			_exit(0);
+		}
+		REQUIRE(waitpid(c, &st, 0) == c);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	uint64_t took = now_ns() - t0;
+	CHECK(took < 1000000000); /* nobody waited for the dead writer */
+	shmlog_close(h);
+	read_all(b, &s);
+	bool whole = point >= 5; /* committed before the kill */
+	CHECK_EQ(s.bad, 0);
+	CHECK_EQ(s.last_i[1], whole ? j : j - 1);
+	CHECK_EQ(s.count[2], 40);
+	CHECK_EQ(s.sum.torn, whole ? 0 : 1);
+	CHECK_EQ(s.sum.written, j + 1 + 40);
+	CHECK_EQ(s.sum.written, s.sum.read + s.sum.overwritten + s.sum.torn);
+	munmap((void *)cur, 4096);
+	shmlog_remove(b);
+}
+
+/* ---- part 2: random kills ---- */
+
+static void random_writer(const char *b, unsigned id)
+{
+	shmlog_t *h;
+	if (shmlog_open(b, 0, &h))
+		_exit(1);
+	char tag[16], msg[512];
+	int prio;
+	for (uint64_t i = 0;; i++) {
+		size_t len = sc_make(id, i, tag, &prio, msg);
+		shmlog_write_n(h, prio, tag, msg, len);
+	}
+}
+
+static pid_t spawn(const char *b, unsigned id)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		random_writer(b, id);
+	return pid;
+}
+
+static void random_kills(long kills)
+{
+	const char *b = test_buffer("kills");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 256 * 1024;
+	o.lanes = WRITERS;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+
+	unsigned next_id = 0;
+	pid_t pids[WRITERS];
+	for (int k = 0; k < WRITERS; k++)
+		pids[k] = spawn(b, next_id++);
+	unsigned max_ids = (unsigned)kills + WRITERS + 1;
+	int64_t *last = malloc(max_ids * sizeof(*last));
+	REQUIRE(last);
+	for (unsigned k = 0; k < max_ids; k++)
+		last[k] = -1;
+
+	uint64_t seed = 12345, read = 0, bad = 0, disorder = 0;
+	long done = 0;
+	long until_kill = 1;
+	while (done < kills) {
+		struct shmlog_record rec;
+		int ev = shmlog_reader_next(r, &rec, NULL);
+		if (ev == SHMLOG_EV_RECORD) {
+			unsigned w;
+			uint64_t i;
+			if (!sc_check(&rec, &w, &i) || w >= max_ids) {
+				bad++;
+			} else {
+				if ((int64_t)i <= last[w])
+					disorder++;
+				last[w] = (int64_t)i;
+				read++;
+			}
+		}
+		if (ev == SHMLOG_EV_RECORD && --until_kill > 0)
+			continue;
+		/* kill one at random, replace it */
+		seed = sc_mix(seed);
+		int k = (int)(seed % WRITERS);
+		kill(pids[k], SIGKILL);
+		waitpid(pids[k], NULL, 0);
+		pids[k] = spawn(b, next_id++);
+		done++;
+		until_kill = 1 + (long)(sc_mix(seed) % 200);
+	}
+	for (int k = 0; k < WRITERS; k++) {
+		kill(pids[k], SIGKILL);
+		waitpid(pids[k], NULL, 0);
+	}
+	struct shmlog_record rec;
+	struct shmlog_lost l;
+	int ev;
+	while ((ev = shmlog_reader_next(r, &rec, &l)) != SHMLOG_EV_NONE) {
+		unsigned w;
+		uint64_t i;
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		if (!sc_check(&rec, &w, &i) || w >= max_ids)
+			bad++;
+		else
+			read++;
+	}
+	struct shmlog_lane_stats sum;
+	test_sum_lanes(r, &sum);
+	uint64_t torn = sum.torn, written = sum.written;
+	struct shmlog_info in;
+	REQUIRE(shmlog_stat(b, &in) == 0);
+	printf("random kills: %ld kills, %llu written, %llu read, %llu torn "
+	       "seen by the reader, %llu repaired by writers, %llu bad, %llu "
+	       "out of order\n",
+	       kills, (unsigned long long)written, (unsigned long long)read,
+	       (unsigned long long)torn, (unsigned long long)in.torn,
+	       (unsigned long long)bad, (unsigned long long)disorder);
+	CHECK(in.torn > 0); /* some kills did land inside a write */
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(disorder, 0);
+	CHECK(read > 0);
+	free(last);
+	shmlog_reader_close(r);
+	shmlog_remove(b);
+}
+
+int main(int argc, char **argv)
+{
+	long kills = argc > 1 ? atol(argv[1]) : 300;
+	for (int point = 1; point <= POINTS; point++)
+		for (int arm = 0; arm < 900; arm += 97)
+			kill_at_step(point, arm);
+	random_kills(kills);
+	return test_done("test_crash");
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Processes: fork() children log under their own pid and lane; a blocked
+ * follower wakes when a writer in another process commits; a follower
+ * killed while asleep costs writers one wake-up, once.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "internal.h"
+#include "test.h"
+
+static void test_fork(void)
+{
+	const char *b = test_buffer("fork");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "parent", "before fork"), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		int err = shmlog_write(h, SHMLOG_INFO, "child", "in child");
+		pid_t grandchild = fork();
+		if (grandchild == 0)
+			_exit(shmlog_write(h, SHMLOG_INFO, "grandchild", "x") ? 1
+									      : 0);
+		int st;
+		waitpid(grandchild, &st, 0);
+		_exit(err || !WIFEXITED(st) || WEXITSTATUS(st) ? 1 : 0);
+	}
+	int st;
+	REQUIRE(waitpid(child, &st, 0) == child);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "parent", "after fork"), 0);
+
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int parents = 0, children = 0, grandchildren = 0;
+	unsigned parent_lane = 99, child_lane = 98;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
+		if (!strcmp(rec.tag, "parent")) {
+			CHECK_EQ(rec.pid, getpid());
+			parent_lane = rec.lane;
+			parents++;
+		} else if (!strcmp(rec.tag, "child")) {
+			CHECK_EQ(rec.pid, child);
+			CHECK_EQ(rec.tid, child);
+			child_lane = rec.lane;
+			children++;
+		} else if (!strcmp(rec.tag, "grandchild")) {
+			CHECK(rec.pid != (uint32_t)child && rec.pid != (uint32_t)getpid());
+			CHECK_EQ(rec.tid, rec.pid);
+			grandchildren++;
+		}
+	}
+	CHECK_EQ(parents, 2);
+	CHECK_EQ(children, 1);
+	CHECK_EQ(grandchildren, 1);
+	CHECK(parent_lane != child_lane);
+	/* the parent still owns its lane: the child took another */
+	struct shmlog_lane_stats st2;
+	shmlog_reader_lane_stats(r, parent_lane, &st2);
+	CHECK_EQ(st2.owner_pid, getpid());
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* Wait until the reader of @b says it sleeps: it set notify.sleepers. */
+static void wait_for_sleeper(const char *b)
+{
+	struct shmlog__seg s;
+	REQUIRE(shmlog__seg_attach(b, 0, &s) == 0);
+	while (!atomic_load(&s.hdr->notify.sleepers))
+		sched_yield();
+	shmlog__seg_detach(&s);
+}
+
+static void test_follow_wakes(void)
+{
+	const char *b = test_buffer("follow");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, SHMLOG_READ_TAIL, &r) == 0);
+	struct shmlog_record rec;
+	CHECK_EQ(shmlog_reader_next(r, &rec, NULL), SHMLOG_EV_NONE);
+
+	for (int round = 0; round < 20; round++) {
+		pid_t w = fork();
+		if (w == 0) {
+			wait_for_sleeper(b);
+			shmlog_t *h;
+			if (shmlog_open(b, 0, &h))
+				_exit(1);
+			int err = shmlog_print(h, SHMLOG_INFO, "wake", "%d", round);
+			shmlog_close(h);
+			_exit(err ? 1 : 0);
+		}
+		/* sleeps until the writer's record; a lost wake-up would show
+		 * as the timeout */
+		int err;
+		do {
+			err = shmlog_reader_wait(r, 20000);
+		} while (err == -EINTR);
+		CHECK_EQ(err, 0);
+		CHECK_EQ(shmlog_reader_next(r, &rec, NULL), SHMLOG_EV_RECORD);
+		CHECK_EQ(atoi(rec.msg), round);
+		int st;
+		waitpid(w, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	shmlog_reader_close(r);
+	shmlog_remove(b);
+}
+
+/* A follower killed in its sleep leaves the flag set: the next write
+ * clears it (one futex call) and later writes pay nothing. */
+static void test_dead_follower(void)
+{
+	const char *b = test_buffer("deadf");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	pid_t f = fork();
+	if (f == 0) {
+		shmlog_reader_t *r;
+		if (shmlog_reader_open(b, SHMLOG_READ_TAIL, &r))
+			_exit(1);
+		struct shmlog_record rec;
+		shmlog_reader_next(r, &rec, NULL);
+		shmlog_reader_wait(r, -1);
+		_exit(0);
+	}
+	wait_for_sleeper(b);
+	kill(f, SIGKILL);
+	waitpid(f, NULL, 0);
+	struct shmlog__seg s;
+	REQUIRE(shmlog__seg_attach(b, 0, &s) == 0);
+	CHECK_EQ(atomic_load(&s.hdr->notify.sleepers), 1);
+	uint32_t futex0 = atomic_load(&s.hdr->notify.futex);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	shmlog_write(h, SHMLOG_INFO, "t", "one");
+	CHECK_EQ(atomic_load(&s.hdr->notify.sleepers), 0);
+	CHECK_EQ(atomic_load(&s.hdr->notify.futex), futex0 + 1);
+	for (int i = 0; i < 100; i++)
+		shmlog_write(h, SHMLOG_INFO, "t", "more");
+	CHECK_EQ(atomic_load(&s.hdr->notify.futex), futex0 + 1);
+	shmlog_close(h);
+	shmlog__seg_detach(&s);
+	shmlog_remove(b);
+}
+
+/* Lanes are given back when a thread exits, and claimed again. */
+static void *one_write(void *arg)
+{
+	shmlog_write(arg, SHMLOG_INFO, "thr", "x");
+	return NULL;
+}
+
+static void test_lane_reuse(void)
+{
+	const char *b = test_buffer("reuse");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 64 * 1024;
+	o.lanes = 2;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	for (int i = 0; i < 50; i++) {
+		pthread_t t;
+		pthread_create(&t, NULL, one_write, h);
+		pthread_join(t, NULL);
+	}
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.written, 50);
+	CHECK_EQ(in.dropped, 0);
+	CHECK_EQ(in.writers, 0);
+
+	/* all lanes held by live threads: the write is refused, counted */
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "a"), 0);
+	pid_t c = fork();
+	if (c == 0) {
+		shmlog_t *h2;
+		if (shmlog_open(b, 0, &h2))
+			_exit(1);
+		int e1 = shmlog_write(h2, SHMLOG_INFO, "c", "takes lane 2");
+		pthread_t t;
+		int e2 = 0;
+		pthread_create(&t, NULL, one_write, h2); /* no lane left */
+		pthread_join(t, NULL);
+		e2 = shmlog_write(h2, SHMLOG_INFO, "c", "still fine");
+		_exit(e1 || e2 ? 1 : 0);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.dropped, 1);
+	CHECK_EQ(in.written, 53);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* More threads than lanes: the threads that find no lane of their own
+ * borrow the shared lanes one record at a time; nothing is lost silently:
+ * every record is either written or counted as dropped. */
+struct many {
+	shmlog_t *h;
+	int failed;
+};
+
+static void *many_writer(void *arg)
+{
+	struct many *m = arg;
+	for (int i = 0; i < 2000; i++)
+		if (shmlog_print(m->h, SHMLOG_INFO, "many", "%d", i))
+			m->failed++;
+	return NULL;
+}
+
+static void test_more_threads_than_lanes(void)
+{
+	const char *b = test_buffer("many");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = 16; /* 14 kept by threads, 2 lent per record */
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	enum { T = 40 };
+	pthread_t t[T];
+	struct many m[T];
+	for (int i = 0; i < T; i++) {
+		m[i] = (struct many){h, 0};
+		pthread_create(&t[i], NULL, many_writer, &m[i]);
+	}
+	int failed = 0;
+	for (int i = 0; i < T; i++) {
+		pthread_join(t[i], NULL);
+		failed += m[i].failed;
+	}
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	printf("more threads than lanes: %d threads x 2000, %llu written, "
+	       "%llu dropped\n",
+	       T, (unsigned long long)in.written,
+	       (unsigned long long)in.dropped);
+	CHECK_EQ(in.written + in.dropped, T * 2000);
+	CHECK_EQ(in.dropped, failed);
+	CHECK(in.dropped < T * 2000 / 100);
+	CHECK_EQ(in.writers, 0); /* every lane given back */
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* Two handles on one buffer in one process: closing one gives back only
+ * the lanes kept through it. */
+static void test_two_handles(void)
+{
+	const char *b = test_buffer("twoh");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	shmlog_t *h1, *h2;
+	REQUIRE(shmlog_open(b, 0, &h1) == 0);
+	REQUIRE(shmlog_open(b, 0, &h2) == 0);
+	CHECK_EQ(shmlog_write(h1, SHMLOG_INFO, "h1", "x"), 0);
+	CHECK_EQ(shmlog_write(h2, SHMLOG_INFO, "h2", "x"), 0);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, 2);
+	shmlog_close(h1);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, 1);
+	CHECK_EQ(shmlog_write(h2, SHMLOG_INFO, "h2", "y"), 0);
+	shmlog_close(h2);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, 0);
+	CHECK_EQ(in.written, 3);
+	shmlog_remove(b);
+}
+
+int main(void)
+{
+	test_two_handles();
+	test_more_threads_than_lanes();
+	test_fork();
+	test_follow_wakes();
+	test_dead_follower();
+	test_lane_reuse();
+	return test_done("test_process");
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A signal handler that logs while the same thread is in the middle of a
+ * write (interrupted at a test point): the nested record goes to a shared
+ * lane and both records come out whole; with no shared lane the nested
+ * write is refused with -EBUSY and counted, and nothing is damaged.
+ */
+#include <signal.h>
+
+#include "internal.h"
+#include "test.h"
+
+static shmlog_t *h;
+static int nested_err = 1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	nested_err = shmlog_write(h, SHMLOG_ERROR, "sig", "from the handler");
+}
+
+static void raise_at_3(int point)
+{
+	if (point == 3) {
+		shmlog__testpoint_hook = NULL; /* once */
+		raise(SIGUSR1);
+	}
+}
+
+static void run(unsigned lanes, int want_err)
+{
+	const char *b = test_buffer("signal");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = lanes;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "first"), 0);
+	shmlog__testpoint_hook = raise_at_3;
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "interrupted"), 0);
+	CHECK_EQ(nested_err, want_err);
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "after"), 0);
+
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int mains = 0, sigs = 0;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
+		if (!strcmp(rec.tag, "main"))
+			mains++;
+		else if (!strcmp(rec.tag, "sig") &&
+			 !strcmp(rec.msg, "from the handler"))
+			sigs++;
+		else
+			CHECK(!"unexpected record");
+	}
+	CHECK_EQ(mains, 3);
+	CHECK_EQ(sigs, want_err ? 0 : 1);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.dropped, want_err ? 1 : 0);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+int main(void)
+{
+	signal(SIGUSR1, on_usr1);
+	run(16, 0); /* 2 shared lanes */
+	run(4, -EBUSY); /* none */
+	return test_done("test_signal");
+}
