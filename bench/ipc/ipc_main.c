@@ -578,7 +578,7 @@ static uint64_t median_u64(uint64_t *v, int n)
 static void stage_one(const struct opts *o, const struct ipc_transport *t,
 		      enum ipc_wait w, size_t size)
 {
-	uint64_t plain[8], instr[8];
+	uint64_t plain[8], instr[8], stage[3][8];
 	struct row p, r; /* copies: run_once() may move the rows array */
 	int n = 0;
 
@@ -592,17 +592,22 @@ static void stage_one(const struct opts *o, const struct ipc_transport *t,
 			return;
 		}
 		plain[n] = p.p50;
+		for (int k = 0; k < 3; k++)
+			stage[k][n] = r.st_p50[k];
 		instr[n++] = r.p50;
 	}
 	if (!n)
 		return;
-	const struct row *last = &r;
+	/* Medians over the repetitions, stage by stage, like the round
+	 * trips: one disturbed run does not make the table. */
 	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n);
+	uint64_t ms[3];
+	for (int k = 0; k < 3; k++)
+		ms[k] = median_u64(stage[k], n);
 	printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f %9.2f %+9.2f\n",
-	       t->name, wait_name(w), 0.0, (double)last->st_p50[0] / 1e3,
-	       (double)last->st_p50[1] / 1e3, (double)last->st_p50[2] / 1e3,
-	       (double)mi / 1e3, (double)mp / 1e3,
-	       ((double)mi - (double)mp) / 1e3);
+	       t->name, wait_name(w), 0.0, (double)ms[0] / 1e3,
+	       (double)ms[1] / 1e3, (double)ms[2] / 1e3, (double)mi / 1e3,
+	       (double)mp / 1e3, ((double)mi - (double)mp) / 1e3);
 	fflush(stdout);
 }
 

@@ -155,7 +155,8 @@ def stage_table(rows, out):
     out.append("#### Stage timestamps (synchronous request, %s reply)"
                % size_name(st[0]["size"]))
     out.append("")
-    out.append("Medians in us, each stage measured from the previous stamp; "
+    out.append("Medians in us, each stage measured from the previous stamp "
+               "(median over the instrumented runs of each run's median); "
                "rtt = median over the paired runs of each run's p50; cost = "
                "instrumented minus plain.")
     out.append("")
@@ -169,14 +170,15 @@ def stage_table(rows, out):
                and not r["instrumented"]]
         if not ins or not pla:
             continue
-        s = ins[-1]["stages"]
+        med = {k: statistics.median(r["stages"][k] for r in ins)
+               for k in ins[0]["stages"]}
         mi = statistics.median(r["rtt_p50_ns"] for r in ins)
         mp = statistics.median(r["rtt_p50_ns"] for r in pla)
         out.append("| %s | %s | 0 | %s | %s | %s | %s | %s | %+.2f |" % (
             mech, "spin+block" if wait == "spin" else "block",
-            us(s["c_send_to_s_recv_p50_ns"]),
-            us(s["s_recv_to_s_reply_p50_ns"]),
-            us(s["s_reply_to_c_recv_p50_ns"]), us(mi), us(mp),
+            us(med["c_send_to_s_recv_p50_ns"]),
+            us(med["s_recv_to_s_reply_p50_ns"]),
+            us(med["s_reply_to_c_recv_p50_ns"]), us(mi), us(mp),
             (mi - mp) / 1e3))
 
 
