@@ -152,7 +152,11 @@ int64_t shmlog__clock_to_ns(const struct shmlog__fixed *f, uint64_t raw,
 {
 	if (f->clock != SHMLOG_CLOCK_TSC)
 		return (int64_t)raw;
+	/* raw comes from shared memory: whatever it says, the sum wraps
+	 * (an absurd time) rather than overflow (undefined behaviour) */
 	if (now_raw)
-		return now_ns - scale(f, (int64_t)(now_raw - raw));
-	return f->cal_ns + scale(f, (int64_t)(raw - f->cal_raw));
+		return (int64_t)((uint64_t)now_ns -
+				 (uint64_t)scale(f, (int64_t)(now_raw - raw)));
+	return (int64_t)((uint64_t)f->cal_ns +
+			 (uint64_t)scale(f, (int64_t)(raw - f->cal_raw)));
 }
