@@ -86,7 +86,14 @@ static void mutator(bool forge, uint64_t seed, const unsigned *static_lanes,
 		unsigned what = (unsigned)(seed % (forge ? 5 : 4));
 		if (what == 0) { /* page 0, the fixed header too */
 			size_t off = (size_t)(v % SHMLOG__PAGE);
+			unsigned char was = base[off];
 			base[off] = (unsigned char)(v >> 32);
+			if (off < sizeof(f)) {
+				/* readers opening now must refuse the file;
+				 * then put it back, or nobody could open */
+				sleep_ns(1000000);
+				base[off] = was;
+			}
 		} else if (what == 1) { /* a lane position */
 			unsigned lane = (unsigned)(v % f.lane_count);
 			struct shmlog__lane *l =
