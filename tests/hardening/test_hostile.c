@@ -209,9 +209,30 @@ static void phase(bool forge, double secs)
 	o.lanes = LANES;
 	REQUIRE(shmlog_create(buffer, &o) == 0);
 
-	/* writers that are done: their lanes are the mutator's targets */
-	for (unsigned w = 0; w < STATIC_WRITERS; w++)
-		CHECK_EQ(hw_reap(hw_spawn(buffer, w, 0, 400, 0)), 0);
+	/* writers that are done: their lanes are the mutator's targets.
+	 * They stay alive (stopped) so that their lanes stay theirs: a live
+	 * writer must never write where the mutator damages headers. */
+	pid_t done[STATIC_WRITERS];
+	for (unsigned w = 0; w < STATIC_WRITERS; w++) {
+		done[w] = fork();
+		REQUIRE(done[w] >= 0);
+		if (done[w] == 0) {
+			shmlog_t *h;
+			if (shmlog_open(buffer, 0, &h))
+				_exit(10);
+			char tag[16], msg[512];
+			int prio;
+			for (uint64_t i = 0; i < 400; i++) {
+				size_t len = sc_make(w, i, tag, &prio, msg);
+				shmlog_write_n(h, prio, tag, msg, len);
+			}
+			raise(SIGSTOP);
+			_exit(0);
+		}
+		int st;
+		REQUIRE(waitpid(done[w], &st, WUNTRACED) == done[w]);
+		REQUIRE(WIFSTOPPED(st));
+	}
 	unsigned static_lanes[LANES], nstatic = 0;
 	{
 		shmlog_reader_t *r;
@@ -237,6 +258,8 @@ static void phase(bool forge, double secs)
 	uint64_t records = 0, lat_max = 0, lat_p99 = 0, garbage = 0;
 	uint64_t bad = follow(secs, &records, &lat_max, &lat_p99, &garbage);
 	hw_kill(mut);
+	for (unsigned w = 0; w < STATIC_WRITERS; w++)
+		hw_kill(done[w]);
 	for (unsigned k = 0; k < LIVE_WRITERS; k++) {
 		/* the live writers were never disturbed */
 		CHECK(kill(live[k], 0) == 0);
