@@ -131,13 +131,26 @@ static void bus_disarm(void)
 	bus_armed = NULL;
 }
 
+/* Back from the handler by siglongjmp: SA_NODEFER kept SIGBUS unblocked,
+ * unless something between the kernel and us (a sanitizer's wrapper
+ * handler) blocked it anyway. Unblock it, or the next fault would kill. */
+static void bus_recovered(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGBUS);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 /* The mapping faulted, or the file is seen shorter than the mapping:
  * the reader is done. */
 static void reader_fail(struct shmlog_reader *r, bool fault)
 {
 	r->failed = -EIO;
-	if (fault)
+	if (fault) {
+		bus_recovered();
 		r->faults++;
+	}
 }
 
 /* Has the file been truncated below what we mapped? One fstat, made once
@@ -198,6 +211,7 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 							  &r->lanes[i]);
 			bus_disarm();
 		} else {
+			bus_recovered();
 			shmlog_reader_close(r);
 			return -EIO;
 		}
@@ -442,6 +456,7 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 		next = atomic_load(&l->next_seq);
 		bus_disarm();
 	} else {
+		bus_recovered();
 		/* the counters are the reader's; the writers' are gone */
 		owner = head = reserve = 0;
 		next = c->seq_known ? c->next_seq : f->initial_seq;
