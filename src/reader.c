@@ -10,11 +10,13 @@
  *    past either end faults at once instead of reading other memory;
  *  - a SIGBUS handler: whoever may write the file may also ftruncate(2) it,
  *    and touching a page past the new end of a shared mapping raises
- *    SIGBUS. Every access a reader makes to the mapping runs inside
- *    BUS_TRY(), which arms a thread-local jump buffer; the handler jumps
- *    back only for a fault inside the armed reader's mapping, and gives
- *    every other SIGBUS to the disposition it replaced. The reader then
- *    reports -EIO once and nothing more (see shmlog_reader_next()).
+ *    SIGBUS. Every access a reader makes to the mapping runs with a
+ *    thread-local jump buffer armed (bus_arm() .. bus_disarm()); the
+ *    handler jumps back only for a fault inside the armed reader's
+ *    mapping, and gives every other SIGBUS to the disposition it
+ *    replaced. The reader then reports -EIO once and nothing more (see
+ *    shmlog_reader_next()). An fstat(2) per batch of records catches a
+ *    truncation the reader has not touched yet.
  */
 #include <errno.h>
 #include <limits.h>
