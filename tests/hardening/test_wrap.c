@@ -5,9 +5,9 @@
  * wrap_case does one writer in one process). Sequence numbers and logical
  * positions cross the boundaries while everybody writes: each writer's
  * records come out in order, each lane's sequence numbers follow on
- * exactly (every step is +1, or a gap reported as lost), the merge never
- * goes back in time among the records available at once, and the
- * accounting is exact.
+ * exactly (every step is +1, or a gap reported as lost), and the
+ * accounting is exact. By default each writer's records fit its lane, so
+ * nothing may be lost; the long run laps the lanes many times.
  *
  * usage: test_wrap [RECORDS_PER_WRITER]
  */
@@ -22,7 +22,7 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq, long n)
 	const char *b = test_buffer("wrap");
 	struct shmlog_create_opts o;
 	shmlog_create_opts_init(&o);
-	o.size = 1024 * 1024;
+	o.size = 4 * 1024 * 1024; /* 1 MiB lanes */
 	o.lanes = WRITERS;
 	o.initial_pos = initial_pos;
 	o.initial_seq = initial_seq;
@@ -102,8 +102,12 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq, long n)
 	CHECK_EQ(s.written, s.read + s.overwritten + s.torn);
 	CHECK_EQ(s.read, read);
 	CHECK_EQ(s.torn, 0);
-	/* the follower kept up (1 MiB, paced writers): nothing lost */
-	CHECK_EQ(s.overwritten, 0);
+	/* each record is at most 360 bytes: if a writer's records fit its
+	 * lane, nothing may be lost whatever the scheduler does to the
+	 * reader; if they lap it (long runs), every loss is accounted */
+	if ((uint64_t)n * 360 < 1024 * 1024)
+		CHECK_EQ(s.overwritten, 0);
+	CHECK(all_lost <= s.overwritten);
 	CHECK(crossed > 0);
 	for (unsigned k = 0; k < WRITERS; k++)
 		CHECK_EQ(last[k], n - 1);
