@@ -296,8 +296,10 @@ static int reader_next_guarded(struct shmlog_reader *r,
 	int best = -1;
 	for (unsigned i = 0; i < f->lane_count; i++) {
 		struct shmlog__rlane *c = &r->lanes[i];
-		/* bounded: each round consumes a record of the lane */
-		for (uint32_t k = 0; k <= f->lane_size / REC_HDR; k++) {
+		/* A few implausible records per lane and call at most: each
+		 * fetch may walk the whole lane, and a hostile lane must not
+		 * multiply that. The rest waits for the next call. */
+		for (unsigned k = 0; k < 8; k++) {
 			if (!shmlog__lane_fetch(&r->seg, i, c, clear))
 				break;
 			if (rec_plausible(&c->rec))

@@ -7,6 +7,6 @@
 set -euo pipefail
 target=$1 seeds=$2 secs=$3 maxlen=$4 work=$5
 mkdir -p "$work/corpus"
-exec "$target" -max_total_time="$secs" -max_len="$maxlen" -timeout=10 \
+exec "$target" -max_total_time="$secs" -max_len="$maxlen" -timeout=60 \
 	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
 	"$work/corpus" "$seeds"
