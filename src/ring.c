@@ -582,6 +582,9 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		if (state == REC_PAD)
 			continue;
 		cursor_seq(c, r.seq);
+		/* fits its lane but no writer of ours makes it: garbage */
+		if (state == REC_COMMITTED && r.tag_len > SHMLOG_TAG_MAX)
+			state = REC_TORN;
 		if (state == REC_TORN) {
 			c->torn++;
 			c->lost_torn++;

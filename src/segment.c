@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,10 +303,17 @@ static int check_file(int fd, bool writing, struct stat *st)
 	return 0;
 }
 
+/* Bytes reserved around a mapping: the file, rounded up to pages, between
+ * two PROT_NONE guard pages. */
+static uint64_t map_span(uint64_t size)
+{
+	return round_up(size, SHMLOG__PAGE) + 2 * SHMLOG__PAGE;
+}
+
 void shmlog__seg_detach(struct shmlog__seg *s)
 {
 	if (s->base)
-		munmap(s->base, s->size);
+		munmap(s->base - SHMLOG__PAGE, map_span(s->size));
 	if (s->hdr_map)
 		munmap(s->hdr_map, SHMLOG__PAGE);
 	if (s->fd >= 0)
@@ -324,10 +332,25 @@ static int map_segment(struct shmlog__seg *s, const struct stat *st)
 	int err = shmlog__fixed_validate(&f, size);
 	if (err)
 		return err;
-	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
-	void *p = mmap(NULL, size, prot, MAP_SHARED, s->fd, 0);
-	if (p == MAP_FAILED)
+	/* Guard pages: reserve the span with no access at all, then map the
+	 * file over its middle. Whatever a bug in the bounds checks might
+	 * compute, reading just before or after the file faults at once
+	 * instead of reading (or, for a writer, writing) a neighbour. */
+	if (size > SIZE_MAX - 4 * SHMLOG__PAGE)
+		return -ENOMEM;
+	unsigned char *span = mmap(NULL, map_span(size), PROT_NONE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				   -1, 0);
+	if (span == MAP_FAILED)
 		return -errno;
+	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
+	void *p = mmap(span + SHMLOG__PAGE, size, prot, MAP_SHARED | MAP_FIXED,
+		       s->fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		munmap(span, map_span(size));
+		return err;
+	}
 	s->base = p;
 	s->size = size;
 	s->fixed = f;
