@@ -268,19 +268,6 @@ int shmlog_remove(const char *name)
 	return unlink(path) < 0 ? -errno : 0;
 }
 
-/* Is @gid the caller's group, or one of its supplementary groups? */
-static bool in_group(gid_t gid)
-{
-	if (gid == getegid())
-		return true;
-	gid_t groups[256];
-	int n = getgroups(256, groups);
-	for (int i = 0; i < n; i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
-}
-
 /* Is the opened file one we may trust? */
 static int check_file(int fd, bool writing, struct stat *st)
 {
@@ -292,11 +279,11 @@ static int check_file(int fd, bool writing, struct stat *st)
 		return -EPERM; /* a hard link planted elsewhere */
 	if (st->st_mode & 0002)
 		return -EPERM; /* world-writable: anyone could forge it */
-	/* Writers log into buffers of their own user, of root, or shared
-	 * with them on purpose (group-writable, a group they are in);
-	 * readers read any buffer the kernel lets them open. */
-	if (writing && st->st_uid != geteuid() && st->st_uid != 0 &&
-	    !((st->st_mode & 0020) && in_group(st->st_gid)))
+	/* Writers log only into buffers of their own user or of root: the
+	 * owner of a file can read, rewrite and truncate it under everyone
+	 * who maps it (docs/SECURITY.md). Readers read any buffer the kernel
+	 * lets them open. */
+	if (writing && st->st_uid != geteuid() && st->st_uid != 0)
 		return -EPERM;
 	if ((uint64_t)st->st_size < SHMLOG__PAGE)
 		return -ENODATA;

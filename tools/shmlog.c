@@ -76,8 +76,10 @@ int cli_fail(const char *what, int err)
 	case -EPERM:
 		fprintf(stderr,
 			"shmlog: %s: refusing %s: %s. If it is not yours, remove "
-			"it (`shmlog rm -b %s`) and create it again\n",
-			what, path, shmlog_strerror(err), b);
+			"it (`shmlog rm -b %s`) and create it again; a buffer "
+			"that several users write must belong to root (`sudo "
+			"shmlog create -b %s --group G --mode 0660`)\n",
+			what, path, shmlog_strerror(err), b, b);
 		break;
 	case -EBADMSG:
 	case -ENODATA:
