@@ -65,7 +65,10 @@ static pid_t spawn_stopper(const char *b, int point, long arm, long total)
 }
 
 /* Other writers: @n records each as fast as they can, reporting their
- * worst write latency (ns) in @worst[w]. */
+ * worst write latency (ns) in @worst[w]; then they stop themselves,
+ * keeping their lanes: a lane given back and taken by another writer would
+ * have its records overwritten by that writer's (right, but not what this
+ * test looks at). */
 static pid_t spawn_other(const char *b, unsigned w, long n,
 			 volatile uint64_t *worst)
 {
@@ -87,8 +90,20 @@ static pid_t spawn_other(const char *b, unsigned w, long n,
 		if (dt > worst[w])
 			worst[w] = dt;
 	}
+	raise(SIGSTOP);
 	shmlog_close(h);
 	_exit(0);
+}
+
+/* Wait until writer @pid is done (stopped itself) or died: 1, 0 if it
+ * still runs, -1 if it died with an error. */
+static int other_done(pid_t pid, bool block)
+{
+	int st;
+	pid_t p = waitpid(pid, &st, WUNTRACED | (block ? 0 : WNOHANG));
+	if (p == 0)
+		return 0;
+	return p == pid && WIFSTOPPED(st) ? 1 : -1;
 }
 
 struct tally {
@@ -157,23 +172,31 @@ static void stop_case(int point, long laps)
 	REQUIRE(shmlog_stat(b, &in) == 0);
 	long per_lap = (long)(in.capacity / in.lanes / 200); /* ~200 B each */
 	long n = per_lap * laps;
+	/* a late arrival gets a free lane, not the stopped one (whose owner
+	 * is alive) */
+	pid_t late = spawn_other(b, OTHERS + 1, 100, worst);
+	CHECK_EQ(other_done(late, true), 1);
 	pid_t others[OTHERS];
+	int done[OTHERS] = {0};
 	for (unsigned w = 1; w <= OTHERS; w++)
 		others[w - 1] = spawn_other(b, w, n, worst);
-	/* a late arrival gets the spare lane, not the stopped one */
-	pid_t late = spawn_other(b, OTHERS + 1, 100, worst);
 	for (;;) {
 		drain(r, &t);
 		int running = 0;
-		for (unsigned w = 0; w < OTHERS; w++)
-			running += others[w] > 0 && kill(others[w], 0) == 0 &&
-				   waitpid(others[w], NULL, WNOHANG) == 0;
+		for (unsigned w = 0; w < OTHERS; w++) {
+			if (!done[w])
+				done[w] = other_done(others[w], false);
+			CHECK(done[w] >= 0);
+			running += !done[w];
+		}
 		if (!running)
 			break;
 		shmlog_reader_wait(r, 5);
 	}
-	CHECK_EQ(hw_reap(late), 0);
 	drain(r, &t);
+	for (unsigned w = 0; w < OTHERS; w++)
+		hw_kill(others[w]);
+	hw_kill(late);
 	/* while stopped: the record in flight is pending, not torn */
 	struct shmlog_lane_stats sum = hw_sum(r);
 	CHECK_EQ(sum.torn, 0);
