@@ -74,7 +74,7 @@ enum shmlog_clock {
 	SHMLOG_CLOCK_DEFAULT = 0, /* TSC when invariant, else REALTIME */
 	SHMLOG_CLOCK_TSC = 1, /* rdtsc, calibrated against CLOCK_REALTIME */
 	SHMLOG_CLOCK_REALTIME = 2, /* clock_gettime(CLOCK_REALTIME) */
-	SHMLOG_CLOCK_COARSE = 3, /* CLOCK_REALTIME_COARSE: cheap, ~4 ms steps */
+	SHMLOG_CLOCK_COARSE = 3, /* CLOCK_MONOTONIC_COARSE: cheap, ~4 ms steps */
 };
 
 struct shmlog_create_opts {

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(cmake ninja-build gcc g++ python3)
+pkgs=(cmake ninja-build gcc g++ python3 clang libclang-rt-dev)
 # Packages each benchmark needs (one per line, '#' comments).
 for f in bench/*/debian-packages.txt; do
 	[ -f "$f" ] || continue

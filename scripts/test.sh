@@ -25,4 +25,5 @@ suite asan -LE 'long|bench' -- -DCMAKE_BUILD_TYPE=Debug \
 	-DSHMLOG_SANITIZE=address,undefined -DSHMLOG_BUILD_BENCH=OFF
 suite tsan -L 'unit|stress' -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DSHMLOG_SANITIZE=thread -DSHMLOG_BUILD_BENCH=OFF
+if command -v clang >/dev/null; then suite fuzz -L fuzz -- -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSHMLOG_FUZZ=ON -DSHMLOG_BUILD_BENCH=OFF; else echo "=== fuzz: skipped, clang not installed ==="; fi
 echo "=== all suites passed ==="

@@ -97,19 +97,27 @@ static double tsc_ns_per_tick(void)
 
 void shmlog__clock_calibrate(struct shmlog__fixed *f)
 {
-	if (f->clock != SHMLOG_CLOCK_TSC) {
+	f->cal_mult = 1;
+	f->cal_shift = 0;
+	switch (f->clock) {
+	case SHMLOG_CLOCK_TSC: {
+		double npt = tsc_ns_per_tick();
+		f->cal_shift = 24;
+		f->cal_mult = (uint32_t)(npt * (double)(1u << 24) + 0.5);
+		uint64_t ns = 0;
+		tsc_pair(CLOCK_REALTIME, &f->cal_raw, &ns);
+		f->cal_ns = (int64_t)ns;
+		break;
+	}
+	case SHMLOG_CLOCK_COARSE:
+		/* monotonic, so never backwards; offset to wall time */
+		f->cal_raw = shmlog__clock_ns(CLOCK_MONOTONIC_COARSE);
+		f->cal_ns = (int64_t)shmlog__clock_ns(CLOCK_REALTIME_COARSE);
+		break;
+	default: /* REALTIME: the raw value is wall time */
 		f->cal_raw = 0;
 		f->cal_ns = 0;
-		f->cal_mult = 1;
-		f->cal_shift = 0;
-		return;
 	}
-	double npt = tsc_ns_per_tick();
-	f->cal_shift = 24;
-	f->cal_mult = (uint32_t)(npt * (double)(1u << 24) + 0.5);
-	uint64_t ns = 0;
-	tsc_pair(CLOCK_REALTIME, &f->cal_raw, &ns);
-	f->cal_ns = (int64_t)ns;
 }
 
 static int64_t scale(const struct shmlog__fixed *f, int64_t delta)
@@ -121,9 +129,13 @@ static int64_t scale(const struct shmlog__fixed *f, int64_t delta)
 int64_t shmlog__clock_to_ns(const struct shmlog__fixed *f, uint64_t raw,
 			    uint64_t now_raw, int64_t now_ns)
 {
-	if (f->clock != SHMLOG_CLOCK_TSC)
+	if (f->clock == SHMLOG_CLOCK_REALTIME)
 		return (int64_t)raw;
+	/* raw comes from shared memory: whatever it says, the sum wraps
+	 * (an absurd time) rather than overflow (undefined behaviour) */
 	if (now_raw)
-		return now_ns - scale(f, (int64_t)(now_raw - raw));
-	return f->cal_ns + scale(f, (int64_t)(raw - f->cal_raw));
+		return (int64_t)((uint64_t)now_ns -
+				 (uint64_t)scale(f, (int64_t)(now_raw - raw)));
+	return (int64_t)((uint64_t)f->cal_ns +
+			 (uint64_t)scale(f, (int64_t)(raw - f->cal_raw)));
 }

@@ -198,7 +198,7 @@ static inline uint64_t shmlog__clock_raw(int clock)
 	case SHMLOG_CLOCK_TSC:
 		return shmlog__rdtsc();
 	case SHMLOG_CLOCK_COARSE:
-		return shmlog__clock_ns(CLOCK_REALTIME_COARSE);
+		return shmlog__clock_ns(CLOCK_MONOTONIC_COARSE);
 	default:
 		return shmlog__clock_ns(CLOCK_REALTIME);
 	}

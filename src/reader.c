@@ -2,12 +2,31 @@
 /*
  * Readers: a cursor per lane (ring.c copies and checks the records), merged
  * into one stream in time order, and the wait for new records.
+ *
+ * A reader trusts nothing it maps (docs/SECURITY.md). Besides the checks of
+ * every offset and length (ring.c), two things protect it from the file
+ * itself:
+ *  - guard pages around the mapping (segment.c), so that a bug that reads
+ *    past either end faults at once instead of reading other memory;
+ *  - a SIGBUS handler: whoever may write the file may also ftruncate(2) it,
+ *    and touching a page past the new end of a shared mapping raises
+ *    SIGBUS. Every access a reader makes to the mapping runs with a
+ *    thread-local jump buffer armed (bus_arm() .. bus_disarm()); the
+ *    handler jumps back only for a fault inside the armed reader's
+ *    mapping, and gives every other SIGBUS to the disposition it
+ *    replaced. The reader then reports -EIO once and nothing more (see
+ *    shmlog_reader_next()). An fstat(2) per batch of records catches a
+ *    truncation the reader has not touched yet.
  */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,7 +44,137 @@ struct shmlog_reader {
 	bool top_used; /* the heap top's record was returned */
 	uint64_t now_raw; /* clock anchor for wall-time conversion */
 	int64_t now_ns;
+	int failed; /* 0, or -EIO once the file was truncated under us */
+	bool failure_reported;
+	uint64_t faults; /* SIGBUS caught while copying */
 };
+
+/* ---- surviving a file truncated under the reader (SIGBUS) ---- */
+
+struct bus_guard {
+	sigjmp_buf env;
+	const unsigned char *lo, *hi; /* the armed reader's mapping */
+	const unsigned char *hdr; /* its separate page 0, or NULL */
+};
+
+/* The guard armed on this thread, if any. Set before and cleared after
+ * every access to a mapping; the signal fences keep the compiler from
+ * moving those accesses out of the armed window. */
+static __thread struct bus_guard *volatile bus_armed;
+static struct sigaction bus_prev; /* the disposition we replaced */
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void bus_handler(int sig, siginfo_t *si, void *ctx)
+{
+	struct bus_guard *g = bus_armed;
+	const unsigned char *a = si ? (const unsigned char *)si->si_addr : NULL;
+	if (g && si && si->si_code > 0 &&
+	    ((a >= g->lo && a < g->hi) ||
+	     (g->hdr && a >= g->hdr && a < g->hdr + SHMLOG__PAGE))) {
+		bus_armed = NULL;
+		siglongjmp(g->env, 1);
+	}
+	/* Not a reader's copy: behave as if we had never been installed. */
+	if (bus_prev.sa_flags & SA_SIGINFO) {
+		bus_prev.sa_sigaction(sig, si, ctx);
+		return;
+	}
+	if (bus_prev.sa_handler != SIG_DFL && bus_prev.sa_handler != SIG_IGN) {
+		bus_prev.sa_handler(sig);
+		return;
+	}
+	/* Default action: die of this very signal. A fault would recur on
+	 * return anyway; raise() covers a SIGBUS sent with kill(2). */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGBUS, &dfl, NULL);
+	raise(SIGBUS);
+}
+
+static void bus_install(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = bus_handler;
+	sigemptyset(&sa.sa_mask);
+	/* SA_NODEFER: we leave the handler with siglongjmp without restoring
+	 * the signal mask (sigsetjmp(.., 0) costs no syscall), so SIGBUS must
+	 * not be blocked while it runs. */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigaction(SIGBUS, &sa, &bus_prev);
+}
+
+/* Every access to a mapping is bracketed so:
+ *
+ *	struct bus_guard g;
+ *	if (sigsetjmp(g.env, 0) == 0) {
+ *		bus_arm(r, &g);
+ *		...touch the mapping...
+ *		bus_disarm();
+ *	} else {
+ *		...it faulted: the file was truncated...
+ *	}
+ *
+ * sigsetjmp() must run in the frame that stays live while the mapping is
+ * touched, hence no wrapper function. */
+static void bus_arm(const struct shmlog_reader *r, struct bus_guard *g)
+{
+	g->lo = r->seg.base;
+	g->hi = r->seg.base + r->seg.size;
+	g->hdr = r->seg.hdr_map;
+	bus_armed = g;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void bus_disarm(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	bus_armed = NULL;
+}
+
+/* Back from the handler by siglongjmp: SA_NODEFER kept SIGBUS unblocked,
+ * unless something between the kernel and us (a sanitizer's wrapper
+ * handler) blocked it anyway. Unblock it, or the next fault would kill. */
+static void bus_recovered(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGBUS);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* The mapping faulted, or the file is seen shorter than the mapping:
+ * the reader is done. */
+static void reader_fail(struct shmlog_reader *r, bool fault)
+{
+	r->failed = -EIO;
+	if (fault) {
+		bus_recovered();
+		r->faults++;
+	}
+}
+
+/* Has the file been truncated below what we mapped? One fstat, made once
+ * per batch of records (when a reader runs out of records, and before it
+ * sleeps), so that a reader that never touches the lost pages learns it
+ * too. */
+static bool reader_truncated(struct shmlog_reader *r)
+{
+	struct stat st;
+	return fstat(r->seg.fd, &st) == 0 && (uint64_t)st.st_size < r->seg.size;
+}
+
+/* First report of a failure: -EIO, once; then nothing (SHMLOG_EV_NONE),
+ * so that loops "until SHMLOG_EV_NONE" end. */
+static int reader_report(struct shmlog_reader *r)
+{
+	if (r->failure_reported)
+		return SHMLOG_EV_NONE;
+	r->failure_reported = true;
+	return r->failed;
+}
 
 static void reader_anchor(struct shmlog_reader *r)
 {
@@ -56,9 +205,21 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	}
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * body;
-	if (flags & SHMLOG_READ_TAIL)
-		for (unsigned i = 0; i < f->lane_count; i++)
-			shmlog__lane_skip_to_head(&r->seg, i, &r->lanes[i]);
+	pthread_once(&bus_once, bus_install);
+	if (flags & SHMLOG_READ_TAIL) {
+		struct bus_guard g;
+		if (sigsetjmp(g.env, 0) == 0) {
+			bus_arm(r, &g);
+			for (unsigned i = 0; i < f->lane_count; i++)
+				shmlog__lane_skip_to_head(&r->seg, i,
+							  &r->lanes[i]);
+			bus_disarm();
+		} else {
+			bus_recovered();
+			shmlog_reader_close(r);
+			return -EIO;
+		}
+	}
 	/* the reader's side of Dekker's pattern needs a real barrier; a
 	 * registration makes GLOBAL_EXPEDITED usable for this process too */
 	shmlog__membarrier_register();
@@ -169,8 +330,10 @@ static void refresh(struct shmlog_reader *r, uint64_t clear)
 	r->since_refresh = 0;
 }
 
-int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
-		       struct shmlog_lost *lost)
+/* The body of shmlog_reader_next(), run with the mapping guarded. */
+static int reader_next_guarded(struct shmlog_reader *r,
+			       struct shmlog_record *rec,
+			       struct shmlog_lost *lost)
 {
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
@@ -204,6 +367,34 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 	r->top_used = true;
 	r->since_refresh++;
 	return SHMLOG_EV_RECORD;
+}
+
+int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
+		       struct shmlog_lost *lost)
+{
+	if (r->failed)
+		return reader_report(r);
+	struct shmlog_record out;
+	struct shmlog_lost l;
+	int ev;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		ev = reader_next_guarded(r, &out, lost ? &l : NULL);
+		bus_disarm();
+	} else {
+		reader_fail(r, true);
+		return reader_report(r);
+	}
+	if (ev == SHMLOG_EV_NONE && reader_truncated(r)) {
+		reader_fail(r, false);
+		return reader_report(r);
+	}
+	if (ev == SHMLOG_EV_RECORD)
+		*rec = out;
+	else if (ev == SHMLOG_EV_LOST && lost)
+		*lost = l;
+	return ev;
 }
 
 /* Is anything new published in any lane? */
@@ -266,22 +457,22 @@ static bool spin_for_new(struct shmlog_reader *r)
 	return false;
 }
 
-int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
+/* shmlog_reader_wait() with the mapping guarded. */
+static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 {
 	struct shmlog__hdr *hdr = r->seg.hdr;
-	int err = 0;
 	if (reader_has_new(r) || (timeout_ms != 0 && spin_for_new(r)))
-		goto out;
+		return 0;
 	if (!r->seg.hdr_writable || !r->membarrier_ok) {
 		int step = timeout_ms < 0 || timeout_ms > POLL_MS ? POLL_MS
 								  : timeout_ms;
 		struct timespec d = {0, (long)step * 1000000};
 		if (nanosleep(&d, NULL) < 0)
-			err = -EINTR;
-		else if (!reader_has_new(r) && timeout_ms >= 0 &&
-			 timeout_ms <= POLL_MS)
-			err = -ETIMEDOUT;
-		goto out;
+			return -EINTR;
+		if (!reader_has_new(r) && timeout_ms >= 0 &&
+		    timeout_ms <= POLL_MS)
+			return -ETIMEDOUT;
+		return 0;
 	}
 	uint32_t seen = atomic_load_explicit(&hdr->notify.futex,
 					     memory_order_acquire);
@@ -289,9 +480,27 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 	/* pairs with LMM(E) in every writer: see ring.c, "Waking readers" */
 	shmlog__membarrier();
 	if (reader_has_new(r))
-		goto out;
-	err = futex_wait(&hdr->notify.futex, seen, timeout_ms);
-out:
+		return 0;
+	/* futex(2) reports a truncated page as EFAULT, not SIGBUS */
+	return futex_wait(&hdr->notify.futex, seen, timeout_ms);
+}
+
+int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
+{
+	if (r->failed || reader_truncated(r)) {
+		reader_fail(r, false);
+		return r->failed;
+	}
+	int err;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		err = reader_wait_guarded(r, timeout_ms);
+		bus_disarm();
+	} else {
+		reader_fail(r, true);
+		return r->failed;
+	}
 	reader_anchor(r);
 	return err;
 }
@@ -306,10 +515,21 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	const struct shmlog__rlane *c = &r->lanes[lane];
 	struct shmlog_lane_stats s;
 	memset(&s, 0, sizeof(s));
-	uint64_t owner = atomic_load(&l->owner);
-	uint64_t head = atomic_load(&l->head);
-	uint64_t reserve = atomic_load(&l->reserve);
-	uint64_t next = atomic_load(&l->next_seq);
+	uint64_t owner, head, reserve, next;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		owner = atomic_load(&l->owner);
+		head = atomic_load(&l->head);
+		reserve = atomic_load(&l->reserve);
+		next = atomic_load(&l->next_seq);
+		bus_disarm();
+	} else {
+		bus_recovered();
+		/* the counters are the reader's; the writers' are gone */
+		owner = head = reserve = 0;
+		next = c->seq_known ? c->next_seq : f->initial_seq;
+	}
 	/* next_seq lags by one if its writer died right after publishing */
 	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
 		next = c->next_seq;

@@ -68,6 +68,7 @@
  *   1. walk tail past the records the new one will overwrite     (tail)
  *   2. reserve = end of the new record (and of a PAD before it)  LMM(A)
  *      release fence                                             LMM(B)
+ *   2b. void the word of each record walked over; release fence LMM(B2)
  *   3. write PAD header if needed, record header, tag, message
  *   4. word = lpos | COMMITTED (release)                         LMM(C)
  *   5. head = end (release)                                      LMM(D)
@@ -79,16 +80,20 @@
  *      published, including record headers and their words       LMM(F)
  *   2. copy the header, check word == lpos | state and the lengths
  *   3. copy the body into private memory
- *   4. acquire fence; r = reserve                                LMM(G)
- *      pairs with LMM(B): if the copy saw any byte of a newer
- *      record, r covers that record
- *   5. the copy is whole iff lpos >= r - lane_size; otherwise the record
- *      was overwritten while (or before) we copied: count it lost and
- *      resume at tail. Losses are counted exactly by sequence gaps.
+ *   4. acquire fence; re-read the record's word; r = reserve     LMM(G,H)
+ *      pairs with LMM(B) and LMM(B2): if the copy saw any byte of a
+ *      newer record, r covers that record and the word was voided
+ *   5. the copy is whole iff the word is unchanged and lpos >= r -
+ *      lane_size; otherwise the record was overwritten while (or before)
+ *      we copied: count it lost and resume at tail. Losses are counted
+ *      exactly by sequence gaps.
  *
  * This is a seqlock per lane, with reserve as the sequence: the writer
  * announces the bytes it will destroy before destroying them, the reader
- * checks after copying that nothing it copied had been announced.
+ * checks after copying that nothing it copied had been announced. The
+ * voided word is a second, per-record witness that needs nothing but the
+ * record itself: a process that tampers with the lane's positions can make
+ * a reader skip records, never return a torn one.
  *
  * ===================================================================
  * Dead writers
@@ -232,12 +237,23 @@ static inline uint32_t tail_len(const struct shmlog__fixed *f,
 	return len;
 }
 
+/* Records a walk of the tail remembers, to void their words (step 2b)
+ * without walking again; a longer walk (a big record over many small ones)
+ * walks again. */
+#define VOID_MAX 8
+
+struct walked {
+	unsigned n; /* records passed; > VOID_MAX: walk again */
+	uint32_t off[VOID_MAX];
+};
+
 /* Step 1: walk tail past every record that [.., end) overwrites. A record
  * that does not check out (corruption) ends the walk: the lane then starts
  * afresh at @pos, and readers see everything older as overwritten. */
 static inline void lane_make_room(const struct shmlog__fixed *f,
 				  struct shmlog__wlane *w, uint64_t pos,
-				  uint32_t off, uint64_t end)
+				  uint32_t off, uint64_t end,
+				  struct walked *walked)
 {
 	uint64_t tail = w->tail;
 	uint32_t toff = w->tail_off;
@@ -249,6 +265,9 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 			toff = off;
 			break;
 		}
+		if (walked->n < VOID_MAX)
+			walked->off[walked->n] = toff;
+		walked->n++;
 		tail += len;
 		toff += len;
 		if (toff == f->lane_size)
@@ -256,6 +275,35 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 	}
 	w->tail = tail;
 	w->tail_off = toff;
+}
+
+/* Step 2b: void the word of every record the walk passed, before any byte
+ * of them is overwritten. A reader that copied one of them re-reads its
+ * word after the copy (LMM(H)): a torn copy is caught even if the lane's
+ * positions were tampered with. */
+static inline void lane_void_words(const struct shmlog__fixed *f,
+				   struct shmlog__wlane *w, uint64_t from,
+				   uint32_t off, const struct walked *walked)
+{
+	if (SHMLOG_LIKELY(walked->n <= VOID_MAX)) {
+		for (unsigned i = 0; i < walked->n; i++)
+			atomic_store_explicit(
+				&rec_at(w->data, walked->off[i])->word, 0,
+				memory_order_relaxed);
+		return;
+	}
+	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
+	     from != w->tail && guard; guard--) {
+		uint32_t len = tail_len(f, w->data, from, off);
+		if (!len || w->tail - from < len)
+			break; /* changed under us: corruption, stop */
+		atomic_store_explicit(&rec_at(w->data, off)->word, 0,
+				      memory_order_relaxed);
+		from += len;
+		off += len;
+		if (off == f->lane_size)
+			off = 0;
+	}
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -286,12 +334,20 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint32_t pad = off + len > lane_size ? lane_size - off : 0;
 	uint64_t end = pos + pad + len;
 
-	if (end - w->tail > lane_size)
-		lane_make_room(&s->fixed, w, pos, off, end);
+	uint64_t old_tail = w->tail;
+	uint32_t old_toff = w->tail_off;
+	struct walked walked;
+	walked.n = 0;
+	if (end - old_tail > lane_size)
+		lane_make_room(&s->fixed, w, pos, off, end, &walked);
 	atomic_store_explicit(&ctl->tail, w->tail, memory_order_relaxed);
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed); /* LMM(A) */
 	atomic_thread_fence(memory_order_release); /* LMM(B) */
 	TESTPOINT(1);
+	if (walked.n) {
+		lane_void_words(&s->fixed, w, old_tail, old_toff, &walked);
+		atomic_thread_fence(memory_order_release); /* LMM(B2) */
+	}
 
 	unsigned char *data = w->data;
 	if (SHMLOG_UNLIKELY(pad)) {
@@ -564,9 +620,14 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			c->body[r.tag_len + 1 + r.msg_len] = '\0';
 		}
 		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
+		uint64_t word = atomic_load_explicit(
+			&((const struct shmlog__rec *)(const void *)(data + off))
+				 ->word,
+			memory_order_relaxed); /* LMM(H) */
 		uint64_t reserve =
 			atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
-		if (reserve - c->pos > f->lane_size) {
+		if (word != atomic_load_explicit(&r.word, memory_order_relaxed) ||
+		    reserve - c->pos > f->lane_size) {
 			cursor_resync(f, ctl, c, head); /* overwritten */
 			continue;
 		}
@@ -582,6 +643,9 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		if (state == REC_PAD)
 			continue;
 		cursor_seq(c, r.seq);
+		/* fits its lane but no writer of ours makes it: garbage */
+		if (state == REC_COMMITTED && r.tag_len > SHMLOG_TAG_MAX)
+			state = REC_TORN;
 		if (state == REC_TORN) {
 			c->torn++;
 			c->lost_torn++;

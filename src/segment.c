@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,19 +268,6 @@ int shmlog_remove(const char *name)
 	return unlink(path) < 0 ? -errno : 0;
 }
 
-/* Is @gid the caller's group, or one of its supplementary groups? */
-static bool in_group(gid_t gid)
-{
-	if (gid == getegid())
-		return true;
-	gid_t groups[256];
-	int n = getgroups(256, groups);
-	for (int i = 0; i < n; i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
-}
-
 /* Is the opened file one we may trust? */
 static int check_file(int fd, bool writing, struct stat *st)
 {
@@ -291,21 +279,28 @@ static int check_file(int fd, bool writing, struct stat *st)
 		return -EPERM; /* a hard link planted elsewhere */
 	if (st->st_mode & 0002)
 		return -EPERM; /* world-writable: anyone could forge it */
-	/* Writers log into buffers of their own user, of root, or shared
-	 * with them on purpose (group-writable, a group they are in);
-	 * readers read any buffer the kernel lets them open. */
-	if (writing && st->st_uid != geteuid() && st->st_uid != 0 &&
-	    !((st->st_mode & 0020) && in_group(st->st_gid)))
+	/* Writers log only into buffers of their own user or of root: the
+	 * owner of a file can read, rewrite and truncate it under everyone
+	 * who maps it (docs/SECURITY.md). Readers read any buffer the kernel
+	 * lets them open. */
+	if (writing && st->st_uid != geteuid() && st->st_uid != 0)
 		return -EPERM;
 	if ((uint64_t)st->st_size < SHMLOG__PAGE)
 		return -ENODATA;
 	return 0;
 }
 
+/* Bytes reserved around a mapping: the file, rounded up to pages, between
+ * two PROT_NONE guard pages. */
+static uint64_t map_span(uint64_t size)
+{
+	return round_up(size, SHMLOG__PAGE) + 2 * SHMLOG__PAGE;
+}
+
 void shmlog__seg_detach(struct shmlog__seg *s)
 {
 	if (s->base)
-		munmap(s->base, s->size);
+		munmap(s->base - SHMLOG__PAGE, map_span(s->size));
 	if (s->hdr_map)
 		munmap(s->hdr_map, SHMLOG__PAGE);
 	if (s->fd >= 0)
@@ -324,10 +319,25 @@ static int map_segment(struct shmlog__seg *s, const struct stat *st)
 	int err = shmlog__fixed_validate(&f, size);
 	if (err)
 		return err;
-	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
-	void *p = mmap(NULL, size, prot, MAP_SHARED, s->fd, 0);
-	if (p == MAP_FAILED)
+	/* Guard pages: reserve the span with no access at all, then map the
+	 * file over its middle. Whatever a bug in the bounds checks might
+	 * compute, reading just before or after the file faults at once
+	 * instead of reading (or, for a writer, writing) a neighbour. */
+	if (size > SIZE_MAX - 4 * SHMLOG__PAGE)
+		return -ENOMEM;
+	unsigned char *span = mmap(NULL, map_span(size), PROT_NONE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				   -1, 0);
+	if (span == MAP_FAILED)
 		return -errno;
+	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
+	void *p = mmap(span + SHMLOG__PAGE, size, prot, MAP_SHARED | MAP_FIXED,
+		       s->fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		munmap(span, map_span(size));
+		return err;
+	}
 	s->base = p;
 	s->size = size;
 	s->fixed = f;

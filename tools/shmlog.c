@@ -61,10 +61,12 @@ int cli_fail(const char *what, int err)
 		break;
 	case -EACCES:
 		fprintf(stderr,
-			"shmlog: %s: permission denied on %s: ask its owner to "
-			"share it (shmlog create --mode 0640 --group G) or run "
-			"as its owner\n",
-			what, path);
+			"shmlog: %s: permission denied on %s: run as its owner, "
+			"or have it shared: for readers `shmlog create -b %s "
+			"--group G --mode 0640`, for several writing users a "
+			"buffer of root's (`sudo shmlog create -b %s --group G "
+			"--mode 0660`)\n",
+			what, path, b, b);
 		break;
 	case -EINVAL:
 		fprintf(stderr,
@@ -76,8 +78,10 @@ int cli_fail(const char *what, int err)
 	case -EPERM:
 		fprintf(stderr,
 			"shmlog: %s: refusing %s: %s. If it is not yours, remove "
-			"it (`shmlog rm -b %s`) and create it again\n",
-			what, path, shmlog_strerror(err), b);
+			"it (`shmlog rm -b %s`) and create it again; a buffer "
+			"that several users write must belong to root (`sudo "
+			"shmlog create -b %s --group G --mode 0660`)\n",
+			what, path, shmlog_strerror(err), b, b);
 		break;
 	case -EBADMSG:
 	case -ENODATA:

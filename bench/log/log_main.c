@@ -549,7 +549,7 @@ static void print_seed_table(FILE *f, const struct bench_machine *m)
 	} rows[] = {
 	    {&lb_shmlog_default, "shmlog, default clock"},
 	    {&lb_shmlog_realtime, "shmlog, CLOCK_REALTIME"},
-	    {&lb_shmlog_coarse, "shmlog, CLOCK_REALTIME_COARSE"},
+	    {&lb_shmlog_coarse, "shmlog, CLOCK_MONOTONIC_COARSE"},
 	    {&lb_seed, "Shared Memory (seed 000 design)"},
 	    {&lb_kmsg, "/dev/kmsg (kernel logger)"},
 	};

@@ -2,7 +2,7 @@
 /*
  * shmlog itself, with each of the clocks that seed 000 showed to matter:
  * the default (TSC where invariant), CLOCK_REALTIME (the vDSO call the seed's
- * gettimeofday() made) and CLOCK_REALTIME_COARSE. Each variant gets its own
+ * gettimeofday() made) and CLOCK_MONOTONIC_COARSE. Each variant gets its own
  * private buffer, created with the library's default size and lanes.
  */
 #include <errno.h>
@@ -128,5 +128,5 @@ SHMLOG_CONTENDER(lb_shmlog_realtime, "shmlog-realtime",
 		 "shmlog_write_n(), CLOCK_REALTIME", setup_realtime,
 		 LB_NO_SCALING);
 SHMLOG_CONTENDER(lb_shmlog_coarse, "shmlog-coarse",
-		 "shmlog_write_n(), CLOCK_REALTIME_COARSE", setup_coarse,
+		 "shmlog_write_n(), CLOCK_MONOTONIC_COARSE", setup_coarse,
 		 LB_NO_SCALING);

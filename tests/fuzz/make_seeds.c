@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes the seed corpus of the fuzz targets: real segments made by the
+ * library, in the geometry fuzz_reader.c's overlay mode uses (64 KiB, 16
+ * lanes of 4 KiB, CLOCK_REALTIME), after various histories: empty, a few
+ * records, wrapped lanes with PADs, a torn record left by a "dead" writer,
+ * several writers, a filter spec, a clear mark.
+ *
+ * usage: make_seeds DIR   (writes the files of DIR/header and DIR/reader)
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static char dir[512];
+
+static void save(const char *sub, const char *name, const void *p, size_t n)
+{
+	char f[700];
+	snprintf(f, sizeof(f), "%s/%s", dir, sub);
+	mkdir(f, 0755);
+	snprintf(f, sizeof(f), "%s/%s/%s", dir, sub, name);
+	FILE *o = fopen(f, "wb");
+	if (!o || fwrite(p, 1, n, o) != n || fclose(o)) {
+		perror(f);
+		exit(1);
+	}
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY);
+	off_t sz = lseek(fd, 0, SEEK_END);
+	unsigned char *b = malloc((size_t)sz);
+	if (fd < 0 || !b || pread(fd, b, (size_t)sz, 0) != sz)
+		exit(1);
+	close(fd);
+	*n = (size_t)sz;
+	return b;
+}
+
+/* The lane that holds records, for a segment written by this process. */
+static unsigned busy_lane(const unsigned char *b)
+{
+	const struct shmlog__fixed *f = (const void *)b;
+	for (unsigned i = 0; i < f->lane_count; i++) {
+		const struct shmlog__lane *l =
+			(const void *)(b + f->lanes_off + i * sizeof(*l));
+		if (atomic_load(&l->head) != f->initial_pos)
+			return i;
+	}
+	return 0;
+}
+
+/* Save a segment as both targets' seeds. The reader overlay seed stops
+ * after the data of the last lane that holds something, to stay small. */
+static void save_segment(const char *name, const char *path)
+{
+	size_t n;
+	unsigned char *b = slurp(path, &n);
+	const struct shmlog__fixed *f = (const void *)b;
+	unsigned lanes_used = 1;
+	for (unsigned i = 0; i < f->lane_count; i++) {
+		const struct shmlog__lane *l =
+			(const void *)(b + f->lanes_off + i * sizeof(*l));
+		if (atomic_load(&l->head) != f->initial_pos ||
+		    atomic_load(&l->reserve) != f->initial_pos)
+			lanes_used = i + 1;
+	}
+	unsigned char hs[sizeof(*f) + 9];
+	memcpy(hs, f, sizeof(*f));
+	memcpy(hs + sizeof(*f), &f->file_size, 8);
+	hs[sizeof(*f) + 8] = 0;
+	save("header", name, hs, sizeof(hs));
+	size_t from = offsetof(struct shmlog__hdr, notify);
+	size_t to = f->data_off + (size_t)lanes_used * f->lane_size;
+	unsigned char *s = malloc(to - from + 1);
+	for (int mode = 0; mode < 2; mode++) {
+		s[0] = (unsigned char)mode; /* overlay, from start or tail */
+		memcpy(s + 1, b + from, to - from);
+		char nm[100];
+		snprintf(nm, sizeof(nm), "%s-%s", name, mode ? "tail" : "all");
+		save("reader", nm, s, to - from + 1);
+	}
+	free(s);
+	free(b);
+}
+
+static void write_n(shmlog_t *h, int n, int len, const char *tag)
+{
+	char msg[600];
+	for (int i = 0; i < n; i++) {
+		int l = snprintf(msg, sizeof(msg), "%s record %d ", tag, i);
+		for (; l < len && l < (int)sizeof(msg) - 1; l++)
+			msg[l] = (char)('a' + (i + l) % 26);
+		shmlog_write_n(h, SHMLOG_VERBOSE + i % 6, tag, msg, (size_t)l);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: make_seeds DIR\n");
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%s", argv[1]);
+	mkdir(dir, 0755);
+	char path[128];
+	snprintf(path, sizeof(path), "/dev/shm/shmlog-seeds-%d", (int)getpid());
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 64 * 1024;
+	o.lanes = 16;
+	o.clock = SHMLOG_CLOCK_REALTIME;
+	shmlog_t *h;
+
+	/* empty */
+	unlink(path);
+	if (shmlog_create(path, &o) || shmlog_open(path, 0, &h))
+		return 1;
+	save_segment("empty", path);
+
+	/* a few records in one lane */
+	write_n(h, 5, 20, "few");
+	save_segment("few", path);
+
+	/* a lane wrapped several times: PADs, overwritten records */
+	write_n(h, 200, 90, "wrap");
+	save_segment("wrapped", path);
+	shmlog_close(h);
+
+	/* a filter spec and a clear mark in page 0 */
+	shmlog_set_filter(path, "net:D wrap:I *:W", NULL);
+	shmlog_clear(path);
+	if (shmlog_open(path, 0, &h))
+		return 1;
+	write_n(h, 3, 40, "after-clear");
+	save_segment("filter-clear", path);
+	shmlog_close(h);
+
+	/* a torn record: the lane says a write is in progress by a dead
+	 * owner (reserve beyond head, owner a pid that does not exist) */
+	{
+		int fd = open(path, O_RDWR);
+		size_t n;
+		unsigned char *b = slurp(path, &n);
+		const struct shmlog__fixed *f = (const void *)b;
+		struct shmlog__lane l;
+		off_t at = (off_t)(f->lanes_off + busy_lane(b) * sizeof(l));
+		if (pread(fd, &l, sizeof(l), at) != sizeof(l))
+			return 1;
+		uint64_t head = atomic_load(&l.head);
+		atomic_store(&l.reserve, head + 64);
+		atomic_store(&l.owner, (uint64_t)0x7ffffff0 << 32 | 0x7ffffff0);
+		if (pwrite(fd, &l, sizeof(l), at) != sizeof(l))
+			return 1;
+		close(fd);
+		free(b);
+		save_segment("torn", path);
+	}
+	shmlog_remove(path);
+
+	/* several writers (threads would do; lanes are per thread, so use
+	 * children), interleaved */
+	if (shmlog_create(path, &o))
+		return 1;
+	for (int k = 0; k < 3; k++) {
+		pid_t p = fork();
+		if (p == 0) {
+			if (shmlog_open(path, 0, &h))
+				_exit(1);
+			char tag[8];
+			snprintf(tag, sizeof(tag), "w%d", k);
+			write_n(h, 30 + 40 * k, 50 + 30 * k, tag);
+			shmlog_close(h);
+			_exit(0);
+		}
+		int st;
+		waitpid(p, &st, 0);
+	}
+	save_segment("writers", path);
+	shmlog_remove(path);
+	return 0;
+}
