@@ -69,6 +69,9 @@ enum ipc_wait {
 #define IPC_CAP_NOTIFY 0x2 /* one-way notifications */
 #define IPC_CAP_SPIN 0x4 /* has a spin-then-block receive */
 #define IPC_CAP_SHM 0x8 /* data moves through shared memory */
+/* Its blocking wait polls by itself before sleeping (shmlog's reader):
+ * the table marks those rows so nobody reads them as pure blocking. */
+#define IPC_CAP_POLLS_FIRST 0x10
 
 struct ipc_params {
 	size_t max_frame; /* largest frame either way (header + payload) */
@@ -97,6 +100,7 @@ struct ipc_transport {
 	const char *name; /* short, for the table and the JSON */
 	const char *desc;
 	unsigned caps; /* IPC_CAP_* */
+	const char *wait_note; /* with IPC_CAP_POLLS_FIRST: how it polls */
 	/* Parent, before fork: create what both ends inherit. 0 or -errno;
 	 * -EMSGSIZE if p.max_frame is beyond what this mechanism carries. */
 	int (*setup)(struct ipc_chan *c);

@@ -59,6 +59,7 @@ struct opts {
 /* One line of the table, kept for the summary and the JSON. */
 struct row {
 	const char *mech;
+	const char *wait_note; /* the mechanism polls inside its blocking wait */
 	enum ipc_conv conv;
 	size_t size;
 	enum ipc_wait wait;
@@ -360,10 +361,17 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 	       ipc_conv_oneway(conv) ? "  lost" : "");
 }
 
+static const char *row_wait(const struct row *r)
+{
+	if (r->wait == IPC_WAIT_BLOCK && r->wait_note)
+		return "block*";
+	return wait_name(r->wait);
+}
+
 static void print_row(const struct row *r)
 {
 	if (r->status) {
-		printf("%-13s %-10s   n/a: %s\n", r->mech, wait_name(r->wait),
+		printf("%-13s %-10s   n/a: %s\n", r->mech, row_wait(r),
 		       r->why);
 		return;
 	}
@@ -379,13 +387,15 @@ static void print_row(const struct row *r)
 			 50.0 * (r->mps_max - r->mps_min) / r->mps);
 	printf("%-13s %-10s %6.2f %10.0f %5s %10.1f %8s %8s %8s %8s %8s  "
 	       "%7.0f %7.0f  %5.2f %5.2f  %5.2f %5.2f",
-	       r->mech, wait_name(r->wait), r->secs, r->mps, spread, r->kps,
+	       r->mech, row_wait(r), r->secs, r->mps, spread, r->kps,
 	       l[0],
 	       l[1], l[2], l[3], l[4], r->cpu_cli, r->cpu_srv, r->csw_cli,
 	       r->csw_srv, r->flt_cli, r->flt_srv);
 	if (ipc_conv_oneway(r->conv))
 		printf("  %" PRIu64, r->lost);
 	printf("\n");
+	if (r->wait_note && r->wait == IPC_WAIT_BLOCK)
+		printf("%-13s * %s\n", "", r->wait_note);
 	fflush(stdout);
 }
 
@@ -414,6 +424,8 @@ static void row_fill(struct row *r, const struct ipc_run_cfg *cfg,
 		     const struct ipc_result *res)
 {
 	r->mech = cfg->t->name;
+	r->wait_note = cfg->t->caps & IPC_CAP_POLLS_FIRST ? cfg->t->wait_note
+							    : NULL;
 	r->conv = cfg->conv;
 	r->size = cfg->size;
 	r->wait = cfg->wait;
@@ -711,6 +723,8 @@ static void json_row(struct bench_json *j, const struct row *r)
 	bench_json_str(j, "conversation", ipc_conv_name(r->conv));
 	bench_json_int(j, "size", (long long)r->size);
 	bench_json_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
+	if (r->wait_note)
+		bench_json_str(j, "wait_note", r->wait_note);
 	bench_json_int(j, "instrumented", r->instrumented);
 	bench_json_str(j, "series", r->series);
 	bench_json_int(j, "supported", r->status == 0);

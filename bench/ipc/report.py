@@ -60,10 +60,14 @@ def matrix_tables(rows, out):
             head.append("lost")
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
+        notes = set()
         for r in rows:
             if (r["conversation"], r["size"]) != (conv, size):
                 continue
             wait = "spin+block" if r["wait"] == "spin" else "block"
+            if r.get("wait_note") and r["wait"] == "block":
+                wait = "block*"
+                notes.add(r["wait_note"])
             if not r["supported"]:
                 out.append("| %s | %s | n/a: %s |%s" % (
                     r["mechanism"], wait, r["why"],
@@ -85,6 +89,9 @@ def matrix_tables(rows, out):
             if oneway:
                 cells.append(str(r["lost"]))
             out.append("| " + " | ".join(cells) + " |")
+        for n in sorted(notes):
+            out.append("")
+            out.append("\\* " + n + ": not a pure blocking wait.")
 
 
 # The seven tests of the study (seed 004) and where they are in our matrix.

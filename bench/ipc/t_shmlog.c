@@ -126,7 +126,10 @@ static void sl_cleanup(struct ipc_chan *c)
 const struct ipc_transport ipc_shmlog = {
 	.name = "shmlog",
 	.desc = "shmlog writer to follower (no back-pressure: losses counted)",
-	.caps = IPC_CAP_NOTIFY | IPC_CAP_SPIN | IPC_CAP_SHM,
+	.caps = IPC_CAP_NOTIFY | IPC_CAP_SPIN | IPC_CAP_SHM |
+		IPC_CAP_POLLS_FIRST,
+	.wait_note = "shmlog_reader_wait() watches the lanes for up to 20 us "
+		     "before it sleeps",
 	.setup = sl_setup,
 	.attach = sl_attach,
 	.send = sl_send,
