@@ -182,6 +182,8 @@ static void reader_anchor(struct shmlog_reader *r)
 	r->now_ns = shmlog__realtime_ns();
 }
 
+static void reader_start(struct shmlog_reader *r, bool at_tail);
+
 int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 {
 	if (flags & ~SHMLOG_READ_TAIL)
@@ -206,19 +208,15 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * body;
 	pthread_once(&bus_once, bus_install);
-	if (flags & SHMLOG_READ_TAIL) {
-		struct bus_guard g;
-		if (sigsetjmp(g.env, 0) == 0) {
-			bus_arm(r, &g);
-			for (unsigned i = 0; i < f->lane_count; i++)
-				shmlog__lane_skip_to_head(&r->seg, i,
-							  &r->lanes[i]);
-			bus_disarm();
-		} else {
-			bus_recovered();
-			shmlog_reader_close(r);
-			return -EIO;
-		}
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		reader_start(r, flags & SHMLOG_READ_TAIL);
+		bus_disarm();
+	} else {
+		bus_recovered();
+		shmlog_reader_close(r);
+		return -EIO;
 	}
 	/* the reader's side of Dekker's pattern needs a real barrier; a
 	 * registration makes GLOBAL_EXPEDITED usable for this process too */
@@ -367,6 +365,24 @@ static int reader_next_guarded(struct shmlog_reader *r,
 	r->top_used = true;
 	r->since_refresh++;
 	return SHMLOG_EV_RECORD;
+}
+
+/* Where a new reader starts, fixed now, at open: after the newest record
+ * of every lane (at_tail), or at the oldest one. Either way, what is lost
+ * from now on is reported (SHMLOG_EV_LOST); what was gone before the
+ * reader came is only counted. An empty lane starts at its head; a lane
+ * with records has its oldest one fetched now. */
+static void reader_start(struct shmlog_reader *r, bool at_tail)
+{
+	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
+					      memory_order_acquire);
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
+		const struct shmlog__lane *l = seg_lane(&r->seg, i);
+		if (at_tail || atomic_load(&l->head) == atomic_load(&l->tail))
+			shmlog__lane_skip_to_head(&r->seg, i, &r->lanes[i]);
+	}
+	if (!at_tail)
+		refresh(r, clear);
 }
 
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
