@@ -13,10 +13,11 @@
  *          spec, lane table, records. This is where the reader's record
  *          walking is fuzzed; the seed corpus holds real segments.
  * The image is written to a file in /dev/shm, a reader opens it and reads
- * up to 4096 events; every record it returns must be well-formed (a
- * violated property aborts, a finding), and it must never crash, hang or
- * touch memory out of bounds (ASan, guard pages).
+ * up to 4096 events and waits with no timeout; every record it returns
+ * must be well-formed (a violated property aborts, a finding), and it must
+ * never crash, hang or touch memory out of bounds (ASan, guard pages).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct shmlog_lane_stats st;
 		PROPERTY(shmlog_reader_lane_stats(r, i, &st) == 0);
 	}
+	/* the wait looks at every lane's head too; it must not block */
+	int w = shmlog_reader_wait(r, 0);
+	PROPERTY(w == 0 || w == -ETIMEDOUT || w == -EINTR);
 	shmlog_reader_close(r);
 	return 0;
 }
