@@ -293,13 +293,15 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * SHMLOG_EV_RECORD (filling *rec), SHMLOG_EV_LOST (filling *lost, once per
  * gap, before the record that follows it), or SHMLOG_EV_NONE when there is
  * nothing more for now. Skips records that fail validation (counted as
- * torn). Never blocks. */
+ * torn). Never blocks. Returns -EIO, once, if the buffer's file was
+ * truncated under the reader (it survives the SIGBUS; see
+ * docs/SECURITY.md), and SHMLOG_EV_NONE after that. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost);
 
 /* Block until a writer may have committed a new record, or @timeout_ms
- * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT, or
- * -EINTR if a signal arrived. Writers only pay a wake-up syscall when a
+ * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT,
+ * -EINTR if a signal arrived, or -EIO if the file was truncated. Writers only pay a wake-up syscall when a
  * reader actually sleeps here. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
