@@ -300,9 +300,10 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost);
 
 /* Block until a writer may have committed a new record, or @timeout_ms
- * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT,
- * -EINTR if a signal arrived, or -EIO if the file was truncated. Writers only pay a wake-up syscall when a
- * reader actually sleeps here. */
+ * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT, -EINTR
+ * if a signal arrived, or -EIO if the file was truncated. It watches the
+ * lanes for up to 20 us before it sleeps; writers only pay a wake-up
+ * syscall when a reader actually sleeps here. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending,
