@@ -278,6 +278,7 @@ void shmlog__ring_wake(struct shmlog__hdr *hdr);
 /* A reader's cursor over one lane. */
 struct shmlog__rlane {
 	uint64_t pos;
+	uint64_t head_seen; /* the lane's head when last loaded */
 	uint64_t next_seq;
 	bool started, seq_known, have;
 	uint64_t read, overwritten, torn, skipped;

@@ -493,7 +493,7 @@ static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 	uint32_t seen = atomic_load_explicit(&hdr->notify.futex,
 					     memory_order_acquire);
 	atomic_store_explicit(&hdr->notify.sleepers, 1, memory_order_relaxed);
-	/* pairs with LMM(E) in every writer: see ring.c, "Waking readers" */
+	/* pairs with LMM(W) in every writer: see ring.c, "Waking readers" */
 	shmlog__membarrier();
 	if (reader_has_new(r))
 		return 0;

@@ -53,47 +53,52 @@
  *   TORN       left unfinished by a writer that died; written by the writer
  *              that claimed the lane afterwards, so readers can skip it
  *
- * Lane positions, all advanced by the owner only, in this order:
+ * Lane positions, all advanced by the owner only:
  *
  *   tail <= head <= reserve,  reserve - tail <= lane_size
  *
  *   tail      the oldest record still whole. A writer about to overwrite
  *             bytes walks tail forward over the records it destroys.
- *   reserve   end of the bytes being written now: every byte below
- *             reserve - lane_size may already be overwritten.
+ *   reserve   end of the bytes being written now (a claimer repairs
+ *             [head, reserve) if the writer died there).
  *   head      end of the newest committed record: everything in
  *             [tail, head) is a chain of COMMITTED/PAD/TORN records.
  *
  * Writer (owner of the lane), one record:
- *   1. walk tail past the records the new one will overwrite     (tail)
- *   2. reserve = end of the new record (and of a PAD before it)  LMM(A)
+ *   1. walk tail past the records the new one will overwrite;
+ *      tail = new tail                                           LMM(A)
  *      release fence                                             LMM(B)
- *   2b. void the word of each record walked over; release fence LMM(B2)
- *   3. write PAD header if needed, record header, tag, message
- *   4. word = lpos | COMMITTED (release)                         LMM(C)
- *   5. head = end (release)                                      LMM(D)
- *   6. next_seq = seq + 1
- *   7. if a reader sleeps, wake it (see below)                   LMM(E)
+ *   2. void (zero) the word of each record walked over
+ *   3. reserve = end of the new record (and of a PAD before it)
+ *      release fence                                             LMM(C)
+ *   4. write PAD header if needed, record header, tag, message
+ *   5. word = lpos | COMMITTED (release)                         LMM(D)
+ *   6. head = end (release)                                      LMM(E)
+ *   7. next_seq = seq + 1
+ *   8. if a reader sleeps, wake it (see below)                   LMM(W)
  *
  * Reader, one record at lpos:
- *   1. h = head (acquire), pairs with LMM(D): everything below h is
- *      published, including record headers and their words       LMM(F)
+ *   1. h = head (acquire), pairs with LMM(E): everything below h is
+ *      published, words included. Loaded again only when the cursor
+ *      reaches the h it has: the line is the writer's, hot.      LMM(F)
  *   2. copy the header, check word == lpos | state and the lengths
  *   3. copy the body into private memory
- *   4. acquire fence; re-read the record's word; r = reserve     LMM(G,H)
- *      pairs with LMM(B) and LMM(B2): if the copy saw any byte of a
- *      newer record, r covers that record and the word was voided
- *   5. the copy is whole iff the word is unchanged and lpos >= r -
- *      lane_size; otherwise the record was overwritten while (or before)
- *      we copied: count it lost and resume at tail. Losses are counted
- *      exactly by sequence gaps.
+ *   4. acquire fence, then read the record's word again       LMM(G,H)
+ *      pairs with LMM(C): if the copy saw any byte written over the
+ *      record, the word it re-reads is the voided one
+ *   5. the copy is whole iff the word is unchanged; otherwise the record
+ *      was overwritten while we copied: resume at tail. A word that was
+ *      not a record at step 2 is told apart (overwritten, or a corrupt
+ *      lane) by tail, which moved past it first (LMM(A,B)). Losses are
+ *      counted exactly by sequence gaps.
  *
- * This is a seqlock per lane, with reserve as the sequence: the writer
- * announces the bytes it will destroy before destroying them, the reader
- * checks after copying that nothing it copied had been announced. The
- * voided word is a second, per-record witness that needs nothing but the
- * record itself: a process that tampers with the lane's positions can make
- * a reader skip records, never return a torn one.
+ * This is a seqlock per record: the writer voids a record's word before it
+ * destroys any of its bytes, the reader checks after copying that the word
+ * it started from is still there. It needs nothing but the record itself,
+ * so a reader that keeps up does not touch the writer's hot line for every
+ * record, and a process that tampers with the lane's positions can make a
+ * reader skip records, never return a torn one. (A dead writer's record is
+ * repaired only after the words under it were voided: step 2 precedes 3.)
  *
  * ===================================================================
  * Dead writers
@@ -128,7 +133,7 @@
  * clears it, bumps the futex word and calls FUTEX_WAKE. The membarrier
  * gives the reader's side the full barrier that Dekker's pattern needs, so
  * the writer needs only a compiler barrier: either the writer sees the
- * flag, or the reader sees the new head (LMM(E) pairs with the reader's
+ * flag, or the reader sees the new head (LMM(W) pairs with the reader's
  * membarrier). Where membarrier is not available, writers issue a full
  * fence instead. A reader killed while asleep leaves the flag set: the next
  * writer clears it with one futex call, and that is the whole cost.
@@ -338,16 +343,16 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint32_t old_toff = w->tail_off;
 	struct walked walked;
 	walked.n = 0;
-	if (end - old_tail > lane_size)
+	if (end - old_tail > lane_size) {
 		lane_make_room(&s->fixed, w, pos, off, end, &walked);
-	atomic_store_explicit(&ctl->tail, w->tail, memory_order_relaxed);
-	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed); /* LMM(A) */
-	atomic_thread_fence(memory_order_release); /* LMM(B) */
-	TESTPOINT(1);
-	if (walked.n) {
+		atomic_store_explicit(&ctl->tail, w->tail,
+				      memory_order_relaxed); /* LMM(A) */
+		atomic_thread_fence(memory_order_release); /* LMM(B) */
 		lane_void_words(&s->fixed, w, old_tail, old_toff, &walked);
-		atomic_thread_fence(memory_order_release); /* LMM(B2) */
 	}
+	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release); /* LMM(C) */
+	TESTPOINT(1);
 
 	unsigned char *data = w->data;
 	if (SHMLOG_UNLIKELY(pad)) {
@@ -373,9 +378,9 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	memcpy(body + tag_len, msg, msg_len);
 	TESTPOINT(4);
 	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(C) */
+			      memory_order_release); /* LMM(D) */
 	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(D) */
+	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
 	TESTPOINT(6);
 	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_relaxed);
 
@@ -532,7 +537,7 @@ void shmlog__lane_release(struct shmlog__wlane *w)
 /* ---- reader side ---------------------------------------------------- */
 
 /* Copy @n bytes out of the segment. The writer may be rewriting them: the
- * copy is checked afterwards (LMM(G)), never trusted before. */
+ * copy is checked afterwards (LMM(G,H)), never trusted before. */
 __attribute__((no_sanitize("thread"))) static void
 copy_out(void *dst, const void *src, size_t n)
 {
@@ -570,7 +575,8 @@ void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 			       struct shmlog__rlane *c)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	c->pos = atomic_load_explicit(&ctl->head, memory_order_acquire);
+	c->pos = c->head_seen =
+		atomic_load_explicit(&ctl->head, memory_order_acquire);
 	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
 	c->seq_known = true;
 	c->started = true;
@@ -586,17 +592,27 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 	if (c->have)
 		return true;
 	for (uint32_t guard = f->lane_size / REC_ALIGN + 4; guard; guard--) {
-		uint64_t head = atomic_load_explicit(&ctl->head,
-						     memory_order_acquire); /* LMM(F) */
+		/* head is loaded again only when the cursor reaches the head
+		 * last seen: the line it lives on is the writer's, written on
+		 * every record, and each load of it costs the writer a miss */
+		uint64_t head = c->head_seen;
 		if (!c->started && !c->seq_known) {
 			/* first look at this lane: start at its oldest record */
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire); /* LMM(F) */
 			cursor_resync(f, ctl, c, head);
 			c->next_seq = f->initial_seq;
 			c->seq_known = true;
 		}
-		if (c->pos == head)
-			return false;
+		if (c->pos == head) {
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire); /* LMM(F) */
+			if (c->pos == head)
+				return false;
+		}
 		if (head - c->pos > f->lane_size || (c->pos & (REC_ALIGN - 1))) {
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire);
 			cursor_resync(f, ctl, c, head); /* fell behind */
 			continue;
 		}
@@ -624,16 +640,22 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			&((const struct shmlog__rec *)(const void *)(data + off))
 				 ->word,
 			memory_order_relaxed); /* LMM(H) */
-		uint64_t reserve =
-			atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
-		if (word != atomic_load_explicit(&r.word, memory_order_relaxed) ||
-		    reserve - c->pos > f->lane_size) {
-			cursor_resync(f, ctl, c, head); /* overwritten */
+		if (word != atomic_load_explicit(&r.word, memory_order_relaxed)) {
+			/* voided (or rewritten) while we copied: overwritten */
+			cursor_resync(f, ctl, c, head);
 			continue;
 		}
 		if (!state) {
-			/* a bad record inside the published chain: the lane
-			 * is corrupt. Skip to its newest record. */
+			/* Not a record: voided or overwritten before we looked
+			 * (the writer moved tail past it first, LMM(A)), or,
+			 * inside the published chain, a corrupt lane: skip to
+			 * its newest record. */
+			uint64_t tail = atomic_load_explicit(
+				&ctl->tail, memory_order_relaxed);
+			if ((int64_t)(tail - c->pos) > 0) {
+				cursor_resync(f, ctl, c, head);
+				continue;
+			}
 			c->torn++;
 			c->pos = head;
 			c->seq_known = false;

@@ -275,7 +275,7 @@ static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
 /* Wake sleeping readers, if any, after a record is published. */
 static inline void wake_readers(struct shmlog *h)
 {
-	/* LMM(E): see ring.c, "Waking readers" */
+	/* LMM(W): see ring.c, "Waking readers" */
 	if (SHMLOG_UNLIKELY(h->need_fence)) {
 #if defined(__SANITIZE_THREAD__) && !defined(__clang__)
 /* GCC 12 warns that TSan does not model fences (-Wtsan), which -Werror
