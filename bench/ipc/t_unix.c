@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * AF_UNIX SOCK_DGRAM: a connected pair; one datagram is one frame. The
- * largest datagram is bounded by the send buffer, which we raise (with
- * SO_SNDBUFFORCE when allowed); frames beyond it are reported, not split.
+ * AF_UNIX socket pairs, both kinds:
+ *  - SOCK_STREAM: one byte stream each way;
+ *  - SOCK_DGRAM: one datagram is one frame. The largest datagram is
+ *    bounded by the send buffer, which we raise (with SO_SNDBUFFORCE when
+ *    allowed); frames beyond it are reported, not split.
  */
 #include "ipc.h"
 
@@ -11,9 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct ud_priv {
+struct sp_priv {
 	struct ipc_fdio io;
-	int sv[2];
+	int sv[2]; /* [0] client end, [1] server end */
 };
 
 /* Room for a few frames in flight; the kernel doubles what we ask. */
@@ -39,17 +41,17 @@ static int ud_size_buffers(struct ipc_chan *c, int fd, size_t frame)
 	return -EMSGSIZE;
 }
 
-static int ud_setup(struct ipc_chan *c)
+static int sp_setup(struct ipc_chan *c, int type)
 {
-	struct ud_priv *p = calloc(1, sizeof(*p));
+	struct sp_priv *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->sv[0] = p->sv[1] = -1;
-	p->io.dgram = true;
+	p->io.dgram = type == SOCK_DGRAM;
 	c->priv = p;
-	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, p->sv))
+	if (socketpair(AF_UNIX, type, 0, p->sv))
 		return -errno;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; type == SOCK_DGRAM && i < 2; i++) {
 		int r = ud_size_buffers(c, p->sv[i], c->p.max_frame);
 		if (r)
 			return r;
@@ -57,18 +59,28 @@ static int ud_setup(struct ipc_chan *c)
 	return 0;
 }
 
-static int ud_attach(struct ipc_chan *c, bool server)
+static int us_setup(struct ipc_chan *c)
 {
-	struct ud_priv *p = c->priv;
+	return sp_setup(c, SOCK_STREAM);
+}
+
+static int ud_setup(struct ipc_chan *c)
+{
+	return sp_setup(c, SOCK_DGRAM);
+}
+
+static int sp_attach(struct ipc_chan *c, bool server)
+{
+	struct sp_priv *p = c->priv;
 	int fd = p->sv[server ? 1 : 0];
 
 	ipc_close(&p->sv[server ? 0 : 1]);
 	return ipc_fdio_attach(c, fd, fd);
 }
 
-static void ud_cleanup(struct ipc_chan *c)
+static void sp_cleanup(struct ipc_chan *c)
 {
-	struct ud_priv *p = c->priv;
+	struct sp_priv *p = c->priv;
 
 	if (!p)
 		return;
@@ -78,14 +90,26 @@ static void ud_cleanup(struct ipc_chan *c)
 	c->priv = NULL;
 }
 
+const struct ipc_transport ipc_unix_stream = {
+	.name = "unix-stream",
+	.desc = "AF_UNIX SOCK_STREAM socket pair",
+	.caps = IPC_CAP_SYNC | IPC_CAP_NOTIFY | IPC_CAP_SPIN,
+	.setup = us_setup,
+	.attach = sp_attach,
+	.send = ipc_fdio_send,
+	.recv = ipc_fdio_recv,
+	.detach = ipc_fdio_detach,
+	.cleanup = sp_cleanup,
+};
+
 const struct ipc_transport ipc_unix_dgram = {
 	.name = "unix-dgram",
 	.desc = "AF_UNIX SOCK_DGRAM socket pair, one datagram per frame",
 	.caps = IPC_CAP_SYNC | IPC_CAP_NOTIFY | IPC_CAP_SPIN,
 	.setup = ud_setup,
-	.attach = ud_attach,
+	.attach = sp_attach,
 	.send = ipc_fdio_send,
 	.recv = ipc_fdio_recv,
 	.detach = ipc_fdio_detach,
-	.cleanup = ud_cleanup,
+	.cleanup = sp_cleanup,
 };
