@@ -40,6 +40,20 @@ static inline size_t sc_make(unsigned w, uint64_t i, char *tag, int *prio,
 	return len;
 }
 
+/* Write records @from .. @from + @n - 1 of writer @w; returns how many
+ * writes failed. */
+static inline long sc_write(shmlog_t *h, unsigned w, uint64_t from, long n)
+{
+	char tag[16], msg[512];
+	int prio;
+	long failed = 0;
+	for (long i = 0; i < n; i++) {
+		size_t len = sc_make(w, from + (uint64_t)i, tag, &prio, msg);
+		failed += shmlog_write_n(h, prio, tag, msg, len) != 0;
+	}
+	return failed;
+}
+
 /* Check a record read back; on success sets *@w and *@i. */
 static inline bool sc_check(const struct shmlog_record *r, unsigned *w,
 			    uint64_t *i)
