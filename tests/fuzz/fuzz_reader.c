@@ -38,10 +38,16 @@ static char path[128];
 static unsigned char *tmpl; /* the valid segment the overlay starts from */
 static size_t tmpl_size;
 
+static void remove_file(void)
+{
+	unlink(path);
+}
+
 /* The template: built by the library, exactly as tests/fuzz/make_seeds.c
  * builds the seeds. */
 static void init(void)
 {
+	atexit(remove_file); /* leave nothing in /dev/shm behind */
 	snprintf(path, sizeof(path), "/dev/shm/shmlog-fuzz-%d", (int)getpid());
 	unlink(path);
 	struct shmlog_create_opts o;

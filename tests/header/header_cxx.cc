@@ -7,5 +7,5 @@ int main()
 	if (shmlog_open(nullptr, SHMLOG_OPEN_CREATE, &h) == 0)
 		shmlog_close(h);
 	SHMLOG_W("hdr", "from C++ %d", 42);
-	return 0;
+	return shmlog_remove(nullptr) == 0 ? 0 : 1; /* it made the buffer */
 }
