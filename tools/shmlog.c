@@ -384,18 +384,29 @@ static int cmd_info(int argc, char **argv)
 	int n = shmlog_get_filter(cli_buffer, spec, sizeof(spec));
 	printf("filter:    %s\n", n > 0 ? spec : "(none: everything is logged)");
 
+	/* Per lane: read everything there is, so that what is held and what
+	 * was overwritten are exact (a reader's books: written = held +
+	 * overwritten + torn + hidden by a clear). */
 	shmlog_reader_t *rd;
 	if (shmlog_reader_open(cli_buffer, 0, &rd) == 0) {
-		printf("\n%5s %8s %8s %12s %6s\n", "LANE", "PID", "TID",
-		       "WRITTEN", "TORN");
+		struct shmlog_record rec;
+		while (shmlog_reader_next(rd, &rec, NULL) > 0)
+			;
+		printf("\n%5s %8s %8s %12s %10s %12s %6s %8s\n", "LANE", "PID",
+		       "TID", "WRITTEN", "HELD", "OVERWRITTEN", "TORN",
+		       "CLEARED");
 		for (unsigned i = 0; i < shmlog_reader_lanes(rd); i++) {
 			struct shmlog_lane_stats st;
 			if (shmlog_reader_lane_stats(rd, i, &st) ||
 			    (!st.written && !st.owner_pid))
 				continue;
-			printf("%5u %8u %8u %12llu %6llu\n", i, st.owner_pid,
-			       st.owner_tid, (unsigned long long)st.written,
-			       (unsigned long long)st.torn);
+			printf("%5u %8u %8u %12llu %10llu %12llu %6llu %8llu\n",
+			       i, st.owner_pid, st.owner_tid,
+			       (unsigned long long)st.written,
+			       (unsigned long long)st.read,
+			       (unsigned long long)st.overwritten,
+			       (unsigned long long)st.torn,
+			       (unsigned long long)st.skipped);
 		}
 		shmlog_reader_close(rd);
 	}

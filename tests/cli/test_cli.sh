@@ -118,6 +118,7 @@ has "bad SHMLOG_TAGS named" "SHMLOG_TAGS is ignored: bad token 'ui:Q'" "$bad_env
 # info, ls, clear
 has "info" "capacity: +256.0K in [0-9]+ lanes" "$("$S" info -b $B)"
 has "info clock" "clock: +realtime" "$("$S" info -b $B)"
+has "info lane books" "LANE +PID +TID +WRITTEN +HELD +OVERWRITTEN +TORN +CLEARED" "$("$S" info -b $B)"
 has "ls" "^$B " "$("$S" ls)"
 ok "clear" "$S" clear -b $B
 checks=$((checks + 1)); [ -z "$("$S" cat -b $B)" ] || { echo "FAIL: clear left records" >&2; fail=$((fail + 1)); }
