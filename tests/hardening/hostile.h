@@ -28,6 +28,22 @@ static inline void sleep_ns(uint64_t ns)
 		;
 }
 
+/* Write record @i of writer @w, keeping the longest write seen in
+ * *@worst_ns; returns what the write returned. */
+static inline int hw_write_timed(shmlog_t *h, unsigned w, uint64_t i,
+				 volatile uint64_t *worst_ns)
+{
+	char tag[16], msg[512];
+	int prio;
+	size_t len = sc_make(w, i, tag, &prio, msg);
+	uint64_t t0 = now_ns();
+	int err = shmlog_write_n(h, prio, tag, msg, len);
+	uint64_t dt = now_ns() - t0;
+	if (dt > *worst_ns)
+		*worst_ns = dt;
+	return err;
+}
+
 /* Write records @from..@to-1 of writer @w, one every @gap_ns (0: flat
  * out); @to == 0: forever. Runs in a child; exits 0, or 10+ on failure. */
 static inline void hw_writer(const char *b, unsigned w, uint64_t from,

@@ -77,16 +77,9 @@ static void writer_child(unsigned w, long n)
 	shmlog_t *h;
 	if (shmlog_open(buffer, 0, &h))
 		_exit(10);
-	char tag[16], msg[512];
-	int prio;
 	for (long i = 0; i < n; i++) {
-		size_t len = sc_make(w, (uint64_t)i, tag, &prio, msg);
-		uint64_t t0 = now_ns();
-		if (shmlog_write_n(h, prio, tag, msg, len))
+		if (hw_write_timed(h, w, (uint64_t)i, &sh->worst_write_ns[w]))
 			_exit(11);
-		uint64_t dt = now_ns() - t0;
-		if (dt > sh->worst_write_ns[w])
-			sh->worst_write_ns[w] = dt;
 		if (i % 4 == 0)
 			sleep_ns(200000);
 	}
