@@ -17,8 +17,13 @@ suite() { # suite NAME CTEST_ARGS -- CMAKE_ARGS
 	cmake -S . -B "build-$name" -G Ninja "$@" >/dev/null
 	cmake --build "build-$name" -j "$jobs"
 	echo "=== $name tests ==="
-	ctest --test-dir "build-$name" --output-on-failure -j "$jobs" "${ctest_args[@]}"
+	ctest --test-dir "build-$name" --output-on-failure -j "$jobs" "${ctest_args[@]}" |
+		tee "build-$name/ctest.log"
+	local n
+	n=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "build-$name/ctest.log")
+	total=$((total + ${n:-0}))
 }
+total=0
 
 suite plain -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo
 suite asan -LE 'long|bench' -- -DCMAKE_BUILD_TYPE=Debug \
@@ -27,3 +32,4 @@ suite tsan -L 'unit|stress' -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DSHMLOG_SANITIZE=thread -DSHMLOG_BUILD_BENCH=OFF
 if command -v clang >/dev/null; then suite fuzz -L fuzz -- -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSHMLOG_FUZZ=ON -DSHMLOG_BUILD_BENCH=OFF; else echo "=== fuzz: skipped, clang not installed ==="; fi
 echo "=== all suites passed ==="
+echo "suites: $total passed, 0 failed"
