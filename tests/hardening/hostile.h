@@ -28,6 +28,18 @@ static inline void sleep_ns(uint64_t ns)
 		;
 }
 
+/* Reap the children that have exited, without waiting; each must have
+ * exited with 0. Returns how many are still running of @running. */
+static inline unsigned hw_reap_exited(unsigned running)
+{
+	int st;
+	while (running && waitpid(-1, &st, WNOHANG) > 0) {
+		running--;
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	return running;
+}
+
 /* Write record @i of writer @w, keeping the longest write seen in
  * *@worst_ns; returns what the write returned. */
 static inline int hw_write_timed(shmlog_t *h, unsigned w, uint64_t i,

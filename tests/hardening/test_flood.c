@@ -72,11 +72,7 @@ int main(int argc, char **argv)
 		}
 		if (!running)
 			break;
-		int st;
-		while (running && waitpid(-1, &st, WNOHANG) > 0) {
-			running--;
-			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		}
+		running = hw_reap_exited(running);
 		if (running)
 			shmlog_reader_wait(r, 20);
 	}

@@ -76,11 +76,7 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq, long n)
 		}
 		if (!running)
 			break;
-		int st;
-		while (running && waitpid(-1, &st, WNOHANG) > 0) {
-			running--;
-			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		}
+		running = hw_reap_exited(running);
 		if (running)
 			shmlog_reader_wait(r, 10);
 	}
