@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(cmake ninja-build gcc g++ python3 clang libclang-rt-dev)
-# Packages each benchmark needs (one per line, '#' comments).
-for f in bench/*/debian-packages.txt; do
+# Packages each part needs (one per line, '#' comments): the benchmarks,
+# the tests, the tools and the bindings each keep their own list.
+for f in bench/*/debian-packages.txt tests/*/debian-packages.txt \
+	tools/debian-packages.txt bindings/*/debian-packages.txt; do
 	[ -f "$f" ] || continue
 	while read -r p _; do
 		[[ -z "$p" || "$p" == \#* ]] || pkgs+=("$p")
