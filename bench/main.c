@@ -33,7 +33,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: shmlog-bench COMMAND [--quick] [--json FILE] [options]\n\ncommands:\n");
 	for (const struct cmd *c = cmds; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->help);
-	fprintf(f, "\n'shmlog-bench COMMAND --help' shows a command's options.\n");
+	fprintf(f, "\n'shmlog-bench COMMAND --help' shows a command's options;\n"
+		   "'shmlog-bench --version' the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -41,6 +42,10 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("shmlog-bench %s\n", SHMLOG_VERSION);
+		return 0;
 	}
 	for (const struct cmd *c = cmds; c->name; c++)
 		if (!strcmp(argv[1], c->name))

@@ -564,7 +564,8 @@ static void usage(FILE *f)
 		"  tail     the last records (-n N), -f to follow\n"
 		"  level    show or set the filter ('net:D *:W') of every "
 		"writer\n\n"
-		"`shmlog COMMAND --help` shows a command's options.\n");
+		"`shmlog COMMAND --help` shows a command's options, "
+		"`shmlog --version` the version.\n");
 }
 
 /* The library ignores a bad $SHMLOG_TAGS as a whole (it then logs
@@ -615,6 +616,10 @@ int main(int argc, char **argv)
 		return cmd_level(argc, argv);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc, argv, &stop);
+	if (!strcmp(cmd, "--version")) {
+		printf("shmlog %s\n", SHMLOG_VERSION);
+		return 0;
+	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);

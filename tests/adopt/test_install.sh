@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# An installed shmlog, used from outside the tree as a user would: install
+# the build into a temporary prefix, then build a program against it with
+# pkg-config and with find_package(shmlog CONFIG), shared and static, run
+# each, and read their records back with the installed CLI.
+# usage: test_install.sh BUILD_DIR C_COMPILER GENERATOR
+set -u
+build=${1:?usage: test_install.sh BUILD_DIR C_COMPILER GENERATOR}
+cc=${2:-cc}
+gen=${3:-Ninja}
+tmp=$(mktemp -d /tmp/shmlog-install.XXXXXX)
+prefix=$tmp/prefix
+B=test-install-$$
+fail=0
+cleanup() { rm -rf "$tmp"; rm -f /dev/shm/shmlog.$B; }
+trap cleanup EXIT
+die() { echo "FAIL: $*" >&2; exit 1; }
+check() { [ -e "$2" ] || { echo "FAIL: $1: $2 missing" >&2; fail=1; }; }
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+	die "cmake --install: $(cat "$tmp/install.log")"
+so=$(find "$prefix" -name 'libshmlog.so.1' | head -n1)
+[ -n "$so" ] || die "no libshmlog.so.1 under $prefix"
+libdir=$(dirname "$so")
+check "header" "$prefix/include/shmlog.h"
+check "static library" "$libdir/libshmlog.a"
+check "development link" "$libdir/libshmlog.so"
+check "CLI" "$prefix/bin/shmlog"
+check "pkg-config file" "$libdir/pkgconfig/shmlog.pc"
+check "CMake package" "$libdir/cmake/shmlog/shmlogConfig.cmake"
+check "CMake version file" "$libdir/cmake/shmlog/shmlogConfigVersion.cmake"
+if [ -e "$build/docs/man/shmlog.1" ]; then
+	check "shmlog(1)" "$prefix/share/man/man1/shmlog.1"
+	check "shmlog(3)" "$prefix/share/man/man3/shmlog.3"
+	check "shmlog-bench(1)" "$prefix/share/man/man1/shmlog-bench.1"
+else
+	echo "note: man pages were not built (scdoc missing); not checked"
+fi
+soname=$(objdump -p "$so" 2>/dev/null | awk '/SONAME/ {print $2}')
+[ -z "$soname" ] || [ "$soname" = libshmlog.so.1 ] ||
+	{ echo "FAIL: soname is $soname" >&2; fail=1; }
+v=$("$prefix/bin/shmlog" --version) || die "installed shmlog --version failed"
+[[ $v =~ ^shmlog\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "FAIL: --version: $v" >&2; fail=1; }
+
+mkdir -p "$tmp/app"
+cat >"$tmp/app/main.c" <<'C'
+#include <shmlog.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	shmlog_t *h;
+	int err = shmlog_open(argv[1], SHMLOG_OPEN_CREATE, &h);
+	if (err) {
+		fprintf(stderr, "shmlog_open: %s\n", shmlog_strerror(err));
+		return 1;
+	}
+	err = shmlog_write(h, SHMLOG_INFO, "consumer", argc > 2 ? argv[2] : "?");
+	shmlog_close(h);
+	return err ? 1 : 0;
+}
+C
+
+# pkg-config: the installed shmlog.pc must point into the prefix
+if command -v pkg-config >/dev/null; then
+	export PKG_CONFIG_PATH=$libdir/pkgconfig
+	p=$(pkg-config --variable=prefix shmlog)
+	[ "$p" = "$prefix" ] || { echo "FAIL: shmlog.pc prefix is '$p', not $prefix" >&2; fail=1; }
+	inc=$(pkg-config --variable=includedir shmlog)
+	[ -e "$inc/shmlog.h" ] || { echo "FAIL: pkg-config includedir $inc has no shmlog.h" >&2; fail=1; }
+	# shellcheck disable=SC2046
+	"$cc" -Wall -Werror $(pkg-config --cflags shmlog) "$tmp/app/main.c" \
+		-o "$tmp/app/pc-shared" $(pkg-config --libs shmlog) \
+		-Wl,-rpath,"$(pkg-config --variable=libdir shmlog)" ||
+		die "build with pkg-config failed"
+	"$tmp/app/pc-shared" $B "via pkg-config, shared" || die "pkg-config program failed"
+	"$cc" -Wall -Werror $(pkg-config --cflags shmlog) "$tmp/app/main.c" \
+		-o "$tmp/app/pc-static" -Wl,-Bstatic $(pkg-config --libs-only-l shmlog) \
+		-Wl,-Bdynamic $(pkg-config --libs-only-L --static shmlog) \
+		$(pkg-config --libs-only-other --static shmlog) ||
+		die "static build with pkg-config failed"
+	"$tmp/app/pc-static" $B "via pkg-config, static" || die "static pkg-config program failed"
+	unset PKG_CONFIG_PATH
+else
+	echo "note: pkg-config missing (Debian package pkg-config): that half is skipped"
+	skipped_pc=1
+fi
+
+# CMake: find_package(shmlog CONFIG) gives shmlog::shmlog
+cat >"$tmp/app/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(shmlog 1.0 CONFIG REQUIRED)
+add_executable(app main.c)
+target_compile_options(app PRIVATE -Wall -Werror)
+target_link_libraries(app PRIVATE shmlog::shmlog)
+add_executable(app_static main.c)
+target_link_libraries(app_static PRIVATE shmlog::shmlog_static)
+CM
+cmake -S "$tmp/app" -B "$tmp/app/build" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
+	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+	>"$tmp/cmake.log" 2>&1 || die "find_package(shmlog): $(cat "$tmp/cmake.log")"
+grep -q "$prefix" "$tmp/app/build/CMakeCache.txt" ||
+	{ echo "FAIL: shmlog_DIR is not in the prefix" >&2; fail=1; }
+cmake --build "$tmp/app/build" >"$tmp/build.log" 2>&1 || die "consumer build: $(cat "$tmp/build.log")"
+"$tmp/app/build/app" $B "via find_package, shared" || die "find_package program failed"
+"$tmp/app/build/app_static" $B "via find_package, static" || die "static find_package program failed"
+
+out=$("$prefix/bin/shmlog" cat -b $B) || die "installed shmlog cat failed"
+want=("via find_package, shared" "via find_package, static")
+[ -n "${skipped_pc:-}" ] || want+=("via pkg-config, shared" "via pkg-config, static")
+for w in "${want[@]}"; do
+	grep -q "consumer: $w" <<<"$out" || { echo "FAIL: record '$w' not in: $out" >&2; fail=1; }
+done
+[ $fail = 0 ] && echo "ok: installed into $prefix, built and ran ${#want[@]} programs"
+exit $fail
