@@ -134,20 +134,29 @@ int shmlog_open(const char *name, int flags, shmlog_t **out);
  * No other thread may use @h during or after the call. */
 void shmlog_close(shmlog_t *h);
 
-/* Write one record. @prio outside VERBOSE..FATAL is logged as INFO; a NULL
- * or empty @tag is logged as "?"; a NULL @msg is logged as "(null)". Too
- * long tags/messages are truncated and flagged.
+/* Write one record, if the buffer's filter wants it: `shmlog level` and
+ * $SHMLOG_TAGS govern every write, as they govern the SHMLOG_x macros (a
+ * record filtered out returns 0, and costs two loads and a compare when
+ * no filter restricts its priority). shmlog_write_ex() with
+ * SHMLOG_WRITE_UNFILTERED bypasses the filter on purpose. @prio outside
+ * VERBOSE..FATAL is logged as INFO; a NULL or empty @tag is logged as "?";
+ * a NULL @msg is logged as "(null)". Too long tags/messages are truncated
+ * and flagged.
  *
  * Returns 0, or -EAGAIN when the thread has no lane of its own and every
  * shared lane is in use at that instant (the record is counted as dropped
  * in the segment; see docs/DESIGN.md, "Lanes"), or -EBUSY when called from a
  * signal handler that interrupted a write on the same thread and handle and
  * no shared lane was free (counted too; such nested writes go to a shared
- * lane, and buffers of fewer than 8 lanes have none). No syscall, lock, allocation or page fault in steady state: the
- * first write of a thread claims a lane (a few atomic operations).
- * Thread-safe and lock-free: never waits for anybody. Async-signal-safe
- * once the calling thread has written to @h before (its first write claims
- * a lane under a process-local mutex). */
+ * lane, and buffers of fewer than 8 lanes have none). With SHMLOG_DEBUG=1 in
+ * the environment the library says so on stderr, once per cause (the only
+ * place it ever prints). No syscall, lock, allocation or page fault in
+ * steady state: the first write of a thread claims a lane (a few atomic
+ * operations). Thread-safe and lock-free: never waits for anybody.
+ * Async-signal-safe once the calling thread has written to @h before (its
+ * first write claims a lane under a process-local mutex), except that the
+ * first write after the filter changed compiles it (malloc): a signal
+ * handler that must never allocate writes with SHMLOG_WRITE_UNFILTERED. */
 int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg);
 
 /* As shmlog_write(), with an explicit message length (the message may then
@@ -162,9 +171,28 @@ int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
 int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
 		  va_list ap) SHMLOG_PRINTF(4, 0);
 
+/* Flags for shmlog_write_ex() and shmlog_print_ex(). */
+#define SHMLOG_WRITE_UNFILTERED 0x1 /* log even if the filter says no */
+
+/* As shmlog_write_n(), with @flags (SHMLOG_WRITE_*) and the process the
+ * record is from: @pid 0 means the caller (pid and tid as usual), another
+ * value is recorded as the record's pid and tid (a wrapper logging for a
+ * child, as `shmlog run` does; readers show it, never trust it). Errors as
+ * shmlog_write(), and -EINVAL for an unknown flag or a negative @pid.
+ * Thread-safety as shmlog_write(). */
+int shmlog_write_ex(shmlog_t *h, unsigned flags, pid_t pid, int prio,
+		    const char *tag, const char *msg, size_t len);
+
+/* As shmlog_print(), with @flags (SHMLOG_WRITE_*). -EINVAL for an unknown
+ * flag. The SHMLOG_x macros call it with SHMLOG_WRITE_UNFILTERED: their
+ * call site asked the filter already. */
+int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
+		    const char *fmt, ...) SHMLOG_PRINTF(5, 6);
+
 /* The process-wide default handle, opened on first use on $SHMLOG_BUFFER
  * (else "main"), creating the buffer if missing. Returns NULL if it cannot
- * be opened (the SHMLOG_x macros then log nothing). Thread-safe. */
+ * be opened (the SHMLOG_x macros then log nothing; with SHMLOG_DEBUG=1 in
+ * the environment the library says why on stderr, once). Thread-safe. */
 shmlog_t *shmlog_default(void);
 
 /* ------------------------------------------------------------------------ */
@@ -219,20 +247,55 @@ int shmlog__site_refresh(struct shmlog_site *site, int prio);
 #define SHMLOG_MIN_PRIORITY SHMLOG_VERBOSE
 #endif
 
+/* Internal to the macros: is @prio enabled for @tag on the default handle?
+ * For tags that are not fixed strings (C++), which no call site caches. */
+int shmlog__tag_enabled(int prio, const char *tag);
+
+/* A call site caches the answer for its tag, so the tag must be the same
+ * string on every call: a string literal or a constant array (in C the
+ * static initialiser insists). In C++ a tag that is a pointer, known only
+ * at run time, is asked about on each call instead (a few ns more when
+ * enabled or disabled, correct for every tag). */
+#ifdef __cplusplus
+}
+template <decltype(sizeof(0)) N>
+constexpr bool shmlog__tag_fixed(const char (&)[N])
+{
+	return true;
+}
+constexpr bool shmlog__tag_fixed(const char *)
+{
+	return false;
+}
+#define SHMLOG__TAG_FIXED(tag) shmlog__tag_fixed(tag)
+extern "C" {
+#else
+#define SHMLOG__TAG_FIXED(tag) 1
+#endif
+
+/* The cached check of a call site whose tag is fixed. */
+#define SHMLOG__SITE_WANTS(prio, tag)                                          \
+	static struct shmlog_site shmlog__site_ = {0, 0, tag};                 \
+	if (__atomic_load_n(shmlog__filter_gen, __ATOMIC_ACQUIRE) ==           \
+			    shmlog__site_.gen                                  \
+		    ? (prio) >= shmlog__site_.level                            \
+		    : shmlog__site_refresh(&shmlog__site_, (prio)))
+
 /* Log through the default handle if @prio is enabled for @tag. A disabled
  * call costs a load and two compares: the arguments are not evaluated. */
-#define SHMLOG_LOG(prio, tag, ...)                                            \
+#define SHMLOG_LOG(prio, tag, ...)                                             \
 	do {                                                                   \
 		if ((prio) >= SHMLOG_MIN_PRIORITY) {                           \
-			static struct shmlog_site shmlog__site_ = {0, 0, tag}; \
-			if (__atomic_load_n(shmlog__filter_gen,                \
-					    __ATOMIC_ACQUIRE) ==               \
-					    shmlog__site_.gen                  \
-				    ? (prio) >= shmlog__site_.level            \
-				    : shmlog__site_refresh(&shmlog__site_,     \
-							   (prio)))            \
-				shmlog_print(shmlog_default(), (prio), (tag),  \
-					     __VA_ARGS__);                     \
+			if (SHMLOG__TAG_FIXED(tag)) {                          \
+				SHMLOG__SITE_WANTS(prio, tag)                  \
+				shmlog_print_ex(shmlog_default(),              \
+						SHMLOG_WRITE_UNFILTERED,       \
+						(prio), (tag), __VA_ARGS__);   \
+			} else if (shmlog__tag_enabled((prio), (tag))) {       \
+				shmlog_print_ex(shmlog_default(),              \
+						SHMLOG_WRITE_UNFILTERED,       \
+						(prio), (tag), __VA_ARGS__);   \
+			}                                                      \
 		}                                                              \
 	} while (0)
 
@@ -242,6 +305,19 @@ int shmlog__site_refresh(struct shmlog_site *site, int prio);
 #define SHMLOG_W(tag, ...) SHMLOG_LOG(SHMLOG_WARN, tag, __VA_ARGS__)
 #define SHMLOG_E(tag, ...) SHMLOG_LOG(SHMLOG_ERROR, tag, __VA_ARGS__)
 #define SHMLOG_F(tag, ...) SHMLOG_LOG(SHMLOG_FATAL, tag, __VA_ARGS__)
+
+/* The file's default tag, as Android's LOG_TAG: define SHMLOG_TAG before
+ * including this header ("#define SHMLOG_TAG \"net\""), then log with
+ * SHMLOGI("link %s", "up") and the like. Without it the tag is "?". */
+#ifndef SHMLOG_TAG
+#define SHMLOG_TAG "?"
+#endif
+#define SHMLOGV(...) SHMLOG_LOG(SHMLOG_VERBOSE, SHMLOG_TAG, __VA_ARGS__)
+#define SHMLOGD(...) SHMLOG_LOG(SHMLOG_DEBUG, SHMLOG_TAG, __VA_ARGS__)
+#define SHMLOGI(...) SHMLOG_LOG(SHMLOG_INFO, SHMLOG_TAG, __VA_ARGS__)
+#define SHMLOGW(...) SHMLOG_LOG(SHMLOG_WARN, SHMLOG_TAG, __VA_ARGS__)
+#define SHMLOGE(...) SHMLOG_LOG(SHMLOG_ERROR, SHMLOG_TAG, __VA_ARGS__)
+#define SHMLOGF(...) SHMLOG_LOG(SHMLOG_FATAL, SHMLOG_TAG, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
 /* Reading.                                                                  */

@@ -28,6 +28,8 @@ struct filter_entry {
 
 struct shmlog__filter {
 	int def; /* level for tags not listed ("*") */
+	int max; /* highest level of def and every entry */
+	struct shmlog__filter *retired_next; /* in the handle's retired list */
 	int n;
 	struct filter_entry e[]; /* sorted by tag */
 };
@@ -172,6 +174,10 @@ static struct shmlog__filter *filter_compile(const char *env, const char *spec)
 	if (spec && shmlog_parse_filter(spec, NULL) == 0)
 		spec_walk(spec, NULL, add_entry, f);
 	filter_finish(f);
+	f->max = f->def;
+	for (int i = 0; i < f->n; i++)
+		if (f->e[i].level > f->max)
+			f->max = f->e[i].level;
 	return f;
 }
 
@@ -213,8 +219,29 @@ static bool spec_read(const struct shmlog__hdr *hdr, char *buf, uint32_t *gen)
 	return false;
 }
 
+/* Make @f the handle's filter, answering for generation @gen. The one it
+ * replaces may still be read by a writer on another thread (or in a signal
+ * handler): it is kept until the handle is closed. Filters change when a
+ * person runs `shmlog level`: the list stays short. */
+static void filter_publish(struct shmlog *h, struct shmlog__filter *f,
+			   uint32_t gen)
+{
+	struct shmlog__filter *old = h->filter;
+	if (f != old) {
+		__atomic_store_n(&h->filter, f, __ATOMIC_RELEASE);
+		if (old) {
+			old->retired_next = h->retired;
+			h->retired = old;
+		}
+	}
+	h->filter_gen_seen = gen;
+	int max = f ? f->max : SHMLOG_VERBOSE;
+	atomic_store_explicit(&h->filter_fast, (uint64_t)gen << 32 | (uint32_t)max,
+			      memory_order_release);
+}
+
 /* Bring @h's compiled filter up to date; returns the generation its answers
- * may be cached under. */
+ * may be cached under. Called with filter_lock held. */
 static uint32_t filter_refresh(struct shmlog *h)
 {
 	const struct shmlog__hdr *hdr = h->seg.hdr;
@@ -230,18 +257,57 @@ static uint32_t filter_refresh(struct shmlog *h)
 		 * keep the answers we have, and let call sites cache them
 		 * under this generation rather than ask again on every call.
 		 * The setter's final (even) generation invalidates them. */
-		if (!h->filter)
-			h->filter = filter_compile(getenv("SHMLOG_TAGS"), NULL);
-		h->filter_gen_seen = gen;
+		struct shmlog__filter *f = h->filter;
+		if (!f)
+			f = filter_compile(getenv("SHMLOG_TAGS"), NULL);
+		filter_publish(h, f, gen);
 		return gen;
 	}
 	struct shmlog__filter *f = filter_compile(getenv("SHMLOG_TAGS"), spec);
-	if (f) {
-		free(h->filter);
-		h->filter = f;
-		h->filter_gen_seen = read_gen;
-	}
+	if (f)
+		filter_publish(h, f, read_gen);
 	return h->filter_gen_seen;
+}
+
+void shmlog__filter_init(struct shmlog *h)
+{
+	pthread_mutex_lock(&filter_lock);
+	/* a generation no buffer has: the first write compiles the filter
+	 * if this fails for want of memory */
+	atomic_store_explicit(&h->filter_fast, (uint64_t)1 << 32 | SHMLOG_SILENT,
+			      memory_order_relaxed);
+	filter_refresh(h);
+	pthread_mutex_unlock(&filter_lock);
+}
+
+void shmlog__filter_free_all(struct shmlog *h)
+{
+	free(h->filter);
+	h->filter = NULL;
+	while (h->retired) {
+		struct shmlog__filter *next = h->retired->retired_next;
+		free(h->retired);
+		h->retired = next;
+	}
+}
+
+bool shmlog__write_wanted_slow(struct shmlog *h, int prio, const char *tag)
+{
+	uint32_t gen = atomic_load_explicit(&h->seg.hdr->config.filter_gen,
+					    memory_order_acquire);
+	uint64_t fast = atomic_load_explicit(&h->filter_fast,
+					     memory_order_acquire);
+	/* The filter changed: compile it again, unless another thread (or
+	 * the code this signal handler interrupted) is at it; then the
+	 * filter we have answers this once. */
+	if ((uint32_t)(fast >> 32) != gen &&
+	    pthread_mutex_trylock(&filter_lock) == 0) {
+		filter_refresh(h);
+		pthread_mutex_unlock(&filter_lock);
+	}
+	const struct shmlog__filter *f =
+		__atomic_load_n(&h->filter, __ATOMIC_ACQUIRE);
+	return shmlog_filter_wants(f, prio, tag);
 }
 
 int shmlog_filter_new(const char *spec, size_t *bad_offset,
@@ -277,6 +343,12 @@ int shmlog_enabled(shmlog_t *h, int prio, const char *tag)
 	int wanted = shmlog_filter_wants(h->filter, prio, tag);
 	pthread_mutex_unlock(&filter_lock);
 	return wanted;
+}
+
+int shmlog__tag_enabled(int prio, const char *tag)
+{
+	shmlog_t *h = shmlog_default();
+	return h ? shmlog__write_wanted_slow(h, prio, tag) : 0;
 }
 
 int shmlog__site_refresh(struct shmlog_site *site, int prio)

@@ -310,6 +310,26 @@ extern void (*shmlog__testpoint_hook)(int point);
 /* ---- filters (filter.c) ---- */
 struct shmlog__filter; /* compiled spec, process-private */
 int shmlog__filter_level(const struct shmlog__filter *f, const char *tag);
+struct shmlog;
+/* Compile the buffer's filter for a new handle (shmlog_open()). */
+void shmlog__filter_init(struct shmlog *h);
+/* Free the handle's filters, current and retired (shmlog_close()). */
+void shmlog__filter_free_all(struct shmlog *h);
+/* Does the filter let a write of @prio with @tag through? The slow half of
+ * write_wanted() in writer.c: no lock unless the filter changed. */
+bool shmlog__write_wanted_slow(struct shmlog *h, int prio, const char *tag);
+
+/* ---- SHMLOG_DEBUG=1: why nothing is logged (util.c) ---- */
+enum shmlog__debug_cause {
+	SHMLOG__DBG_OPEN, /* the default buffer could not be opened */
+	SHMLOG__DBG_NO_LANE, /* a record dropped: every lane busy */
+	SHMLOG__DBG_NESTED, /* a record dropped: nested in a signal handler */
+	SHMLOG__DBG_CAUSES,
+};
+/* Say on stderr, once per cause and only with SHMLOG_DEBUG=1 in the
+ * environment, why a record was not logged. @err: a negative errno or 0;
+ * @what: a name (buffer) or NULL. Async-signal-safe (write(2) only). */
+void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what);
 
 /* ---- the handle ---- */
 struct shmlog {
@@ -320,7 +340,11 @@ struct shmlog {
 	_Atomic unsigned char *held; /* per lane: kept by a thread, via us */
 	/* filter cache */
 	uint32_t filter_gen_seen;
-	struct shmlog__filter *filter;
+	struct shmlog__filter *filter; /* read lock-free by writers (atomic) */
+	struct shmlog__filter *retired; /* replaced ones, freed at close */
+	/* The writers' lock-free answer: generation << 32 | the highest level
+	 * any tag needs. A write at or above it passes whatever its tag. */
+	_Atomic uint64_t filter_fast;
 };
 
 /* membarrier(2): register once per process; false if unsupported. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -50,5 +51,41 @@ const char *shmlog_strerror(int err)
 	case -EBUSY: return "nested write from a signal handler";
 	case -EIO: return "the buffer's file was truncated under the reader";
 	default: return strerror(err < 0 ? -err : err);
+	}
+}
+
+/* ---- SHMLOG_DEBUG=1 ---- */
+
+/* The only place the library prints, and only when asked: a program whose
+ * records never appear can be run with SHMLOG_DEBUG=1 to learn why. Once
+ * per cause and process; write(2) only, so a signal handler may get here. */
+void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what)
+{
+	static _Atomic unsigned char said[SHMLOG__DBG_CAUSES];
+	static const char *const why[SHMLOG__DBG_CAUSES] = {
+		[SHMLOG__DBG_OPEN] = "cannot open the default buffer, the "
+				     "SHMLOG_x macros log nothing",
+		[SHMLOG__DBG_NO_LANE] = "a record was dropped: every lane of "
+					"the buffer is held by a live writer "
+					"(create it with more --lanes)",
+		[SHMLOG__DBG_NESTED] = "a record was dropped: written from a "
+				       "signal handler that interrupted a "
+				       "write, and no shared lane was free",
+	};
+	if ((unsigned)cause >= SHMLOG__DBG_CAUSES)
+		return;
+	const char *env = getenv("SHMLOG_DEBUG");
+	if (!env || !env[0] || (env[0] == '0' && !env[1]))
+		return;
+	if (atomic_exchange_explicit(&said[cause], 1, memory_order_relaxed))
+		return;
+	const char *parts[] = {"shmlog: ", why[cause], what ? " '" : "",
+			       what ? what : "", what ? "'" : "",
+			       err ? ": " : "", err ? shmlog_strerror(err) : "",
+			       " (said once; SHMLOG_DEBUG=1)\n"};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t n = strlen(parts[i]);
+		if (n && write(STDERR_FILENO, parts[i], n) < 0)
+			return;
 	}
 }

@@ -164,7 +164,7 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
  * taken and given back around the record. Never waits: if every shared
  * lane is busy at this instant the record is dropped (and counted). */
 static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
-			  const struct shmlog__recdesc *d)
+			  const struct shmlog__recdesc *d, uint32_t as_pid)
 {
 	const struct shmlog__fixed *f = &h->seg.fixed;
 	unsigned excl = shmlog__lanes_exclusive(f);
@@ -175,6 +175,8 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
 		return -EAGAIN;
 	prefault(h, tmp.lane);
+	if (as_pid)
+		tmp.pid = tmp.tid = as_pid;
 	shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag, d->msg);
 	atomic_store_explicit(&tmp.ctl->owner, 0, memory_order_release);
 	return 0;
@@ -210,6 +212,7 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		return -ENOMEM;
 	}
 	h->need_fence = !membarrier_ok;
+	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
 	pthread_mutex_lock(&handles_lock);
@@ -226,6 +229,7 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		shmlog__seg_detach(&h->seg);
 		free(h->prefaulted);
 		free(h->held);
+		shmlog__filter_free_all(h);
 		free(h);
 		return -EMFILE;
 	}
@@ -259,7 +263,7 @@ void shmlog_close(shmlog_t *h)
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
 	free(h->held);
-	free(h->filter);
+	shmlog__filter_free_all(h);
 	free(h);
 }
 
@@ -302,19 +306,38 @@ static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
 	struct shmlog__wlane tmp = {.h = h};
 	tmp.pid = (uint32_t)getpid();
 	tmp.tid = (uint32_t)gettid();
-	int err = write_borrowed(h, &tmp, d);
+	int err = write_borrowed(h, &tmp, d, 0);
 	if (err) {
 		count_drop(h);
+		shmlog__debug(SHMLOG__DBG_NESTED, -EBUSY, NULL);
 		return -EBUSY;
 	}
 	wake_readers(h);
 	return 0;
 }
 
+/* Append in the thread's own lane, the record saying it comes from process
+ * @as_pid if not 0 (shmlog_write_ex(): `shmlog run` logs for its child). The
+ * lane stays owned by this thread's own ids. */
+static void append_own(struct shmlog *h, struct shmlog__wlane *w,
+		       const struct shmlog__recdesc *d, uint32_t as_pid)
+{
+	if (SHMLOG_LIKELY(!as_pid)) {
+		shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
+				    d->msg);
+		return;
+	}
+	uint32_t pid = w->pid, tid = w->tid;
+	w->pid = w->tid = as_pid;
+	shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag, d->msg);
+	w->pid = pid;
+	w->tid = tid;
+}
+
 /* Slow path of a write: this thread has no lane of its own for @h (first
  * write, or all lanes were taken): get one, or borrow a shared lane. */
 static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
-		      const struct shmlog__recdesc *d)
+		      const struct shmlog__recdesc *d, uint32_t as_pid)
 {
 	if (w->handle_id != h->id) {
 		lane_acquire(h, w);
@@ -326,16 +349,32 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 			lane_acquire(h, w);
 	}
 	if (w->ctl) {
-		shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
-				    d->msg);
+		append_own(h, w, d, as_pid);
 		return 0;
 	}
-	return write_borrowed(h, w, d);
+	return write_borrowed(h, w, d, as_pid);
 }
 
-/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */
+/* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
+ * through? Two loads and two compares while the filter is unchanged and
+ * @prio is at or above every tag's level (with no filter: always). */
+static inline bool write_wanted(struct shmlog *h, int prio, const char *tag)
+{
+	uint32_t gen = atomic_load_explicit(&h->seg.hdr->config.filter_gen,
+					    memory_order_relaxed);
+	uint64_t fast = atomic_load_explicit(&h->filter_fast,
+					     memory_order_relaxed);
+	if (SHMLOG_LIKELY((uint32_t)(fast >> 32) == gen &&
+			  prio >= (int)(uint32_t)fast))
+		return true;
+	return shmlog__write_wanted_slow(h, prio, tag);
+}
+
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
+ * @wflags: SHMLOG_WRITE_*; @as_pid: the record's pid and tid, 0: ours. */
 static inline int write_rec(shmlog_t *h, int prio, const char *tag,
-			    const char *msg, size_t len, unsigned flags)
+			    const char *msg, size_t len, unsigned flags,
+			    unsigned wflags, uint32_t as_pid)
 {
 	if (SHMLOG_UNLIKELY(!h))
 		return -EINVAL;
@@ -345,6 +384,8 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		prio = SHMLOG_INFO;
 	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
 		tag = "?";
+	if (!(wflags & SHMLOG_WRITE_UNFILTERED) && !write_wanted(h, prio, tag))
+		return 0;
 	uint32_t tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1),
 				     SHMLOG_TAG_MAX, &flags);
 	if (SHMLOG_UNLIKELY(!msg)) {
@@ -365,13 +406,14 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	atomic_signal_fence(memory_order_seq_cst);
 	int err = 0;
 	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl))
-		shmlog__ring_append(&h->seg, w, d.time, d.meta, tag, msg);
+		append_own(h, w, &d, as_pid);
 	else
-		err = write_slow(h, w, &d);
+		err = write_slow(h, w, &d, as_pid);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(err)) {
 		count_drop(h);
+		shmlog__debug(SHMLOG__DBG_NO_LANE, err, NULL);
 		return err;
 	}
 	wake_readers(h);
@@ -381,7 +423,15 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 		   size_t len)
 {
-	return write_rec(h, prio, tag, msg, len, 0);
+	return write_rec(h, prio, tag, msg, len, 0, 0, 0);
+}
+
+int shmlog_write_ex(shmlog_t *h, unsigned flags, pid_t pid, int prio,
+		    const char *tag, const char *msg, size_t len)
+{
+	if (flags & ~SHMLOG_WRITE_UNFILTERED || pid < 0)
+		return -EINVAL;
+	return write_rec(h, prio, tag, msg, len, 0, flags, (uint32_t)pid);
 }
 
 int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg)
@@ -390,19 +440,37 @@ int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg)
 			      msg ? strnlen(msg, SHMLOG_MSG_MAX + 1) : 0);
 }
 
-int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
-		  va_list ap)
+static int vprint(shmlog_t *h, unsigned wflags, int prio, const char *tag,
+		  const char *fmt, va_list ap)
 {
 	char buf[SHMLOG_MSG_MAX + 1];
 	if (!fmt)
-		return shmlog_write(h, prio, tag, NULL);
+		return write_rec(h, prio, tag, NULL, 0, 0, wflags, 0);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n > SHMLOG_MSG_MAX)
 		return write_rec(h, prio, tag, buf, SHMLOG_MSG_MAX,
-				 SHMLOG_REC_TRUNCATED);
-	return write_rec(h, prio, tag, buf, (size_t)n, 0);
+				 SHMLOG_REC_TRUNCATED, wflags, 0);
+	return write_rec(h, prio, tag, buf, (size_t)n, 0, wflags, 0);
+}
+
+int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
+		  va_list ap)
+{
+	return vprint(h, 0, prio, tag, fmt, ap);
+}
+
+int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
+		    const char *fmt, ...)
+{
+	if (flags & ~SHMLOG_WRITE_UNFILTERED)
+		return -EINVAL;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vprint(h, flags, prio, tag, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
@@ -422,7 +490,13 @@ static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static void default_open(void)
 {
 	shmlog_t *h;
-	if (shmlog_open(NULL, SHMLOG_OPEN_CREATE, &h) == 0) {
+	int err = shmlog_open(NULL, SHMLOG_OPEN_CREATE, &h);
+	if (err) {
+		const char *env = getenv("SHMLOG_BUFFER");
+		shmlog__debug(SHMLOG__DBG_OPEN, err, env && env[0] ? env : "main");
+		return;
+	}
+	{
 		__atomic_store_n(&default_handle, h, __ATOMIC_RELEASE);
 		__atomic_store_n(&shmlog__filter_gen,
 				 (const uint32_t *)&h->seg.hdr->config.filter_gen,
