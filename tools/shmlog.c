@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "format.h"
 #include "shmlog.h"
+#include "write.h"
 
 const char *cli_buffer; /* -b NAME, or NULL for the default */
 
@@ -419,21 +420,29 @@ static int cmd_write(int argc, char **argv)
 		{"buffer", required_argument, 0, 'b'},
 		{"priority", required_argument, 0, 'p'},
 		{"tag", required_argument, 0, 't'},
+		{"create", no_argument, 0, 'C'},
+		{"no-filter", no_argument, 0, 'N'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	int prio = SHMLOG_INFO, c;
+	bool create = false;
+	unsigned wflags = 0;
 	const char *tag = "shmlog";
 	while ((c = getopt_long(argc, argv, "b:p:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': cli_buffer = optarg; break;
+		case 'C': create = true; break;
+		case 'N': wflags |= SHMLOG_WRITE_UNFILTERED; break;
 		case 'p':
-			prio = shmlog_prio_parse(optarg);
+			prio = cli_parse_priority(optarg);
 			if (prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL)
 				return cli_usage_error(
 					"write",
 					"bad priority '%s': give V, D, I, W, E "
-					"or F",
+					"or F, or a syslog name (emerg alert "
+					"crit err warning notice info debug, or "
+					"facility.level)",
 					optarg);
 			break;
 		case 't':
@@ -444,16 +453,35 @@ static int cmd_write(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: shmlog write [-b NAME] [-p PRIO] [-t TAG] "
-			       "[MESSAGE...]\nWithout MESSAGE, logs one record "
-			       "per line of standard input.\n");
+			       "[--create] [--no-filter] [MESSAGE...]\n"
+			       "Without MESSAGE, logs one record per line of "
+			       "standard input.\n\n"
+			       "  -b, --buffer NAME   the buffer (default "
+			       "$SHMLOG_BUFFER, else main, created if missing)\n"
+			       "  -p, --priority P    V D I W E F (default I), "
+			       "or logger(1)'s names: emerg alert\n"
+			       "                      crit err warning notice "
+			       "info debug, or facility.level.\n"
+			       "                      Numbers are Android's, as "
+			       "in logcat: -p 3 is DEBUG\n"
+			       "                      (syslog's 3 is err: write "
+			       "-p err)\n"
+			       "  -t, --tag TAG       the records' tag (default "
+			       "shmlog)\n"
+			       "      --create        create a buffer named with "
+			       "-b if it does not exist\n"
+			       "      --no-filter     log even what the buffer's "
+			       "filter (`shmlog level`) drops\n");
 			return 0;
-		default: return 2;
+		default:
+			fprintf(stderr, "Try `shmlog write --help`.\n");
+			return 2;
 		}
 	}
 	shmlog_t *h;
-	int err = shmlog_open(cli_buffer, SHMLOG_OPEN_CREATE, &h);
+	int err = cli_open_writer(create, &h);
 	if (err)
-		return cli_fail("write", err);
+		return cli_writer_fail("write", err);
 	int rc = 0;
 	if (optind < argc) {
 		size_t len = 0;
@@ -466,7 +494,7 @@ static int cmd_write(int argc, char **argv)
 		}
 		for (int i = optind; i < argc; i++)
 			p += sprintf(p, "%s%s", i > optind ? " " : "", argv[i]);
-		err = shmlog_write(h, prio, tag, msg);
+		err = shmlog_write_ex(h, wflags, 0, prio, tag, msg, strlen(msg));
 		free(msg);
 	} else {
 		char *line = NULL;
@@ -475,7 +503,8 @@ static int cmd_write(int argc, char **argv)
 		while (!err && (n = getline(&line, &cap, stdin)) >= 0) {
 			if (n && line[n - 1] == '\n')
 				line[--n] = '\0';
-			err = shmlog_write_n(h, prio, tag, line, (size_t)n);
+			err = shmlog_write_ex(h, wflags, 0, prio, tag, line,
+					      (size_t)n);
 		}
 		free(line);
 	}
@@ -560,6 +589,7 @@ static void usage(FILE *f)
 		"  ls       list buffers\n"
 		"  info     describe a buffer\n"
 		"  write    log a message, or each line of standard input\n"
+		"  run      run a program, logging its output (-- CMD ARGS)\n"
 		"  cat      dump the buffer (-f: then follow), like logcat -d\n"
 		"  tail     the last records (-n N), -f to follow\n"
 		"  level    show or set the filter ('net:D *:W') of every "
@@ -608,6 +638,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc, argv);
 	if (!strcmp(cmd, "write"))
 		return cmd_write(argc, argv);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc, argv);
 	if (!strcmp(cmd, "cat"))
 		return cmd_cat(argc, argv, false, &stop);
 	if (!strcmp(cmd, "tail"))

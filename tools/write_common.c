@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "write.h"
+
+int cli_syslog_level_prio(int level)
+{
+	static const int map[8] = {
+		SHMLOG_FATAL, SHMLOG_FATAL, SHMLOG_FATAL, /* emerg alert crit */
+		SHMLOG_ERROR, SHMLOG_WARN,		  /* err warning */
+		SHMLOG_INFO,  SHMLOG_INFO,  SHMLOG_DEBUG, /* notice info debug */
+	};
+	return level >= 0 && level < 8 ? map[level] : SHMLOG_INFO;
+}
+
+/* logger(1)'s level names, with its deprecated synonyms. */
+static int syslog_level_named(const char *s)
+{
+	static const struct {
+		const char *name;
+		int level;
+	} names[] = {
+		{"emerg", 0}, {"panic", 0},   {"alert", 1},  {"crit", 2},
+		{"err", 3},   {"error", 3},   {"warning", 4}, {"warn", 4},
+		{"notice", 5}, {"info", 6},   {"debug", 7},
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(s, names[i].name))
+			return names[i].level;
+	return -1;
+}
+
+static bool is_facility(const char *s, size_t n)
+{
+	static const char *const facilities[] = {
+		"kern", "user", "mail", "daemon", "auth", "security", "syslog",
+		"lpr", "news", "uucp", "cron", "authpriv", "ftp", "local0",
+		"local1", "local2", "local3", "local4", "local5", "local6",
+		"local7",
+	};
+	for (size_t i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
+		if (strlen(facilities[i]) == n && !strncasecmp(s, facilities[i], n))
+			return true;
+	return false;
+}
+
+int cli_parse_priority(const char *s)
+{
+	if (!s)
+		return -EINVAL;
+	const char *dot = strchr(s, '.');
+	if (dot) { /* facility.level: the facility is checked, then dropped */
+		if (!is_facility(s, (size_t)(dot - s)))
+			return -EINVAL;
+		int level = syslog_level_named(dot + 1);
+		return level < 0 ? -EINVAL : cli_syslog_level_prio(level);
+	}
+	/* logcat's letters, numbers and names first: "3" is DEBUG */
+	int p = shmlog_prio_parse(s);
+	if (p >= 0)
+		return p;
+	int level = syslog_level_named(s);
+	return level < 0 ? -EINVAL : cli_syslog_level_prio(level);
+}
+
+int cli_open_writer(bool create, shmlog_t **out)
+{
+	bool named = cli_buffer != NULL;
+	return shmlog_open(cli_buffer, create || !named ? SHMLOG_OPEN_CREATE : 0,
+			   out);
+}
+
+int cli_writer_fail(const char *cmd, int err)
+{
+	if (err != -ENOENT)
+		return cli_fail(cmd, err);
+	const char *b = cli_buffer_name();
+	fprintf(stderr,
+		"shmlog %s: buffer '%s' does not exist: create it with "
+		"`shmlog create -b %s` (or pass --create); a name given with -b "
+		"is never created by mistake\n",
+		cmd, b, b);
+	return 1;
+}
