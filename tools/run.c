@@ -169,6 +169,8 @@ static void setup_syslog_env(const struct run_opts *o)
 	snprintf(pre, sizeof(pre), "%s%s%s", shim, old && old[0] ? " " : "",
 		 old ? old : "");
 	setenv("LD_PRELOAD", pre, 1);
+	/* LOG_PERROR's copy on stderr would be captured: logged twice */
+	setenv("SHMLOG_SYSLOG_PERROR", "0", 1);
 	if (o->tag)
 		setenv("SHMLOG_SYSLOG_TAG", o->tag, 1);
 }

@@ -29,6 +29,11 @@ check "CLI" "$prefix/bin/shmlog"
 check "pkg-config file" "$libdir/pkgconfig/shmlog.pc"
 check "CMake package" "$libdir/cmake/shmlog/shmlogConfig.cmake"
 check "CMake version file" "$libdir/cmake/shmlog/shmlogConfigVersion.cmake"
+check "syslog shim" "$libdir/libshmlog-syslog.so"
+check "liblog library" "$libdir/libshmlog-android.so"
+check "liblog header" "$prefix/include/shmlog/android/log.h"
+check "liblog macros" "$prefix/include/shmlog/log/log.h"
+check "liblog pkg-config file" "$libdir/pkgconfig/shmlog-android.pc"
 if [ -e "$build/docs/man/shmlog.1" ]; then
 	check "shmlog(1)" "$prefix/share/man/man1/shmlog.1"
 	check "shmlog(3)" "$prefix/share/man/man3/shmlog.3"
@@ -61,6 +66,17 @@ int main(int argc, char **argv)
 }
 C
 
+cat >"$tmp/app/droid.c" <<'C'
+#define LOG_TAG "consumer"
+#include <log/log.h>
+
+int main(int argc, char **argv)
+{
+	ALOGI("%s", argc > 1 ? argv[1] : "?");
+	return 0;
+}
+C
+
 # pkg-config: the installed shmlog.pc must point into the prefix
 if command -v pkg-config >/dev/null; then
 	export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -80,6 +96,12 @@ if command -v pkg-config >/dev/null; then
 		$(pkg-config --libs-only-other --static shmlog) ||
 		die "static build with pkg-config failed"
 	"$tmp/app/pc-static" $B "via pkg-config, static" || die "static pkg-config program failed"
+	# Android-style code, unchanged, with shmlog-android
+	"$cc" -Wall -Werror $(pkg-config --cflags shmlog-android) "$tmp/app/droid.c" \
+		-o "$tmp/app/droid" $(pkg-config --libs shmlog-android) \
+		-Wl,-rpath,"$(pkg-config --variable=libdir shmlog)" ||
+		die "build with pkg-config shmlog-android failed"
+	SHMLOG_BUFFER=$B "$tmp/app/droid" "via pkg-config, liblog" || die "liblog program failed"
 	unset PKG_CONFIG_PATH
 else
 	echo "note: pkg-config missing (Debian package pkg-config): that half is skipped"
@@ -96,6 +118,8 @@ target_compile_options(app PRIVATE -Wall -Werror)
 target_link_libraries(app PRIVATE shmlog::shmlog)
 add_executable(app_static main.c)
 target_link_libraries(app_static PRIVATE shmlog::shmlog_static)
+add_executable(droid droid.c)
+target_link_libraries(droid PRIVATE shmlog::android)
 CM
 cmake -S "$tmp/app" -B "$tmp/app/build" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
 	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
@@ -105,10 +129,18 @@ grep -q "$prefix" "$tmp/app/build/CMakeCache.txt" ||
 cmake --build "$tmp/app/build" >"$tmp/build.log" 2>&1 || die "consumer build: $(cat "$tmp/build.log")"
 "$tmp/app/build/app" $B "via find_package, shared" || die "find_package program failed"
 "$tmp/app/build/app_static" $B "via find_package, static" || die "static find_package program failed"
+SHMLOG_BUFFER=$B "$tmp/app/build/droid" "via find_package, liblog" || die "find_package liblog program failed"
+
+# the syslog shim, installed, by `shmlog run --syslog` (found beside the
+# library the CLI was installed with)
+printf '#include <syslog.h>\nint main(void) { syslog(LOG_ERR, "via the installed shim"); return 0; }\n' >"$tmp/app/sl.c"
+"$cc" "$tmp/app/sl.c" -o "$tmp/app/sl" || die "cannot build a syslog program"
+"$prefix/bin/shmlog" run -b $B --syslog -t consumer -- "$tmp/app/sl" || die "shmlog run --syslog failed"
 
 out=$("$prefix/bin/shmlog" cat -b $B) || die "installed shmlog cat failed"
-want=("via find_package, shared" "via find_package, static")
-[ -n "${skipped_pc:-}" ] || want+=("via pkg-config, shared" "via pkg-config, static")
+want=("via find_package, shared" "via find_package, static" "via find_package, liblog"
+	"via the installed shim")
+[ -n "${skipped_pc:-}" ] || want+=("via pkg-config, shared" "via pkg-config, static" "via pkg-config, liblog")
 for w in "${want[@]}"; do
 	grep -q "consumer: $w" <<<"$out" || { echo "FAIL: record '$w' not in: $out" >&2; fail=1; }
 done
