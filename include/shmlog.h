@@ -77,19 +77,27 @@ enum shmlog_clock {
 	SHMLOG_CLOCK_COARSE = 3, /* CLOCK_MONOTONIC_COARSE: cheap, ~4 ms steps */
 };
 
+/* Options of shmlog_create(). A zero-initialised struct means the defaults,
+ * field by field ("struct shmlog_create_opts o = {0}" or NULL). */
 struct shmlog_create_opts {
 	uint64_t size; /* data capacity in bytes; 0: SHMLOG_SIZE_DEFAULT */
 	unsigned lanes; /* number of lanes; 0: chosen from size */
 	mode_t mode; /* file mode; 0: 0600 */
-	gid_t gid; /* group owner; (gid_t)-1: the caller's */
+	gid_t gid; /* group owner; 0 or (gid_t)-1: the caller's; group 0
+		    * (root's) only with SHMLOG_CREATE_GID in @flags */
 	int clock; /* enum shmlog_clock */
 	/* For tests: first sequence number and logical position, to exercise
 	 * counter wrap-around. 0 means the defaults. */
 	uint64_t initial_seq;
 	uint64_t initial_pos;
+	unsigned flags; /* SHMLOG_CREATE_*; 0: none */
 };
 
-/* Fill @opts with defaults. Thread-safe, async-signal-safe. */
+/* Flags of struct shmlog_create_opts. */
+#define SHMLOG_CREATE_GID 0x1 /* give the file to @gid even when it is 0 */
+
+/* Fill @opts with defaults (the same as zeroing it). Thread-safe,
+ * async-signal-safe. */
 void shmlog_create_opts_init(struct shmlog_create_opts *opts);
 
 /* Resolve a buffer name to its file path. NAME maps to /dev/shm/shmlog.NAME;
@@ -102,8 +110,10 @@ int shmlog_path(const char *name, char *buf, size_t buflen);
 /* Create a buffer; @opts may be NULL for defaults. The file appears fully
  * initialised or not at all (it is built under a temporary name and linked
  * into place). Errors: -EEXIST, -EINVAL (bad name or option), -ENOSPC (no
- * room: checked with posix_fallocate, never a SIGBUS later), -EACCES, and
- * others from open(2). Thread-safe. */
+ * room: checked with posix_fallocate, never a SIGBUS later), -EACCES,
+ * -EPERM when the file cannot be given to the group asked for (the caller
+ * is not root and not a member of it), and others from open(2).
+ * Thread-safe. */
 int shmlog_create(const char *name, const struct shmlog_create_opts *opts);
 
 /* Remove a buffer's file. Processes that have it mapped keep working on the

@@ -69,11 +69,17 @@ uint64_t shmlog__fnv1a(const void *p, size_t n)
 
 void shmlog_create_opts_init(struct shmlog_create_opts *opts)
 {
-	memset(opts, 0, sizeof(*opts));
-	opts->size = SHMLOG_SIZE_DEFAULT;
-	opts->mode = 0600;
-	opts->gid = (gid_t)-1;
-	opts->clock = SHMLOG_CLOCK_DEFAULT;
+	memset(opts, 0, sizeof(*opts)); /* zero: every field's default */
+}
+
+/* The group to give the file to, or (gid_t)-1 to leave it the caller's.
+ * Zero is "unset" unless asked for with SHMLOG_CREATE_GID: a zeroed struct
+ * must not mean root's group (a failed fchown for every other user). */
+static gid_t wanted_gid(const struct shmlog_create_opts *o)
+{
+	if (o->gid == 0 && !(o->flags & SHMLOG_CREATE_GID))
+		return (gid_t)-1;
+	return o->gid;
 }
 
 /* Default lane count: one lane per 64 KiB of capacity, 4 to 64. */
@@ -239,12 +245,14 @@ int shmlog_create(const char *name, const struct shmlog_create_opts *opts)
 		return err;
 	if (opts->mode & ~(mode_t)0777 || opts->mode & 0002)
 		return -EINVAL; /* world-writable buffers are refused */
+	if (opts->flags & ~(unsigned)SHMLOG_CREATE_GID)
+		return -EINVAL;
 	struct shmlog__fixed f;
 	err = layout(opts, &f);
 	if (err)
 		return err;
-	int fd = create_tmp(path, opts->mode ? opts->mode : 0600, opts->gid,
-			    &f, tmp, sizeof(tmp));
+	int fd = create_tmp(path, opts->mode ? opts->mode : 0600,
+			    wanted_gid(opts), &f, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
 	/* link(2) never replaces: exactly one racing creator wins. */

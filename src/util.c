@@ -46,7 +46,7 @@ const char *shmlog_strerror(int err)
 	case -EBADMSG: return "not a shmlog buffer (bad magic or checksum)";
 	case -EPROTONOSUPPORT: return "buffer format version not supported";
 	case -ENODATA: return "buffer header does not fit the file";
-	case -EPERM: return "file is not a buffer we may trust (symlink, FIFO, hard link, foreign owner or world-writable)";
+	case -EPERM: return "not permitted: a file that is not a buffer we may trust (symlink, FIFO, hard link, foreign owner or world-writable), or, creating one, a group the caller is not a member of";
 	case -EAGAIN: return "every lane is held by a live writer";
 	case -EBUSY: return "nested write from a signal handler";
 	case -EIO: return "the buffer's file was truncated under the reader";

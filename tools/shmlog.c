@@ -189,6 +189,7 @@ static int cmd_create(int argc, char **argv)
 			struct group *gr = getgrnam(optarg);
 			if (gr) {
 				o.gid = gr->gr_gid;
+				o.flags |= SHMLOG_CREATE_GID; /* even root's */
 			} else {
 				unsigned long g = strtoul(optarg, &end, 10);
 				if (*end || end == optarg)
@@ -198,6 +199,7 @@ static int cmd_create(int argc, char **argv)
 						"group name or number",
 						optarg);
 				o.gid = (gid_t)g;
+				o.flags |= SHMLOG_CREATE_GID;
 			}
 			break;
 		}
@@ -234,7 +236,10 @@ static int cmd_create(int argc, char **argv)
 		return cli_usage_error("create", "unexpected argument '%s'",
 				       argv[optind]);
 	int err = shmlog_create(cli_buffer, &o);
-	if (err == -EINVAL && o.size / (o.lanes ? o.lanes : 1) < 1024)
+	uint64_t size = o.size ? o.size : SHMLOG_SIZE_DEFAULT;
+	if (err == -EPERM && o.flags & SHMLOG_CREATE_GID)
+		return cli_group_fail(o.gid);
+	if (err == -EINVAL && o.lanes && size / o.lanes < 1024)
 		return cli_usage_error("create",
 				       "too many lanes for this size (%s): each "
 				       "lane needs at least 1 KiB",
@@ -275,6 +280,8 @@ static int cmd_rm(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	int err = shmlog_remove(cli_buffer);
+	if (err == -EPERM || err == -EACCES)
+		return cli_rm_denied();
 	return err ? cli_fail("rm", err) : 0;
 }
 

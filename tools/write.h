@@ -6,6 +6,7 @@
 #define SHMLOG_TOOLS_WRITE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "shmlog.h"
 
@@ -26,6 +27,13 @@ int cli_open_writer(bool create, shmlog_t **out);
 
 /* Report a failure of cli_open_writer() for command @cmd; returns 1. */
 int cli_writer_fail(const char *cmd, int err);
+
+/* `shmlog create --group G` failed to give the file to G (-EPERM). */
+int cli_group_fail(gid_t gid);
+
+/* `shmlog rm` refused: say whose the buffer is and who may remove it (not
+ * "run shmlog rm", which is what just failed). */
+int cli_rm_denied(void);
 
 int cmd_run(int argc, char **argv);
 

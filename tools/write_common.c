@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "write.h"
@@ -85,5 +89,43 @@ int cli_writer_fail(const char *cmd, int err)
 		"`shmlog create -b %s` (or pass --create); a name given with -b "
 		"is never created by mistake\n",
 		cmd, b, b);
+	return 1;
+}
+
+int cli_group_fail(gid_t gid)
+{
+	struct group *gr = getgrgid(gid);
+	char name[64];
+	if (gr)
+		snprintf(name, sizeof(name), "%s", gr->gr_name);
+	else
+		snprintf(name, sizeof(name), "%u", (unsigned)gid);
+	fprintf(stderr,
+		"shmlog create: cannot give buffer '%s' to group %s: you are "
+		"not a member of group %s (your groups: `id -Gn`); create it "
+		"as root (`sudo shmlog create -b %s --group %s ...`) or choose "
+		"one of your groups\n",
+		cli_buffer_name(), name, name, cli_buffer_name(), name);
+	return 1;
+}
+
+int cli_rm_denied(void)
+{
+	const char *b = cli_buffer_name();
+	char path[512];
+	struct stat st;
+	if (shmlog_path(cli_buffer, path, sizeof(path)) < 0 ||
+	    lstat(path, &st) < 0)
+		return cli_fail("rm", -EACCES);
+	struct passwd *pw = getpwuid(st.st_uid);
+	char owner[64];
+	if (pw)
+		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+	else
+		snprintf(owner, sizeof(owner), "uid %u", (unsigned)st.st_uid);
+	fprintf(stderr,
+		"shmlog rm: permission denied: %s belongs to %s; only %s%s may "
+		"remove it (as root: `sudo shmlog rm -b %s`)\n",
+		path, owner, owner, st.st_uid ? " or root" : "", b);
 	return 1;
 }

@@ -145,5 +145,20 @@ reset
 ok "run without --" "$S" run -b $B echo -n -e 'x\ty'
 has "the command's own options" "x	y" "$(dump)"
 
+# --- as another user: a group not theirs, a buffer not theirs
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	as_other() { setpriv --reuid 54321 --regid 54321 --clear-groups "$@"; }
+	bad "--group not a member" "not a member of group 54322.*sudo shmlog create" \
+		as_other "$S" create -b $B-typo --group 54322
+	[ -e /dev/shm/shmlog.$B-typo ] && { echo "FAIL: a refused create left a file" >&2; fail=$((fail + 1)); }
+	bad "rm of root's buffer" "belongs to root; only root may remove it.*sudo shmlog rm" \
+		as_other "$S" rm -b $B
+	hasnt "rm does not suggest the same rm" "^.*\(\`shmlog rm -b $B\`\)" "$out"
+	ok "the user's own buffer" as_other "$S" create -b $B-typo
+	ok "removed by its owner" as_other "$S" rm -b $B-typo
+else
+	echo "note: not root (or no setpriv): the other-user checks are skipped"
+fi
+
 echo "test_adopt: $checks checks, $fail failed"
 [ $fail = 0 ]
