@@ -44,6 +44,15 @@ fi
 soname=$(objdump -p "$so" 2>/dev/null | awk '/SONAME/ {print $2}')
 [ -z "$soname" ] || [ "$soname" = libshmlog.so.1 ] ||
 	{ echo "FAIL: soname is $soname" >&2; fail=1; }
+# the shared library exports the API, versioned, and nothing else
+syms=$(objdump -T "$so" 2>/dev/null | awk '/SHMLOG_1/ && !/[*]UND[*]/ {print $NF}')
+if [ -n "$syms" ]; then
+	grep -q '^shmlog_write$' <<<"$syms" || { echo "FAIL: shmlog_write is not exported as SHMLOG_1" >&2; fail=1; }
+	other=$(grep -v '^shmlog_\|^shmlog__filter_gen$\|^shmlog__site_refresh$\|^shmlog__tag_enabled$\|^SHMLOG_1$' <<<"$syms")
+	[ -z "$other" ] || { echo "FAIL: libshmlog exports more than the API: $other" >&2; fail=1; }
+else
+	echo "FAIL: no symbol versioned SHMLOG_1 in $so" >&2; fail=1
+fi
 v=$("$prefix/bin/shmlog" --version) || die "installed shmlog --version failed"
 [[ $v =~ ^shmlog\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "FAIL: --version: $v" >&2; fail=1; }
 

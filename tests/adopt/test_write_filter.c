@@ -8,6 +8,7 @@
  */
 #define SHMLOG_TAG "deftag"
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,61 @@ static void test_debug(void)
 	CHECK_STR(out, "");
 }
 
+/* SHMLOG_DEBUG=1 and a record dropped for want of a lane: a buffer of one
+ * lane (no shared lanes), held by the main thread; a second thread's writes
+ * fail with -EAGAIN, and the library says so once. */
+static shmlog_t *one_lane;
+
+static void *second_writer(void *arg)
+{
+	int *errs = arg;
+	errs[0] = shmlog_write(one_lane, SHMLOG_INFO, "t", "no lane 1");
+	errs[1] = shmlog_write(one_lane, SHMLOG_INFO, "t", "no lane 2");
+	return NULL;
+}
+
+static void test_debug_no_lane(void)
+{
+	const char *name = test_buffer("wfilter-lane");
+	struct shmlog_create_opts o = {.lanes = 1, .size = SHMLOG_SIZE_MIN};
+	REQUIRE(shmlog_create(name, &o) == 0);
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		setenv("SHMLOG_DEBUG", "1", 1);
+		int errs[2] = {1, 1};
+		pthread_t t;
+		if (shmlog_open(name, 0, &one_lane) ||
+		    shmlog_write(one_lane, SHMLOG_INFO, "t", "held") ||
+		    pthread_create(&t, NULL, second_writer, errs) ||
+		    pthread_join(t, NULL))
+			_exit(10);
+		_exit(errs[0] == -EAGAIN && errs[1] == -EAGAIN ? 0 : 11);
+	}
+	close(p[1]);
+	char out[2048];
+	size_t used = 0;
+	ssize_t n;
+	while (used + 1 < sizeof(out) &&
+	       (n = read(p[0], out + used, sizeof(out) - 1 - used)) > 0)
+		used += (size_t)n;
+	out[used] = '\0';
+	close(p[0]);
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(strstr(out, "every lane of the buffer is held") != NULL);
+	const char *nl = strchr(out, '\n');
+	CHECK(nl && nl[1] == '\0'); /* once for two drops */
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(name, &in), 0);
+	CHECK_EQ(in.dropped, 2u);
+	shmlog_remove(name);
+}
+
 int main(void)
 {
 	bufname = test_buffer("wfilter");
@@ -181,5 +237,6 @@ int main(void)
 	test_api_filtered();
 	test_env_tags();
 	test_macros();
+	test_debug_no_lane();
 	return test_done("test_write_filter");
 }
