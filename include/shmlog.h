@@ -137,7 +137,9 @@ typedef struct shmlog shmlog_t;
  * magic or checksum, -EPROTONOSUPPORT unknown major version, -ENODATA sizes
  * that do not fit the file, -EPERM a file that is not a regular file we may
  * trust (symlink, FIFO, hard link, foreign owner, world-writable), -ENOENT
- * missing (without SHMLOG_OPEN_CREATE), -ENOMEM. Thread-safe. */
+ * missing (without SHMLOG_OPEN_CREATE), -ENOMEM. With SHMLOG_DEBUG=1 in the
+ * environment a failure is also said on stderr (once per process), as is a
+ * later write on the NULL handle. Thread-safe. */
 int shmlog_open(const char *name, int flags, shmlog_t **out);
 
 /* Detach. The lanes this process holds are released; their records stay.

@@ -322,6 +322,8 @@ bool shmlog__write_wanted_slow(struct shmlog *h, int prio, const char *tag);
 /* ---- SHMLOG_DEBUG=1: why nothing is logged (util.c) ---- */
 enum shmlog__debug_cause {
 	SHMLOG__DBG_OPEN, /* the default buffer could not be opened */
+	SHMLOG__DBG_OPEN_NAMED, /* shmlog_open() failed */
+	SHMLOG__DBG_NULL_HANDLE, /* a write on a NULL handle */
 	SHMLOG__DBG_NO_LANE, /* a record dropped: every lane busy */
 	SHMLOG__DBG_NESTED, /* a record dropped: nested in a signal handler */
 	SHMLOG__DBG_CAUSES,

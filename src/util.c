@@ -62,15 +62,23 @@ const char *shmlog_strerror(int err)
 void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what)
 {
 	static _Atomic unsigned char said[SHMLOG__DBG_CAUSES];
-	static const char *const why[SHMLOG__DBG_CAUSES] = {
-		[SHMLOG__DBG_OPEN] = "cannot open the default buffer, the "
-				     "SHMLOG_x macros log nothing",
-		[SHMLOG__DBG_NO_LANE] = "a record was dropped: every lane of "
-					"the buffer is held by a live writer "
-					"(create it with more --lanes)",
-		[SHMLOG__DBG_NESTED] = "a record was dropped: written from a "
-				       "signal handler that interrupted a "
-				       "write, and no shared lane was free",
+	/* what happened, then what it means */
+	static const char *const why[SHMLOG__DBG_CAUSES][2] = {
+		[SHMLOG__DBG_OPEN] = {"cannot open the default buffer",
+				      "the SHMLOG_x macros log nothing"},
+		[SHMLOG__DBG_OPEN_NAMED] = {"shmlog_open() cannot open buffer",
+					    "nothing is logged into it"},
+		[SHMLOG__DBG_NULL_HANDLE] = {"a write on a NULL handle",
+					     "nothing is logged (did its "
+					     "shmlog_open() fail?)"},
+		[SHMLOG__DBG_NO_LANE] = {"a record was dropped",
+					 "every lane of the buffer is held by "
+					 "a live writer (create it with more "
+					 "--lanes)"},
+		[SHMLOG__DBG_NESTED] = {"a record was dropped",
+					"written from a signal handler that "
+					"interrupted a write, and no shared "
+					"lane was free"},
 	};
 	if ((unsigned)cause >= SHMLOG__DBG_CAUSES)
 		return;
@@ -79,10 +87,13 @@ void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what)
 		return;
 	if (atomic_exchange_explicit(&said[cause], 1, memory_order_relaxed))
 		return;
-	const char *parts[] = {"shmlog: ", why[cause], what ? " '" : "",
-			       what ? what : "", what ? "'" : "",
-			       err ? ": " : "", err ? shmlog_strerror(err) : "",
-			       " (said once; SHMLOG_DEBUG=1)\n"};
+	bool reason = err && cause != SHMLOG__DBG_NULL_HANDLE &&
+		      cause != SHMLOG__DBG_NO_LANE && cause != SHMLOG__DBG_NESTED;
+	const char *parts[] = {"shmlog: ", why[cause][0],
+			       what ? " '" : "", what ? what : "",
+			       what ? "'" : "", reason ? ": " : "",
+			       reason ? shmlog_strerror(err) : "", "; ",
+			       why[cause][1], " (said once; SHMLOG_DEBUG=1)\n"};
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		size_t n = strlen(parts[i]);
 		if (n && write(STDERR_FILENO, parts[i], n) < 0)

@@ -188,7 +188,7 @@ static void count_drop(struct shmlog *h)
 				  memory_order_relaxed);
 }
 
-int shmlog_open(const char *name, int flags, shmlog_t **out)
+static int writer_open(const char *name, int flags, shmlog_t **out)
 {
 	pthread_once(&tls_once, tls_init);
 	if (flags & ~SHMLOG_OPEN_CREATE)
@@ -235,6 +235,15 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 	}
 	*out = h;
 	return 0;
+}
+
+int shmlog_open(const char *name, int flags, shmlog_t **out)
+{
+	int err = writer_open(name, flags, out);
+	if (err)
+		shmlog__debug(SHMLOG__DBG_OPEN_NAMED, err,
+			      name && name[0] ? name : "(default)");
+	return err;
 }
 
 void shmlog_close(shmlog_t *h)
@@ -376,8 +385,10 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 			    const char *msg, size_t len, unsigned flags,
 			    unsigned wflags, uint32_t as_pid)
 {
-	if (SHMLOG_UNLIKELY(!h))
+	if (SHMLOG_UNLIKELY(!h)) {
+		shmlog__debug(SHMLOG__DBG_NULL_HANDLE, -EINVAL, NULL);
 		return -EINVAL;
+	}
 	struct shmlog__recdesc d;
 	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
 	if (SHMLOG_UNLIKELY(prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL))
@@ -490,7 +501,7 @@ static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static void default_open(void)
 {
 	shmlog_t *h;
-	int err = shmlog_open(NULL, SHMLOG_OPEN_CREATE, &h);
+	int err = writer_open(NULL, SHMLOG_OPEN_CREATE, &h);
 	if (err) {
 		const char *env = getenv("SHMLOG_BUFFER");
 		shmlog__debug(SHMLOG__DBG_OPEN, err, env && env[0] ? env : "main");

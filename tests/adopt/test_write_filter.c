@@ -143,6 +143,14 @@ static void run_unopenable(const char *debug, char *out, size_t cap)
 			unsetenv("SHMLOG_DEBUG");
 		for (int i = 0; i < 3; i++)
 			SHMLOG_E("t", "lost %d", i);
+		shmlog_t *h = NULL;
+		for (int i = 0; i < 2; i++) {
+			if (shmlog_open("/nonexistent-dir-shmlog/y", 0, &h) !=
+			    -ENOENT)
+				_exit(10);
+			if (shmlog_write(h, SHMLOG_INFO, "t", "x") != -EINVAL)
+				_exit(11);
+		}
 		_exit(0);
 	}
 	close(p[1]);
@@ -161,10 +169,15 @@ static void test_debug(void)
 {
 	char out[2048];
 	run_unopenable("1", out, sizeof(out));
-	CHECK(strstr(out, "cannot open the default buffer") != NULL);
-	CHECK(strstr(out, "/nonexistent-dir-shmlog/x") != NULL);
-	const char *nl = strchr(out, '\n');
-	CHECK(nl && nl[1] == '\0'); /* once */
+	CHECK(strstr(out, "cannot open the default buffer '/nonexistent-dir-"
+			  "shmlog/x': No such file or directory") != NULL);
+	CHECK(strstr(out, "shmlog_open() cannot open buffer '/nonexistent-dir-"
+			  "shmlog/y'") != NULL);
+	CHECK(strstr(out, "a write on a NULL handle") != NULL);
+	int lines = 0; /* once per cause: 3 causes, each met 2 or 3 times */
+	for (const char *c = out; (c = strchr(c, '\n')); c++)
+		lines++;
+	CHECK_EQ(lines, 3);
 	run_unopenable(NULL, out, sizeof(out));
 	CHECK_STR(out, "");
 	run_unopenable("0", out, sizeof(out));
