@@ -253,6 +253,8 @@ struct shmlog_site {
  * (points at a private word until the default handle is opened). */
 extern const uint32_t *shmlog__filter_gen;
 int shmlog__site_refresh(struct shmlog_site *site, int prio);
+/* As shmlog__site_refresh(), for the tag of this call. */
+int shmlog__site_update(struct shmlog_site *site, int prio, const char *tag);
 
 /* Compile-time floor: calls below it vanish from the binary. */
 #ifndef SHMLOG_MIN_PRIORITY
@@ -291,7 +293,7 @@ extern "C" {
 	if (__atomic_load_n(shmlog__filter_gen, __ATOMIC_ACQUIRE) ==           \
 			    shmlog__site_.gen                                  \
 		    ? (prio) >= shmlog__site_.level                            \
-		    : shmlog__site_refresh(&shmlog__site_, (prio)))
+		    : shmlog__site_update(&shmlog__site_, (prio), (tag)))
 
 /* Log through the default handle if @prio is enabled for @tag. A disabled
  * call costs a load and two compares: the arguments are not evaluated. */

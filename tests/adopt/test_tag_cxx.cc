@@ -26,6 +26,14 @@ static void log_as(const char *tag, int i)
 	SHMLOG_I(tag, "%s %d", tag, i); // one call site, many tags
 }
 
+// A constant array on the stack of each call: the site must not keep a
+// pointer to the first call's copy.
+static void log_local_array(int i)
+{
+	const char tag[] = "local";
+	SHMLOG_I(tag, "local %d", i);
+}
+
 static std::string dump(const char *name)
 {
 	std::string out;
@@ -59,8 +67,14 @@ int main()
 	CHECK(shmlog_set_filter(name, "loud:S", nullptr) == 0);
 	log_as("loud", 6);
 	log_as("quiet", 7);
+	log_local_array(8);
+	CHECK(shmlog_set_filter(name, "local:S", nullptr) == 0);
+	log_local_array(9); // refreshed with this call's array
+	CHECK(shmlog_set_filter(name, "local:I", nullptr) == 0);
+	log_local_array(10);
 	std::string got = dump(name);
-	const char *want = "loud:loud 1\nloud:loud 3\nquiet:quiet 7\n";
+	const char *want = "loud:loud 1\nloud:loud 3\nquiet:quiet 7\n"
+			   "local:local 8\nlocal:local 10\n";
 	if (got != want) {
 		fprintf(stderr, "got:\n%swant:\n%s", got.c_str(), want);
 		failures++;
