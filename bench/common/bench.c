@@ -221,6 +221,29 @@ static void read_first_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
+/* The CPU flag "hypervisor" is set in every guest; kvm-clock among the
+ * clock sources names KVM. */
+static void detect_hypervisor(struct bench_machine *m)
+{
+	char line[4096], cs[256] = "";
+	bool guest = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5)) {
+			guest = strstr(line, " hypervisor") != NULL;
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!guest)
+		return;
+	read_first_line("/sys/devices/system/clocksource/clocksource0/"
+			"available_clocksource",
+			cs, sizeof(cs));
+	snprintf(m->hypervisor, sizeof(m->hypervisor), "%s",
+		 strstr(cs, "kvm-clock") ? "a KVM guest" : "a virtual machine");
+}
+
 void bench_machine_get(struct bench_machine *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -256,6 +279,7 @@ void bench_machine_get(struct bench_machine *m)
 		read_first_line("/sys/devices/system/clocksource/clocksource0/"
 				"current_clocksource",
 				m->clocksource, sizeof(m->clocksource));
+	detect_hypervisor(m);
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
@@ -273,8 +297,10 @@ void bench_machine_get(struct bench_machine *m)
 void bench_machine_print(FILE *f, const struct bench_machine *m,
 			 const char *prefix)
 {
-	fprintf(f, "%smachine: %s, %d cores, %s, clocksource %s\n", prefix,
-		m->cpu_model, m->cores, m->kernel, m->clocksource);
+	fprintf(f, "%smachine: %s, %d %s, %s, clocksource %s%s%s\n", prefix,
+		m->cpu_model, m->cores, m->hypervisor[0] ? "vCPUs" : "cores",
+		m->kernel, m->clocksource, m->hypervisor[0] ? ", " : "",
+		m->hypervisor);
 	fprintf(f, "%sdate: %s, git commit %s\n", prefix, m->date,
 		m->git_commit);
 }
@@ -335,6 +361,8 @@ bool bench_json_open(struct bench_json *j, const char *path, const char *bench,
 	bench_json_str(j, "date", m->date);
 	bench_json_str(j, "git_commit", m->git_commit);
 	bench_json_str(j, "hostname", m->hostname);
+	if (m->hypervisor[0])
+		bench_json_str(j, "hypervisor", m->hypervisor);
 	bench_json_end_obj(j);
 	return true;
 }
@@ -437,4 +465,48 @@ long long bench_parse_size(const char *s)
 	if (*end == 'B' || *end == 'b')
 		end++;
 	return *end ? -1 : v;
+}
+
+const char *bench_eng(char *buf, size_t len, double v, const char *unit)
+{
+	static const char pre[] = " kMGTP";
+	int p = 0;
+	if (!(v >= 0)) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	while (v >= 999.5 && p < 5)
+		v /= 1000, p++;
+	int digits = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	if (p == 0 && v == (double)(long long)v)
+		digits = 0; /* counts below 1000 read as integers */
+	snprintf(buf, len, "%.*f%s%.1s%s", digits, v,
+		 p || unit[0] ? " " : "", p ? &pre[p] : "", unit);
+	return buf;
+}
+
+const char *bench_dur(char *buf, size_t len, double ns)
+{
+	static const struct {
+		double div;
+		const char *unit;
+	} units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+	if (!(ns >= 0)) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	if (ns == 0) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	size_t i = 0;
+	while (i + 1 < sizeof(units) / sizeof(units[0]) &&
+	       ns < units[i].div * 0.9995)
+		i++;
+	double v = ns / units[i].div;
+	int digits = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	if (i + 1 == sizeof(units) / sizeof(units[0]) && v >= 9.995)
+		digits = 0; /* whole nanoseconds are as fine as it gets */
+	snprintf(buf, len, "%.*f %s", digits, v, units[i].unit);
+	return buf;
 }

@@ -71,6 +71,9 @@ struct bench_machine {
 	char date[64]; /* UTC, ISO 8601 */
 	char git_commit[48];
 	char hostname[72];
+	/* "a KVM guest", "a virtual machine", or "" on bare metal: a VM's
+	 * figures include its hypervisor, and a reader should know */
+	char hypervisor[32];
 };
 void bench_machine_get(struct bench_machine *m);
 /* Print "machine: ..." lines, each prefixed by @prefix ("# " for tables). */
@@ -98,6 +101,15 @@ void bench_json_num(struct bench_json *j, const char *key, double v);
 void bench_json_int(struct bench_json *j, const char *key, long long v);
 /* Close the document; returns 0 or -errno if writing failed. */
 int bench_json_close(struct bench_json *j);
+
+/* ---- numbers a user reads ---- */
+/* @v with an SI prefix and three significant digits into @buf:
+ * (23033800, "") -> "23.0 M", (1.313e9, "B/s") -> "1.31 GB/s",
+ * (42, "ns") -> "42.0 ns". Returns @buf; "n/a" for NaN or negative. */
+const char *bench_eng(char *buf, size_t len, double v, const char *unit);
+/* A duration in ns in the unit that reads best: "42 ns", "1.13 us",
+ * "12.0 ms". Returns @buf; "n/a" for NaN or negative. */
+const char *bench_dur(char *buf, size_t len, double ns);
 
 /* ---- misc ---- */
 /* Pin the calling thread to CPU @cpu (-1: no-op). Returns 0 or -errno. */

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmlog-bench eventloop: seed 001's demo, rebuilt.
+ * shmlog-bench eventloop: the libvirt logging study's
+ * event-loop demo, rebuilt.
  *
  * An event loop watches 500 pipes with poll(); every pipe holds one byte
  * that is never read, so every fd is ready on every iteration and the loop
- * dispatches 500 callbacks per poll(), 51,200 times (the seed's figures).
+ * dispatches 500 callbacks per poll(), 51,200 times (the study's figures).
  * Before each callback the dispatcher makes one log call at DEBUG while the
  * filter only lets WARN and above through, so no output is ever produced:
  *
  *   none    no log call at all: the floor
  *   shmlog  SHMLOG_D(): the per-site cache, a load and two compares
- *   naive   what the seed's logger did: lock a mutex, walk the filter list
+ *   naive   the study's improved-but-naive filter: lock a mutex, walk the filter list
  *           comparing strings, unlock, on every call
  *
  * The three run interleaved (the order rotates every repetition) so drift
@@ -49,7 +50,7 @@ struct opts {
 	long chunk; /* iterations per variant per round */
 };
 
-/* ---- the naive logger: the seed's design, written anew ---- */
+/* ---- the naive logger: a mutex and string compares per call ---- */
 
 struct naive_filter {
 	char tag[SHMLOG_TAG_MAX + 1];
@@ -99,7 +100,7 @@ struct loop {
 	uint64_t dispatched;
 };
 
-/* The seed's handler does nothing; ours counts, so the run can check that
+/* The study's handler does nothing; ours counts, so the run can check that
  * every fd was dispatched on every iteration. */
 static void on_ready(int fd, int events, void *opaque)
 {
@@ -427,7 +428,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmlog-bench eventloop [--quick] [--json FILE] "
 		   "[--fds N] [--iters N] [--reps N] [--chunk N] [--tags N]\n"
-		   "Seed 001's event loop (500 pipes, 51,200 iterations) "
+		   "The libvirt logging study's event loop (500 pipes, 51,200 iterations) "
 		   "with no logging, shmlog's\ndisabled calls and a naive "
 		   "mutex+strcmp logger, side by side.\n");
 }

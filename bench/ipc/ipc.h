@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmlog-bench ipc: the embedded IPC study's conversations (seed 004) over
+ * shmlog-bench ipc: the embedded IPC study's conversations (the embedded Linux IPC
+ * benchmark of POSIX mq, shm + semaphores and ONC RPC) over
  * every local IPC mechanism a Linux product could pick, measured the same
  * way.
  *
@@ -142,7 +143,7 @@ static inline bool ipc_conv_oneway(enum ipc_conv c)
 	return c == IPC_CONV_NOTIFY || c == IPC_CONV_PACED;
 }
 
-/* Stages of one round trip, as in the binder study (seed 002). */
+/* Stages of one round trip, as in the binder driver latency study. */
 enum { IPC_C_SEND, IPC_S_RECV, IPC_S_REPLY, IPC_C_RECV, IPC_NSTAMP };
 
 struct ipc_run_cfg {

@@ -23,9 +23,7 @@ static const struct ipc_transport *const transports[] = {
 #ifdef HAVE_TIRPC
 	&ipc_onc_rpc,	  &ipc_onc_rpc_unix,
 #endif
-#ifdef HAVE_SHMLOG
 	&ipc_shmlog,
-#endif
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 

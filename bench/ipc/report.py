@@ -94,7 +94,7 @@ def matrix_tables(rows, out):
             out.append("\\* " + n + ": not a pure blocking wait.")
 
 
-# The seven tests of the study (seed 004) and where they are in our matrix.
+# The seven tests of the embedded Linux IPC benchmark and where they are in our matrix.
 STUDY_TESTS = [
     ("Large send", "send", 1024), ("Large receive", "request", 1024),
     ("Medium send", "send", 128), ("Medium receive", "request", 128),

@@ -33,7 +33,7 @@ SEED_COLOR = "#d62728"
 def color_of(name):
     if name.startswith("shmlog"):
         return SHMLOG_COLOR
-    if name.startswith("seed"):
+    if name.startswith("rfc") or name.startswith("seed"):
         return SEED_COLOR
     return PEER_COLOR
 
@@ -51,10 +51,10 @@ def line_color(name):
 
 
 def line_style(name):
-    """shmlog's variants bold, the seed design solid, the peers dashed."""
+    """shmlog's variants bold, the 2012 RFC's design solid, the peers dashed."""
     if name.startswith("shmlog"):
         return {"linewidth": 2.4, "linestyle": "-"}
-    if name.startswith("seed"):
+    if name.startswith("rfc") or name.startswith("seed"):
         return {"linewidth": 1.6, "linestyle": "-"}
     return {"linewidth": 1.2, "linestyle": "--"}
 
@@ -99,7 +99,7 @@ def throughput(doc, out):
     cpu.set_xlim(min(v for v in cpus if v > 0) / 2, max(cpus) * 8)
     cpu.set_xlabel("CPU ns per record, writer + daemon (log scale)")
     cpu.legend(fontsize=8, loc="upper right")
-    fig.suptitle("shmlog-bench log: seed 000's messages, %.0f B average\n%s"
+    fig.suptitle("shmlog-bench log: the 2012 RFC's sample messages, %.0f B average\n%s"
                  % (doc["config"]["avg_msg_bytes"], subtitle(doc)), fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "log-throughput." + EXT))
