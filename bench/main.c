@@ -25,6 +25,10 @@ static const struct cmd cmds[] = {
 	{"disabled", bench_disabled_main, "cost of a filtered-out log call"},
 	{"eventloop", bench_eventloop_main, "the libvirt study's event loop, logging disabled"},
 #endif
+#ifdef HAVE_BENCH_FAULTS
+	{"faults", bench_faults_main,
+	 "minor page faults: stdio, malloc, shmlog (the buffered-IO study)"},
+#endif
 	{NULL, NULL, NULL},
 };
 
