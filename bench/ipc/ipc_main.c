@@ -61,7 +61,7 @@ struct row {
 	enum ipc_conv conv;
 	size_t size;
 	enum ipc_wait wait;
-	bool instrumented;
+	enum ipc_stamps instrumented;
 	const char *series; /* "matrix" or "stages" (paired runs) */
 	int status;
 	char why[320];
@@ -465,7 +465,7 @@ static struct ipc_result result; /* large: histograms */
 /* Run one point; a verification failure ends the benchmark here. */
 static struct row *run_once(const struct opts *o,
 			    const struct ipc_transport *t, enum ipc_conv conv,
-			    size_t size, enum ipc_wait wait, bool stages,
+			    size_t size, enum ipc_wait wait, enum ipc_stamps stages,
 			    const char *series)
 {
 	struct ipc_run_cfg cfg = {
@@ -517,7 +517,7 @@ static int cmp_row_mps(const void *a, const void *b)
  */
 static struct row *run_point(const struct opts *o,
 			     const struct ipc_transport *t, enum ipc_conv conv,
-			     size_t size, enum ipc_wait wait, bool stages,
+			     size_t size, enum ipc_wait wait, enum ipc_stamps stages,
 			     const char *series)
 {
 	struct row rep[MAX_REPS];
@@ -561,8 +561,8 @@ static void run_conversation(const struct opts *o, enum ipc_conv conv,
 			if (!o->wait_on[w] ||
 			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
 				continue;
-			print_row(run_point(o, t, conv, size, w, false,
-					    "matrix"));
+			print_row(run_point(o, t, conv, size, w,
+					    IPC_STAMPS_NONE, "matrix"));
 		}
 	}
 }
@@ -581,27 +581,33 @@ static uint64_t median_u64(uint64_t *v, int n)
 
 /*
  * The binder study's table: where the time of a round trip goes, and what
- * the stamps themselves cost. Plain and instrumented runs alternate, back
- * to back, stage_reps times; the cost is the difference of the medians of
- * their p50s, so slow drift of the machine cancels out.
+ * the stamps themselves cost, kept out of band and carried in band (in the
+ * message, as that study did). Plain, out-of-band and in-band runs
+ * alternate, back to back, stage_reps times; each cost is the difference
+ * of the medians of their p50s, so slow drift of the machine cancels out.
  */
 static void stage_one(const struct opts *o, const struct ipc_transport *t,
 		      enum ipc_wait w, size_t size)
 {
-	uint64_t plain[8], instr[8], stage[3][8];
-	struct row p, r; /* copies: run_once() may move the rows array */
+	uint64_t plain[8], instr[8], inb[8], stage[3][8];
+	struct row p, r, b; /* copies: run_once() may move the rows array */
 	int n = 0;
 
 	for (int i = 0; i < o->stage_reps && i < 8; i++) {
-		p = *run_once(o, t, IPC_CONV_REQUEST, size, w, false,
+		p = *run_once(o, t, IPC_CONV_REQUEST, size, w, IPC_STAMPS_NONE,
 			      "stages");
-		r = *run_once(o, t, IPC_CONV_REQUEST, size, w, true, "stages");
-		if (p.status || r.status || !r.have_stages) {
+		r = *run_once(o, t, IPC_CONV_REQUEST, size, w, IPC_STAMPS_OOB,
+			      "stages");
+		b = *run_once(o, t, IPC_CONV_REQUEST, size, w,
+			      IPC_STAMPS_INBAND, "stages");
+		if (p.status || r.status || b.status || !r.have_stages) {
 			printf("%-13s %-10s   n/a: %s\n", t->name,
-			       wait_name(w), p.status ? p.why : r.why);
+			       wait_name(w),
+			       p.status ? p.why : r.status ? r.why : b.why);
 			return;
 		}
 		plain[n] = p.p50;
+		inb[n] = b.p50;
 		for (int k = 0; k < 3; k++)
 			stage[k][n] = r.st_p50[k];
 		instr[n++] = r.p50;
@@ -610,14 +616,18 @@ static void stage_one(const struct opts *o, const struct ipc_transport *t,
 		return;
 	/* Medians over the repetitions, stage by stage, like the round
 	 * trips: one disturbed run does not make the table. */
-	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n);
+	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n),
+		 mb = median_u64(inb, n);
 	uint64_t ms[3];
 	for (int k = 0; k < 3; k++)
 		ms[k] = median_u64(stage[k], n);
-	printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f %9.2f %+9.2f\n",
-	       t->name, wait_name(w), 0.0, (double)ms[0] / 1e3,
-	       (double)ms[1] / 1e3, (double)ms[2] / 1e3, (double)mi / 1e3,
-	       (double)mp / 1e3, ((double)mi - (double)mp) / 1e3);
+	printf("%-13s %-10s %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f %+6.2f "
+	       "%+6.2f\n",
+	       t->name, wait_name(w), (double)ms[0] / 1e3,
+	       (double)ms[1] / 1e3, (double)ms[2] / 1e3, (double)mp / 1e3,
+	       (double)mi / 1e3, (double)mb / 1e3,
+	       ((double)mi - (double)mp) / 1e3,
+	       ((double)mb - (double)mp) / 1e3);
 	fflush(stdout);
 }
 
@@ -625,12 +635,14 @@ static void run_stages(const struct opts *o, size_t size)
 {
 	char sz[32];
 	fmt_size(sz, sizeof(sz), size);
-	printf("\n== stage timestamps: synchronous request, reply %s; "
-	       "stage medians in us, each from the previous stamp; rtt = "
+	printf("\n== stage timestamps: synchronous request, reply %s; in us: "
+	       "each stage from the previous\nstamp (out of band); round "
+	       "trips plain, with stamps out of band (oob) and carried in\n"
+	       "the messages (in-band, as the binder study did); each the "
 	       "median of %d p50s ==\n", sz, o->stage_reps);
-	printf("%-13s %-10s %8s %8s %8s %8s | %9s %9s %9s\n", "mechanism",
-	       "wait", "C_SEND", "S_RECV", "S_REPLY", "C_RECV", "rtt-instr",
-	       "rtt-plain", "cost");
+	printf("%-13s %-10s %7s %7s %7s | %7s %7s %7s %6s %6s\n", "mechanism",
+	       "wait", "S_RECV", "S_REPLY", "C_RECV", "plain", "oob",
+	       "in-band", "+oob", "+inb");
 	for (size_t i = 0; i < NTRANSPORTS; i++) {
 		const struct ipc_transport *t = transports[i];
 		if (!wants_stages(o, t) || !mech_selected(o, t->name))
@@ -723,7 +735,10 @@ static void json_row(struct bench_json *j, const struct row *r)
 	bench_json_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
 	if (r->wait_note)
 		bench_json_str(j, "wait_note", r->wait_note);
-	bench_json_int(j, "instrumented", r->instrumented);
+	bench_json_int(j, "instrumented", r->instrumented != IPC_STAMPS_NONE);
+	bench_json_str(j, "stamps", r->instrumented == IPC_STAMPS_INBAND ? "in-band"
+				    : r->instrumented == IPC_STAMPS_OOB  ? "out-of-band"
+									  : "none");
 	bench_json_str(j, "series", r->series);
 	bench_json_int(j, "supported", r->status == 0);
 	if (r->status) {
