@@ -34,6 +34,12 @@ static const size_t sizes_quick[] = {4, 1024, 1048576};
 #define MAX_SIZES 32
 #define MAX_REPS 9
 
+/* What a frame checksum costs, for 4 B, 1 KiB, 1 MiB of payload. */
+static double checksum_ns[3];
+
+/* --wide: every column, past 100 characters */
+static bool wide_tables;
+
 struct opts {
 	bool quick;
 	const char *json;
@@ -92,6 +98,8 @@ static void usage(FILE *f)
 		"\n"
 		"  --quick            few sizes, short runs (< 60 s; what CI "
 		"runs)\n"
+		"  --wide             print every column (past 100 "
+		"characters)\n"
 		"  --json FILE        write every result with the machine "
 		"description\n"
 		"  --cpus WHERE       different (default with 2+ cores), same, "
@@ -193,6 +201,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			exit(0);
+		} else if (!strcmp(a, "--wide")) {
+			wide_tables = true;
 		} else if (!strcmp(a, "--quick")) {
 			o->quick = true;
 			takes = false;
@@ -305,15 +315,6 @@ static const char *wait_name(enum ipc_wait w)
 	return w == IPC_WAIT_SPIN ? "spin+block" : "block";
 }
 
-static void fmt_us(char *b, size_t n, uint64_t ns)
-{
-	if (ns < 100000)
-		snprintf(b, n, "%.2f", (double)ns / 1e3);
-	else if (ns < 10000000)
-		snprintf(b, n, "%.0f", (double)ns / 1e3);
-	else
-		snprintf(b, n, "%.0fm", (double)ns / 1e6);
-}
 
 static void fmt_size(char *b, size_t n, size_t size)
 {
@@ -340,23 +341,24 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 		break;
 	case IPC_CONV_NOTIFY:
 		printf("\n== asynchronous notification: %s events, no "
-		       "acknowledgement, as fast as the sender can; latency = "
-		       "one-way delivery ==\n", sz);
+		       "acknowledgement, as fast as the sender\n   can; latency "
+		       "= one-way delivery ==\n", sz);
 		break;
 	case IPC_CONV_PACED:
 		printf("\n== paced notification: %s events, the sender sleeps "
-		       "between them; latency = one-way delivery to a "
+		       "between them; latency =\n   one-way delivery to a "
 		       "sleeping receiver ==\n", sz);
 		break;
 	case IPC_NCONV:
 		break;
 	}
-	printf("%-13s %-10s %6s %10s %5s %10s %8s %8s %8s %8s %8s  %7s %7s  "
-	       "%5s %5s  %5s %5s%s\n",
-	       "mechanism", "wait", "secs", "Msgs/s", "+-%", "KiB/s", "p50us",
-	       "p90us", "p99us", "p99.9us", "maxus", "cpu-cli", "cpu-srv",
-	       "csw-c", "csw-s", "flt-c", "flt-s",
-	       ipc_conv_oneway(conv) ? "  lost" : "");
+	printf("%-12s %-10s %7s %4s %8s %8s %8s %8s %8s %9s", "mechanism",
+	       "wait", "Msgs/s", "+-%", "p50", "p99", "p99.9", "CPU cli",
+	       "CPU srv", "csw c+s");
+	if (wide_tables)
+		printf(" %6s %10s %8s %8s %11s", "secs", "payload", "p90", "max",
+		       "minflt c+s");
+	printf("%s\n", ipc_conv_oneway(conv) ? "    lost" : "");
 }
 
 static const char *row_wait(const struct row *r)
@@ -369,28 +371,32 @@ static const char *row_wait(const struct row *r)
 static void print_row(const struct row *r)
 {
 	if (r->status) {
-		printf("%-13s %-10s   n/a: %s\n", r->mech, row_wait(r),
-		       r->why);
+		/* a long reason goes on a line of its own: 100 columns */
+		bool own_line = strlen(r->why) > 70;
+		printf("%-12s %-10s  n/a:%s%s\n", r->mech, row_wait(r),
+		       own_line ? "\n    " : " ", r->why);
 		return;
 	}
-	char l[5][16];
-	fmt_us(l[0], sizeof(l[0]), r->p50);
-	fmt_us(l[1], sizeof(l[1]), r->p90);
-	fmt_us(l[2], sizeof(l[2]), r->p99);
-	fmt_us(l[3], sizeof(l[3]), r->p999);
-	fmt_us(l[4], sizeof(l[4]), r->max);
+	char l[8][24];
 	char spread[16] = "-";
 	if (r->reps > 1 && r->mps > 0)
 		snprintf(spread, sizeof(spread), "%.0f",
 			 50.0 * (r->mps_max - r->mps_min) / r->mps);
-	printf("%-13s %-10s %6.2f %10.0f %5s %10.1f %8s %8s %8s %8s %8s  "
-	       "%7.0f %7.0f  %5.2f %5.2f  %5.2f %5.2f",
-	       r->mech, row_wait(r), r->secs, r->mps, spread, r->kps,
-	       l[0],
-	       l[1], l[2], l[3], l[4], r->cpu_cli, r->cpu_srv, r->csw_cli,
-	       r->csw_srv, r->flt_cli, r->flt_srv);
+	printf("%-12s %-10s %7s %4s %8s %8s %8s %8s %8s %4.2f+%4.2f",
+	       r->mech, row_wait(r), bench_eng(l[0], 24, r->mps, ""), spread,
+	       bench_dur(l[1], 24, (double)r->p50),
+	       bench_dur(l[2], 24, (double)r->p99),
+	       bench_dur(l[3], 24, (double)r->p999),
+	       bench_dur(l[4], 24, r->cpu_cli), bench_dur(l[5], 24, r->cpu_srv),
+	       r->csw_cli, r->csw_srv);
+	if (wide_tables)
+		printf(" %6.2f %10s %8s %8s %5.2f+%5.2f", r->secs,
+		       bench_eng(l[6], 24, r->kps * 1024, "B/s"),
+		       bench_dur(l[7], 24, (double)r->p90),
+		       bench_dur(l[0], 24, (double)r->max), r->flt_cli,
+		       r->flt_srv);
 	if (ipc_conv_oneway(r->conv))
-		printf("  %" PRIu64, r->lost);
+		printf(" %7s", bench_eng(l[6], 24, (double)r->lost, ""));
 	printf("\n");
 	if (r->wait_note && r->wait == IPC_WAIT_BLOCK)
 		printf("%-13s * %s\n", "", r->wait_note);
@@ -677,7 +683,7 @@ static void print_conditions(const struct opts *o,
 	printf("# shmlog-bench ipc%s\n", o->quick ? " --quick" : "");
 	bench_machine_print(stdout, m, "# ");
 	printf("# cpus: %s (client on %d, server on %d); spin-then-block "
-	       "spins %.0f us; %.0f ms measured per run after %.0f ms "
+	       "spins %.0f us;\n# %.0f ms measured per run after %.0f ms "
 	       "warm-up; each row is the median (by Msgs/s) of %d run%s\n",
 	       o->cpus, o->cpu_client, o->cpu_server, (double)o->spin_ns / 1e3,
 	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6, o->reps,
@@ -685,7 +691,8 @@ static void print_conditions(const struct opts *o,
 	load_start = loadavg();
 	steal_start = ipc_steal_ms();
 	printf("# load average (1 min) at start: %.2f; other processes "
-	       "running on these CPUs distort every figure\n", load_start);
+	       "running on these CPUs\n# distort every figure\n",
+	       load_start);
 	printf("# clock read: %.1f ns (two per round trip are inside every "
 	       "latency)\n", bench_timer_cost_ns());
 
@@ -693,7 +700,8 @@ static void print_conditions(const struct opts *o,
 	 * latency interval but inside Msgs/s. */
 	static const size_t probe[] = {4, 1024, 1048576};
 	printf("# frame = %zu B header (seq, len, op, checksum, timestamp) + "
-	       "payload; checksum cost:", IPC_HDR);
+	       "payload;\n# checksum cost, each side, outside the latency:",
+	       IPC_HDR);
 	for (size_t i = 0; i < 3; i++) {
 		size_t n = IPC_HDR + probe[i];
 		unsigned char *b = calloc(1, n);
@@ -707,21 +715,22 @@ static void print_conditions(const struct opts *o,
 			x += ipc_frame_sum(b, n);
 		}
 		uint64_t t1 = bench_now_ns();
-		char sz[32];
+		char sz[32], d[24];
 		fmt_size(sz, sizeof(sz), probe[i]);
-		printf(" %s %.0f ns%s", sz, (double)(t1 - t0) / reps + (x & 0),
+		checksum_ns[i] = (double)(t1 - t0) / reps + (x & 0);
+		printf(" %s %s%s", sz, bench_dur(d, sizeof(d), checksum_ns[i]),
 		       i < 2 ? "," : "\n");
 		free(b);
 	}
-	printf("# columns: Msgs/s and KiB/s of payload (the study's units), "
-	       "+-%% = half the spread of Msgs/s over the repetitions, in %% "
-	       "of the median; "
-	       "latency percentiles in us; cpu = CPU ns per message, "
-	       "csw = context switches and flt = minor page faults per "
-	       "message, client (-c) and server (-s) side\n");
-	printf("# wait: 'block' sleeps in the kernel; 'spin+block' polls "
-	       "for the spin budget first (burns a CPU: never compare it "
-	       "with a blocking row as if they were alike)\n");
+	printf("# columns: Msgs/s of payload (the study's unit); +-%% = half "
+	       "the spread of Msgs/s over\n# the repetitions, in %% of the "
+	       "median; latency percentiles; CPU time per message,\n# client "
+	       "and server; csw = context switches per message, client + "
+	       "server; --wide adds\n# the run's seconds, payload bytes/s, "
+	       "p90, max and minor faults per message\n");
+	printf("# wait: 'block' sleeps in the kernel; 'spin+block' polls for "
+	       "the spin budget first\n# (burns a CPU: never compare it with "
+	       "a blocking row as if they were alike)\n");
 }
 
 /* ---- JSON ---- */
@@ -817,6 +826,12 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 	bench_json_num(&j, "loadavg_end", load_end);
 	bench_json_num(&j, "steal_ms", steal_end - steal_start);
 	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
+	bench_json_key(&j, "checksum_ns");
+	bench_json_begin_obj(&j);
+	bench_json_num(&j, "4 B", checksum_ns[0]);
+	bench_json_num(&j, "1 KiB", checksum_ns[1]);
+	bench_json_num(&j, "1 MiB", checksum_ns[2]);
+	bench_json_end_obj(&j);
 	bench_json_int(&j, "reps", o->reps);
 	bench_json_end_obj(&j);
 	bench_json_key(&j, "results");
@@ -861,7 +876,7 @@ int bench_ipc_main(int argc, char **argv)
 	steal_end = ipc_steal_ms();
 	double wall = (double)(bench_now_ns() - t0) / 1e9;
 	printf("\n# %zu results in %.1f s; load average (1 min) at end: "
-	       "%.2f; the hypervisor stole %.2f s of CPU time meanwhile\n",
+	       "%.2f;\n# the hypervisor stole %.2f s of CPU time meanwhile\n",
 	       nrows, wall, load_end, (steal_end - steal_start) / 1e3);
 	int r = write_json(&o, &m);
 	free(rows);
