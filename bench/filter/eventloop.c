@@ -466,26 +466,34 @@ static void summarize(const struct run_time *t, int v, int reps,
 static void print_report(const struct opts *o, const struct summary *s)
 {
 	double calls = (double)o->iters * o->nfds;
-	printf("\n%-8s %9s %9s %9s %9s %9s %9s %9s %11s  %s\n", "variant",
-	       "seconds", "min", "max", "vs none", "cpu s", "cpu vs", "paired",
-	       "ns/logcall", "what");
+	printf("\n%-12s %8s %8s %8s %8s %8s %8s %8s %9s\n", "variant", "wall",
+	       "min", "max", "vs none", "CPU", "CPU vs", "paired",
+	       "per call");
 	for (int v = 0; v < NVARIANTS; v++) {
 		const struct summary *x = &s[v];
 		double extra = (x->cpu_med - s[V_NONE].cpu_med) / calls;
-		printf("%-8s %9.3f %9.3f %9.3f %8.3fx %9.3f %8.3fx %8.3fx "
-		       "%11.2f  %s\n",
-		       variant_name[v], x->wall_med, x->wall_min, x->wall_max,
-		       x->wall_med / s[V_NONE].wall_med, x->cpu_med,
-		       x->rep_ratio, x->pair_ratio,
-		       v == V_NONE ? 0.0 : extra * 1e9, variant_what[v]);
+		char t[5][24];
+		printf("%-12s %8s %8s %8s %7.3fx %8s %7.3fx %7.3fx %9s\n",
+		       variant_name[v], bench_dur(t[0], 24, x->wall_med * 1e9),
+		       bench_dur(t[1], 24, x->wall_min * 1e9),
+		       bench_dur(t[2], 24, x->wall_max * 1e9),
+		       x->wall_med / s[V_NONE].wall_med,
+		       bench_dur(t[3], 24, x->cpu_med * 1e9), x->rep_ratio,
+		       x->pair_ratio,
+		       v == V_NONE ? "-"
+				   : extra < 0 ? "< 0"
+					       : bench_dur(t[4], 24, extra * 1e9));
 	}
-	printf("\nseconds: median wall time of %d repetitions, each %ld "
+	printf("\n# variants\n");
+	for (int v = 0; v < NVARIANTS; v++)
+		printf("#  %-12s %s\n", variant_name[v], variant_what[v]);
+	printf("\nwall: median wall time of %d repetitions, each %ld "
 	       "iterations x %d fds per variant\n(%.3g log calls), run in "
 	       "interleaved rounds of %ld iterations; min/max over the\n"
-	       "repetitions; cpu s: median thread CPU time; cpu vs: median "
+	       "repetitions; CPU: median thread CPU time; CPU vs: median "
 	       "over the repetitions\nof the variant's CPU time / none's in "
 	       "the same repetition; paired: the same ratio\nper round, median "
-	       "over all rounds; ns/logcall: (cpu s - none's) / calls.\n",
+	       "over all rounds; per call: (CPU - none's) / calls.\n",
 	       o->reps, o->iters, o->nfds, calls, o->chunk);
 	printf("naive / shmlog: %.2fx wall, %.2fx CPU; naive / none: %.2fx "
 	       "wall, %.2fx CPU\n",
@@ -620,7 +628,7 @@ static int run(const struct opts *o, const char *buffer)
 		printf("load average: %.2f %.2f %.2f (%d cores)\n", load[0],
 		       load[1], load[2], m.cores);
 	printf("eventloop: %d pipes, all ready, poll(); %ld iterations x %d "
-	       "repetitions; filter: %d tags at D + '*:W', calls at D\n",
+	       "repetitions;\nfilter: %d tags at D + '*:W', calls at D\n",
 	       o->nfds, o->iters, o->reps, o->tags);
 	fflush(stdout);
 	struct loop l;
