@@ -183,6 +183,51 @@ static int parse_cpus(struct opts *o, const char *s)
 	return 0;
 }
 
+/* Every name of @list (",a,b,") must be one of @n @names: a name that
+ * matches nothing is an error naming the valid ones, not an empty run. */
+static int check_names(const char *list, const char *opt,
+		       const char *(*name)(size_t i), size_t n)
+{
+	for (const char *p = list + 1; *p;) {
+		size_t l = strcspn(p, ",");
+		bool found = l == 0;
+		for (size_t i = 0; i < n && !found; i++)
+			found = strlen(name(i)) == l && !strncmp(p, name(i), l);
+		if (!found) {
+			fprintf(stderr,
+				"shmlog-bench ipc: %s: no '%.*s' in this "
+				"build; the names are:\n ",
+				opt, (int)l, p);
+			for (size_t i = 0; i < n; i++)
+				fprintf(stderr, " %s", name(i));
+			fprintf(stderr, "\n");
+			return -1;
+		}
+		p += l + (p[l] == ',');
+	}
+	return 0;
+}
+
+static const char *mech_name(size_t i)
+{
+	return transports[i]->name;
+}
+
+static const char *conv_name(size_t i)
+{
+	return ipc_conv_name((enum ipc_conv)i);
+}
+
+static int check_mechs(const char *list)
+{
+	return check_names(list, "--mech", mech_name, NTRANSPORTS);
+}
+
+static int check_convs(const char *list)
+{
+	return check_names(list, "--conv", conv_name, IPC_NCONV);
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	const char *cpus = NULL, *sizes = NULL, *stages = NULL;
@@ -221,6 +266,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		} else if (!strcmp(a, "--conv")) {
 			char list[128];
 			snprintf(list, sizeof(list), ",%s,", v);
+			if (check_convs(list))
+				return -1;
 			for (int k = 0; k < IPC_NCONV; k++) {
 				char key[32];
 				snprintf(key, sizeof(key), ",%s,",
@@ -286,6 +333,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		memcpy(o->sizes, s, (size_t)n * sizeof(*s));
 		o->nsizes = n;
 	}
+	if (o->mech_filter[0] && check_mechs(o->mech_filter))
+		return -1;
 	if (!cpus)
 		cpus = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "different"
 							   : "same";
