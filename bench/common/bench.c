@@ -305,134 +305,37 @@ void bench_machine_print(FILE *f, const struct bench_machine *m,
 		m->git_commit);
 }
 
-static void json_sep(struct bench_json *j)
-{
-	if (j->after_key) {
-		j->after_key = false;
-		return;
-	}
-	if (j->need_comma[j->depth])
-		fputc(',', j->f);
-	j->need_comma[j->depth] = true;
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_key(struct bench_json *j, const char *key)
-{
-	json_sep(j);
-	if (key) {
-		json_string(j->f, key);
-		fputc(':', j->f);
-	}
-}
-
-bool bench_json_open(struct bench_json *j, const char *path, const char *bench,
+bool bench_json_open(struct jsonw *j, const char *path, const char *bench,
 		     const struct bench_machine *m)
 {
-	memset(j, 0, sizeof(*j));
-	if (!path)
+	FILE *f = path ? fopen(path, "w") : NULL;
+	jsonw_init(j, f);
+	if (!f)
 		return false;
-	j->f = fopen(path, "w");
-	if (!j->f)
-		return false;
-	fputc('{', j->f);
-	j->depth = 1;
-	bench_json_str(j, "bench", bench);
-	bench_json_key(j, "machine");
-	bench_json_begin_obj(j);
-	bench_json_str(j, "cpu_model", m->cpu_model);
-	bench_json_int(j, "cores", m->cores);
-	bench_json_str(j, "kernel", m->kernel);
-	bench_json_str(j, "clocksource", m->clocksource);
-	bench_json_str(j, "date", m->date);
-	bench_json_str(j, "git_commit", m->git_commit);
-	bench_json_str(j, "hostname", m->hostname);
+	jsonw_begin_obj(j);
+	jsonw_str(j, "bench", bench);
+	jsonw_key(j, "machine");
+	jsonw_begin_obj(j);
+	jsonw_str(j, "cpu_model", m->cpu_model);
+	jsonw_int(j, "cores", m->cores);
+	jsonw_str(j, "kernel", m->kernel);
+	jsonw_str(j, "clocksource", m->clocksource);
+	jsonw_str(j, "date", m->date);
+	jsonw_str(j, "git_commit", m->git_commit);
+	jsonw_str(j, "hostname", m->hostname);
 	if (m->hypervisor[0])
-		bench_json_str(j, "hypervisor", m->hypervisor);
-	bench_json_end_obj(j);
+		jsonw_str(j, "hypervisor", m->hypervisor);
+	jsonw_end_obj(j);
 	return true;
 }
 
-/* A key whose value follows (an object or an array). */
-void bench_json_key(struct bench_json *j, const char *key)
-{
-	json_key(j, key);
-	j->after_key = true;
-}
-
-static void json_begin(struct bench_json *j, char c)
-{
-	json_sep(j);
-	fputc(c, j->f);
-	j->depth++;
-	j->need_comma[j->depth] = false;
-}
-
-static void json_end(struct bench_json *j, char c)
-{
-	fputc(c, j->f);
-	j->depth--;
-	j->need_comma[j->depth] = true;
-}
-
-void bench_json_begin_obj(struct bench_json *j)
-{
-	json_begin(j, '{');
-}
-void bench_json_end_obj(struct bench_json *j)
-{
-	json_end(j, '}');
-}
-void bench_json_begin_arr(struct bench_json *j)
-{
-	json_begin(j, '[');
-}
-void bench_json_end_arr(struct bench_json *j)
-{
-	json_end(j, ']');
-}
-
-void bench_json_str(struct bench_json *j, const char *key, const char *v)
-{
-	json_key(j, key);
-	json_string(j->f, v ? v : "");
-}
-
-void bench_json_num(struct bench_json *j, const char *key, double v)
-{
-	json_key(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.6g", v);
-	else
-		fputs("null", j->f);
-}
-
-void bench_json_int(struct bench_json *j, const char *key, long long v)
-{
-	json_key(j, key);
-	fprintf(j->f, "%lld", v);
-}
-
-int bench_json_close(struct bench_json *j)
+int bench_json_close(struct jsonw *j)
 {
 	if (!j->f)
 		return 0;
-	fputs("}\n", j->f);
-	int err = ferror(j->f) ? -EIO : 0;
+	jsonw_end_obj(j);
+	fputc('\n', j->f);
+	int err = jsonw_status(j);
 	if (fclose(j->f) != 0 && !err)
 		err = -errno;
 	j->f = NULL;

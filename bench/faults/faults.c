@@ -333,38 +333,38 @@ static void print_report(const struct outcome *res)
 static int write_json(const struct opts *o, const struct bench_machine *m,
 		      const struct outcome *res)
 {
-	struct bench_json j;
+	struct jsonw j;
 	if (!bench_json_open(&j, o->json, "faults", m))
 		return -errno;
-	bench_json_str(&j, "libc", "glibc");
-	bench_json_str(&j, "libc_version", gnu_get_libc_version());
-	bench_json_int(&j, "quick", o->quick);
-	bench_json_key(&j, "results");
-	bench_json_begin_arr(&j);
+	jsonw_str(&j, "libc", "glibc");
+	jsonw_str(&j, "libc_version", gnu_get_libc_version());
+	jsonw_int(&j, "quick", o->quick);
+	jsonw_key(&j, "results");
+	jsonw_begin_arr(&j);
 	for (int i = 0; i < NCASES; i++) {
-		bench_json_begin_obj(&j);
-		bench_json_str(&j, "case", cases[i].name);
-		bench_json_str(&j, "what", cases[i].what);
-		bench_json_int(&j, "ok", res[i].ok);
-		bench_json_str(&j, "error", res[i].err);
-		bench_json_int(&j, "ops", res[i].ops);
-		bench_json_num(&j, "minflt_per_op", res[i].minflt);
-		bench_json_num(&j, "ns_per_op", res[i].ns);
-		bench_json_end_obj(&j);
+		jsonw_begin_obj(&j);
+		jsonw_str(&j, "case", cases[i].name);
+		jsonw_str(&j, "what", cases[i].what);
+		jsonw_int(&j, "ok", res[i].ok);
+		jsonw_str(&j, "error", res[i].err);
+		jsonw_int(&j, "ops", res[i].ops);
+		jsonw_num(&j, "minflt_per_op", res[i].minflt);
+		jsonw_num(&j, "ns_per_op", res[i].ns);
+		jsonw_end_obj(&j);
 	}
-	bench_json_end_arr(&j);
-	bench_json_key(&j, "malloc_sweep");
-	bench_json_begin_arr(&j);
+	jsonw_end_arr(&j);
+	jsonw_key(&j, "malloc_sweep");
+	jsonw_begin_arr(&j);
 	for (int s = 0; s < N_SIZES; s++) {
-		bench_json_begin_obj(&j);
-		bench_json_int(&j, "size", (long long)malloc_sizes[s]);
+		jsonw_begin_obj(&j);
+		jsonw_int(&j, "size", (long long)malloc_sizes[s]);
 		for (int i = 0; i < NCASES; i++)
 			if (cases[i].run == run_malloc)
-				bench_json_num(&j, cases[i].name + 7,
+				jsonw_num(&j, cases[i].name + 7,
 					       res[i].per_size[s]);
-		bench_json_end_obj(&j);
+		jsonw_end_obj(&j);
 	}
-	bench_json_end_arr(&j);
+	jsonw_end_arr(&j);
 	return bench_json_close(&j);
 }
 

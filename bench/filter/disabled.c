@@ -344,29 +344,29 @@ static void print_results(const struct opts *o, const struct result *res)
 static int write_json(const struct opts *o, const struct bench_machine *m,
 		      const struct result *res)
 {
-	struct bench_json j;
+	struct jsonw j;
 	if (!bench_json_open(&j, o->json, "disabled", m))
 		return -errno;
-	bench_json_int(&j, "iterations", (long long)o->iters);
-	bench_json_int(&j, "repetitions", o->reps);
-	bench_json_int(&j, "events", o->events);
-	bench_json_int(&j, "tags_configured", NTAGS);
-	bench_json_key(&j, "results");
-	bench_json_begin_arr(&j);
+	jsonw_int(&j, "iterations", (long long)o->iters);
+	jsonw_int(&j, "repetitions", o->reps);
+	jsonw_int(&j, "events", o->events);
+	jsonw_int(&j, "tags_configured", NTAGS);
+	jsonw_key(&j, "results");
+	jsonw_begin_arr(&j);
 	for (int c = 0; c < NCASES; c++) {
-		bench_json_begin_obj(&j);
-		bench_json_str(&j, "case", cases[c].name);
-		bench_json_str(&j, "what", cases[c].what);
-		bench_json_num(&j, "ns_per_call", res[c].ns_med);
-		bench_json_num(&j, "ns_per_call_p99", res[c].ns_p99);
-		bench_json_num(&j, "ns_per_call_wall", res[c].ns_wall);
-		bench_json_num(&j, "ns_per_iteration", res[c].ns_gross);
-		bench_json_num(&j, "instructions_per_call", res[c].ins_net);
-		bench_json_num(&j, "instructions_per_iteration",
+		jsonw_begin_obj(&j);
+		jsonw_str(&j, "case", cases[c].name);
+		jsonw_str(&j, "what", cases[c].what);
+		jsonw_num(&j, "ns_per_call", res[c].ns_med);
+		jsonw_num(&j, "ns_per_call_p99", res[c].ns_p99);
+		jsonw_num(&j, "ns_per_call_wall", res[c].ns_wall);
+		jsonw_num(&j, "ns_per_iteration", res[c].ns_gross);
+		jsonw_num(&j, "instructions_per_call", res[c].ins_net);
+		jsonw_num(&j, "instructions_per_iteration",
 			       res[c].ins_gross);
-		bench_json_end_obj(&j);
+		jsonw_end_obj(&j);
 	}
-	bench_json_end_arr(&j);
+	jsonw_end_arr(&j);
 	return bench_json_close(&j);
 }
 

@@ -527,36 +527,36 @@ static void print_report(const struct opts *o, const struct summary *s)
 static int write_json(const struct opts *o, const struct bench_machine *m,
 		      const struct summary *s)
 {
-	struct bench_json j;
+	struct jsonw j;
 	if (!bench_json_open(&j, o->json, "eventloop", m))
 		return -errno;
-	bench_json_int(&j, "fds", o->nfds);
-	bench_json_int(&j, "iterations", o->iters);
-	bench_json_int(&j, "repetitions", o->reps);
-	bench_json_int(&j, "filter_tags", o->tags);
-	bench_json_int(&j, "round_iterations", o->chunk);
-	bench_json_key(&j, "results");
-	bench_json_begin_arr(&j);
+	jsonw_int(&j, "fds", o->nfds);
+	jsonw_int(&j, "iterations", o->iters);
+	jsonw_int(&j, "repetitions", o->reps);
+	jsonw_int(&j, "filter_tags", o->tags);
+	jsonw_int(&j, "round_iterations", o->chunk);
+	jsonw_key(&j, "results");
+	jsonw_begin_arr(&j);
 	for (int v = 0; v < NVARIANTS; v++) {
-		bench_json_begin_obj(&j);
-		bench_json_str(&j, "variant", variant_name[v]);
-		bench_json_str(&j, "what", variant_what[v]);
-		bench_json_num(&j, "seconds", s[v].wall_med);
-		bench_json_num(&j, "seconds_min", s[v].wall_min);
-		bench_json_num(&j, "seconds_max", s[v].wall_max);
-		bench_json_num(&j, "cpu_seconds", s[v].cpu_med);
-		bench_json_num(&j, "ratio_to_none",
+		jsonw_begin_obj(&j);
+		jsonw_str(&j, "variant", variant_name[v]);
+		jsonw_str(&j, "what", variant_what[v]);
+		jsonw_num(&j, "seconds", s[v].wall_med);
+		jsonw_num(&j, "seconds_min", s[v].wall_min);
+		jsonw_num(&j, "seconds_max", s[v].wall_max);
+		jsonw_num(&j, "cpu_seconds", s[v].cpu_med);
+		jsonw_num(&j, "ratio_to_none",
 			       s[v].wall_med / s[V_NONE].wall_med);
-		bench_json_num(&j, "cpu_ratio_to_none",
+		jsonw_num(&j, "cpu_ratio_to_none",
 			       s[v].cpu_med / s[V_NONE].cpu_med);
-		bench_json_num(&j, "paired_cpu_ratio_to_none",
+		jsonw_num(&j, "paired_cpu_ratio_to_none",
 			       s[v].pair_ratio);
-		bench_json_num(&j, "rep_cpu_ratio_to_none", s[v].rep_ratio);
-		bench_json_num(&j, "rep_cpu_ratio_min", s[v].rep_ratio_min);
-		bench_json_num(&j, "rep_cpu_ratio_max", s[v].rep_ratio_max);
-		bench_json_end_obj(&j);
+		jsonw_num(&j, "rep_cpu_ratio_to_none", s[v].rep_ratio);
+		jsonw_num(&j, "rep_cpu_ratio_min", s[v].rep_ratio_min);
+		jsonw_num(&j, "rep_cpu_ratio_max", s[v].rep_ratio_max);
+		jsonw_end_obj(&j);
 	}
-	bench_json_end_arr(&j);
+	jsonw_end_arr(&j);
 	return bench_json_close(&j);
 }
 

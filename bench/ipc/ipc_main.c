@@ -784,76 +784,76 @@ static void print_conditions(const struct opts *o,
 
 /* ---- JSON ---- */
 
-static void json_row(struct bench_json *j, const struct row *r)
+static void json_row(struct jsonw *j, const struct row *r)
 {
-	bench_json_begin_obj(j);
-	bench_json_str(j, "mechanism", r->mech);
-	bench_json_str(j, "conversation", ipc_conv_name(r->conv));
-	bench_json_int(j, "size", (long long)r->size);
-	bench_json_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
+	jsonw_begin_obj(j);
+	jsonw_str(j, "mechanism", r->mech);
+	jsonw_str(j, "conversation", ipc_conv_name(r->conv));
+	jsonw_int(j, "size", (long long)r->size);
+	jsonw_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
 	if (r->wait_note)
-		bench_json_str(j, "wait_note", r->wait_note);
-	bench_json_int(j, "instrumented", r->instrumented != IPC_STAMPS_NONE);
-	bench_json_str(j, "stamps", r->instrumented == IPC_STAMPS_INBAND ? "in-band"
+		jsonw_str(j, "wait_note", r->wait_note);
+	jsonw_int(j, "instrumented", r->instrumented != IPC_STAMPS_NONE);
+	jsonw_str(j, "stamps", r->instrumented == IPC_STAMPS_INBAND ? "in-band"
 				    : r->instrumented == IPC_STAMPS_OOB  ? "out-of-band"
 									  : "none");
-	bench_json_str(j, "series", r->series);
-	bench_json_int(j, "supported", r->status == 0);
+	jsonw_str(j, "series", r->series);
+	jsonw_int(j, "supported", r->status == 0);
 	if (r->status) {
-		bench_json_str(j, "why", r->why);
-		bench_json_num(j, "msgs_per_s", NAN);
-		bench_json_num(j, "kib_per_s", NAN);
-		bench_json_num(j, "rtt_p50_ns", NAN);
-		bench_json_num(j, "rtt_p99_ns", NAN);
-		bench_json_end_obj(j);
+		jsonw_str(j, "why", r->why);
+		jsonw_num(j, "msgs_per_s", NAN);
+		jsonw_num(j, "kib_per_s", NAN);
+		jsonw_num(j, "rtt_p50_ns", NAN);
+		jsonw_num(j, "rtt_p99_ns", NAN);
+		jsonw_end_obj(j);
 		return;
 	}
-	bench_json_int(j, "reps", r->reps);
-	bench_json_num(j, "msgs_per_s_min", r->mps_min);
-	bench_json_num(j, "msgs_per_s_max", r->mps_max);
-	bench_json_int(j, "msgs", (long long)r->msgs);
-	bench_json_int(j, "sent", (long long)r->sent);
-	bench_json_num(j, "secs", r->secs);
-	bench_json_num(j, "msgs_per_s", r->mps);
-	bench_json_num(j, "kib_per_s", r->kps);
-	bench_json_str(j, "latency", ipc_conv_oneway(r->conv)
+	jsonw_int(j, "reps", r->reps);
+	jsonw_num(j, "msgs_per_s_min", r->mps_min);
+	jsonw_num(j, "msgs_per_s_max", r->mps_max);
+	jsonw_int(j, "msgs", (long long)r->msgs);
+	jsonw_int(j, "sent", (long long)r->sent);
+	jsonw_num(j, "secs", r->secs);
+	jsonw_num(j, "msgs_per_s", r->mps);
+	jsonw_num(j, "kib_per_s", r->kps);
+	jsonw_str(j, "latency", ipc_conv_oneway(r->conv)
 					     ? "one-way delivery"
 					     : "round trip");
-	bench_json_int(j, "rtt_p50_ns", (long long)r->p50);
-	bench_json_int(j, "rtt_p90_ns", (long long)r->p90);
-	bench_json_int(j, "rtt_p99_ns", (long long)r->p99);
-	bench_json_int(j, "rtt_p999_ns", (long long)r->p999);
-	bench_json_int(j, "rtt_max_ns", (long long)r->max);
-	bench_json_num(j, "rtt_mean_ns", r->mean);
-	bench_json_num(j, "client_cpu_ns_per_msg", r->cpu_cli);
-	bench_json_num(j, "server_cpu_ns_per_msg", r->cpu_srv);
-	bench_json_num(j, "client_csw_per_msg", r->csw_cli);
-	bench_json_num(j, "server_csw_per_msg", r->csw_srv);
-	bench_json_num(j, "client_minflt_per_msg", r->flt_cli);
-	bench_json_num(j, "server_minflt_per_msg", r->flt_srv);
-	bench_json_int(j, "lost", (long long)r->lost);
-	bench_json_num(j, "steal_ms", r->steal_ms);
+	jsonw_int(j, "rtt_p50_ns", (long long)r->p50);
+	jsonw_int(j, "rtt_p90_ns", (long long)r->p90);
+	jsonw_int(j, "rtt_p99_ns", (long long)r->p99);
+	jsonw_int(j, "rtt_p999_ns", (long long)r->p999);
+	jsonw_int(j, "rtt_max_ns", (long long)r->max);
+	jsonw_num(j, "rtt_mean_ns", r->mean);
+	jsonw_num(j, "client_cpu_ns_per_msg", r->cpu_cli);
+	jsonw_num(j, "server_cpu_ns_per_msg", r->cpu_srv);
+	jsonw_num(j, "client_csw_per_msg", r->csw_cli);
+	jsonw_num(j, "server_csw_per_msg", r->csw_srv);
+	jsonw_num(j, "client_minflt_per_msg", r->flt_cli);
+	jsonw_num(j, "server_minflt_per_msg", r->flt_srv);
+	jsonw_int(j, "lost", (long long)r->lost);
+	jsonw_num(j, "steal_ms", r->steal_ms);
 	if (r->have_stages) {
 		static const char *const name[3] = {
 			"c_send_to_s_recv", "s_recv_to_s_reply",
 			"s_reply_to_c_recv"};
-		bench_json_key(j, "stages");
-		bench_json_begin_obj(j);
+		jsonw_key(j, "stages");
+		jsonw_begin_obj(j);
 		for (int k = 0; k < 3; k++) {
 			char key[64];
 			snprintf(key, sizeof(key), "%s_p50_ns", name[k]);
-			bench_json_int(j, key, (long long)r->st_p50[k]);
+			jsonw_int(j, key, (long long)r->st_p50[k]);
 			snprintf(key, sizeof(key), "%s_p99_ns", name[k]);
-			bench_json_int(j, key, (long long)r->st_p99[k]);
+			jsonw_int(j, key, (long long)r->st_p99[k]);
 		}
-		bench_json_end_obj(j);
+		jsonw_end_obj(j);
 	}
-	bench_json_end_obj(j);
+	jsonw_end_obj(j);
 }
 
 static int write_json(const struct opts *o, const struct bench_machine *m)
 {
-	struct bench_json j;
+	struct jsonw j;
 	if (!o->json)
 		return 0;
 	if (!bench_json_open(&j, o->json, "ipc", m)) {
@@ -861,33 +861,33 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 			o->json, strerror(errno));
 		return -1;
 	}
-	bench_json_key(&j, "conditions");
-	bench_json_begin_obj(&j);
-	bench_json_int(&j, "quick", o->quick);
-	bench_json_str(&j, "cpus", o->cpus);
-	bench_json_int(&j, "cpu_client", o->cpu_client);
-	bench_json_int(&j, "cpu_server", o->cpu_server);
-	bench_json_num(&j, "spin_ns", (double)o->spin_ns);
-	bench_json_num(&j, "run_ns", (double)o->run_ns);
-	bench_json_num(&j, "warm_ns", (double)o->warm_ns);
-	bench_json_num(&j, "pace_ns", (double)o->pace_ns);
-	bench_json_num(&j, "loadavg_start", load_start);
-	bench_json_num(&j, "loadavg_end", load_end);
-	bench_json_num(&j, "steal_ms", steal_end - steal_start);
-	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
-	bench_json_key(&j, "checksum_ns");
-	bench_json_begin_obj(&j);
-	bench_json_num(&j, "4 B", checksum_ns[0]);
-	bench_json_num(&j, "1 KiB", checksum_ns[1]);
-	bench_json_num(&j, "1 MiB", checksum_ns[2]);
-	bench_json_end_obj(&j);
-	bench_json_int(&j, "reps", o->reps);
-	bench_json_end_obj(&j);
-	bench_json_key(&j, "results");
-	bench_json_begin_arr(&j);
+	jsonw_key(&j, "conditions");
+	jsonw_begin_obj(&j);
+	jsonw_int(&j, "quick", o->quick);
+	jsonw_str(&j, "cpus", o->cpus);
+	jsonw_int(&j, "cpu_client", o->cpu_client);
+	jsonw_int(&j, "cpu_server", o->cpu_server);
+	jsonw_num(&j, "spin_ns", (double)o->spin_ns);
+	jsonw_num(&j, "run_ns", (double)o->run_ns);
+	jsonw_num(&j, "warm_ns", (double)o->warm_ns);
+	jsonw_num(&j, "pace_ns", (double)o->pace_ns);
+	jsonw_num(&j, "loadavg_start", load_start);
+	jsonw_num(&j, "loadavg_end", load_end);
+	jsonw_num(&j, "steal_ms", steal_end - steal_start);
+	jsonw_int(&j, "frame_header_bytes", (long long)IPC_HDR);
+	jsonw_key(&j, "checksum_ns");
+	jsonw_begin_obj(&j);
+	jsonw_num(&j, "4 B", checksum_ns[0]);
+	jsonw_num(&j, "1 KiB", checksum_ns[1]);
+	jsonw_num(&j, "1 MiB", checksum_ns[2]);
+	jsonw_end_obj(&j);
+	jsonw_int(&j, "reps", o->reps);
+	jsonw_end_obj(&j);
+	jsonw_key(&j, "results");
+	jsonw_begin_arr(&j);
 	for (size_t i = 0; i < nrows; i++)
 		json_row(&j, &rows[i]);
-	bench_json_end_arr(&j);
+	jsonw_end_arr(&j);
 	int r = bench_json_close(&j);
 	if (r)
 		fprintf(stderr, "shmlog-bench ipc: writing %s failed: %s\n",
