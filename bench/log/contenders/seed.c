@@ -62,7 +62,7 @@ static struct seed_area *seed_map(const char *name, int oflag, char *err,
 
 static int seed_setup(struct lb_ctx *c)
 {
-	snprintf(c->arg, sizeof(c->arg), "/shmlog-bench-seed-%d",
+	snprintf(c->arg, sizeof(c->arg), "/shmlog-bench-rfc-%d",
 		 (int)getpid());
 	shm_unlink(c->arg);
 	struct seed_area *a =
