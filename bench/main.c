@@ -16,14 +16,18 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 #ifdef HAVE_BENCH_LOG
-	{"log", bench_log_main, "shmlog against other loggers (seed 000's table)"},
+	{"log", bench_log_main, "shmlog against the other ways to log, side by side"},
 #endif
 #ifdef HAVE_BENCH_IPC
 	{"ipc", bench_ipc_main, "IPC mechanisms: the embedded IPC study's conversations"},
 #endif
 #ifdef HAVE_BENCH_FILTER
 	{"disabled", bench_disabled_main, "cost of a filtered-out log call"},
-	{"eventloop", bench_eventloop_main, "seed 001's event loop with disabled logging"},
+	{"eventloop", bench_eventloop_main, "the libvirt study's event loop, logging disabled"},
+#endif
+#ifdef HAVE_BENCH_FAULTS
+	{"faults", bench_faults_main,
+	 "minor page faults: stdio, malloc, shmlog (the buffered-IO study)"},
 #endif
 	{NULL, NULL, NULL},
 };

@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "format.h"
-#include "seed_messages.h"
+#include "sample_messages.h"
 #include "shmlog.h"
 
 static uint64_t now_ns(void)

@@ -221,6 +221,29 @@ static void read_first_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
+/* The CPU flag "hypervisor" is set in every guest; kvm-clock among the
+ * clock sources names KVM. */
+static void detect_hypervisor(struct bench_machine *m)
+{
+	char line[4096], cs[256] = "";
+	bool guest = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5)) {
+			guest = strstr(line, " hypervisor") != NULL;
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!guest)
+		return;
+	read_first_line("/sys/devices/system/clocksource/clocksource0/"
+			"available_clocksource",
+			cs, sizeof(cs));
+	snprintf(m->hypervisor, sizeof(m->hypervisor), "%s",
+		 strstr(cs, "kvm-clock") ? "a KVM guest" : "a virtual machine");
+}
+
 void bench_machine_get(struct bench_machine *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -256,6 +279,7 @@ void bench_machine_get(struct bench_machine *m)
 		read_first_line("/sys/devices/system/clocksource/clocksource0/"
 				"current_clocksource",
 				m->clocksource, sizeof(m->clocksource));
+	detect_hypervisor(m);
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
@@ -273,138 +297,45 @@ void bench_machine_get(struct bench_machine *m)
 void bench_machine_print(FILE *f, const struct bench_machine *m,
 			 const char *prefix)
 {
-	fprintf(f, "%smachine: %s, %d cores, %s, clocksource %s\n", prefix,
-		m->cpu_model, m->cores, m->kernel, m->clocksource);
+	fprintf(f, "%smachine: %s, %d %s, %s, clocksource %s%s%s\n", prefix,
+		m->cpu_model, m->cores, m->hypervisor[0] ? "vCPUs" : "cores",
+		m->kernel, m->clocksource, m->hypervisor[0] ? ", " : "",
+		m->hypervisor);
 	fprintf(f, "%sdate: %s, git commit %s\n", prefix, m->date,
 		m->git_commit);
 }
 
-static void json_sep(struct bench_json *j)
-{
-	if (j->after_key) {
-		j->after_key = false;
-		return;
-	}
-	if (j->need_comma[j->depth])
-		fputc(',', j->f);
-	j->need_comma[j->depth] = true;
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_key(struct bench_json *j, const char *key)
-{
-	json_sep(j);
-	if (key) {
-		json_string(j->f, key);
-		fputc(':', j->f);
-	}
-}
-
-bool bench_json_open(struct bench_json *j, const char *path, const char *bench,
+bool bench_json_open(struct jsonw *j, const char *path, const char *bench,
 		     const struct bench_machine *m)
 {
-	memset(j, 0, sizeof(*j));
-	if (!path)
+	FILE *f = path ? fopen(path, "w") : NULL;
+	jsonw_init(j, f);
+	if (!f)
 		return false;
-	j->f = fopen(path, "w");
-	if (!j->f)
-		return false;
-	fputc('{', j->f);
-	j->depth = 1;
-	bench_json_str(j, "bench", bench);
-	bench_json_key(j, "machine");
-	bench_json_begin_obj(j);
-	bench_json_str(j, "cpu_model", m->cpu_model);
-	bench_json_int(j, "cores", m->cores);
-	bench_json_str(j, "kernel", m->kernel);
-	bench_json_str(j, "clocksource", m->clocksource);
-	bench_json_str(j, "date", m->date);
-	bench_json_str(j, "git_commit", m->git_commit);
-	bench_json_str(j, "hostname", m->hostname);
-	bench_json_end_obj(j);
+	jsonw_begin_obj(j);
+	jsonw_str(j, "bench", bench);
+	jsonw_key(j, "machine");
+	jsonw_begin_obj(j);
+	jsonw_str(j, "cpu_model", m->cpu_model);
+	jsonw_int(j, "cores", m->cores);
+	jsonw_str(j, "kernel", m->kernel);
+	jsonw_str(j, "clocksource", m->clocksource);
+	jsonw_str(j, "date", m->date);
+	jsonw_str(j, "git_commit", m->git_commit);
+	jsonw_str(j, "hostname", m->hostname);
+	if (m->hypervisor[0])
+		jsonw_str(j, "hypervisor", m->hypervisor);
+	jsonw_end_obj(j);
 	return true;
 }
 
-/* A key whose value follows (an object or an array). */
-void bench_json_key(struct bench_json *j, const char *key)
-{
-	json_key(j, key);
-	j->after_key = true;
-}
-
-static void json_begin(struct bench_json *j, char c)
-{
-	json_sep(j);
-	fputc(c, j->f);
-	j->depth++;
-	j->need_comma[j->depth] = false;
-}
-
-static void json_end(struct bench_json *j, char c)
-{
-	fputc(c, j->f);
-	j->depth--;
-	j->need_comma[j->depth] = true;
-}
-
-void bench_json_begin_obj(struct bench_json *j)
-{
-	json_begin(j, '{');
-}
-void bench_json_end_obj(struct bench_json *j)
-{
-	json_end(j, '}');
-}
-void bench_json_begin_arr(struct bench_json *j)
-{
-	json_begin(j, '[');
-}
-void bench_json_end_arr(struct bench_json *j)
-{
-	json_end(j, ']');
-}
-
-void bench_json_str(struct bench_json *j, const char *key, const char *v)
-{
-	json_key(j, key);
-	json_string(j->f, v ? v : "");
-}
-
-void bench_json_num(struct bench_json *j, const char *key, double v)
-{
-	json_key(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.6g", v);
-	else
-		fputs("null", j->f);
-}
-
-void bench_json_int(struct bench_json *j, const char *key, long long v)
-{
-	json_key(j, key);
-	fprintf(j->f, "%lld", v);
-}
-
-int bench_json_close(struct bench_json *j)
+int bench_json_close(struct jsonw *j)
 {
 	if (!j->f)
 		return 0;
-	fputs("}\n", j->f);
-	int err = ferror(j->f) ? -EIO : 0;
+	jsonw_end_obj(j);
+	fputc('\n', j->f);
+	int err = jsonw_status(j);
 	if (fclose(j->f) != 0 && !err)
 		err = -errno;
 	j->f = NULL;
@@ -437,4 +368,48 @@ long long bench_parse_size(const char *s)
 	if (*end == 'B' || *end == 'b')
 		end++;
 	return *end ? -1 : v;
+}
+
+const char *bench_eng(char *buf, size_t len, double v, const char *unit)
+{
+	static const char pre[] = " kMGTP";
+	int p = 0;
+	if (!(v >= 0)) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	while (v >= 999.5 && p < 5)
+		v /= 1000, p++;
+	int digits = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	if (p == 0 && v == (double)(long long)v)
+		digits = 0; /* counts below 1000 read as integers */
+	snprintf(buf, len, "%.*f%s%.1s%s", digits, v,
+		 p || unit[0] ? " " : "", p ? &pre[p] : "", unit);
+	return buf;
+}
+
+const char *bench_dur(char *buf, size_t len, double ns)
+{
+	static const struct {
+		double div;
+		const char *unit;
+	} units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+	if (!(ns >= 0)) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	if (ns == 0) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	size_t i = 0;
+	while (i + 1 < sizeof(units) / sizeof(units[0]) &&
+	       ns < units[i].div * 0.9995)
+		i++;
+	double v = ns / units[i].div;
+	int digits = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	if (i + 1 == sizeof(units) / sizeof(units[0]) && v >= 9.995)
+		digits = 0; /* whole nanoseconds are as fine as it gets */
+	snprintf(buf, len, "%.*f %s", digits, v, units[i].unit);
+	return buf;
 }

@@ -14,6 +14,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "jsonw.h"
+
 /* ---- time ---- */
 static inline uint64_t bench_now_ns(void)
 {
@@ -71,33 +73,31 @@ struct bench_machine {
 	char date[64]; /* UTC, ISO 8601 */
 	char git_commit[48];
 	char hostname[72];
+	/* "a KVM guest", "a virtual machine", or "" on bare metal: a VM's
+	 * figures include its hypervisor, and a reader should know */
+	char hypervisor[32];
 };
 void bench_machine_get(struct bench_machine *m);
 /* Print "machine: ..." lines, each prefixed by @prefix ("# " for tables). */
 void bench_machine_print(FILE *f, const struct bench_machine *m,
 			 const char *prefix);
 
-/* ---- JSON output (one document, written incrementally) ---- */
-struct bench_json {
-	FILE *f;
-	int depth;
-	bool need_comma[16];
-	bool after_key;
-};
-/* Open @path and start {"machine": {...}, "bench": @bench, ...}. NULL path:
- * returns false and does nothing. */
-bool bench_json_open(struct bench_json *j, const char *path, const char *bench,
+/* ---- JSON output: common/jsonw.h, one document per file ---- */
+/* Open @path and start {"bench": @bench, "machine": {...}, ...; then write
+ * members with jsonw_*(). NULL path or failure: false, nothing to close. */
+bool bench_json_open(struct jsonw *j, const char *path, const char *bench,
 		     const struct bench_machine *m);
-void bench_json_key(struct bench_json *j, const char *key);
-void bench_json_begin_obj(struct bench_json *j);
-void bench_json_end_obj(struct bench_json *j);
-void bench_json_begin_arr(struct bench_json *j);
-void bench_json_end_arr(struct bench_json *j);
-void bench_json_str(struct bench_json *j, const char *key, const char *v);
-void bench_json_num(struct bench_json *j, const char *key, double v);
-void bench_json_int(struct bench_json *j, const char *key, long long v);
-/* Close the document; returns 0 or -errno if writing failed. */
-int bench_json_close(struct bench_json *j);
+/* Close the document and the file; 0 or -errno if writing failed. */
+int bench_json_close(struct jsonw *j);
+
+/* ---- numbers a user reads ---- */
+/* @v with an SI prefix and three significant digits into @buf:
+ * (23033800, "") -> "23.0 M", (1.313e9, "B/s") -> "1.31 GB/s",
+ * (42, "ns") -> "42.0 ns". Returns @buf; "n/a" for NaN or negative. */
+const char *bench_eng(char *buf, size_t len, double v, const char *unit);
+/* A duration in ns in the unit that reads best: "42 ns", "1.13 us",
+ * "12.0 ms". Returns @buf; "n/a" for NaN or negative. */
+const char *bench_dur(char *buf, size_t len, double ns);
 
 /* ---- misc ---- */
 /* Pin the calling thread to CPU @cpu (-1: no-op). Returns 0 or -errno. */

@@ -301,27 +301,33 @@ static void fmt_ins(char *buf, size_t len, double v)
 
 static void print_results(const struct opts *o, const struct result *res)
 {
-	printf("\n%-14s %10s %10s %10s %10s %10s  %s\n", "case", "ns/call",
-	       "p99", "wall ns", "instr/call", "(loop incl)", "what");
+	printf("\n%-14s %10s %10s %10s %10s %11s\n", "case", "time/call",
+	       "p99", "wall", "instr/call", "(loop incl)");
 	for (int c = 0; c < NCASES; c++) {
 		const struct result *r = &res[c];
-		char ni[32], gi[32];
+		char ni[32], gi[32], t[3][24];
 		fmt_ins(ni, sizeof(ni), r->ins_net);
 		fmt_ins(gi, sizeof(gi), r->ins_gross);
-		printf("%-14s %10.2f %10.2f %10.2f %10s %10s  %s\n",
-		       cases[c].name, r->ns_med, r->ns_p99, r->ns_wall, ni, gi,
-		       cases[c].what);
+		/* a difference of two loops can come out a hair below 0 */
+		printf("%-14s %10s %10s %10s %10s %11s\n", cases[c].name,
+		       bench_dur(t[0], 24, r->ns_med < 0 ? 0 : r->ns_med),
+		       bench_dur(t[1], 24, r->ns_p99 < 0 ? 0 : r->ns_p99),
+		       bench_dur(t[2], 24, r->ns_wall < 0 ? 0 : r->ns_wall), ni,
+		       gi);
 	}
+	printf("\n# cases\n");
+	for (int c = 0; c < NCASES; c++)
+		printf("#  %-14s %s\n", cases[c].name, cases[c].what);
 	char empty_ins[32], tag_ins[32];
 	fmt_ins(empty_ins, sizeof(empty_ins), res[0].ins_gross);
 	fmt_ins(tag_ins, sizeof(tag_ins), res[3].ins_net);
-	printf("\nns/call: thread CPU time, median (p99) over %d repetitions "
-	       "of %" PRIu64 " calls,\nminus the empty loop of the same "
-	       "repetition; wall ns: the same from wall time\n"
+	printf("\ntime/call: thread CPU time, median (p99) over %d "
+	       "repetitions of %" PRIu64 " calls,\nminus the empty loop of "
+	       "the same repetition; wall: the same from wall time\n"
 	       "(change_first/change_other: one call each after %d live "
 	       "changes, timer cost subtracted).\n"
 	       "instr/call: callgrind, minus the empty loop's %s instructions "
-	       "per iteration; '(loop incl)' keeps them.\n",
+	       "per iteration;\n'(loop incl)' keeps them.\n",
 	       o->reps, o->iters, o->events, empty_ins);
 	if (isnan(res[0].ins_gross))
 		printf("instruction counts n/a: --no-callgrind, or valgrind "
@@ -338,29 +344,29 @@ static void print_results(const struct opts *o, const struct result *res)
 static int write_json(const struct opts *o, const struct bench_machine *m,
 		      const struct result *res)
 {
-	struct bench_json j;
+	struct jsonw j;
 	if (!bench_json_open(&j, o->json, "disabled", m))
 		return -errno;
-	bench_json_int(&j, "iterations", (long long)o->iters);
-	bench_json_int(&j, "repetitions", o->reps);
-	bench_json_int(&j, "events", o->events);
-	bench_json_int(&j, "tags_configured", NTAGS);
-	bench_json_key(&j, "results");
-	bench_json_begin_arr(&j);
+	jsonw_int(&j, "iterations", (long long)o->iters);
+	jsonw_int(&j, "repetitions", o->reps);
+	jsonw_int(&j, "events", o->events);
+	jsonw_int(&j, "tags_configured", NTAGS);
+	jsonw_key(&j, "results");
+	jsonw_begin_arr(&j);
 	for (int c = 0; c < NCASES; c++) {
-		bench_json_begin_obj(&j);
-		bench_json_str(&j, "case", cases[c].name);
-		bench_json_str(&j, "what", cases[c].what);
-		bench_json_num(&j, "ns_per_call", res[c].ns_med);
-		bench_json_num(&j, "ns_per_call_p99", res[c].ns_p99);
-		bench_json_num(&j, "ns_per_call_wall", res[c].ns_wall);
-		bench_json_num(&j, "ns_per_iteration", res[c].ns_gross);
-		bench_json_num(&j, "instructions_per_call", res[c].ins_net);
-		bench_json_num(&j, "instructions_per_iteration",
+		jsonw_begin_obj(&j);
+		jsonw_str(&j, "case", cases[c].name);
+		jsonw_str(&j, "what", cases[c].what);
+		jsonw_num(&j, "ns_per_call", res[c].ns_med);
+		jsonw_num(&j, "ns_per_call_p99", res[c].ns_p99);
+		jsonw_num(&j, "ns_per_call_wall", res[c].ns_wall);
+		jsonw_num(&j, "ns_per_iteration", res[c].ns_gross);
+		jsonw_num(&j, "instructions_per_call", res[c].ins_net);
+		jsonw_num(&j, "instructions_per_iteration",
 			       res[c].ins_gross);
-		bench_json_end_obj(&j);
+		jsonw_end_obj(&j);
 	}
-	bench_json_end_arr(&j);
+	jsonw_end_arr(&j);
 	return bench_json_close(&j);
 }
 
@@ -423,7 +429,7 @@ static int run(const struct opts *o)
 		printf("load average: %.2f %.2f %.2f (%d cores)\n", load[0],
 		       load[1], load[2], m.cores);
 	printf("disabled: %" PRIu64 " calls x %d repetitions per case, "
-	       "%d live changes; buffer %s\n",
+	       "%d live changes;\nbuffer %s\n",
 	       o->iters, o->reps, o->events, buffer_name);
 	fflush(stdout);
 	struct result res[NCASES];

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmlog-bench ipc: the embedded IPC study's conversations (seed 004) over
+ * shmlog-bench ipc: the embedded IPC study's conversations (the embedded Linux IPC
+ * benchmark of POSIX mq, shm + semaphores and ONC RPC) over
  * every local IPC mechanism a Linux product could pick, measured the same
  * way.
  *
@@ -142,8 +143,16 @@ static inline bool ipc_conv_oneway(enum ipc_conv c)
 	return c == IPC_CONV_NOTIFY || c == IPC_CONV_PACED;
 }
 
-/* Stages of one round trip, as in the binder study (seed 002). */
+/* Stages of one round trip, as in the binder driver latency study. */
 enum { IPC_C_SEND, IPC_S_RECV, IPC_S_REPLY, IPC_C_RECV, IPC_NSTAMP };
+
+/* Where the stage stamps go. Out of band: each side stores into its own
+ * preallocated array, sharing no cache line with the peer. In band: the
+ * way the binder study did it, in a 272-byte stamp area carried in the
+ * request and back in the reply, after the checksummed frame; each side
+ * writes its stamps into the message it is handling. */
+enum ipc_stamps { IPC_STAMPS_NONE, IPC_STAMPS_OOB, IPC_STAMPS_INBAND };
+#define IPC_INBAND_BYTES 272
 
 struct ipc_run_cfg {
 	const struct ipc_transport *t;
@@ -154,7 +163,7 @@ struct ipc_run_cfg {
 	int cpu_client, cpu_server; /* -1: not pinned */
 	uint64_t warm_ns, run_ns; /* warm-up, then measured phase */
 	uint64_t pace_ns; /* IPC_CONV_PACED: sleep between events */
-	bool stages; /* instrumented variant: stage timestamps */
+	enum ipc_stamps stages; /* instrumented variants: stage stamps */
 	long corrupt_at; /* self-test: flip a bit of this frame (-1: none) */
 	uint64_t timeout_ns; /* whole run, then both children are killed */
 };

@@ -23,9 +23,7 @@ static const struct ipc_transport *const transports[] = {
 #ifdef HAVE_TIRPC
 	&ipc_onc_rpc,	  &ipc_onc_rpc_unix,
 #endif
-#ifdef HAVE_SHMLOG
 	&ipc_shmlog,
-#endif
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 
@@ -35,6 +33,12 @@ static const size_t sizes_full[] = {4,	   16,	    128,      1024,	 4096,
 static const size_t sizes_quick[] = {4, 1024, 1048576};
 #define MAX_SIZES 32
 #define MAX_REPS 9
+
+/* What a frame checksum costs, for 4 B, 1 KiB, 1 MiB of payload. */
+static double checksum_ns[3];
+
+/* --wide: every column, past 100 characters */
+static bool wide_tables;
 
 struct opts {
 	bool quick;
@@ -63,7 +67,7 @@ struct row {
 	enum ipc_conv conv;
 	size_t size;
 	enum ipc_wait wait;
-	bool instrumented;
+	enum ipc_stamps instrumented;
 	const char *series; /* "matrix" or "stages" (paired runs) */
 	int status;
 	char why[320];
@@ -94,6 +98,8 @@ static void usage(FILE *f)
 		"\n"
 		"  --quick            few sizes, short runs (< 60 s; what CI "
 		"runs)\n"
+		"  --wide             print every column (past 100 "
+		"characters)\n"
 		"  --json FILE        write every result with the machine "
 		"description\n"
 		"  --cpus WHERE       different (default with 2+ cores), same, "
@@ -177,6 +183,51 @@ static int parse_cpus(struct opts *o, const char *s)
 	return 0;
 }
 
+/* Every name of @list (",a,b,") must be one of @n @names: a name that
+ * matches nothing is an error naming the valid ones, not an empty run. */
+static int check_names(const char *list, const char *opt,
+		       const char *(*name)(size_t i), size_t n)
+{
+	for (const char *p = list + 1; *p;) {
+		size_t l = strcspn(p, ",");
+		bool found = l == 0;
+		for (size_t i = 0; i < n && !found; i++)
+			found = strlen(name(i)) == l && !strncmp(p, name(i), l);
+		if (!found) {
+			fprintf(stderr,
+				"shmlog-bench ipc: %s: no '%.*s' in this "
+				"build; the names are:\n ",
+				opt, (int)l, p);
+			for (size_t i = 0; i < n; i++)
+				fprintf(stderr, " %s", name(i));
+			fprintf(stderr, "\n");
+			return -1;
+		}
+		p += l + (p[l] == ',');
+	}
+	return 0;
+}
+
+static const char *mech_name(size_t i)
+{
+	return transports[i]->name;
+}
+
+static const char *conv_name(size_t i)
+{
+	return ipc_conv_name((enum ipc_conv)i);
+}
+
+static int check_mechs(const char *list)
+{
+	return check_names(list, "--mech", mech_name, NTRANSPORTS);
+}
+
+static int check_convs(const char *list)
+{
+	return check_names(list, "--conv", conv_name, IPC_NCONV);
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	const char *cpus = NULL, *sizes = NULL, *stages = NULL;
@@ -195,6 +246,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			exit(0);
+		} else if (!strcmp(a, "--wide")) {
+			wide_tables = true;
 		} else if (!strcmp(a, "--quick")) {
 			o->quick = true;
 			takes = false;
@@ -213,6 +266,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		} else if (!strcmp(a, "--conv")) {
 			char list[128];
 			snprintf(list, sizeof(list), ",%s,", v);
+			if (check_convs(list))
+				return -1;
 			for (int k = 0; k < IPC_NCONV; k++) {
 				char key[32];
 				snprintf(key, sizeof(key), ",%s,",
@@ -278,6 +333,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		memcpy(o->sizes, s, (size_t)n * sizeof(*s));
 		o->nsizes = n;
 	}
+	if (o->mech_filter[0] && check_mechs(o->mech_filter))
+		return -1;
 	if (!cpus)
 		cpus = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "different"
 							   : "same";
@@ -307,15 +364,6 @@ static const char *wait_name(enum ipc_wait w)
 	return w == IPC_WAIT_SPIN ? "spin+block" : "block";
 }
 
-static void fmt_us(char *b, size_t n, uint64_t ns)
-{
-	if (ns < 100000)
-		snprintf(b, n, "%.2f", (double)ns / 1e3);
-	else if (ns < 10000000)
-		snprintf(b, n, "%.0f", (double)ns / 1e3);
-	else
-		snprintf(b, n, "%.0fm", (double)ns / 1e6);
-}
 
 static void fmt_size(char *b, size_t n, size_t size)
 {
@@ -342,23 +390,24 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 		break;
 	case IPC_CONV_NOTIFY:
 		printf("\n== asynchronous notification: %s events, no "
-		       "acknowledgement, as fast as the sender can; latency = "
-		       "one-way delivery ==\n", sz);
+		       "acknowledgement, as fast as the sender\n   can; latency "
+		       "= one-way delivery ==\n", sz);
 		break;
 	case IPC_CONV_PACED:
 		printf("\n== paced notification: %s events, the sender sleeps "
-		       "between them; latency = one-way delivery to a "
+		       "between them; latency =\n   one-way delivery to a "
 		       "sleeping receiver ==\n", sz);
 		break;
 	case IPC_NCONV:
 		break;
 	}
-	printf("%-13s %-10s %6s %10s %5s %10s %8s %8s %8s %8s %8s  %7s %7s  "
-	       "%5s %5s  %5s %5s%s\n",
-	       "mechanism", "wait", "secs", "Msgs/s", "+-%", "KiB/s", "p50us",
-	       "p90us", "p99us", "p99.9us", "maxus", "cpu-cli", "cpu-srv",
-	       "csw-c", "csw-s", "flt-c", "flt-s",
-	       ipc_conv_oneway(conv) ? "  lost" : "");
+	printf("%-12s %-10s %7s %4s %8s %8s %8s %8s %8s %9s", "mechanism",
+	       "wait", "Msgs/s", "+-%", "p50", "p99", "p99.9", "CPU cli",
+	       "CPU srv", "csw c+s");
+	if (wide_tables)
+		printf(" %6s %10s %8s %8s %11s", "secs", "payload", "p90", "max",
+		       "minflt c+s");
+	printf("%s\n", ipc_conv_oneway(conv) ? "    lost" : "");
 }
 
 static const char *row_wait(const struct row *r)
@@ -371,28 +420,32 @@ static const char *row_wait(const struct row *r)
 static void print_row(const struct row *r)
 {
 	if (r->status) {
-		printf("%-13s %-10s   n/a: %s\n", r->mech, row_wait(r),
-		       r->why);
+		/* a long reason goes on a line of its own: 100 columns */
+		bool own_line = strlen(r->why) > 70;
+		printf("%-12s %-10s  n/a:%s%s\n", r->mech, row_wait(r),
+		       own_line ? "\n    " : " ", r->why);
 		return;
 	}
-	char l[5][16];
-	fmt_us(l[0], sizeof(l[0]), r->p50);
-	fmt_us(l[1], sizeof(l[1]), r->p90);
-	fmt_us(l[2], sizeof(l[2]), r->p99);
-	fmt_us(l[3], sizeof(l[3]), r->p999);
-	fmt_us(l[4], sizeof(l[4]), r->max);
+	char l[8][24];
 	char spread[16] = "-";
 	if (r->reps > 1 && r->mps > 0)
 		snprintf(spread, sizeof(spread), "%.0f",
 			 50.0 * (r->mps_max - r->mps_min) / r->mps);
-	printf("%-13s %-10s %6.2f %10.0f %5s %10.1f %8s %8s %8s %8s %8s  "
-	       "%7.0f %7.0f  %5.2f %5.2f  %5.2f %5.2f",
-	       r->mech, row_wait(r), r->secs, r->mps, spread, r->kps,
-	       l[0],
-	       l[1], l[2], l[3], l[4], r->cpu_cli, r->cpu_srv, r->csw_cli,
-	       r->csw_srv, r->flt_cli, r->flt_srv);
+	printf("%-12s %-10s %7s %4s %8s %8s %8s %8s %8s %4.2f+%4.2f",
+	       r->mech, row_wait(r), bench_eng(l[0], 24, r->mps, ""), spread,
+	       bench_dur(l[1], 24, (double)r->p50),
+	       bench_dur(l[2], 24, (double)r->p99),
+	       bench_dur(l[3], 24, (double)r->p999),
+	       bench_dur(l[4], 24, r->cpu_cli), bench_dur(l[5], 24, r->cpu_srv),
+	       r->csw_cli, r->csw_srv);
+	if (wide_tables)
+		printf(" %6.2f %10s %8s %8s %5.2f+%5.2f", r->secs,
+		       bench_eng(l[6], 24, r->kps * 1024, "B/s"),
+		       bench_dur(l[7], 24, (double)r->p90),
+		       bench_dur(l[0], 24, (double)r->max), r->flt_cli,
+		       r->flt_srv);
 	if (ipc_conv_oneway(r->conv))
-		printf("  %" PRIu64, r->lost);
+		printf(" %7s", bench_eng(l[6], 24, (double)r->lost, ""));
 	printf("\n");
 	if (r->wait_note && r->wait == IPC_WAIT_BLOCK)
 		printf("%-13s * %s\n", "", r->wait_note);
@@ -467,7 +520,7 @@ static struct ipc_result result; /* large: histograms */
 /* Run one point; a verification failure ends the benchmark here. */
 static struct row *run_once(const struct opts *o,
 			    const struct ipc_transport *t, enum ipc_conv conv,
-			    size_t size, enum ipc_wait wait, bool stages,
+			    size_t size, enum ipc_wait wait, enum ipc_stamps stages,
 			    const char *series)
 {
 	struct ipc_run_cfg cfg = {
@@ -519,7 +572,7 @@ static int cmp_row_mps(const void *a, const void *b)
  */
 static struct row *run_point(const struct opts *o,
 			     const struct ipc_transport *t, enum ipc_conv conv,
-			     size_t size, enum ipc_wait wait, bool stages,
+			     size_t size, enum ipc_wait wait, enum ipc_stamps stages,
 			     const char *series)
 {
 	struct row rep[MAX_REPS];
@@ -563,8 +616,8 @@ static void run_conversation(const struct opts *o, enum ipc_conv conv,
 			if (!o->wait_on[w] ||
 			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
 				continue;
-			print_row(run_point(o, t, conv, size, w, false,
-					    "matrix"));
+			print_row(run_point(o, t, conv, size, w,
+					    IPC_STAMPS_NONE, "matrix"));
 		}
 	}
 }
@@ -583,27 +636,33 @@ static uint64_t median_u64(uint64_t *v, int n)
 
 /*
  * The binder study's table: where the time of a round trip goes, and what
- * the stamps themselves cost. Plain and instrumented runs alternate, back
- * to back, stage_reps times; the cost is the difference of the medians of
- * their p50s, so slow drift of the machine cancels out.
+ * the stamps themselves cost, kept out of band and carried in band (in the
+ * message, as that study did). Plain, out-of-band and in-band runs
+ * alternate, back to back, stage_reps times; each cost is the difference
+ * of the medians of their p50s, so slow drift of the machine cancels out.
  */
 static void stage_one(const struct opts *o, const struct ipc_transport *t,
 		      enum ipc_wait w, size_t size)
 {
-	uint64_t plain[8], instr[8], stage[3][8];
-	struct row p, r; /* copies: run_once() may move the rows array */
+	uint64_t plain[8], instr[8], inb[8], stage[3][8];
+	struct row p, r, b; /* copies: run_once() may move the rows array */
 	int n = 0;
 
 	for (int i = 0; i < o->stage_reps && i < 8; i++) {
-		p = *run_once(o, t, IPC_CONV_REQUEST, size, w, false,
+		p = *run_once(o, t, IPC_CONV_REQUEST, size, w, IPC_STAMPS_NONE,
 			      "stages");
-		r = *run_once(o, t, IPC_CONV_REQUEST, size, w, true, "stages");
-		if (p.status || r.status || !r.have_stages) {
+		r = *run_once(o, t, IPC_CONV_REQUEST, size, w, IPC_STAMPS_OOB,
+			      "stages");
+		b = *run_once(o, t, IPC_CONV_REQUEST, size, w,
+			      IPC_STAMPS_INBAND, "stages");
+		if (p.status || r.status || b.status || !r.have_stages) {
 			printf("%-13s %-10s   n/a: %s\n", t->name,
-			       wait_name(w), p.status ? p.why : r.why);
+			       wait_name(w),
+			       p.status ? p.why : r.status ? r.why : b.why);
 			return;
 		}
 		plain[n] = p.p50;
+		inb[n] = b.p50;
 		for (int k = 0; k < 3; k++)
 			stage[k][n] = r.st_p50[k];
 		instr[n++] = r.p50;
@@ -612,14 +671,18 @@ static void stage_one(const struct opts *o, const struct ipc_transport *t,
 		return;
 	/* Medians over the repetitions, stage by stage, like the round
 	 * trips: one disturbed run does not make the table. */
-	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n);
+	uint64_t mp = median_u64(plain, n), mi = median_u64(instr, n),
+		 mb = median_u64(inb, n);
 	uint64_t ms[3];
 	for (int k = 0; k < 3; k++)
 		ms[k] = median_u64(stage[k], n);
-	printf("%-13s %-10s %8.2f %8.2f %8.2f %8.2f | %9.2f %9.2f %+9.2f\n",
-	       t->name, wait_name(w), 0.0, (double)ms[0] / 1e3,
-	       (double)ms[1] / 1e3, (double)ms[2] / 1e3, (double)mi / 1e3,
-	       (double)mp / 1e3, ((double)mi - (double)mp) / 1e3);
+	printf("%-13s %-10s %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f %+6.2f "
+	       "%+6.2f\n",
+	       t->name, wait_name(w), (double)ms[0] / 1e3,
+	       (double)ms[1] / 1e3, (double)ms[2] / 1e3, (double)mp / 1e3,
+	       (double)mi / 1e3, (double)mb / 1e3,
+	       ((double)mi - (double)mp) / 1e3,
+	       ((double)mb - (double)mp) / 1e3);
 	fflush(stdout);
 }
 
@@ -627,12 +690,14 @@ static void run_stages(const struct opts *o, size_t size)
 {
 	char sz[32];
 	fmt_size(sz, sizeof(sz), size);
-	printf("\n== stage timestamps: synchronous request, reply %s; "
-	       "stage medians in us, each from the previous stamp; rtt = "
+	printf("\n== stage timestamps: synchronous request, reply %s; in us: "
+	       "each stage from the previous\nstamp (out of band); round "
+	       "trips plain, with stamps out of band (oob) and carried in\n"
+	       "the messages (in-band, as the binder study did); each the "
 	       "median of %d p50s ==\n", sz, o->stage_reps);
-	printf("%-13s %-10s %8s %8s %8s %8s | %9s %9s %9s\n", "mechanism",
-	       "wait", "C_SEND", "S_RECV", "S_REPLY", "C_RECV", "rtt-instr",
-	       "rtt-plain", "cost");
+	printf("%-13s %-10s %7s %7s %7s | %7s %7s %7s %6s %6s\n", "mechanism",
+	       "wait", "S_RECV", "S_REPLY", "C_RECV", "plain", "oob",
+	       "in-band", "+oob", "+inb");
 	for (size_t i = 0; i < NTRANSPORTS; i++) {
 		const struct ipc_transport *t = transports[i];
 		if (!wants_stages(o, t) || !mech_selected(o, t->name))
@@ -667,7 +732,7 @@ static void print_conditions(const struct opts *o,
 	printf("# shmlog-bench ipc%s\n", o->quick ? " --quick" : "");
 	bench_machine_print(stdout, m, "# ");
 	printf("# cpus: %s (client on %d, server on %d); spin-then-block "
-	       "spins %.0f us; %.0f ms measured per run after %.0f ms "
+	       "spins %.0f us;\n# %.0f ms measured per run after %.0f ms "
 	       "warm-up; each row is the median (by Msgs/s) of %d run%s\n",
 	       o->cpus, o->cpu_client, o->cpu_server, (double)o->spin_ns / 1e3,
 	       (double)o->run_ns / 1e6, (double)o->warm_ns / 1e6, o->reps,
@@ -675,7 +740,8 @@ static void print_conditions(const struct opts *o,
 	load_start = loadavg();
 	steal_start = ipc_steal_ms();
 	printf("# load average (1 min) at start: %.2f; other processes "
-	       "running on these CPUs distort every figure\n", load_start);
+	       "running on these CPUs\n# distort every figure\n",
+	       load_start);
 	printf("# clock read: %.1f ns (two per round trip are inside every "
 	       "latency)\n", bench_timer_cost_ns());
 
@@ -683,7 +749,8 @@ static void print_conditions(const struct opts *o,
 	 * latency interval but inside Msgs/s. */
 	static const size_t probe[] = {4, 1024, 1048576};
 	printf("# frame = %zu B header (seq, len, op, checksum, timestamp) + "
-	       "payload; checksum cost:", IPC_HDR);
+	       "payload;\n# checksum cost, each side, outside the latency:",
+	       IPC_HDR);
 	for (size_t i = 0; i < 3; i++) {
 		size_t n = IPC_HDR + probe[i];
 		unsigned char *b = calloc(1, n);
@@ -697,92 +764,96 @@ static void print_conditions(const struct opts *o,
 			x += ipc_frame_sum(b, n);
 		}
 		uint64_t t1 = bench_now_ns();
-		char sz[32];
+		char sz[32], d[24];
 		fmt_size(sz, sizeof(sz), probe[i]);
-		printf(" %s %.0f ns%s", sz, (double)(t1 - t0) / reps + (x & 0),
+		checksum_ns[i] = (double)(t1 - t0) / reps + (x & 0);
+		printf(" %s %s%s", sz, bench_dur(d, sizeof(d), checksum_ns[i]),
 		       i < 2 ? "," : "\n");
 		free(b);
 	}
-	printf("# columns: Msgs/s and KiB/s of payload (the study's units), "
-	       "+-%% = half the spread of Msgs/s over the repetitions, in %% "
-	       "of the median; "
-	       "latency percentiles in us; cpu = CPU ns per message, "
-	       "csw = context switches and flt = minor page faults per "
-	       "message, client (-c) and server (-s) side\n");
-	printf("# wait: 'block' sleeps in the kernel; 'spin+block' polls "
-	       "for the spin budget first (burns a CPU: never compare it "
-	       "with a blocking row as if they were alike)\n");
+	printf("# columns: Msgs/s of payload (the study's unit); +-%% = half "
+	       "the spread of Msgs/s over\n# the repetitions, in %% of the "
+	       "median; latency percentiles; CPU time per message,\n# client "
+	       "and server; csw = context switches per message, client + "
+	       "server; --wide adds\n# the run's seconds, payload bytes/s, "
+	       "p90, max and minor faults per message\n");
+	printf("# wait: 'block' sleeps in the kernel; 'spin+block' polls for "
+	       "the spin budget first\n# (burns a CPU: never compare it with "
+	       "a blocking row as if they were alike)\n");
 }
 
 /* ---- JSON ---- */
 
-static void json_row(struct bench_json *j, const struct row *r)
+static void json_row(struct jsonw *j, const struct row *r)
 {
-	bench_json_begin_obj(j);
-	bench_json_str(j, "mechanism", r->mech);
-	bench_json_str(j, "conversation", ipc_conv_name(r->conv));
-	bench_json_int(j, "size", (long long)r->size);
-	bench_json_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
+	jsonw_begin_obj(j);
+	jsonw_str(j, "mechanism", r->mech);
+	jsonw_str(j, "conversation", ipc_conv_name(r->conv));
+	jsonw_int(j, "size", (long long)r->size);
+	jsonw_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
 	if (r->wait_note)
-		bench_json_str(j, "wait_note", r->wait_note);
-	bench_json_int(j, "instrumented", r->instrumented);
-	bench_json_str(j, "series", r->series);
-	bench_json_int(j, "supported", r->status == 0);
+		jsonw_str(j, "wait_note", r->wait_note);
+	jsonw_int(j, "instrumented", r->instrumented != IPC_STAMPS_NONE);
+	jsonw_str(j, "stamps", r->instrumented == IPC_STAMPS_INBAND ? "in-band"
+				    : r->instrumented == IPC_STAMPS_OOB  ? "out-of-band"
+									  : "none");
+	jsonw_str(j, "series", r->series);
+	jsonw_int(j, "supported", r->status == 0);
 	if (r->status) {
-		bench_json_str(j, "why", r->why);
-		bench_json_num(j, "msgs_per_s", NAN);
-		bench_json_num(j, "kib_per_s", NAN);
-		bench_json_num(j, "rtt_p50_ns", NAN);
-		bench_json_num(j, "rtt_p99_ns", NAN);
-		bench_json_end_obj(j);
+		jsonw_str(j, "why", r->why);
+		jsonw_num(j, "msgs_per_s", NAN);
+		jsonw_num(j, "kib_per_s", NAN);
+		jsonw_num(j, "rtt_p50_ns", NAN);
+		jsonw_num(j, "rtt_p99_ns", NAN);
+		jsonw_end_obj(j);
 		return;
 	}
-	bench_json_int(j, "reps", r->reps);
-	bench_json_num(j, "msgs_per_s_min", r->mps_min);
-	bench_json_num(j, "msgs_per_s_max", r->mps_max);
-	bench_json_int(j, "msgs", (long long)r->msgs);
-	bench_json_int(j, "sent", (long long)r->sent);
-	bench_json_num(j, "secs", r->secs);
-	bench_json_num(j, "msgs_per_s", r->mps);
-	bench_json_num(j, "kib_per_s", r->kps);
-	bench_json_str(j, "latency", ipc_conv_oneway(r->conv)
+	jsonw_int(j, "reps", r->reps);
+	jsonw_num(j, "msgs_per_s_min", r->mps_min);
+	jsonw_num(j, "msgs_per_s_max", r->mps_max);
+	jsonw_int(j, "msgs", (long long)r->msgs);
+	jsonw_int(j, "sent", (long long)r->sent);
+	jsonw_num(j, "secs", r->secs);
+	jsonw_num(j, "msgs_per_s", r->mps);
+	jsonw_num(j, "kib_per_s", r->kps);
+	jsonw_str(j, "latency", ipc_conv_oneway(r->conv)
 					     ? "one-way delivery"
 					     : "round trip");
-	bench_json_int(j, "rtt_p50_ns", (long long)r->p50);
-	bench_json_int(j, "rtt_p90_ns", (long long)r->p90);
-	bench_json_int(j, "rtt_p99_ns", (long long)r->p99);
-	bench_json_int(j, "rtt_p999_ns", (long long)r->p999);
-	bench_json_int(j, "rtt_max_ns", (long long)r->max);
-	bench_json_num(j, "rtt_mean_ns", r->mean);
-	bench_json_num(j, "client_cpu_ns_per_msg", r->cpu_cli);
-	bench_json_num(j, "server_cpu_ns_per_msg", r->cpu_srv);
-	bench_json_num(j, "client_csw_per_msg", r->csw_cli);
-	bench_json_num(j, "server_csw_per_msg", r->csw_srv);
-	bench_json_num(j, "client_minflt_per_msg", r->flt_cli);
-	bench_json_num(j, "server_minflt_per_msg", r->flt_srv);
-	bench_json_int(j, "lost", (long long)r->lost);
-	bench_json_num(j, "steal_ms", r->steal_ms);
+	jsonw_int(j, "rtt_p50_ns", (long long)r->p50);
+	jsonw_int(j, "rtt_p90_ns", (long long)r->p90);
+	jsonw_int(j, "rtt_p99_ns", (long long)r->p99);
+	jsonw_int(j, "rtt_p999_ns", (long long)r->p999);
+	jsonw_int(j, "rtt_max_ns", (long long)r->max);
+	jsonw_num(j, "rtt_mean_ns", r->mean);
+	jsonw_num(j, "client_cpu_ns_per_msg", r->cpu_cli);
+	jsonw_num(j, "server_cpu_ns_per_msg", r->cpu_srv);
+	jsonw_num(j, "client_csw_per_msg", r->csw_cli);
+	jsonw_num(j, "server_csw_per_msg", r->csw_srv);
+	jsonw_num(j, "client_minflt_per_msg", r->flt_cli);
+	jsonw_num(j, "server_minflt_per_msg", r->flt_srv);
+	jsonw_int(j, "lost", (long long)r->lost);
+	jsonw_num(j, "steal_ms", r->steal_ms);
 	if (r->have_stages) {
 		static const char *const name[3] = {
 			"c_send_to_s_recv", "s_recv_to_s_reply",
 			"s_reply_to_c_recv"};
-		bench_json_key(j, "stages");
-		bench_json_begin_obj(j);
+		jsonw_key(j, "stages");
+		jsonw_begin_obj(j);
 		for (int k = 0; k < 3; k++) {
 			char key[64];
 			snprintf(key, sizeof(key), "%s_p50_ns", name[k]);
-			bench_json_int(j, key, (long long)r->st_p50[k]);
+			jsonw_int(j, key, (long long)r->st_p50[k]);
 			snprintf(key, sizeof(key), "%s_p99_ns", name[k]);
-			bench_json_int(j, key, (long long)r->st_p99[k]);
+			jsonw_int(j, key, (long long)r->st_p99[k]);
 		}
-		bench_json_end_obj(j);
+		jsonw_end_obj(j);
 	}
-	bench_json_end_obj(j);
+	jsonw_end_obj(j);
 }
 
 static int write_json(const struct opts *o, const struct bench_machine *m)
 {
-	struct bench_json j;
+	struct jsonw j;
 	if (!o->json)
 		return 0;
 	if (!bench_json_open(&j, o->json, "ipc", m)) {
@@ -790,27 +861,33 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 			o->json, strerror(errno));
 		return -1;
 	}
-	bench_json_key(&j, "conditions");
-	bench_json_begin_obj(&j);
-	bench_json_int(&j, "quick", o->quick);
-	bench_json_str(&j, "cpus", o->cpus);
-	bench_json_int(&j, "cpu_client", o->cpu_client);
-	bench_json_int(&j, "cpu_server", o->cpu_server);
-	bench_json_num(&j, "spin_ns", (double)o->spin_ns);
-	bench_json_num(&j, "run_ns", (double)o->run_ns);
-	bench_json_num(&j, "warm_ns", (double)o->warm_ns);
-	bench_json_num(&j, "pace_ns", (double)o->pace_ns);
-	bench_json_num(&j, "loadavg_start", load_start);
-	bench_json_num(&j, "loadavg_end", load_end);
-	bench_json_num(&j, "steal_ms", steal_end - steal_start);
-	bench_json_int(&j, "frame_header_bytes", (long long)IPC_HDR);
-	bench_json_int(&j, "reps", o->reps);
-	bench_json_end_obj(&j);
-	bench_json_key(&j, "results");
-	bench_json_begin_arr(&j);
+	jsonw_key(&j, "conditions");
+	jsonw_begin_obj(&j);
+	jsonw_int(&j, "quick", o->quick);
+	jsonw_str(&j, "cpus", o->cpus);
+	jsonw_int(&j, "cpu_client", o->cpu_client);
+	jsonw_int(&j, "cpu_server", o->cpu_server);
+	jsonw_num(&j, "spin_ns", (double)o->spin_ns);
+	jsonw_num(&j, "run_ns", (double)o->run_ns);
+	jsonw_num(&j, "warm_ns", (double)o->warm_ns);
+	jsonw_num(&j, "pace_ns", (double)o->pace_ns);
+	jsonw_num(&j, "loadavg_start", load_start);
+	jsonw_num(&j, "loadavg_end", load_end);
+	jsonw_num(&j, "steal_ms", steal_end - steal_start);
+	jsonw_int(&j, "frame_header_bytes", (long long)IPC_HDR);
+	jsonw_key(&j, "checksum_ns");
+	jsonw_begin_obj(&j);
+	jsonw_num(&j, "4 B", checksum_ns[0]);
+	jsonw_num(&j, "1 KiB", checksum_ns[1]);
+	jsonw_num(&j, "1 MiB", checksum_ns[2]);
+	jsonw_end_obj(&j);
+	jsonw_int(&j, "reps", o->reps);
+	jsonw_end_obj(&j);
+	jsonw_key(&j, "results");
+	jsonw_begin_arr(&j);
 	for (size_t i = 0; i < nrows; i++)
 		json_row(&j, &rows[i]);
-	bench_json_end_arr(&j);
+	jsonw_end_arr(&j);
 	int r = bench_json_close(&j);
 	if (r)
 		fprintf(stderr, "shmlog-bench ipc: writing %s failed: %s\n",
@@ -848,7 +925,7 @@ int bench_ipc_main(int argc, char **argv)
 	steal_end = ipc_steal_ms();
 	double wall = (double)(bench_now_ns() - t0) / 1e9;
 	printf("\n# %zu results in %.1f s; load average (1 min) at end: "
-	       "%.2f; the hypervisor stole %.2f s of CPU time meanwhile\n",
+	       "%.2f;\n# the hypervisor stole %.2f s of CPU time meanwhile\n",
 	       nrows, wall, load_end, (steal_end - steal_start) / 1e3);
 	int r = write_json(&o, &m);
 	free(rows);

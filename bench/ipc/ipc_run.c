@@ -13,10 +13,12 @@
  *  - Notification: the client stamps each event; the server takes
  *    now - stamp when it has the event: one-way delivery latency, which
  *    includes queueing when the sender outruns the receiver.
- *  - Stages (instrumented variant only): C_SEND/C_RECV are the client's two
- *    clock reads, the server adds two clock reads (S_RECV, S_REPLY). Each
- *    side writes into its own preallocated, pre-faulted array so the
- *    instrumentation shares no cache line with the peer.
+ *  - Stages (instrumented variants only): C_SEND/C_RECV are the client's two
+ *    clock reads, the server adds two clock reads (S_RECV, S_REPLY). Out of
+ *    band, each side writes into its own preallocated, pre-faulted array so
+ *    the instrumentation shares no cache line with the peer; in band, the
+ *    stamps travel in a 272-byte area after each frame, as in the binder
+ *    study, and the client files all four after the round trip.
  *  - CPU, context switches and page faults: getrusage() deltas of each
  *    process over its measured phase.
  */
@@ -106,6 +108,47 @@ static size_t rep_len(const struct ipc_run_cfg *cfg)
 	return cfg->conv == IPC_CONV_REQUEST ? cfg->size : 0;
 }
 
+/*
+ * In-band stamps: the last IPC_INBAND_BYTES of a frame's payload carry
+ * them, from the 9th byte of that area on (the first bytes of a payload
+ * echo the sequence number). They are written after the frame is sealed,
+ * so the checksum is taken with the stamp slots zeroed: the sender zeroes
+ * them before sealing, the receiver takes them out and zeroes them before
+ * checking.
+ */
+static size_t inband_at(size_t payload)
+{
+	return IPC_HDR + payload - IPC_INBAND_BYTES + 8;
+}
+
+static void inband_clear(void *frame, size_t payload)
+{
+	memset((char *)frame + inband_at(payload), 0,
+	       IPC_NSTAMP * sizeof(uint64_t));
+}
+
+static void inband_put(void *frame, size_t payload, const uint64_t *stamps)
+{
+	memcpy((char *)frame + inband_at(payload), stamps,
+	       IPC_NSTAMP * sizeof(uint64_t));
+}
+
+/* Copy the stamps of a received frame of @got bytes out and zero them;
+ * -1 if the frame is too short to have them. */
+static int inband_take(void *frame, size_t got, uint64_t *stamps)
+{
+	struct ipc_frame h;
+	if (got < IPC_HDR)
+		return -1;
+	memcpy(&h, frame, IPC_HDR);
+	if (h.len < IPC_INBAND_BYTES || got != IPC_HDR + h.len)
+		return -1;
+	memcpy(stamps, (char *)frame + inband_at(h.len),
+	       IPC_NSTAMP * sizeof(uint64_t));
+	inband_clear(frame, h.len);
+	return 0;
+}
+
 static void *frame_buf(size_t len)
 {
 	unsigned char *p = malloc(len);
@@ -168,6 +211,14 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 	 * has no server-side clock read inside it. */
 	bool oneway = ipc_conv_oneway(cfg->conv);
 	uint64_t now = oneway || s->a->sstamp ? bench_now_ns() : 0;
+	bool inband = cfg->stages == IPC_STAMPS_INBAND;
+	size_t extra = inband ? IPC_INBAND_BYTES : 0;
+	uint64_t stamps[IPC_NSTAMP] = {0};
+	if (inband && inband_take((void *)req, len, stamps)) {
+		fail(me, cfg, "server", "frame without its stamp area");
+		return IPC_FAIL;
+	}
+	stamps[IPC_S_RECV] = now;
 
 	if (len < IPC_HDR) {
 		fail(me, cfg, "server", "short frame");
@@ -182,7 +233,8 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 		s->seq = h.seq;
 	}
 	/* The STOP frame carries no payload; every other one has req_len. */
-	uint32_t want = h.op == IPC_OP_STOP ? 0 : (uint32_t)req_len(cfg);
+	uint32_t want =
+	    (uint32_t)((h.op == IPC_OP_STOP ? 0 : req_len(cfg)) + extra);
 	if (ipc_frame_check((void *)req, len, s->seq, want, err,
 			    sizeof(err))) {
 		if (s->c->lost) {
@@ -212,16 +264,22 @@ static enum ipc_action server_handle(void *arg, const void *req, size_t len,
 		return h.op == IPC_OP_STOP ? IPC_END : IPC_NOREPLY;
 	}
 	uint64_t *st = NULL;
-	if (s->a->sstamp && h.op == IPC_OP_DATA &&
+	if (s->a->sstamp && !inband && h.op == IPC_OP_DATA &&
 	    h.seq - s->first_data < STAMP_CAP) {
 		st = s->a->sstamp + 2 * (size_t)(h.seq - s->first_data);
 		st[0] = now;
 	}
-	size_t n = h.op == IPC_OP_STOP ? 0 : rep_len(cfg);
+	size_t n = (h.op == IPC_OP_STOP ? 0 : rep_len(cfg)) + extra;
+	if (inband)
+		inband_clear(rep, n);
 	ipc_frame_seal(rep, h.seq, (uint32_t)n, IPC_OP_REPLY, 0);
 	*replen = IPC_HDR + n;
 	if (st)
 		st[1] = bench_now_ns();
+	if (inband) { /* the stamps go back with the reply */
+		stamps[IPC_S_REPLY] = bench_now_ns();
+		inband_put(rep, n, stamps);
+	}
 	return h.op == IPC_OP_STOP ? IPC_END_REPLY : IPC_REPLY;
 }
 
@@ -341,9 +399,20 @@ static int client_exchange(struct client *k, uint32_t op, long idx)
 	ssize_t got;
 	char err[200];
 
+	bool inband = cfg->stages == IPC_STAMPS_INBAND;
+	size_t extra = inband ? IPC_INBAND_BYTES : 0;
+	uint64_t stamps[IPC_NSTAMP] = {0};
+	n += extra;
+	want += extra;
+	if (inband)
+		inband_clear(k->tx, n);
 	ipc_frame_seal(k->tx, k->seq, (uint32_t)n, op, 0);
 	maybe_corrupt(k, IPC_HDR + n);
 	uint64_t t0 = bench_now_ns();
+	if (inband) {
+		stamps[IPC_C_SEND] = t0;
+		inband_put(k->tx, n, stamps);
+	}
 	if (c->t->call) {
 		got = c->t->call(c, k->tx, IPC_HDR + n, k->rx, c->p.max_frame);
 	} else {
@@ -355,6 +424,16 @@ static int client_exchange(struct client *k, uint32_t op, long idx)
 	uint64_t t1 = bench_now_ns();
 	if (got <= 0)
 		return client_fail(k, "receive reply", got ? (int)got : EPIPE);
+	if (inband) {
+		if (inband_take(k->rx, (size_t)got, stamps))
+			return client_fail(k, "reply without its stamps",
+					   EBADMSG);
+		stamps[IPC_C_RECV] = t1;
+		if (op == IPC_OP_DATA && idx >= 0) {
+			k->a->sstamp[2 * idx] = stamps[IPC_S_RECV];
+			k->a->sstamp[2 * idx + 1] = stamps[IPC_S_REPLY];
+		}
+	}
 	if (ipc_frame_check(k->rx, (size_t)got, k->seq, (uint32_t)want, err,
 			    sizeof(err))) {
 		fail(&k->a->sh->cli, cfg, "client (reply)", err);
@@ -641,11 +720,13 @@ int ipc_run(const struct ipc_run_cfg *cfg, struct ipc_result *res)
 	size_t big = req_len(cfg) > rep_len(cfg) ? req_len(cfg) : rep_len(cfg);
 
 	memset(res, 0, sizeof(*res));
-	c.p.max_frame = IPC_HDR + big;
+	c.p.max_frame = IPC_HDR + big +
+			(cfg->stages == IPC_STAMPS_INBAND ? IPC_INBAND_BYTES : 0);
 	c.p.depth = ipc_conv_oneway(cfg->conv) ? 64 : 2;
 	c.p.wait = cfg->wait;
 	c.p.spin_ns = cfg->spin_ns;
-	if (area_alloc(&a, cfg->stages && !ipc_conv_oneway(cfg->conv))) {
+	if (area_alloc(&a, cfg->stages != IPC_STAMPS_NONE &&
+			       !ipc_conv_oneway(cfg->conv))) {
 		res->status = -ENOMEM;
 		snprintf(res->why, sizeof(res->why), "out of memory");
 		return res->status;

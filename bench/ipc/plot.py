@@ -43,25 +43,49 @@ def mechanisms(rows):
     return seen
 
 
+def dur(ns, _pos=None):
+    """A duration in ns as a reader writes it: '420 ns', '1.2 us', '3 ms'."""
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
+        if ns >= div * 0.9995:
+            return "%.3g %s" % (ns / div, unit)
+    return "%.3g ns" % ns
+
+
+def size(b, _pos=None):
+    """Bytes as a reader writes them: '64 B', '1 KiB', '1 MiB'."""
+    for div, unit in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if b >= div:
+            return "%g %s" % (b / div, unit)
+    return "%g B" % b
+
+
+def colour(plt, i):
+    """Distinct colours for up to 20 lines: tab20's dark shades first."""
+    i %= 20
+    return plt.get_cmap("tab20")(2 * i if i < 10 else 2 * (i - 10) + 1)
+
+
 def plot_latency(plt, doc, rows, conv, out):
+    from matplotlib.ticker import FuncFormatter
     fig, ax = plt.subplots(figsize=(10, 6.5))
-    cmap = plt.get_cmap("tab10")
     for i, mech in enumerate(mechanisms(rows)):
         for wait, style in (("block", "-"), ("spin", "--")):
-            pts = sorted((r["size"], r["rtt_p50_ns"] / 1e3) for r in rows
+            pts = sorted((r["size"], r["rtt_p50_ns"]) for r in rows
                          if r["mechanism"] == mech and r["wait"] == wait
                          and r["conversation"] == conv)
             if len(pts) < 2:
                 continue
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
-                    marker="o", markersize=3, color=cmap(i % 10),
+                    marker="o", markersize=3, color=colour(plt, i),
                     label="%s (%s)" % (mech, "spin+block" if wait == "spin"
                                        else "block"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     what = "reply" if conv == "request" else "message sent"
-    ax.set_xlabel("%s size (bytes of payload)" % what)
-    ax.set_ylabel("round trip, median (us)")
+    ax.xaxis.set_major_formatter(FuncFormatter(size))
+    ax.yaxis.set_major_formatter(FuncFormatter(dur))
+    ax.set_xlabel("%s size (payload)" % what)
+    ax.set_ylabel("round trip, median")
     ax.set_title("synchronous %s: round-trip latency against size\n%s"
                  % (conv, subtitle(doc)), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
@@ -99,8 +123,10 @@ def plot_msgs(plt, doc, rows, out):
     ax.set_xticklabels(["%s\n%s" % (m, "spin+blk" if w == "spin" else "block")
                         for m, w in labels], rotation=60, fontsize=7,
                        ha="right")
+    from matplotlib.ticker import EngFormatter
     ax.set_yscale("log")
-    ax.set_ylabel("Msgs/s (log)")
+    ax.yaxis.set_major_formatter(EngFormatter(unit="/s"))
+    ax.set_ylabel("messages per second (log)")
     ax.set_title("4-byte messages: Msgs/s per mechanism and conversation\n%s"
                  % subtitle(doc), fontsize=9)
     ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -119,14 +145,16 @@ def plot_paced(plt, doc, rows, out):
                          "spin+blk" if r["wait"] == "spin" else "block")
              for r in pts]
     xs = range(len(pts))
-    ax.bar([x - 0.2 for x in xs], [r["rtt_p50_ns"] / 1e3 for r in pts], 0.4,
+    from matplotlib.ticker import FuncFormatter
+    ax.bar([x - 0.2 for x in xs], [r["rtt_p50_ns"] for r in pts], 0.4,
            label="p50")
-    ax.bar([x + 0.2 for x in xs], [r["rtt_p99_ns"] / 1e3 for r in pts], 0.4,
+    ax.bar([x + 0.2 for x in xs], [r["rtt_p99_ns"] for r in pts], 0.4,
            label="p99")
+    ax.yaxis.set_major_formatter(FuncFormatter(dur))
     ax.set_xticks(list(xs))
     ax.set_xticklabels(names, rotation=60, fontsize=7, ha="right")
     ax.set_yscale("log")
-    ax.set_ylabel("one-way delivery (us, log)")
+    ax.set_ylabel("one-way delivery (log)")
     ax.set_title("paced 4-byte events: delivery latency to a sleeping "
                  "receiver\n%s" % subtitle(doc), fontsize=9)
     ax.grid(True, axis="y", which="both", alpha=0.3)

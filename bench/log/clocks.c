@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the clocks cost on this machine: seed 000 found that the clock
+ * What the clocks cost on this machine: the 2012 LKML shared-memory logger RFC found that the clock
  * source decided whether shared memory beat the kernel logger, and every
  * contender pays one clock read per record. Printed next to the tables so
  * that the figures can be read against it.

@@ -3,11 +3,19 @@
  * shmlog-bench log: shmlog against every other way a Linux program logs.
  *
  * Layout of this folder:
- *   log_main.c      options, the run plan, tables, JSON, targets
+ *   log_main.c      the command: options in, plan run, reports out
+ *   options.c       command-line options
+ *   registry.c      the list of contenders
+ *   plan.c          the run plan: what is measured, in which order
+ *   tables.c        the tables printed for a user
+ *   targets.c       the project's targets, a table of definitions
+ *   json.c          every figure as JSON (docs/results/ holds these)
+ *   plot.c          SVG plots through plot.py
+ *   plan.h          what these share: struct lb_entry, struct lb_opts
  *   run.c           the measurement harness: writer processes and threads,
  *                   warm-up, batched timing, getrusage, collector CPU,
  *                   draining, syscall counting under strace
- *   workload.c      seed 000's 16 messages and the size sweep
+ *   workload.c      the 2012 RFC's 16 sample messages, the size sweep
  *   readers.c       shmlog's readers: dump rate, follow latency, follower cost
  *   contenders/     one file per contender, each a struct lb_contender
  *
@@ -58,7 +66,7 @@ struct lb_msg {
 struct lb_work {
 	struct lb_msg m[LB_WORK_N];
 	double avg_len;
-	char name[32]; /* "seed16" or "size=256" */
+	char name[32]; /* "rfc16" or "size=256" */
 };
 void lb_work_seed(struct lb_work *w);
 /* Messages of exactly @size bytes. The text lives in static storage. */
@@ -149,8 +157,6 @@ void lb_stop(pid_t pid);
 /* CPU seconds (user + system, all threads) a live process has used;
  * -1 if unknown. */
 double lb_proc_cpu_s(pid_t pid);
-/* Is the shmlog library built in? */
-bool lb_have_shmlog(void);
 
 /* ---- the harness (run.c) ---- */
 struct lb_config {
@@ -212,7 +218,10 @@ struct lb_clocks {
 };
 void lb_clock_costs(struct lb_clocks *c);
 
-/* Find a contender by name. */
+/* ---- the contenders, in table order (registry.c) ---- */
+extern const struct lb_contender *const lb_contenders[];
+extern const int lb_n_contenders;
+/* The contender called @name, or NULL. */
 const struct lb_contender *lb_find(const char *name);
 
 #ifdef __cplusplus

@@ -6,8 +6,8 @@ usage: plot.py BENCH-LOG.json OUTDIR [svg|png]
 
 Writes SVG (or PNG) files into OUTDIR:
   log-throughput.svg  records/s per contender, single writer (log scale)
-  log-latency-cdf.svg ns per call, CDF of batch means (log scale)
-  log-sweep.svg       MB/s against message size
+  log-latency-cdf.svg time per call, CDF of batch means (log scale)
+  log-sweep.svg       payload bytes/s against message size
   log-scaling.svg     aggregate records/s against writers, threads and processes
 """
 import json
@@ -19,6 +19,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import EngFormatter, FixedLocator, FuncFormatter
 except ImportError:
     print("plot.py: matplotlib is missing (Debian package python3-matplotlib); "
           "no plots drawn", file=sys.stderr)
@@ -33,7 +34,7 @@ SEED_COLOR = "#d62728"
 def color_of(name):
     if name.startswith("shmlog"):
         return SHMLOG_COLOR
-    if name.startswith("seed"):
+    if name.startswith("rfc") or name.startswith("seed"):
         return SEED_COLOR
     return PEER_COLOR
 
@@ -51,19 +52,48 @@ def line_color(name):
 
 
 def line_style(name):
-    """shmlog's variants bold, the seed design solid, the peers dashed."""
+    """shmlog's variants bold, the 2012 RFC's design solid, the peers dashed."""
     if name.startswith("shmlog"):
         return {"linewidth": 2.4, "linestyle": "-"}
-    if name.startswith("seed"):
+    if name.startswith("rfc") or name.startswith("seed"):
         return {"linewidth": 1.6, "linestyle": "-"}
     return {"linewidth": 1.2, "linestyle": "--"}
 
 
+def eng(v, unit=""):
+    """23033800 -> '23.0 M', (1.31e9, 'B/s') -> '1.31 GB/s'."""
+    for p, pre in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= p * 0.9995:
+            return "%.3g %s%s" % (v / p, pre, unit)
+    return "%.3g%s" % (v, " " + unit if unit else "")
+
+
+def dur(ns, _pos=None):
+    """A duration in ns as a reader writes it: '42 ns', '1.2 us', '3 ms'."""
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
+        if ns >= div * 0.9995:
+            return "%.3g %s" % (ns / div, unit)
+    return "%.3g ns" % ns
+
+
+def size(b, _pos=None):
+    """Bytes as a reader writes them: '64 B', '1 KiB', '4 KiB'."""
+    for div, unit in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if b >= div:
+            return "%g %s" % (b / div, unit)
+    return "%g B" % b
+
+
+DUR = FuncFormatter(dur)
+SIZE = FuncFormatter(size)
+
+
 def subtitle(doc):
     m = doc["machine"]
-    return "%s, %d cores, %s, clocksource %s\n%s, commit %s" % (
-        m["cpu_model"], m["cores"], m["kernel"], m["clocksource"],
-        m["date"], m["git_commit"])
+    return "%s, %d %s, %s, clocksource %s\n%s, commit %s" % (
+        m["cpu_model"], m["cores"],
+        "vCPUs (%s)" % m["hypervisor"] if m.get("hypervisor") else "cores",
+        m["kernel"], m["clocksource"], m["date"], m["git_commit"][:7])
 
 
 def measured(doc):
@@ -80,9 +110,11 @@ def throughput(doc, out):
     colors = [color_of(n) for n in names]
     ax.barh(names, vals, color=colors)
     for i, c in enumerate(cs):
-        ax.text(vals[i] * 1.05, i, "%.3g rec/s, %.0f MB/s" %
-                (vals[i], c["mb_per_s"]), va="center", fontsize=8)
+        ax.text(vals[i] * 1.05, i, "%s, %s" %
+                (eng(vals[i]) + " records/s", eng(c["mb_per_s"] * 1e6, "B/s")),
+                va="center", fontsize=8)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(EngFormatter())
     ax.set_xlim(min(vals) / 2, max(vals) * 30)
     ax.set_xlabel("records per second, one writer (log scale)")
     # CPU per record, writer and daemon: what a record costs, whatever
@@ -94,12 +126,13 @@ def throughput(doc, out):
     cpu.barh(names, daemon, left=[a - b for a, b in zip(cpus, daemon)],
              color="#f2b134", label="daemon / collector")
     for i, v in enumerate(cpus):
-        cpu.text(v * 1.05, i, "%.0f ns" % v, va="center", fontsize=8)
+        cpu.text(v * 1.05, i, dur(v), va="center", fontsize=8)
     cpu.set_xscale("log")
+    cpu.xaxis.set_major_formatter(DUR)
     cpu.set_xlim(min(v for v in cpus if v > 0) / 2, max(cpus) * 8)
-    cpu.set_xlabel("CPU ns per record, writer + daemon (log scale)")
+    cpu.set_xlabel("CPU time per record, writer + daemon (log scale)")
     cpu.legend(fontsize=8, loc="upper right")
-    fig.suptitle("shmlog-bench log: seed 000's messages, %.0f B average\n%s"
+    fig.suptitle("shmlog-bench log: the 2012 RFC's sample messages, %.0f B average\n%s"
                  % (doc["config"]["avg_msg_bytes"], subtitle(doc)), fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "log-throughput." + EXT))
@@ -124,9 +157,11 @@ def latency_cdf(doc, out):
                       color=line_color(name), **line_style(name))
     for a in (ax, tail):
         a.set_xscale("log")
+        a.xaxis.set_major_formatter(DUR)
         a.grid(True, which="both", alpha=0.3)
-        a.set_xlabel("ns per call (mean of a batch of %d calls; timer %.1f ns)"
-                     % (doc["config"]["batch"], doc["config"]["timer_cost_ns"]))
+        a.set_xlabel("time per call (mean of a batch of %d calls; timer %s)"
+                     % (doc["config"]["batch"],
+                        dur(doc["config"]["timer_cost_ns"])))
     ax.set_ylabel("fraction of batches at or below")
     tail.set_yscale("log")
     tail.set_ylabel("fraction of batches above (tail)")
@@ -141,7 +176,7 @@ def sweep(doc, out):
     fig, ax = plt.subplots(figsize=(9, 5.5))
     drawn = False
     for c in measured(doc):
-        pts = [(s["size"], s["mb_per_s"]) for s in c.get("sweep", [])]
+        pts = [(s["size"], s["mb_per_s"] * 1e6) for s in c.get("sweep", [])]
         if not pts:
             continue
         xs, ys = zip(*pts)
@@ -153,8 +188,11 @@ def sweep(doc, out):
         return
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("MB/s of message payload, one writer")
+    ax.xaxis.set_major_locator(FixedLocator([16, 64, 256, 1024, 4096]))
+    ax.xaxis.set_major_formatter(SIZE)
+    ax.yaxis.set_major_formatter(EngFormatter(unit="B/s"))
+    ax.set_xlabel("message size")
+    ax.set_ylabel("message payload per second, one writer")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Message-size sweep\n" + subtitle(doc), fontsize=9)
@@ -179,6 +217,9 @@ def scaling(doc, out):
             drawn = True
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.xaxis.set_major_locator(FixedLocator([1, 2, 4, 8]))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: "%g" % v))
+        ax.yaxis.set_major_formatter(EngFormatter())
         ax.set_xlabel("writers (%s)" % mode)
         ax.grid(True, which="both", alpha=0.3)
         ax.set_title(mode, fontsize=9)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmlog's read side, which seed 000 left untested:
+ * shmlog's read side, which the 2012 RFC left untested:
  *  - dump rate: a full buffer read oldest-first, raw, formatted as logcat's
  *    threadtime and as JSON lines, into /dev/null through a 1 MiB stdio
  *    buffer (the reader's own memory, no faults per record);
@@ -26,15 +26,6 @@
 
 #include "log.h"
 
-#ifndef HAVE_SHMLOG
-void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
-{
-	(void)cfg;
-	memset(r, 0, sizeof(*r));
-	snprintf(r->why, sizeof(r->why),
-		 "the shmlog library was not built into this binary");
-}
-#else
 #include "shmlog.h"
 
 /* ---- formatters ---- */
@@ -409,4 +400,3 @@ void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
 		snprintf(r->why, sizeof(r->why),
 			 "the reader API produced no records");
 }
-#endif

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The workload: seed 000's sixteen sample messages (57 B on average, the
- * trailing newline included, as the seed counted them), each given an
+ * The workload: the sixteen sample messages of the 2012 LKML
+ * shared-memory logger RFC (57 B on average, the
+ * trailing newline included, as the RFC counted them), each given an
  * Android-style tag and priority; and messages of one exact size for the
  * sweep from 16 B to 4 KiB.
  */
 #include <string.h>
 
 #include "log.h"
-#include "seed_messages.h"
+#include "sample_messages.h"
 
-/* The seed's messages with our tags and priorities: shared with `shmlog
- * demo` (tools/seed_messages.h). */
+/* The RFC's messages with our tags and priorities: shared with `shmlog
+ * demo` (common/sample_messages.h). */
 #define seed16 seed_messages
 
 void lb_work_seed(struct lb_work *w)
@@ -28,12 +29,12 @@ void lb_work_seed(struct lb_work *w)
 		sum += (double)w->m[i].len;
 	}
 	w->avg_len = sum / LB_WORK_N;
-	strcpy(w->name, "seed16");
+	strcpy(w->name, "rfc16");
 }
 
 /* Sixteen different texts per size, so that no contender can profit from
  * repeating one message (rsyslog's "last message repeated" would). The
- * text is the seed's messages run together; each message ends in '\n'. */
+ * text is the RFC's messages run together; each message ends in '\n'. */
 static char sized_text[LB_WORK_N][LB_MSG_MAX + 1];
 
 void lb_work_sized(struct lb_work *w, size_t size)

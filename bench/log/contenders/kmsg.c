@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * /dev/kmsg: the kernel's own log ring, one write(2) per record. It is the
- * nearest thing today's kernels have to the Android logger of seed 000.
+ * nearest thing today's kernels have to the Android logger of the 2012 RFC.
  *
  * Writes from user space are rate-limited unless kernel.printk_devkmsg is
  * "on"; we set it for the run and put the old value back at teardown (and

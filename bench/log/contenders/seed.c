@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Seed 000's design, rebuilt from its description: a 64 KiB POSIX shared
+ * The design of the 2012 LKML RFC "Android Logger vs. Shared Memory
+ * FIGHT!", a shared-memory logger, rebuilt from its description: a 64 KiB POSIX shared
  * memory object holding a control block and a byte ring, one semaphore
  * shared by every writer process, gettimeofday() on each write (stored
- * nowhere, as in the seed: it stands for the logger's timestamp) and the
+ * nowhere, as in the RFC: it stands for the logger's timestamp) and the
  * message bytes only, no header. When the ring wraps, the oldest bytes are
  * overwritten and the start moves past the end.
  *
- * The seed used a System V semaphore in its text and sem_t in its code; we
+ * The RFC used a System V semaphore in its text and sem_t in its code; we
  * use a process-shared POSIX sem_t in the segment, as its code did.
  */
 #include <errno.h>
@@ -47,7 +48,7 @@ static struct seed_area *seed_map(const char *name, int oflag, char *err,
 		close(fd);
 		return NULL;
 	}
-	/* MAP_POPULATE where the seed had MAP_LOCKED: same effect on the
+	/* MAP_POPULATE where the RFC had MAP_LOCKED: same effect on the
 	 * measurement (no faults in the loop), no RLIMIT_MEMLOCK needed. */
 	void *p = mmap(NULL, SEED_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_POPULATE, fd, 0);
@@ -61,7 +62,7 @@ static struct seed_area *seed_map(const char *name, int oflag, char *err,
 
 static int seed_setup(struct lb_ctx *c)
 {
-	snprintf(c->arg, sizeof(c->arg), "/shmlog-bench-seed-%d",
+	snprintf(c->arg, sizeof(c->arg), "/shmlog-bench-rfc-%d",
 		 (int)getpid());
 	shm_unlink(c->arg);
 	struct seed_area *a =
@@ -129,8 +130,8 @@ static void seed_close(void *w)
 }
 
 const struct lb_contender lb_seed = {
-    .name = "seed-shm-sem",
-    .what = "seed 000 rebuilt: 64 KiB shm ring, shared semaphore, "
+    .name = "rfc-shm-sem",
+    .what = "the 2012 RFC's logger: 64 KiB shm ring, shared semaphore, "
 	    "gettimeofday(), message only",
     .setup = seed_setup,
     .teardown = seed_teardown,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmlog itself, with each of the clocks that seed 000 showed to matter:
- * the default (TSC where invariant), CLOCK_REALTIME (the vDSO call the seed's
- * gettimeofday() made) and CLOCK_MONOTONIC_COARSE. Each variant gets its own
+ * shmlog itself, with each of the clocks that the 2012 LKML shared-memory
+ * logger RFC showed to matter: the default (TSC where invariant),
+ * CLOCK_REALTIME (the vDSO call the RFC's gettimeofday() made) and CLOCK_MONOTONIC_COARSE. Each variant gets its own
  * private buffer, created with the library's default size and lanes.
  */
 #include <errno.h>
@@ -12,13 +12,7 @@
 
 #include "log.h"
 
-#ifdef HAVE_SHMLOG
 #include "shmlog.h"
-
-bool lb_have_shmlog(void)
-{
-	return true;
-}
 
 static int setup_clock(struct lb_ctx *c, int clock, const char *suffix)
 {
@@ -97,29 +91,6 @@ static void sl_close(void *w)
 	    .close = sl_close,                                                 \
 	}
 
-#else /* !HAVE_SHMLOG: the library is not in this tree yet */
-
-bool lb_have_shmlog(void)
-{
-	return false;
-}
-
-static int unavailable(struct lb_ctx *c)
-{
-	snprintf(c->why, sizeof(c->why),
-		 "the shmlog library was not built into this binary (no "
-		 "src/ring.c)");
-	return -1;
-}
-
-#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                             \
-	const struct lb_contender var = {                                      \
-	    .name = nm,                                                        \
-	    .what = wh,                                                        \
-	    .flags = LB_SHMLOG | (fl),                                         \
-	    .setup = unavailable,                                              \
-	}
-#endif
 
 SHMLOG_CONTENDER(lb_shmlog_default, "shmlog",
 		 "shmlog_write_n(), default clock (TSC if invariant)",

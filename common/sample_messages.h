@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The 16 sample messages of seed 000 (the 2012 "Android Logger vs. Shared
- * Memory" RFC), 57 bytes on average: the workload of `shmlog demo` and of
- * `shmlog-bench log`, so that figures compare with the seed's.
+ * The 16 sample messages of the 2012 LKML RFC "Android Logger vs. Shared
+ * Memory FIGHT!" (a shared-memory logger for Android), 57 bytes on
+ * average: the workload of `shmlog demo` (tools/) and of `shmlog-bench log`
+ * (bench/), so that their figures compare with the RFC's. It sits in
+ * common/ so that neither folder reaches into the other.
  */
-#ifndef SHMLOG_SEED_MESSAGES_H
-#define SHMLOG_SEED_MESSAGES_H
+#ifndef SHMLOG_SAMPLE_MESSAGES_H
+#define SHMLOG_SAMPLE_MESSAGES_H
 
 struct seed_message {
 	int prio;
@@ -13,7 +15,7 @@ struct seed_message {
 	const char *msg;
 };
 
-/* The messages are the seed's, trailing newline included as the seed
+/* The messages are the RFC's, trailing newline included as the RFC
  * counted them (readers show one line per record all the same); tags and
  * priorities are ours, picked the way vold and its helpers would log them
  * on a phone. */

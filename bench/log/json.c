@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* Every figure of a `shmlog-bench log` run as one JSON document: what
+ * scripts/render-results turns into the tables of the docs. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "plan.h"
+
+/* CDF points: every 2% and the tail. */
+static double cdf_q[64];
+static int cdf_n;
+
+static void cdf_init(void)
+{
+	static const double tail[] = {0.98,   0.99,   0.995,   0.998, 0.999,
+				      0.9995, 0.9999, 0.99999, 1};
+	cdf_n = 0;
+	for (int i = 0; i < 50; i++)
+		cdf_q[cdf_n++] = i / 50.0;
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		cdf_q[cdf_n++] = tail[i];
+}
+
+static double json_timer_ns;
+
+static void json_entry(struct jsonw *j, const struct lb_entry *e)
+{
+	bool ok = lb_usable(e);
+	jsonw_begin_obj(j);
+	jsonw_str(j, "contender", e->ct->name);
+	jsonw_str(j, "what", e->ct->what);
+	jsonw_int(j, "skipped", e->skipped || e->failed);
+	jsonw_str(j, "skip_reason", e->skipped || e->failed ? e->why : "");
+	jsonw_str(j, "note", e->note);
+	jsonw_num(j, "records_per_s", ok ? e->records_per_s : NAN);
+	jsonw_num(j, "mb_per_s", ok ? e->mb_per_s : NAN);
+	jsonw_num(j, "e2e_records_per_s", ok ? e->e2e_per_s : NAN);
+	jsonw_num(j, "ns_p50",
+		       ok ? (double)bench_hist_quantile(&e->hist, 0.5) : NAN);
+	jsonw_num(j, "ns_p99",
+		       ok ? (double)bench_hist_quantile(&e->hist, 0.99) : NAN);
+	jsonw_num(j, "ns_p999",
+		       ok ? (double)bench_hist_quantile(&e->hist, 0.999) : NAN);
+	jsonw_num(j, "ns_max", ok ? (double)e->hist.max : NAN);
+	bool pc = ok && e->hist1.count;
+	jsonw_num(j, "call_ns_p50",
+		       pc ? lb_call_q(e, 0.5, json_timer_ns) : NAN);
+	jsonw_num(j, "call_ns_p99",
+		       pc ? lb_call_q(e, 0.99, json_timer_ns) : NAN);
+	jsonw_num(j, "call_ns_p999",
+		       pc ? lb_call_q(e, 0.999, json_timer_ns) : NAN);
+	jsonw_num(j, "call_ns_p9999",
+		       pc ? lb_call_q(e, 0.9999, json_timer_ns) : NAN);
+	jsonw_num(j, "minflt_per_mrec",
+		       ok ? lb_per_mrec(e->minflt, e->recs) : NAN);
+	jsonw_num(j, "majflt_per_mrec",
+		       ok ? lb_per_mrec(e->majflt, e->recs) : NAN);
+	jsonw_num(j, "vcsw_per_mrec",
+		       ok ? lb_per_mrec(e->nvcsw, e->recs) : NAN);
+	jsonw_num(j, "ivcsw_per_mrec",
+		       ok ? lb_per_mrec(e->nivcsw, e->recs) : NAN);
+	jsonw_num(j, "syscalls_per_rec",
+		       ok && e->syscalls >= 0 ? e->syscalls : NAN);
+	jsonw_num(j, "cpu_ns_per_rec", ok ? lb_cpu_ns_per_rec(e) : NAN);
+	jsonw_num(j, "daemon_cpu_ns_per_rec",
+		       ok ? e->coll_cpu_s * 1e9 / (double)e->recs : NAN);
+	jsonw_num(j, "delivered", ok ? e->delivered : NAN);
+	jsonw_int(j, "write_errors", (long long)e->errs);
+	jsonw_key(j, "reps_records_per_s");
+	jsonw_begin_arr(j);
+	for (int i = 0; i < e->nrep; i++)
+		jsonw_num(j, NULL, e->rps[i]);
+	jsonw_end_arr(j);
+	jsonw_key(j, "cdf");
+	jsonw_begin_arr(j);
+	for (int i = 0; ok && i < cdf_n; i++) {
+		jsonw_begin_arr(j);
+		jsonw_num(j, NULL, cdf_q[i]);
+		jsonw_num(j, NULL,
+			       cdf_q[i] >= 1 ? (double)e->hist.max
+					     : (double)bench_hist_quantile(
+						   &e->hist, cdf_q[i]));
+		jsonw_end_arr(j);
+	}
+	jsonw_end_arr(j);
+	jsonw_key(j, "sweep");
+	jsonw_begin_arr(j);
+	for (int i = 0; ok && i < LB_N_SIZES; i++) {
+		if (e->sw_rps[i] < 0)
+			continue;
+		jsonw_begin_obj(j);
+		jsonw_int(j, "size", (long long)lb_sweep_sizes[i]);
+		jsonw_num(j, "records_per_s", e->sw_rps[i]);
+		jsonw_num(j, "mb_per_s", e->sw_mbps[i]);
+		jsonw_num(j, "ns_p50", e->sw_p50[i]);
+		jsonw_end_obj(j);
+	}
+	jsonw_end_arr(j);
+	jsonw_key(j, "scaling");
+	jsonw_begin_arr(j);
+	for (int m = 0; ok && m < 2; m++)
+		for (int i = 0; i < LB_N_SCALE; i++) {
+			if (e->sc_rps[m][i] < 0)
+				continue;
+			jsonw_begin_obj(j);
+			jsonw_str(j, "mode", m ? "processes" : "threads");
+			jsonw_int(j, "writers", lb_scale_writers[i]);
+			jsonw_num(j, "records_per_s", e->sc_rps[m][i]);
+			jsonw_num(j, "records_per_cpu_s",
+				       e->sc_cpu_rps[m][i]);
+			jsonw_end_obj(j);
+		}
+	jsonw_end_arr(j);
+	jsonw_end_obj(j);
+}
+
+static void json_readers(struct jsonw *j, const struct lb_readers *r)
+{
+	jsonw_key(j, "readers");
+	jsonw_begin_obj(j);
+	jsonw_int(j, "skipped", !r->ok);
+	jsonw_str(j, "skip_reason", r->ok ? "" : r->why);
+	if (r->ok) {
+		jsonw_int(j, "dump_records", (long long)r->dump_recs);
+		jsonw_num(j, "dump_raw_records_per_s", r->dump_raw_rps);
+		jsonw_num(j, "dump_threadtime_records_per_s",
+			       r->dump_threadtime_rps);
+		jsonw_num(j, "dump_json_records_per_s", r->dump_json_rps);
+		jsonw_num(j, "follow_ns_p50", r->follow_p50);
+		jsonw_num(j, "follow_ns_p99", r->follow_p99);
+		jsonw_int(j, "follow_samples", (long long)r->follow.count);
+		jsonw_num(j, "writer_alone_records_per_s", r->alone_rps);
+		jsonw_num(j, "writer_followed_records_per_s",
+			       r->followed_rps);
+		jsonw_num(j, "writer_alone_ns_p99", r->alone_p99);
+		jsonw_num(j, "writer_followed_ns_p99", r->followed_p99);
+		jsonw_num(j, "writer_alone_cpu_ns_per_rec",
+			       r->alone_cpu_ns);
+		jsonw_num(j, "writer_followed_cpu_ns_per_rec",
+			       r->followed_cpu_ns);
+		jsonw_num(j, "follower_cpu_ns_per_rec",
+			       r->follower_cpu_ns_per_rec);
+	}
+	jsonw_end_obj(j);
+}
+
+int lb_write_json(const char *path, const struct lb_report *r)
+{
+	struct jsonw j;
+	const struct lb_opts *o = r->o;
+	const struct lb_clocks *clk = r->clk;
+	const struct lb_target *t = r->t;
+	cdf_init();
+	json_timer_ns = r->timer_ns;
+	if (!bench_json_open(&j, path, "log", r->m)) {
+		fprintf(stderr, "shmlog-bench log: cannot write %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	jsonw_key(&j, "config");
+	jsonw_begin_obj(&j);
+	jsonw_int(&j, "quick", o->main.quick);
+	jsonw_num(&j, "dur_s", o->main.dur_s);
+	jsonw_num(&j, "warm_s", o->main.warm_s);
+	jsonw_int(&j, "reps", o->main.reps);
+	jsonw_int(&j, "batch", o->main.batch);
+	jsonw_num(&j, "timer_cost_ns", r->timer_ns);
+	jsonw_num(&j, "rdtsc_ns", clk->rdtsc_ns);
+	jsonw_num(&j, "clock_realtime_ns", clk->realtime_ns);
+	jsonw_num(&j, "clock_realtime_coarse_ns", clk->coarse_ns);
+	jsonw_num(&j, "gettimeofday_ns", clk->gettimeofday_ns);
+	jsonw_num(&j, "sem_pair_ns", clk->sem_pair_ns);
+	jsonw_num(&j, "atomic_add_ns", clk->atomic_add_ns);
+	jsonw_num(&j, "avg_msg_bytes", r->w->avg_len);
+	jsonw_int(&j, "with_kmsg", o->with_kmsg);
+	jsonw_str(&j, "scratch_dir", lb_scratch);
+	jsonw_end_obj(&j);
+	jsonw_key(&j, "contenders");
+	jsonw_begin_arr(&j);
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (lb_entries[i].selected)
+			json_entry(&j, &lb_entries[i]);
+	jsonw_end_arr(&j);
+	json_readers(&j, r->rd);
+	jsonw_key(&j, "targets");
+	jsonw_begin_arr(&j);
+	for (int i = 0; i < r->nt; i++) {
+		jsonw_begin_obj(&j);
+		jsonw_str(&j, "what", t[i].what);
+		jsonw_num(&j, "value", t[i].known ? t[i].value : NAN);
+		jsonw_num(&j, "want", t[i].want);
+		jsonw_str(&j, "direction",
+			       t[i].higher_better ? ">=" : "<=");
+		jsonw_str(&j, "status",
+			       !t[i].known	   ? "n/a"
+			       : lb_target_met(&t[i]) ? "met"
+						   : "missed");
+		jsonw_end_obj(&j);
+	}
+	jsonw_end_arr(&j);
+	return bench_json_close(&j);
+}
+

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run plan of `shmlog-bench log`. Each contender is set up once and
+ * torn down after all of its parts, so a daemon starts once:
+ *   1. single writer, the 2012 RFC's 16 messages: --reps runs, medians,
+ *      then the same with every call timed (shmlog and the RFC's design)
+ *   2. syscalls per record under strace (difference of two run lengths)
+ *   3. message-size sweep, 16 B .. 4 KiB, single writer
+ *   4. scaling: 1, 2, 4, 8 writers as threads and as processes
+ * (shmlog's readers, the fifth part, are measured by readers.c.)
+ */
+#include <math.h>
+#include <string.h>
+
+#include "plan.h"
+
+const size_t lb_sweep_sizes[LB_N_SIZES] = {16, 64, 256, 1024, 4096};
+const int lb_scale_writers[LB_N_SCALE] = {1, 2, 4, 8};
+
+struct lb_entry lb_entries[LB_MAX_CONTENDERS];
+
+bool lb_usable(const struct lb_entry *e)
+{
+	return e && e->selected && !e->skipped && !e->failed && e->nrep > 0;
+}
+
+const struct lb_entry *lb_entry_of(const struct lb_contender *ct)
+{
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (lb_entries[i].ct == ct)
+			return &lb_entries[i];
+	return NULL;
+}
+
+double lb_per_mrec(long v, uint64_t recs)
+{
+	return recs ? (double)v * 1e6 / (double)recs : NAN;
+}
+
+double lb_cpu_ns_per_rec(const struct lb_entry *e)
+{
+	return e->recs ? (e->cpu_s + e->coll_cpu_s) * 1e9 / (double)e->recs
+		       : NAN;
+}
+
+/* The timer's cost is in every sample once. */
+double lb_call_q(const struct lb_entry *e, double q, double timer_ns)
+{
+	double v = (double)bench_hist_quantile(&e->hist1, q) - timer_ns;
+	return v > 0 ? v : 0;
+}
+
+/* ---- measuring ----
+ *
+ * Every selected contender is set up first (daemons and collectors then sit
+ * idle side by side), and the runs are interleaved: repetition 1 of every
+ * contender, then repetition 2, and so on. On a machine whose load drifts
+ * (a shared one always does), each contender then sees the same mix of
+ * conditions, and the ratios between them are what stays stable. */
+
+static bool live(const struct lb_entry *e)
+{
+	return e->selected && !e->skipped && !e->failed;
+}
+
+static void progress(const char *name, const char *what)
+{
+	fprintf(stderr, "  %-16s %s\n", name, what);
+}
+
+static void fail(struct lb_entry *e, const char *err)
+{
+	e->failed = true;
+	snprintf(e->why, sizeof(e->why), "%s", err);
+	progress(e->ct->name, "FAILED");
+}
+
+static void setup_one(struct lb_entry *e)
+{
+	e->syscalls = -1;
+	e->delivered = 1;
+	for (int m = 0; m < 2; m++)
+		for (int i = 0; i < LB_N_SCALE; i++)
+			e->sc_rps[m][i] = e->sc_cpu_rps[m][i] = -1;
+	for (int i = 0; i < LB_N_SIZES; i++)
+		e->sw_rps[i] = e->sw_mbps[i] = e->sw_p50[i] = -1;
+	bench_hist_init(&e->hist);
+	bench_hist_init(&e->hist1);
+	e->c = (struct lb_ctx){.ct = e->ct};
+	if (e->ct->setup(&e->c) < 0) {
+		e->skipped = true;
+		snprintf(e->why, sizeof(e->why), "%s", e->c.why);
+		progress(e->ct->name, "SKIPPED");
+		return;
+	}
+	e->set_up = true;
+	snprintf(e->note, sizeof(e->note), "%s", e->c.note);
+}
+
+static void main_rep(struct lb_entry *e, const struct lb_config *cfg,
+		     const struct lb_work *w)
+{
+	static struct lb_result r;
+	lb_run(&e->c, w, cfg, 1, 1, &r);
+	if (!r.ok || r.wall_s <= 0) {
+		fail(e, r.err);
+		return;
+	}
+	e->rps[e->nrep] = (double)r.recs / r.wall_s;
+	e->e2e[e->nrep] = (double)r.recs / r.e2e_s;
+	e->nrep++;
+	e->recs += r.recs;
+	e->bytes += r.bytes;
+	e->errs += r.errs;
+	e->cpu_s += r.cpu_s;
+	e->coll_cpu_s += r.coll_cpu_s;
+	e->minflt += r.minflt;
+	e->majflt += r.majflt;
+	e->nvcsw += r.nvcsw;
+	e->nivcsw += r.nivcsw;
+	if (r.delivered < e->delivered)
+		e->delivered = r.delivered;
+	bench_hist_merge(&e->hist, &r.hist);
+}
+
+static void main_finish(struct lb_entry *e)
+{
+	double v[LB_MAX_REPS];
+	if (!e->nrep)
+		return;
+	memcpy(v, e->rps, sizeof(v));
+	e->records_per_s = bench_median(v, e->nrep);
+	memcpy(v, e->e2e, sizeof(v));
+	e->e2e_per_s = bench_median(v, e->nrep);
+	e->mb_per_s =
+	    e->records_per_s * ((double)e->bytes / (double)e->recs) / 1e6;
+}
+
+static bool wants_per_call(const struct lb_entry *e)
+{
+	return live(e) && ((e->ct->flags & LB_SHMLOG) || e->ct == &lb_seed);
+}
+
+static void measure_per_call(const struct lb_opts *o, const struct lb_work *w)
+{
+	static struct lb_result r;
+	struct lb_config one = o->main;
+	one.batch = 1;
+	for (int rep = 0; rep < one.reps; rep++)
+		for (int i = 0; i < lb_n_contenders; i++) {
+			struct lb_entry *e = &lb_entries[i];
+			if (!wants_per_call(e))
+				continue;
+			if (rep == 0)
+				progress(e->ct->name, "every call timed");
+			lb_run(&e->c, w, &one, 1, 1, &r);
+			if (r.ok)
+				bench_hist_merge(&e->hist1, &r.hist);
+		}
+}
+
+static void measure_main(const struct lb_opts *o, const struct lb_work *w)
+{
+	for (int rep = 0; rep < o->main.reps; rep++)
+		for (int i = 0; i < lb_n_contenders; i++)
+			if (live(&lb_entries[i])) {
+				if (rep == 0)
+					progress(lb_entries[i].ct->name,
+						 "single writer");
+				main_rep(&lb_entries[i], &o->main, w);
+			}
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (live(&lb_entries[i]))
+			main_finish(&lb_entries[i]);
+	measure_per_call(o, w);
+}
+
+/* Per-repetition values of one cell of the sweep or scaling tables. */
+struct cell {
+	int n;
+	bool bad;
+	double rps[LB_MAX_REPS], aux[LB_MAX_REPS];
+};
+
+static void cell_run(struct lb_entry *e, struct cell *cl,
+		     const struct lb_config *cfg, const struct lb_work *w,
+		     int procs, int threads, bool per_cpu)
+{
+	static struct lb_result r;
+	if (cl->bad)
+		return;
+	lb_run(&e->c, w, cfg, procs, threads, &r);
+	if (!r.ok || r.wall_s <= 0) {
+		cl->bad = true;
+		return;
+	}
+	cl->rps[cl->n] = (double)r.recs / r.wall_s;
+	if (per_cpu)
+		cl->aux[cl->n] = r.cpu_s + r.coll_cpu_s > 0
+				     ? (double)r.recs / (r.cpu_s + r.coll_cpu_s)
+				     : -1;
+	else
+		cl->aux[cl->n] = (double)bench_hist_quantile(&r.hist, 0.5);
+	cl->n++;
+}
+
+static void cell_result(struct cell *cl, double *rps, double *aux)
+{
+	*rps = *aux = -1;
+	if (cl->bad || !cl->n)
+		return;
+	*rps = bench_median(cl->rps, cl->n);
+	*aux = bench_median(cl->aux, cl->n);
+}
+
+static bool fits(const struct lb_entry *e, size_t size)
+{
+	return size <= (e->ct->max_msg ? e->ct->max_msg : LB_MSG_MAX);
+}
+
+static void measure_sweep(const struct lb_opts *o)
+{
+	static struct cell cells[LB_MAX_CONTENDERS][LB_N_SIZES];
+	struct lb_work w;
+	memset(cells, 0, sizeof(cells));
+	progress("all", "size sweep");
+	for (int s = 0; s < LB_N_SIZES; s++) {
+		lb_work_sized(&w, lb_sweep_sizes[s]);
+		for (int rep = 0; rep < o->sweep.reps; rep++)
+			for (int i = 0; i < lb_n_contenders; i++)
+				if (live(&lb_entries[i]) &&
+				    fits(&lb_entries[i], lb_sweep_sizes[s]))
+					cell_run(&lb_entries[i], &cells[i][s],
+						 &o->sweep, &w, 1, 1, false);
+	}
+	for (int i = 0; i < lb_n_contenders; i++)
+		for (int s = 0; live(&lb_entries[i]) && s < LB_N_SIZES; s++) {
+			struct lb_entry *e = &lb_entries[i];
+			cell_result(&cells[i][s], &e->sw_rps[s], &e->sw_p50[s]);
+			if (e->sw_rps[s] > 0)
+				e->sw_mbps[s] =
+				    e->sw_rps[s] * (double)lb_sweep_sizes[s] / 1e6;
+		}
+}
+
+/* Three runs per cell for shmlog and the RFC's design, whose ratios are
+ * targets; one for the others, to keep the whole run short. */
+static int scale_reps(const struct lb_entry *e, const struct lb_config *cfg)
+{
+	return (e->ct->flags & LB_SHMLOG) || e->ct == &lb_seed ? cfg->reps : 1;
+}
+
+static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
+{
+	static struct cell cells[LB_MAX_CONTENDERS][2][LB_N_SCALE];
+	memset(cells, 0, sizeof(cells));
+	progress("all", "scaling");
+	for (int m = 0; m < 2; m++)
+		for (int s = 0; s < LB_N_SCALE; s++) {
+			int n = lb_scale_writers[s];
+			if (o->main.quick && n > 2)
+				continue;
+			for (int rep = 0; rep < o->scale.reps; rep++)
+				for (int i = 0; i < lb_n_contenders; i++) {
+					struct lb_entry *e = &lb_entries[i];
+					if (!live(e) ||
+					    (e->ct->flags & LB_NO_SCALING) ||
+					    rep >= scale_reps(e, &o->scale))
+						continue;
+					cell_run(e, &cells[i][m][s], &o->scale,
+						 w, m ? n : 1, m ? 1 : n, true);
+				}
+		}
+	for (int i = 0; i < lb_n_contenders; i++)
+		for (int m = 0; live(&lb_entries[i]) && m < 2; m++)
+			for (int s = 0; s < LB_N_SCALE; s++)
+				cell_result(&cells[i][m][s],
+					    &lb_entries[i].sc_rps[m][s],
+					    &lb_entries[i].sc_cpu_rps[m][s]);
+}
+
+void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)
+{
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (lb_entries[i].selected)
+			setup_one(&lb_entries[i]);
+	measure_main(o, w);
+	for (int i = 0; o->main.strace && i < lb_n_contenders; i++)
+		if (live(&lb_entries[i])) {
+			progress(lb_entries[i].ct->name, "syscalls under strace");
+			lb_entries[i].syscalls =
+			    lb_syscalls_per_rec(&lb_entries[i].c, &o->main);
+		}
+	if (!o->no_sweep)
+		measure_sweep(o);
+	if (!o->no_scaling)
+		measure_scaling(o, w);
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (lb_entries[i].set_up)
+			lb_entries[i].ct->teardown(&lb_entries[i].c);
+}
+

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the parts of `shmlog-bench log` share: the options of a run and, per
+ * contender, everything measured about it. options.c fills struct lb_opts,
+ * plan.c fills the entries, tables.c, targets.c, json.c and plot.c read
+ * them.
+ */
+#ifndef SHMLOG_BENCH_LOG_PLAN_H
+#define SHMLOG_BENCH_LOG_PLAN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "log.h"
+
+#define LB_MAX_REPS 15
+#define LB_N_SIZES 5
+#define LB_N_SCALE 4
+#define LB_MAX_CONTENDERS 16
+extern const size_t lb_sweep_sizes[LB_N_SIZES];
+extern const int lb_scale_writers[LB_N_SCALE];
+
+struct lb_opts {
+	struct lb_config main, sweep, scale;
+	const char *json, *plot, *only;
+	bool no_sweep, no_scaling, no_readers;
+	bool with_kmsg; /* /dev/kmsg writes into the machine's kernel log */
+	bool wide;	/* every column, past 100 characters */
+};
+
+/* Fill @o from the command line. Returns 0, 1 after printing the help
+ * (exit 0), or -1 after printing what was wrong (exit 2). */
+int lb_parse_opts(int argc, char **argv, struct lb_opts *o);
+/* Is contender @ct part of this run? */
+bool lb_selected(const struct lb_opts *o, const struct lb_contender *ct);
+
+/* Everything measured about one contender. */
+struct lb_entry {
+	const struct lb_contender *ct;
+	struct lb_ctx c;
+	bool selected, skipped, failed, set_up;
+	char why[400], note[400];
+	int nrep;
+	double rps[LB_MAX_REPS], e2e[LB_MAX_REPS];
+	double records_per_s, mb_per_s, e2e_per_s;
+	struct bench_hist hist; /* batch means */
+	/* shmlog and the RFC's design only: every call timed (--batch 1), for
+	 * the tail: a batch mean turns one interrupted call in a batch into a
+	 * slow batch, which moves rare stalls up the percentiles 16-fold */
+	struct bench_hist hist1;
+	uint64_t recs, bytes, errs;
+	double cpu_s, coll_cpu_s, delivered;
+	long minflt, majflt, nvcsw, nivcsw;
+	double syscalls; /* per record; -1 unknown */
+	/* sweep: records/s and median ns per size; < 0 not run */
+	double sw_rps[LB_N_SIZES], sw_mbps[LB_N_SIZES], sw_p50[LB_N_SIZES];
+	/* scaling: [0] threads, [1] processes; records/s of wall time, and
+	 * records per CPU-second the writers actually got */
+	double sc_rps[2][LB_N_SCALE], sc_cpu_rps[2][LB_N_SCALE];
+};
+
+/* One entry per registered contender, in registry order. */
+extern struct lb_entry lb_entries[LB_MAX_CONTENDERS];
+
+/* Set up every selected contender, run the plan, tear them down. */
+void lb_measure_all(const struct lb_opts *o, const struct lb_work *w);
+
+/* Measured and not skipped or failed. */
+bool lb_usable(const struct lb_entry *e);
+const struct lb_entry *lb_entry_of(const struct lb_contender *ct);
+/* Per million records; NaN without records. */
+double lb_per_mrec(long v, uint64_t recs);
+/* CPU per record, writer and daemon; NaN without records. */
+double lb_cpu_ns_per_rec(const struct lb_entry *e);
+/* Quantile @q of the every-call histogram less the timer's cost. */
+double lb_call_q(const struct lb_entry *e, double q, double timer_ns);
+
+/* ---- tables (tables.c) ---- */
+void lb_print_main(FILE *f, const struct lb_opts *o, double timer_ns,
+		   const struct lb_work *w);
+void lb_print_per_call(FILE *f, double timer_ns);
+void lb_print_rfc_table(FILE *f, const struct bench_machine *m);
+void lb_print_sweep(FILE *f);
+void lb_print_scaling(FILE *f);
+void lb_print_readers(FILE *f, const struct lb_readers *r);
+void lb_print_legend(FILE *f);
+
+/* ---- targets (targets.c) ---- */
+struct lb_target {
+	const char *what;
+	double value, want;
+	bool higher_better, known;
+};
+#define LB_MAX_TARGETS 16
+/* Evaluate every target on the entries; returns how many. */
+int lb_targets_collect(struct lb_target *t, double timer_ns);
+bool lb_target_met(const struct lb_target *t);
+void lb_print_targets(FILE *f, const struct lb_target *t, int n);
+
+/* ---- JSON and plots (json.c, plot.c) ---- */
+struct lb_report {
+	const struct bench_machine *m;
+	const struct lb_opts *o;
+	double timer_ns;
+	const struct lb_clocks *clk;
+	const struct lb_work *w;
+	const struct lb_readers *rd;
+	const struct lb_target *t;
+	int nt;
+};
+int lb_write_json(const char *path, const struct lb_report *r);
+void lb_run_plot(const char *json, const char *dir);
+
+#endif

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tables `shmlog-bench log` prints: rates and sizes in engineering
+ * units, durations in the unit that reads best, 100 columns unless --wide.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "plan.h"
+
+#define E(v, u) bench_eng((char[24]){0}, 24, (v), (u))
+#define D(ns) bench_dur((char[24]){0}, 24, (ns))
+
+static bool shown(const struct lb_entry *e, FILE *f)
+{
+	if (!e->selected)
+		return false;
+	if (e->skipped || e->failed) {
+		fprintf(f, "%-16s %s: %s\n", e->ct->name,
+			e->skipped ? "SKIPPED" : "FAILED", e->why);
+		return false;
+	}
+	return true;
+}
+
+static const char *syscalls(char *buf, size_t n, const struct lb_entry *e)
+{
+	if (e->syscalls < 0)
+		snprintf(buf, n, "n/a");
+	else
+		snprintf(buf, n, "%.3g", e->syscalls);
+	return buf;
+}
+
+static void main_row(FILE *f, const struct lb_entry *e, bool wide)
+{
+	char sys[16];
+	const struct bench_hist *h = &e->hist;
+	fprintf(f, "%-16s %9s %10s %8s %8s %8s %7.1f %7s %8s %8s",
+		e->ct->name, E(e->records_per_s, ""),
+		E(e->mb_per_s * 1e6, "B/s"),
+		D((double)bench_hist_quantile(h, 0.5)),
+		D((double)bench_hist_quantile(h, 0.99)),
+		D((double)bench_hist_quantile(h, 0.999)),
+		lb_per_mrec(e->minflt, e->recs), syscalls(sys, sizeof(sys), e),
+		D(lb_cpu_ns_per_rec(e)),
+		D(e->recs ? e->coll_cpu_s * 1e9 / (double)e->recs : 0));
+	if (wide)
+		fprintf(f, " %9s %8s %6.1f %8.1f %8.1f", E(e->e2e_per_s, ""),
+			D((double)h->max), lb_per_mrec(e->majflt, e->recs),
+			lb_per_mrec(e->nvcsw, e->recs),
+			lb_per_mrec(e->nivcsw, e->recs));
+	fprintf(f, "\n");
+	if (e->errs || e->delivered < 0.9999)
+		fprintf(f, "%-16s   ! %llu write errors, %.2f %% delivered\n", "",
+			(unsigned long long)e->errs, e->delivered * 100);
+}
+
+void lb_print_main(FILE *f, const struct lb_opts *o, double timer_ns,
+		   const struct lb_work *w)
+{
+	fprintf(f,
+		"\n# one writer, the 2012 RFC's %d sample messages (%.1f B "
+		"average), tag and priority\n"
+		"# records/s: the median of %d runs of %.2f s after %.2f s "
+		"warm-up; payload: message bytes/s\n"
+		"# p50..p99.9: time per call, percentiles of %d-call batch "
+		"means (the timer, %.1f ns\n"
+		"# a read, adds %.2f ns a call); minflt: minor faults per "
+		"million records;\n"
+		"# CPU/rec: writer and daemon CPU per record, daemon: its "
+		"share%s\n",
+		LB_WORK_N, w->avg_len, o->main.reps, o->main.dur_s,
+		o->main.warm_s, o->main.batch, timer_ns,
+		timer_ns / o->main.batch,
+		o->wide ? "; e2e rec/s: until the\n# daemon has it all; "
+			  "majflt, vcsw, ivcsw per million records"
+			: " (--wide: more)");
+	fprintf(f, "%-16s %9s %10s %8s %8s %8s %7s %7s %8s %8s", "contender",
+		"records/s", "payload", "p50", "p99", "p99.9", "minflt",
+		"sysc/rec", "CPU/rec", "daemon");
+	if (o->wide)
+		fprintf(f, " %9s %8s %6s %8s %8s", "e2e rec/s", "max", "majflt",
+			"vcsw", "ivcsw");
+	fprintf(f, "\n");
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (shown(&lb_entries[i], f))
+			main_row(f, &lb_entries[i], o->wide);
+}
+
+void lb_print_per_call(FILE *f, double timer_ns)
+{
+	fprintf(f,
+		"\n# every call timed (--batch 1), the timer's %.1f ns "
+		"subtracted: the tail per call\n",
+		timer_ns);
+	fprintf(f, "%-16s %8s %8s %8s %8s %9s\n", "contender", "p50", "p99",
+		"p99.9", "p99.99", "p99.9/p50");
+	for (int i = 0; i < lb_n_contenders; i++) {
+		const struct lb_entry *e = &lb_entries[i];
+		if (!e->hist1.count)
+			continue;
+		double p50 = lb_call_q(e, 0.5, timer_ns);
+		fprintf(f, "%-16s %8s %8s %8s %8s %8.1fx\n", e->ct->name,
+			D(p50), D(lb_call_q(e, 0.99, timer_ns)),
+			D(lb_call_q(e, 0.999, timer_ns)),
+			D(lb_call_q(e, 0.9999, timer_ns)),
+			p50 > 0 ? lb_call_q(e, 0.999, timer_ns) / p50 : NAN);
+	}
+}
+
+/* The 2012 RFC's table: bytes per second, one row per design, against the
+ * kernel's logger. */
+void lb_print_rfc_table(FILE *f, const struct bench_machine *m)
+{
+	static const struct {
+		const struct lb_contender *ct;
+		const char *label;
+	} rows[] = {
+	    {&lb_shmlog_default, "shmlog, default clock"},
+	    {&lb_shmlog_realtime, "shmlog, CLOCK_REALTIME"},
+	    {&lb_shmlog_coarse, "shmlog, CLOCK_MONOTONIC_COARSE"},
+	    {&lb_seed, "Shared memory (the RFC's design)"},
+	    {&lb_kmsg, "/dev/kmsg (kernel logger)"},
+	};
+	const struct lb_entry *k = lb_entry_of(&lb_kmsg);
+	fprintf(f,
+		"\n# the 2012 RFC's table (\"Android Logger vs. Shared Memory"
+		"\"), this machine\n# (clocksource %s)%s\n",
+		m->clocksource,
+		lb_usable(k) ? "" : "; /dev/kmsg only with --with-kmsg");
+	fprintf(f, "%-34s %14s %10s\n", "design", "payload bytes/s",
+		"vs kmsg");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct lb_entry *e = lb_entry_of(rows[i].ct);
+		if (!lb_usable(e)) {
+			fprintf(f, "%-34s %14s\n", rows[i].label, "not run");
+			continue;
+		}
+		char vs[16] = "n/a";
+		if (lb_usable(k))
+			snprintf(vs, sizeof(vs), "%.1fx",
+				 e->mb_per_s / k->mb_per_s);
+		fprintf(f, "%-34s %14s %10s\n", rows[i].label,
+			E(e->mb_per_s * 1e6, "B/s"), vs);
+	}
+}
+
+static void sweep_header(FILE *f)
+{
+	fprintf(f, "%-16s", "contender");
+	for (int i = 0; i < LB_N_SIZES; i++)
+		fprintf(f, " %11zu B", lb_sweep_sizes[i]);
+	fprintf(f, "\n");
+}
+
+void lb_print_sweep(FILE *f)
+{
+	for (int part = 0; part < 2; part++) {
+		fprintf(f, "\n# message-size sweep, one writer: %s\n",
+			part ? "median time per call (batch means)"
+			     : "payload bytes/s");
+		sweep_header(f);
+		for (int i = 0; i < lb_n_contenders; i++) {
+			const struct lb_entry *e = &lb_entries[i];
+			if (!lb_usable(e) || e->sw_rps[0] < 0)
+				continue;
+			fprintf(f, "%-16s", e->ct->name);
+			for (int s = 0; s < LB_N_SIZES; s++)
+				fprintf(f, " %13s",
+					e->sw_rps[s] < 0 ? "n/a"
+					: part	 ? D(e->sw_p50[s])
+						 : E(e->sw_mbps[s] * 1e6, "B/s"));
+			fprintf(f, "\n");
+		}
+	}
+}
+
+static void scaling_row(FILE *f, const char *name, const double v[2][LB_N_SCALE])
+{
+	fprintf(f, "%-16s", name);
+	for (int m = 0; m < 2; m++)
+		for (int s = 0; s < LB_N_SCALE; s++)
+			fprintf(f, " %9s", v[m][s] < 0 ? "-" : E(v[m][s], ""));
+	fprintf(f, "\n");
+}
+
+void lb_print_scaling(FILE *f)
+{
+	fprintf(f, "\n# scaling: records/s with N writers, as threads of one "
+		   "process and as processes;\n"
+		   "# 'per CPU-s': records per CPU-second the writers (and "
+		   "daemon) used, which\n"
+		   "# separates the design's scaling from CPU taken by other "
+		   "tenants\n");
+	fprintf(f, "%-16s", "contender");
+	for (int m = 0; m < 2; m++)
+		for (int i = 0; i < LB_N_SCALE; i++)
+			fprintf(f, " %7s %d", m ? "proc x" : "thr x",
+				lb_scale_writers[i]);
+	fprintf(f, "\n");
+	for (int i = 0; i < lb_n_contenders; i++) {
+		const struct lb_entry *e = &lb_entries[i];
+		if (!lb_usable(e) || e->sc_rps[0][0] < 0)
+			continue;
+		scaling_row(f, e->ct->name, (const double(*)[LB_N_SCALE])e->sc_rps);
+		scaling_row(f, "  per CPU-s",
+			    (const double(*)[LB_N_SCALE])e->sc_cpu_rps);
+	}
+}
+
+void lb_print_readers(FILE *f, const struct lb_readers *r)
+{
+	fprintf(f, "\n# shmlog's readers\n");
+	if (!r->ok) {
+		fprintf(f, "not measured: %s\n", r->why);
+		return;
+	}
+	fprintf(f,
+		"dump of %s records to /dev/null: raw %s records/s, threadtime "
+		"%s/s, json %s/s\n",
+		E((double)r->dump_recs, ""), E(r->dump_raw_rps, ""),
+		E(r->dump_threadtime_rps, ""), E(r->dump_json_rps, ""));
+	fprintf(f,
+		"follow latency, write call to a blocked reader having the "
+		"record: median %s,\n  p99 %s (%llu samples)\n",
+		D(r->follow_p50), D(r->follow_p99),
+		(unsigned long long)r->follow.count);
+	fprintf(f,
+		"one writer alone: %s records/s (p99 %s, %s of CPU a record)\n"
+		"with an active follower: %s records/s (p99 %s, %s of CPU a "
+		"record):\n  the writer keeps %.0f %% of its rate alone; the "
+		"follower spends %s of CPU a record\n",
+		E(r->alone_rps, ""), D(r->alone_p99), D(r->alone_cpu_ns),
+		E(r->followed_rps, ""), D(r->followed_p99),
+		D(r->followed_cpu_ns),
+		r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
+		D(r->follower_cpu_ns_per_rec));
+}
+
+void lb_print_legend(FILE *f)
+{
+	fprintf(f, "\n# legend\n");
+	for (int i = 0; i < lb_n_contenders; i++) {
+		const struct lb_entry *e = &lb_entries[i];
+		if (!e->selected)
+			continue;
+		fprintf(f, "#  %-16s %s\n", e->ct->name, e->ct->what);
+		if (e->note[0])
+			fprintf(f, "#  %-16s (%s)\n", "", e->note);
+	}
+}

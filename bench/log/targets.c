@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The project's targets for the write path, one definition each: what is
+ * compared, against what, and the value wanted. Each throughput ratio is
+ * also given in CPU time per record (writer plus daemon), which does not
+ * depend on the share of the CPUs a run happened to get.
+ */
+#include <math.h>
+
+#include "plan.h"
+
+enum measure {
+	RATE_VS,      /* shmlog records/s over the peer's */
+	CPU_VS,	      /* the peer's CPU per record over shmlog's */
+	TAIL_CALL,    /* p99.9 / p50, every call timed */
+	TAIL_BATCH,   /* p99.9 / p50 of batch means */
+	MINFLT,	      /* minor faults per million records */
+	SYSCALLS,     /* syscalls per record */
+	TWO_PROCESSES /* records/s of 2 writer processes over 1 */
+};
+
+static const struct {
+	const char *what;
+	enum measure m;
+	const struct lb_contender *peer;
+	double want;
+	bool higher_better;
+} defs[] = {
+    {"shmlog records/s vs RFC design", RATE_VS, &lb_seed, 2, true},
+    {"shmlog records/s vs /dev/kmsg", RATE_VS, &lb_kmsg, 40, true},
+    {"shmlog records/s vs spdlog async", RATE_VS, &lb_spdlog, 10, true},
+    {"  same, CPU per record: vs RFC design", CPU_VS, &lb_seed, 2, true},
+    {"  same, CPU per record: vs kmsg", CPU_VS, &lb_kmsg, 40, true},
+    {"  same, CPU per record: vs spdlog", CPU_VS, &lb_spdlog, 10, true},
+    {"shmlog p99.9 / median, per call", TAIL_CALL, NULL, 5, false},
+    {"shmlog p99.9 / median, batch means", TAIL_BATCH, NULL, 5, false},
+    {"shmlog minor faults per Mrec", MINFLT, NULL, 0, false},
+    {"shmlog syscalls per record", SYSCALLS, NULL, 0, false},
+    {"shmlog 2 processes / 1 process", TWO_PROCESSES, NULL, 1.7, true},
+};
+
+/* The value of measure @m, NaN where it was not measured. */
+static double measure(enum measure m, const struct lb_entry *s,
+		      const struct lb_entry *p, double timer_ns)
+{
+	switch (m) {
+	case RATE_VS:
+		return lb_usable(p) ? s->records_per_s / p->records_per_s : NAN;
+	case CPU_VS:
+		return lb_usable(p) ? lb_cpu_ns_per_rec(p) / lb_cpu_ns_per_rec(s)
+				    : NAN;
+	case TAIL_CALL:
+		return s->hist1.count && lb_call_q(s, 0.5, timer_ns) > 0
+			   ? lb_call_q(s, 0.999, timer_ns) /
+				 lb_call_q(s, 0.5, timer_ns)
+			   : NAN;
+	case TAIL_BATCH:
+		return (double)bench_hist_quantile(&s->hist, 0.999) /
+		       (double)bench_hist_quantile(&s->hist, 0.5);
+	case MINFLT:
+		return lb_per_mrec(s->minflt, s->recs);
+	case SYSCALLS:
+		return s->syscalls >= 0 ? s->syscalls : NAN;
+	case TWO_PROCESSES:
+		return s->sc_rps[1][0] > 0 && s->sc_rps[1][1] > 0
+			   ? s->sc_rps[1][1] / s->sc_rps[1][0]
+			   : NAN;
+	}
+	return NAN;
+}
+
+int lb_targets_collect(struct lb_target *t, double timer_ns)
+{
+	const struct lb_entry *s = lb_entry_of(&lb_shmlog_default);
+	int n = (int)(sizeof(defs) / sizeof(defs[0]));
+	for (int i = 0; i < n && i < LB_MAX_TARGETS; i++) {
+		double v = lb_usable(s) ? measure(defs[i].m, s,
+						  lb_entry_of(defs[i].peer),
+						  timer_ns)
+					: NAN;
+		t[i] = (struct lb_target){defs[i].what, v, defs[i].want,
+					  defs[i].higher_better, !isnan(v)};
+	}
+	return n;
+}
+
+bool lb_target_met(const struct lb_target *t)
+{
+	return t->higher_better ? t->value >= t->want : t->value <= t->want;
+}
+
+void lb_print_targets(FILE *f, const struct lb_target *t, int n)
+{
+	fprintf(f, "\n# targets for shmlog's write path, on this machine\n");
+	for (int i = 0; i < n; i++) {
+		if (!t[i].known) {
+			fprintf(f, "  %-40s  n/a (not measured)\n", t[i].what);
+			continue;
+		}
+		fprintf(f, "  %-40s %10.3g  want %s %-6g %s\n", t[i].what,
+			t[i].value, t[i].higher_better ? ">=" : "<=", t[i].want,
+			lb_target_met(&t[i]) ? "met" : "MISSED");
+	}
+}
