@@ -281,6 +281,21 @@ def level_to_prio(level):
 
 _PRIO_OF_LEVEL = {lv: level_to_prio(lv) for lv in range(0, 60)}
 
+# Logger names encoded once (loggers are few and long-lived; bounded anyway).
+_tag_cache = {}
+
+
+def _tag_bytes(name):
+    tag = name.encode("utf-8", "replace").split(b"\0")[0]
+    if len(_tag_cache) < 4096:
+        _tag_cache[name] = tag
+    return tag
+
+
+_enabled = _lib.shmlog_enabled
+_write_n = _lib.shmlog_write_n
+_EAGAIN, _EBUSY = -_errno.EAGAIN, -_errno.EBUSY
+
 
 class Handler(_logging.Handler):
     """A logging.Handler writing each record into a shmlog buffer: the
@@ -320,23 +335,25 @@ class Handler(_logging.Handler):
 
     def emit(self, record):
         try:
-            buf = self.buffer
-            h = buf._h
+            h = self.buffer._h
             if h is None:
                 return
             lv = record.levelno
             prio = _PRIO_OF_LEVEL.get(lv) or level_to_prio(lv)
-            tag = record.name.encode("utf-8", "replace")
-            if _lib.shmlog_enabled(h, prio, tag) <= 0:
+            name = record.name
+            tag = _tag_cache.get(name)
+            if tag is None:
+                tag = _tag_bytes(name)
+            if _enabled(h, prio, tag) <= 0:
                 return
             if self.formatter is None and not record.exc_info and not record.stack_info:
                 msg = record.getMessage()
             else:
                 msg = self.format(record)
             msg = msg.encode("utf-8", "surrogateescape")
-            rc = _lib.shmlog_write_n(h, prio, tag, msg, len(msg))
-            if rc < 0 and rc not in (-_errno.EAGAIN, -_errno.EBUSY):
-                raise _error(rc, buf.name)
+            rc = _write_n(h, prio, tag, msg, len(msg))
+            if rc < 0 and rc != _EAGAIN and rc != _EBUSY:
+                raise _error(rc, self.buffer.name)
         except RecursionError:
             raise
         except Exception:
