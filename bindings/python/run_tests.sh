@@ -28,8 +28,15 @@ if [ -z "$py" ]; then
 fi
 
 mkdir -p "$out/shmlog"
-echo "python binding: building with $py ($("$py" --version 2>&1))"
-"$py" "$here/shmlog_build.py" "$out"
+# rebuild the extension when the library, the header or the builder changed
+# since the last build (or another python3 is used)
+so=$(ls "$out"/shmlog/_shmlog_cffi*.so 2>/dev/null | head -n 1)
+if [ -z "$so" ] || [ "$(cat "$out/python" 2>/dev/null)" != "$py" ] ||
+	[ -n "$(find "$here/shmlog_build.py" "$here/../../src" "$here/../../include" \
+		-newer "$so" -print -quit)" ]; then
+	echo "python binding: building with $py ($("$py" --version 2>&1))"
+	"$py" "$here/shmlog_build.py" "$out"
+fi
 cp "$here"/shmlog/*.py "$out/shmlog/"
 echo "$py" >"$out/python"
 [ "$build_only" = 1 ] && exit 0

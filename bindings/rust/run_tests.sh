@@ -11,13 +11,24 @@ shift
 build_only=0
 if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 
-# cargo on PATH first (rustup's or Debian's), then rustup's usual homes
+# cargo on PATH first (rustup's or Debian's), then rustup's usual homes;
+# one that cannot say its version (a rustup proxy without its toolchain
+# directory, say with another HOME) is passed over
+works() { "$1" --version >/dev/null 2>&1; }
 cargo=""
 for cand in "${CARGO:-}" cargo "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" /root/.cargo/bin/cargo /usr/bin/cargo; do
-	[ -n "$cand" ] && command -v "$cand" >/dev/null && { cargo=$(command -v "$cand"); break; }
+	[ -n "$cand" ] && command -v "$cand" >/dev/null || continue
+	cand=$(command -v "$cand")
+	if works "$cand"; then cargo=$cand; break; fi
+	home=$(dirname "$(dirname "$(dirname "$cand")")") # X of X/.cargo/bin/cargo
+	if [ -d "$home/.rustup" ] && RUSTUP_HOME=$home/.rustup CARGO_HOME=$home/.cargo works "$cand"; then
+		export RUSTUP_HOME=$home/.rustup CARGO_HOME=$home/.cargo
+		cargo=$cand
+		break
+	fi
 done
 if [ -z "$cargo" ]; then
-	echo "SKIP: no cargo found (on PATH, in ~/.cargo/bin or /usr/bin);" \
+	echo "SKIP: no working cargo found (on PATH, in ~/.cargo/bin or /usr/bin);" \
 		"install one: apt-get install cargo, or rustup"
 	exit 77
 fi
