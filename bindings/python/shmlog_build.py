@@ -12,6 +12,7 @@ Run directly to build into a directory (what the tests do):
 """
 import glob
 import os
+import shutil
 import sys
 
 from cffi import FFI
@@ -139,7 +140,18 @@ def _library_sources():
             "shmlog_build.py: the shmlog sources are not at %s (src/*.c, "
             "include/shmlog.h); build from a clone of shmlog, or set "
             "SHMLOG_SOURCE_DIR to one" % ROOT)
-    return srcs
+    if __name__ == "__main__":
+        return srcs
+    # Under setuptools (pip install): it wants relative paths inside the
+    # project, so the sources are copied beside this file first.
+    dst = os.path.join(HERE, "build", "shmlog-src")
+    os.makedirs(dst, exist_ok=True)
+    out = []
+    for p in srcs:
+        q = os.path.join(dst, os.path.basename(p))
+        shutil.copyfile(p, q)
+        out.append(os.path.relpath(q, HERE))
+    return out
 
 
 ffibuilder = FFI()
