@@ -30,7 +30,7 @@ fi
 mkdir -p "$out/shmlog"
 # rebuild the extension when the library, the header or the builder changed
 # since the last build (or another python3 is used)
-so=$(ls "$out"/shmlog/_shmlog_cffi*.so 2>/dev/null | head -n 1)
+so=$(ls "$out"/shmlog/_shmlog_cffi*.so 2>/dev/null | head -n 1 || true)
 if [ -z "$so" ] || [ "$(cat "$out/python" 2>/dev/null)" != "$py" ] ||
 	[ -n "$(find "$here/shmlog_build.py" "$here/../../src" "$here/../../include" \
 		-newer "$so" -print -quit)" ]; then
