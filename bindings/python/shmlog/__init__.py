@@ -314,7 +314,9 @@ class Handler(_logging.Handler):
 
     def __init__(self, buffer=None, level=_logging.NOTSET, create=True):
         super().__init__(level)
-        self.buffer = buffer if isinstance(buffer, Buffer) else Buffer(buffer, create)
+        # a Buffer passed in stays the caller's: close() leaves it open
+        self._own = not isinstance(buffer, Buffer)
+        self.buffer = Buffer(buffer, create) if self._own else buffer
 
     def createLock(self):
         self.lock = None  # emit() needs none (see the class comment)
@@ -361,7 +363,8 @@ class Handler(_logging.Handler):
 
     def close(self):
         try:
-            self.buffer.close()
+            if self._own:
+                self.buffer.close()
         finally:
             super().close()
 

@@ -5,6 +5,7 @@ import datetime
 import errno
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -107,6 +108,16 @@ def test_handler_levels_and_tags(bufname):
     ]
     assert "ZeroDivisionError: boom" in recs[-1].message
     assert "Traceback" in recs[-1].message
+
+
+def test_handler_leaves_a_given_buffer_open(bufname):
+    buf = shmlog.open(bufname, create=True)
+    h = shmlog.Handler(buffer=buf)
+    h.close()
+    assert not buf.closed and buf.write(shmlog.INFO, "t", "still open")
+    h2 = shmlog.Handler(buffer=bufname)
+    h2.close()
+    assert h2.buffer.closed
 
 
 def test_handler_formatter(bufname):
@@ -295,3 +306,28 @@ def test_path_and_stat(bufname):
     shmlog.create(bufname, size=128 * 1024)
     st = shmlog.stat(bufname)
     assert st["capacity"] >= 128 * 1024 and st["lanes"] >= 1
+
+
+FOLLOWER = r"""
+import sys, shmlog
+r = shmlog.Reader(sys.argv[1], follow=True)  # no timeout: follows for ever
+print("ready", flush=True)
+for rec in r:
+    pass
+"""
+
+
+def test_follow_obeys_sigint(bufname):
+    shmlog.create(bufname)
+    child = subprocess.Popen([sys.executable, "-c", FOLLOWER, bufname],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode != 0 and "KeyboardInterrupt" in err, err
