@@ -25,7 +25,10 @@ fn main() {
         include.push(root.join("include"));
     }
     let mut layout = cc::Build::new();
-    layout.file(manifest.join("layout.c")).includes(&include).warnings(true);
+    layout
+        .file(manifest.join("layout.c"))
+        .includes(&include)
+        .warnings(true);
     layout.compile("shmlog_sys_layout");
     println!("cargo:rerun-if-changed=layout.c");
 }

@@ -118,8 +118,12 @@ extern "C" {
 
     pub fn shmlog_open(name: *const c_char, flags: c_int, out: *mut *mut shmlog_t) -> c_int;
     pub fn shmlog_close(h: *mut shmlog_t);
-    pub fn shmlog_write(h: *mut shmlog_t, prio: c_int, tag: *const c_char, msg: *const c_char)
-        -> c_int;
+    pub fn shmlog_write(
+        h: *mut shmlog_t,
+        prio: c_int,
+        tag: *const c_char,
+        msg: *const c_char,
+    ) -> c_int;
     pub fn shmlog_write_n(
         h: *mut shmlog_t,
         prio: c_int,
@@ -129,8 +133,11 @@ extern "C" {
     ) -> c_int;
     pub fn shmlog_enabled(h: *mut shmlog_t, prio: c_int, tag: *const c_char) -> c_int;
 
-    pub fn shmlog_set_filter(name: *const c_char, spec: *const c_char, bad_offset: *mut usize)
-        -> c_int;
+    pub fn shmlog_set_filter(
+        name: *const c_char,
+        spec: *const c_char,
+        bad_offset: *mut usize,
+    ) -> c_int;
     pub fn shmlog_get_filter(name: *const c_char, buf: *mut c_char, buflen: usize) -> c_int;
     pub fn shmlog_parse_filter(spec: *const c_char, bad_offset: *mut usize) -> c_int;
     pub fn shmlog_filter_new(

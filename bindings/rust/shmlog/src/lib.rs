@@ -246,7 +246,9 @@ impl Buffer {
         let mut h = ptr::null_mut();
         // SAFETY: n is NUL-terminated, h a valid out-parameter.
         check(unsafe { sys::shmlog_open(n.as_ptr(), flags, &mut h) })?;
-        Ok(Buffer { h: NonNull::new(h).expect("shmlog_open returned 0 and no handle") })
+        Ok(Buffer {
+            h: NonNull::new(h).expect("shmlog_open returned 0 and no handle"),
+        })
     }
 
     /// Attach to an existing buffer for writing ("" means $SHMLOG_BUFFER,
@@ -271,7 +273,13 @@ impl Buffer {
         with_cstr(tag, |t| {
             // SAFETY: the handle is live; t is NUL-terminated; m has m.len() bytes.
             check(unsafe {
-                sys::shmlog_write_n(self.h.as_ptr(), prio as c_int, t, m.as_ptr() as *const c_char, m.len())
+                sys::shmlog_write_n(
+                    self.h.as_ptr(),
+                    prio as c_int,
+                    t,
+                    m.as_ptr() as *const c_char,
+                    m.len(),
+                )
             })
         })
         .map(|_| ())
@@ -281,7 +289,9 @@ impl Buffer {
     /// (`shmlog level`, else $SHMLOG_TAGS, else everything)?
     pub fn enabled(&self, prio: Priority, tag: &str) -> bool {
         // SAFETY: the handle is live; the string is NUL-terminated.
-        with_cstr(tag, |t| unsafe { sys::shmlog_enabled(self.h.as_ptr(), prio as c_int, t) > 0 })
+        with_cstr(tag, |t| unsafe {
+            sys::shmlog_enabled(self.h.as_ptr(), prio as c_int, t) > 0
+        })
     }
 }
 
@@ -318,13 +328,17 @@ impl Filter {
         let (mut bad, mut f) = (0usize, ptr::null_mut());
         // SAFETY: s is NUL-terminated; valid out-parameters.
         check(unsafe { sys::shmlog_filter_new(s.as_ptr(), &mut bad, &mut f) })?;
-        Ok(Filter { f: NonNull::new(f).expect("shmlog_filter_new returned 0 and no filter") })
+        Ok(Filter {
+            f: NonNull::new(f).expect("shmlog_filter_new returned 0 and no filter"),
+        })
     }
 
     /// Does the filter let a record of @prio with @tag through?
     pub fn wants(&self, prio: Priority, tag: &str) -> bool {
         // SAFETY: the filter is live; the string is NUL-terminated.
-        with_cstr(tag, |t| unsafe { sys::shmlog_filter_wants(self.f.as_ptr(), prio as c_int, t) > 0 })
+        with_cstr(tag, |t| unsafe {
+            sys::shmlog_filter_wants(self.f.as_ptr(), prio as c_int, t) > 0
+        })
     }
 
     fn wants_raw(&self, prio: c_int, tag: *const c_char) -> bool {
@@ -501,7 +515,8 @@ impl Reader {
         let mut lost = sys::shmlog_lost::default();
         loop {
             // SAFETY: the reader is live and used by this thread only (&mut).
-            let ev = check(unsafe { sys::shmlog_reader_next(self.r.as_ptr(), &mut rec, &mut lost) })?;
+            let ev =
+                check(unsafe { sys::shmlog_reader_next(self.r.as_ptr(), &mut rec, &mut lost) })?;
             match ev {
                 sys::SHMLOG_EV_RECORD => {
                     if let Some(f) = &self.filter {

@@ -88,7 +88,10 @@ impl log::Log for Logger {
             let _ = self.buf.write(prio, r.target(), s);
             return;
         }
-        let mut w = StackWriter { buf: [0; crate::MSG_MAX], len: 0 };
+        let mut w = StackWriter {
+            buf: [0; crate::MSG_MAX],
+            len: 0,
+        };
         let _ = write!(w, "{}", r.args());
         let _ = self.buf.write(prio, r.target(), &w.buf[..w.len]);
     }

@@ -9,7 +9,10 @@ use common::{gettid, records, TestBuf};
 use shmlog::{Buffer, CreateOptions, Event, Filter, Priority, Reader};
 
 fn now_ns() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
 }
 
 fn assert_send<T: Send>() {}
@@ -36,7 +39,10 @@ fn write_and_read_back() {
     }
     let after = now_ns();
     let recs = records(b.name());
-    let got: Vec<_> = recs.iter().map(|r| (r.prio, r.tag.as_str(), r.msg.clone())).collect();
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| (r.prio, r.tag.as_str(), r.msg.clone()))
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -49,8 +55,17 @@ fn write_and_read_back() {
     for r in &recs {
         assert_eq!(r.pid, std::process::id());
         assert_eq!(r.tid, gettid());
-        assert!(before <= r.time_ns && r.time_ns <= after, "{} not in {}..{}", r.time_ns, before, after);
-        assert_eq!(r.time().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i64, r.time_ns);
+        assert!(
+            before <= r.time_ns && r.time_ns <= after,
+            "{} not in {}..{}",
+            r.time_ns,
+            before,
+            after
+        );
+        assert_eq!(
+            r.time().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i64,
+            r.time_ns
+        );
         assert!(!r.truncated());
     }
     assert_eq!(recs[0].prio_char(), 'W');
@@ -62,7 +77,8 @@ fn write_and_read_back() {
 fn truncation_is_flagged() {
     let b = TestBuf::new("trunc");
     let buf = Buffer::open_or_create(b.name()).unwrap();
-    buf.write(Priority::Info, &"t".repeat(300), &"m".repeat(10000)).unwrap();
+    buf.write(Priority::Info, &"t".repeat(300), &"m".repeat(10000))
+        .unwrap();
     let r = &records(b.name())[0];
     assert!(r.truncated());
     assert!(r.tag.len() <= shmlog::TAG_MAX && !r.msg.is_empty() && r.msg.len() <= shmlog::MSG_MAX);
@@ -78,7 +94,8 @@ fn threads_share_a_buffer() {
             let buf = Arc::clone(&buf);
             std::thread::spawn(move || {
                 for i in 0..per {
-                    buf.write(Priority::Info, "thr", &format!("{} {}", k, i)).unwrap();
+                    buf.write(Priority::Info, "thr", &format!("{} {}", k, i))
+                        .unwrap();
                 }
             })
         })
@@ -130,13 +147,26 @@ fn reader_filter_and_live_level() {
 #[test]
 fn losses_are_reported() {
     let b = TestBuf::new("loss");
-    shmlog::create(b.name(), &CreateOptions { size: 64 * 1024, lanes: 1, ..Default::default() }).unwrap();
+    shmlog::create(
+        b.name(),
+        &CreateOptions {
+            size: 64 * 1024,
+            lanes: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     // a reader that starts before the flood and falls behind
     let reader = Reader::open(b.name()).unwrap();
     let buf = Buffer::open(b.name()).unwrap();
     let n = 5000u64;
     for i in 0..n {
-        buf.write(Priority::Info, "flood", &format!("record {:06} {}", i, "x".repeat(100))).unwrap();
+        buf.write(
+            Priority::Info,
+            "flood",
+            &format!("record {:06} {}", i, "x".repeat(100)),
+        )
+        .unwrap();
     }
     let (mut recs, mut lost) = (Vec::new(), Vec::new());
     for e in reader {
@@ -146,8 +176,15 @@ fn losses_are_reported() {
         }
     }
     assert!(!lost.is_empty() && lost[0].overwritten > 0 && lost[0].torn == 0);
-    assert_eq!(lost.iter().map(|l| l.count()).sum::<u64>() + recs.len() as u64, n);
-    assert!(recs.last().unwrap().message().starts_with(&format!("record {:06}", n - 1)));
+    assert_eq!(
+        lost.iter().map(|l| l.count()).sum::<u64>() + recs.len() as u64,
+        n
+    );
+    assert!(recs
+        .last()
+        .unwrap()
+        .message()
+        .starts_with(&format!("record {:06}", n - 1)));
 }
 
 #[test]
@@ -155,10 +192,18 @@ fn follow_times_out() {
     let b = TestBuf::new("timeout");
     shmlog::create(b.name(), &CreateOptions::default()).unwrap();
     let t0 = Instant::now();
-    let n = Reader::open(b.name()).unwrap().follow(true).timeout(Duration::from_millis(300)).count();
+    let n = Reader::open(b.name())
+        .unwrap()
+        .follow(true)
+        .timeout(Duration::from_millis(300))
+        .count();
     let took = t0.elapsed();
     assert_eq!(n, 0);
-    assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(10), "{:?}", took);
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(10),
+        "{:?}",
+        took
+    );
 }
 
 #[test]
@@ -178,10 +223,21 @@ fn errors() {
     assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(Buffer::open("bad/name").unwrap_err().errno(), 22); // EINVAL
     assert_eq!(Buffer::open("nul\0name").unwrap_err().errno(), 22);
-    let small = CreateOptions { size: 1, ..Default::default() };
-    assert_eq!(shmlog::create(&format!("{}-small", b.name()), &small).unwrap_err().errno(), 22);
+    let small = CreateOptions {
+        size: 1,
+        ..Default::default()
+    };
+    assert_eq!(
+        shmlog::create(&format!("{}-small", b.name()), &small)
+            .unwrap_err()
+            .errno(),
+        22
+    );
     assert_eq!(Filter::new("net:Q").unwrap_err().errno(), 22);
-    assert_eq!(shmlog::set_filter(b.name(), "a:B:C").unwrap_err().errno(), 22);
+    assert_eq!(
+        shmlog::set_filter(b.name(), "a:B:C").unwrap_err().errno(),
+        22
+    );
 }
 
 #[test]

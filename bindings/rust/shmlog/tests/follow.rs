@@ -19,7 +19,8 @@ fn child_writer() {
     let n: u32 = std::env::var("SHMLOG_TEST_N").unwrap().parse().unwrap();
     let buf = Buffer::open(&name).unwrap();
     for i in 0..n {
-        buf.write(Priority::Info, "child", &format!("record {}", i)).unwrap();
+        buf.write(Priority::Info, "child", &format!("record {}", i))
+            .unwrap();
     }
 }
 
@@ -27,9 +28,19 @@ fn child_writer() {
 fn follow_another_process() {
     let b = TestBuf::new("follow");
     // room for every record, so none is lost however slow the reader is
-    shmlog::create(b.name(), &CreateOptions { size: 8 << 20, lanes: 4, ..Default::default() }).unwrap();
+    shmlog::create(
+        b.name(),
+        &CreateOptions {
+            size: 8 << 20,
+            lanes: 4,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let n = 5000u32;
-    let reader = Reader::open_tail(b.name()).unwrap().timeout(Duration::from_secs(20));
+    let reader = Reader::open_tail(b.name())
+        .unwrap()
+        .timeout(Duration::from_secs(20));
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child_writer", "--test-threads=1", "--quiet"])
         .env("SHMLOG_TEST_CHILD", b.name())

@@ -8,7 +8,10 @@ use common::{records, TestBuf};
 fn log_macros_write_into_the_buffer() {
     let b = TestBuf::new("logger");
     shmlog::init(b.name()).unwrap();
-    assert!(matches!(shmlog::init(b.name()), Err(shmlog::InitError::AlreadySet)));
+    assert!(matches!(
+        shmlog::init(b.name()),
+        Err(shmlog::InitError::AlreadySet)
+    ));
     log::trace!(target: "rs.app", "trace {}", 1);
     log::debug!(target: "rs.app", "debug");
     log::info!(target: "rs.app", "info {} {}", "a", 2);
@@ -23,7 +26,10 @@ fn log_macros_write_into_the_buffer() {
     let long = "y".repeat(10000);
     log::info!(target: "rs.app", "{}", long);
 
-    let got: Vec<_> = records(b.name()).iter().map(|r| (r.prio_char(), r.tag.clone(), r.message().into_owned())).collect();
+    let got: Vec<_> = records(b.name())
+        .iter()
+        .map(|r| (r.prio_char(), r.tag.clone(), r.message().into_owned()))
+        .collect();
     let last = got.last().unwrap();
     assert_eq!((last.0, last.1.as_str()), ('I', "rs.app"));
     assert!(last.2.len() > 1000 && last.2.bytes().all(|c| c == b'y'));
