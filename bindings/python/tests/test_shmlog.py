@@ -331,3 +331,22 @@ def test_follow_obeys_sigint(bufname):
             child.kill()
             child.wait()
     assert child.returncode != 0 and "KeyboardInterrupt" in err, err
+
+
+def test_fork_child_writes_as_itself(bufname):
+    """A Buffer (and a Handler) opened before fork() keeps working in the
+    child, under the child's pid, as in pre-forking servers."""
+    lg, h = logger_for(bufname, "py.fork")
+    lg.info("parent before")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            lg.info("child")
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+    lg.info("parent after")
+    got = [(r.message, r.pid) for r in records(bufname)]
+    me = os.getpid()
+    assert got == [("parent before", me), ("child", pid), ("parent after", me)]
