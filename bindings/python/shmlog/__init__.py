@@ -339,7 +339,9 @@ class Handler(_logging.Handler):
         try:
             h = self.buffer._h
             if h is None:
-                return
+                if getattr(self, "_closed", False):
+                    return  # this handler was closed: drop quietly
+                raise ValueError("the shmlog.Buffer of this Handler was closed")
             lv = record.levelno
             prio = _PRIO_OF_LEVEL.get(lv) or level_to_prio(lv)
             name = record.name

@@ -165,6 +165,14 @@ def test_handler_never_raises(bufname):
     finally:
         logging.raiseExceptions = old
     assert records(bufname) == []
+    # a buffer closed under the handler is a logging error too
+    buf = shmlog.open(bufname)
+    h2 = shmlog.Handler(buffer=buf)
+    h2.handleError = lambda record: seen.append(record)
+    buf.close()
+    h2.handle(logging.LogRecord("py.fail", logging.INFO, __file__, 1, "z", None, None))
+    assert [r.getMessage() for r in seen] == ["x", "z"]
+    h2.close()
 
 
 def test_handler_missing_buffer_raises_at_construction(bufname):
