@@ -43,4 +43,4 @@ echo "$py" >"$out/python"
 
 # from OUTDIR, so that the built package is the one imported
 cd "$out"
-PYTHONPATH="$out" exec "$py" -m pytest -q -p no:cacheprovider "$here/tests" "$@"
+PYTHONPATH="$out" exec "$py" -m pytest -q -rs -p no:cacheprovider "$here/tests" "$@"
