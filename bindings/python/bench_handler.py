@@ -66,8 +66,8 @@ def run_handle(handler, n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--records", type=int, default=100000)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--records", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=21)
     ap.add_argument("--json")
     ap.add_argument("--wall", action="store_true",
                     help="time with the wall clock instead of CPU time")
