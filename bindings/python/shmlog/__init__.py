@@ -223,7 +223,10 @@ class Buffer:
         `shmlog info`), True otherwise."""
         h = self._handle()
         if isinstance(msg, str):
-            msg = msg.encode("utf-8", "surrogateescape")
+            try:
+                msg = msg.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate: write it as '?'
+                msg = msg.encode("utf-8", "replace")
         rc = _lib.shmlog_write_n(h, prio, _cstr(tag, "tag"), msg, len(msg))
         if rc == 0:
             return True
@@ -354,7 +357,10 @@ class Handler(_logging.Handler):
                 msg = record.getMessage()
             else:
                 msg = self.format(record)
-            msg = msg.encode("utf-8", "surrogateescape")
+            try:
+                msg = msg.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate: log it as '?'
+                msg = msg.encode("utf-8", "replace")
             rc = _write_n(h, prio, tag, msg, len(msg))
             if rc < 0 and rc != _EAGAIN and rc != _EBUSY:
                 raise _error(rc, self.buffer.name)

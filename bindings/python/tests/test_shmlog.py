@@ -120,6 +120,15 @@ def test_handler_leaves_a_given_buffer_open(bufname):
     assert h2.buffer.closed
 
 
+def test_handler_odd_text(bufname):
+    lg, h = logger_for(bufname, "py.text")
+    lg.info("lone \ud800 surrogate")        # not encodable: becomes '?'
+    lg.info("escaped \udcff byte")          # surrogateescape: the byte 0xff
+    lg.info("%s %r", b"bytes", None)
+    assert [r.msg for r in records(bufname)] == [
+        b"lone ? surrogate", b"escaped \xff byte", b"b'bytes' None"]
+
+
 def test_handler_formatter(bufname):
     lg, h = logger_for(bufname, "py.fmt")
     h.setFormatter(logging.Formatter("[%(funcName)s] %(message)s"))
