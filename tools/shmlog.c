@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "format.h"
+#include "forward/forward.h"
 #include "shmlog.h"
 
 const char *cli_buffer; /* -b NAME, or NULL for the default */
@@ -562,6 +563,8 @@ static void usage(FILE *f)
 		"  write    log a message, or each line of standard input\n"
 		"  cat      dump the buffer (-f: then follow), like logcat -d\n"
 		"  tail     the last records (-n N), -f to follow\n"
+		"  forward  ship records to rsyslog, RELP, journal-remote or "
+		"JSON lines\n"
 		"  level    show or set the filter ('net:D *:W') of every "
 		"writer\n\n"
 		"`shmlog COMMAND --help` shows a command's options.\n");
@@ -615,6 +618,8 @@ int main(int argc, char **argv)
 		return cmd_level(argc, argv);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc, argv, &stop);
+	if (!strcmp(cmd, "forward"))
+		return cmd_forward(argc, argv, &stop);
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
