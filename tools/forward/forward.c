@@ -42,6 +42,7 @@ struct source {
 	uint64_t *skipped_seen; /* per lane, hidden by a clear, accounted */
 	uint64_t *torn_pending; /* per lane, torn records not yet reported */
 	unsigned lanes;
+	bool resumed; /* a cursor of this very buffer was loaded */
 };
 
 struct stats {
@@ -158,6 +159,8 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 		if (!b->next || !b->known)
 			return -ENOMEM;
 	}
+	else if (b)
+		s->resumed = true;
 	if (!b)
 		b = cursor_add(&f->cursor, &id);
 	if (!b)
@@ -232,6 +235,30 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
 	return batch_add_loss(&f->batch, &f->sink, &l);
 }
 
+/* The first record of a lane the cursor knows nothing of (no record of it
+ * was delivered before): every record the lane held before it, since the
+ * buffer was created, went by while the forwarder was away. The reader
+ * counted them (its lane statistics start at the buffer's first sequence
+ * number). */
+static int account_new_lane(struct forwarder *f, struct source *s,
+			    unsigned lane)
+{
+	struct shmlog_lane_stats ls;
+	if (shmlog_reader_lane_stats(s->rd, lane, &ls))
+		return 0;
+	s->skipped_seen[lane] = ls.skipped;
+	f->st_batch.hidden += ls.skipped;
+	uint64_t torn = s->torn_pending[lane];
+	s->torn_pending[lane] = 0;
+	if (!ls.overwritten && !torn)
+		return 0;
+	struct sink_loss l = {src_cursor(f, s)->id.path, lane, ls.overwritten,
+			      torn};
+	f->st_batch.lost_overwritten += ls.overwritten;
+	f->st_batch.lost_torn += torn;
+	return batch_add_loss(&f->batch, &f->sink, &l);
+}
+
 static int take_record(struct forwarder *f, struct source *s,
 		       const struct shmlog_record *r)
 {
@@ -240,11 +267,13 @@ static int take_record(struct forwarder *f, struct source *s,
 		return 0;
 	if (s->known[lane] && (int64_t)(r->seq - s->next[lane]) < 0)
 		return 0; /* delivered before (the cursor is past it) */
-	if (s->known[lane] && r->seq != s->next[lane]) {
-		int err = account_gap(f, s, lane, r->seq - s->next[lane]);
-		if (err)
-			return err;
-	}
+	int err = 0;
+	if (s->known[lane] && r->seq != s->next[lane])
+		err = account_gap(f, s, lane, r->seq - s->next[lane]);
+	else if (!s->known[lane] && s->resumed)
+		err = account_new_lane(f, s, lane);
+	if (err)
+		return err;
 	s->known[lane] = true;
 	s->next[lane] = r->seq + 1;
 	if (f->filter && !shmlog_filter_wants(f->filter, r->prio, r->tag)) {
