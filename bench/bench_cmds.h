@@ -6,4 +6,5 @@ int bench_log_main(int argc, char **argv);
 int bench_ipc_main(int argc, char **argv);
 int bench_disabled_main(int argc, char **argv);
 int bench_eventloop_main(int argc, char **argv);
+int bench_forward_main(int argc, char **argv);
 #endif

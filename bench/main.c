@@ -25,6 +25,9 @@ static const struct cmd cmds[] = {
 	{"disabled", bench_disabled_main, "cost of a filtered-out log call"},
 	{"eventloop", bench_eventloop_main, "seed 001's event loop with disabled logging"},
 #endif
+#ifdef HAVE_BENCH_FORWARD
+	{"forward", bench_forward_main, "shmlog forward vs syslog(3) into rsyslogd"},
+#endif
 	{NULL, NULL, NULL},
 };
 
