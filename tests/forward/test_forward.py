@@ -308,7 +308,23 @@ def case_jsonl():
     cur = os.path.join(TMP, "cursor")
     forward("jsonl:" + out, "--cursor-file", cur)
     wait_writers(start_writers(2, 300, prefix="later"))
+
+    def cat_after(opt):
+        p = subprocess.run([SHMLOG, "cat", "-b", BUF, opt, cur, "-v",
+                            "json"], stdout=subprocess.PIPE, check=True)
+        return [json.loads(l.decode("utf-8", "surrogateescape"))
+                for l in p.stdout.splitlines()]
+    # `shmlog cat` reads the forwarder's cursor: only the later records
+    later = cat_after("--after-cursor")
+    check(len(later) == 600 and all(r["tag"].startswith("later")
+                                    for r in later),
+          "cat --after-cursor: the 600 later records (%d)" % len(later))
     forward("jsonl:" + out, "--cursor-file", cur)
+    check(cat_after("--after-cursor") == [], "cat: nothing after the "
+          "forwarder's new cursor")
+    wait_writers(start_writers(1, 7, prefix="cat"))
+    check(len(cat_after("--cursor-file")) == 7, "cat --cursor-file")
+    check(cat_after("--cursor-file") == [], "cat --cursor-file saved")
     ref = reference()
     seen = {}
     with open(out, "rb") as f:
@@ -318,7 +334,9 @@ def case_jsonl():
             seen[key] = seen.get(key, 0) + 1
             check(r == ref.get(key), "record %s as `shmlog cat` shows it"
                   % (key,))
-    check(len(ref) == 1600 and set(seen) == set(ref), "all records")
+    check(len(ref) == 1607 and set(seen) | {k for k in ref if
+                                            ref[k]["tag"] == "cat0"}
+          == set(ref), "all records")
     check(all(v == 1 for v in seen.values()), "each once across a restart")
 
 
