@@ -46,8 +46,8 @@ struct source {
 };
 
 struct stats {
-	uint64_t delivered, batches, lost_overwritten, lost_torn, hidden,
-		filtered, reconnects, failures;
+	uint64_t delivered, batches, lost_overwritten, lost_torn, filtered,
+		reconnects, failures;
 };
 
 struct forwarder {
@@ -74,6 +74,22 @@ static void on_usr1(int sig)
 	want_status = 1;
 }
 
+/* Records this run's readers skipped because `shmlog clear` hid them
+ * (the reader's own count; some may have been delivered before). */
+static uint64_t hidden_by_clear(const struct forwarder *f)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < f->nsrc; i++) {
+		const struct source *s = &f->src[i];
+		for (unsigned l = 0; s->rd && l < s->lanes; l++) {
+			struct shmlog_lane_stats ls;
+			if (!shmlog_reader_lane_stats(s->rd, l, &ls))
+				n += ls.skipped;
+		}
+	}
+	return n;
+}
+
 static void print_status(const struct forwarder *f, const char *when)
 {
 	const struct stats *s = &f->st;
@@ -85,7 +101,7 @@ static void print_status(const struct forwarder *f, const char *when)
 		" failed deliveries, %" PRIu64 " reconnects%s%s\n",
 		when, s->delivered, f->url, s->batches,
 		s->lost_overwritten + s->lost_torn, s->lost_overwritten,
-		s->lost_torn, s->hidden, s->filtered, s->failures,
+		s->lost_torn, hidden_by_clear(f), s->filtered, s->failures,
 		s->reconnects, f->cursor_file ? "; cursor in " : "",
 		f->cursor_file ? f->cursor_file : "");
 }
@@ -197,7 +213,6 @@ static void commit_batch(struct forwarder *f)
 	f->st.delivered += f->st_batch.delivered;
 	f->st.lost_overwritten += f->st_batch.lost_overwritten;
 	f->st.lost_torn += f->st_batch.lost_torn;
-	f->st.hidden += f->st_batch.hidden;
 	f->st.filtered += f->st_batch.filtered;
 	f->st.batches++;
 	f->st_batch = (struct stats){0};
@@ -225,7 +240,6 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
 	uint64_t torn = s->torn_pending[lane] < lost ? s->torn_pending[lane]
 						     : lost;
 	s->torn_pending[lane] = 0;
-	f->st_batch.hidden += hidden;
 	if (!lost)
 		return 0;
 	struct sink_loss l = {src_cursor(f, s)->id.path, lane, lost - torn,
@@ -247,7 +261,6 @@ static int account_new_lane(struct forwarder *f, struct source *s,
 	if (shmlog_reader_lane_stats(s->rd, lane, &ls))
 		return 0;
 	s->skipped_seen[lane] = ls.skipped;
-	f->st_batch.hidden += ls.skipped;
 	uint64_t torn = s->torn_pending[lane];
 	s->torn_pending[lane] = 0;
 	if (!ls.overwritten && !torn)

@@ -369,6 +369,8 @@ struct relp_frame {
 static int relp_parse(const struct sink *s, struct relp_frame *f,
 		      size_t *used)
 {
+	if (!s->rlen)
+		return 0;
 	const char *p = s->rbuf, *end = s->rbuf + s->rlen;
 	char *e;
 	const char *sp1 = memchr(p, ' ', (size_t)(end - p));
