@@ -312,7 +312,7 @@ static int send_all(struct sink *s, const char *p, size_t n,
  * frame in a small write of its own; with Nagle's algorithm on its side
  * (librelp leaves it on) the last answers of a batch wait for our TCP
  * acknowledgement, which Linux delays by up to 40 ms: one stall per batch.
- * TCP_QUICKACK is not sticky, so it is set again before each read. */
+ * TCP_QUICKACK is not sticky, so it is set again before each wait. */
 static void quick_ack(const struct sink *s)
 {
 	if (s->dest == DEST_TCP) {
@@ -325,7 +325,6 @@ static void quick_ack(const struct sink *s)
 static int recv_some(struct sink *s, int64_t deadline,
 		     volatile sig_atomic_t *stop)
 {
-	quick_ack(s);
 	if (s->rcap - s->rlen < 4096) {
 		size_t ncap = s->rcap ? s->rcap * 2 : 16384;
 		char *nb = realloc(s->rbuf, ncap);
@@ -339,7 +338,6 @@ static int recv_some(struct sink *s, int64_t deadline,
 				 MSG_DONTWAIT);
 		if (r > 0) {
 			s->rlen += (size_t)r;
-			quick_ack(s);
 			return 0;
 		}
 		if (r == 0)
@@ -348,6 +346,7 @@ static int recv_some(struct sink *s, int64_t deadline,
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
+		quick_ack(s); /* about to wait: let nothing hold the answers */
 		int err = wait_fd(s->fd, POLLIN, deadline, stop);
 		if (err)
 			return err;
