@@ -496,6 +496,73 @@ static void writer_rate(const char *buf, double seconds, int cpu,
 	waitpid(w, NULL, 0);
 }
 
+/* A writer at a steady @rate records/s for @seconds, as a busy service
+ * logs: its CPU time per record, in ns (sleeps between bursts of 100
+ * records are not counted: they are the pacing). */
+static double writer_paced(const char *buf, double rate, double seconds)
+{
+	int pfd[2];
+	if (pipe(pfd))
+		return 0;
+	pid_t w = fork();
+	if (w == 0) {
+		shmlog_t *h;
+		if (shmlog_open(buf, 0, &h))
+			_exit(1);
+		char msg[160];
+		long n = 0, total = (long)(rate * seconds);
+		double t0 = now_s();
+		struct bench_usage u0, u1;
+		bench_usage_now(&u0, RUSAGE_SELF);
+		while (n < total) {
+			for (int k = 0; k < 100; k++, n++) {
+				int len = snprintf(msg, sizeof(msg), payload, n);
+				shmlog_write_n(h, SHMLOG_INFO, "bench", msg,
+					       (size_t)len);
+			}
+			double ahead = (double)n / rate - (now_s() - t0);
+			if (ahead > 0)
+				usleep((useconds_t)(ahead * 1e6));
+		}
+		bench_usage_now(&u1, RUSAGE_SELF);
+		double ns = (u1.user_s + u1.sys_s - u0.user_s - u0.sys_s) *
+			    1e9 / (double)n;
+		if (write(pfd[1], &ns, sizeof(ns)) != sizeof(ns))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	double ns = 0;
+	if (read(pfd[0], &ns, sizeof(ns)) != sizeof(ns))
+		ns = 0;
+	close(pfd[0]);
+	waitpid(w, NULL, 0);
+	return ns;
+}
+
+static void paced_cost(struct env *e, const struct opts *o, double rate,
+		       double *alone, double *with)
+{
+	char buf[64], url[64];
+	snprintf(buf, sizeof(buf), "bench-fwdp-%d", (int)getpid());
+	snprintf(url, sizeof(url), "syslog+tcp://127.0.0.1:%d", e->tcp_port);
+	double a[9], w[9];
+	int reps = o->reps > 9 ? 9 : o->reps;
+	for (int i = 0; i < reps; i++) {
+		make_buffer(buf, 100000);
+		a[i] = writer_paced(buf, rate, o->writer_s * 2);
+		make_buffer(buf, 100000);
+		pid_t fwd = start_forwarder(o, buf, url);
+		usleep(100000);
+		w[i] = writer_paced(buf, rate, o->writer_s * 2);
+		stop_child(fwd);
+		count_new_lines(e);
+	}
+	shmlog_remove(buf);
+	*alone = bench_median(a, reps);
+	*with = bench_median(w, reps);
+}
+
 /* The writer's rate alone and with a forwarder shipping its buffer.
  * @pinned: the writer on CPU 0, the forwarder and the central rsyslogd on
  * CPU 1, so what is left is what the forwarder costs the writer through
@@ -645,6 +712,11 @@ int bench_forward_main(int argc, char **argv)
 	printf("  records per second of the writer's CPU:    %10.0f -> %10.0f "
 	       "(%.0f %%)\n",
 	       alone[1], with[1], alone[1] > 0 ? 100 * with[1] / alone[1] : 0);
+	double paced_a, paced_w;
+	paced_cost(&e, &o, 100000, &paced_a, &paced_w);
+	printf("writer at a steady 100,000 records/s: CPU per record %.0f ns "
+	       "alone, %.0f ns while the forwarder ships them\n",
+	       paced_a, paced_w);
 	char load[64] = "?";
 	FILE *lf = fopen("/proc/loadavg", "r");
 	if (lf) {
@@ -682,6 +754,9 @@ int bench_forward_main(int argc, char **argv)
 		bench_json_num(&j, "writer_rate_alone_pinned", alone_p[0]);
 		bench_json_num(&j, "writer_rate_with_forwarder_pinned",
 			       with_p[0]);
+		bench_json_num(&j, "writer_paced_100k_cpu_ns_alone", paced_a);
+		bench_json_num(&j, "writer_paced_100k_cpu_ns_with_forwarder",
+			       paced_w);
 		bench_json_num(&j, "writer_records_per_cpu_s_alone", alone[1]);
 		bench_json_num(&j, "writer_records_per_cpu_s_with_forwarder",
 			       with[1]);

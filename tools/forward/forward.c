@@ -63,6 +63,8 @@ struct forwarder {
 	const char *cursor_file;
 	int max_backoff_ms;
 	bool dump; /* forward what is there, then exit */
+	int linger_ms; /* nap after a delivery before sleeping on the ring */
+	bool napped; /* the last empty read was after a nap */
 	struct stats st, st_batch; /* st_batch: counted in the batch */
 };
 
@@ -343,15 +345,6 @@ static int fill_batch(struct forwarder *f)
 	return 0;
 }
 
-static void wait_records(struct forwarder *f)
-{
-	int slice = 200 / (int)f->nsrc;
-	for (size_t i = 0; i < f->nsrc; i++)
-		shmlog_reader_wait(f->src[i].rd, slice > 10 ? slice : 10);
-}
-
-/* ---- delivering ---- */
-
 static void sleep_ms(int ms, volatile sig_atomic_t *stop)
 {
 	while (ms > 0 && !*stop && !want_status) {
@@ -360,6 +353,27 @@ static void sleep_ms(int ms, volatile sig_atomic_t *stop)
 		ms -= step;
 	}
 }
+
+/* Nothing new: wait for records. Right after a delivery the forwarder
+ * naps (a plain sleep, --linger) and looks again; only a ring still quiet
+ * after that is waited on with shmlog_reader_wait(). A reader asleep there
+ * costs the next writer a wake-up syscall: a forwarder that slept after
+ * every record would put one on many writes, while a nap between batches
+ * puts none on any of them, for at most --linger of latency. */
+
+static void wait_records(struct forwarder *f, volatile sig_atomic_t *stop)
+{
+	if (!f->napped && f->linger_ms > 0) {
+		f->napped = true;
+		sleep_ms(f->linger_ms, stop);
+		return;
+	}
+	int slice = 200 / (int)f->nsrc;
+	for (size_t i = 0; i < f->nsrc; i++)
+		shmlog_reader_wait(f->src[i].rd, slice > 10 ? slice : 10);
+}
+
+/* ---- delivering ---- */
 
 struct backoff {
 	int delay_ms, max_ms;
@@ -449,9 +463,10 @@ static int run(struct forwarder *f, volatile sig_atomic_t *stop)
 		if (!f->batch.n) {
 			if (f->dump)
 				break;
-			wait_records(f);
+			wait_records(f, stop);
 			continue;
 		}
+		f->napped = false;
 		int d = deliver(f, &bo, stop);
 		if (d < 0) {
 			rc = 1;
@@ -484,7 +499,8 @@ static int usage(FILE *out)
 		"usage: shmlog forward [-b NAME]... --to URL [--cursor-file "
 		"FILE] [--dump]\n"
 		"                      [--batch N] [--timeout SEC] "
-		"[--max-backoff SEC] [--facility N] [FILTERSPEC...]\n"
+		"[--max-backoff SEC] [--facility N] [--linger MS]\n"
+		"                      [FILTERSPEC...]\n"
 		"Ship every record of the buffers to URL, resuming after the "
 		"last delivered one:\n"
 		"  syslog+tcp://HOST:PORT   RFC 5424, octet-counted (rsyslog "
@@ -548,6 +564,7 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		{"timeout", required_argument, 0, 'T'},
 		{"max-backoff", required_argument, 0, 'M'},
 		{"facility", required_argument, 0, 'F'},
+		{"linger", required_argument, 0, 'L'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -602,6 +619,15 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 						       optarg);
 			facility = atoi(optarg);
 			break;
+		case 'L':
+			if (parse_positive(optarg, 10000, &v) && strcmp(optarg, "0"))
+				return cli_usage_error("forward",
+						       "bad --linger '%s': give "
+						       "milliseconds, 0 to "
+						       "10000",
+						       optarg);
+			f->linger_ms = atoi(optarg);
+			break;
 		case 'h': return usage(stdout) - 1; /* -1: exit 0 */
 		default: return 2;
 		}
@@ -655,6 +681,7 @@ int cmd_forward(int argc, char **argv, volatile sig_atomic_t *stop)
 	static struct forwarder f;
 	f.batch_max = 512;
 	f.max_backoff_ms = 30000;
+	f.linger_ms = 5;
 	f.sink.fd = -1;
 	int rc = parse_args(&f, argc, argv);
 	if (rc) {
