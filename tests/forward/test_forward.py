@@ -340,6 +340,64 @@ def case_jsonl():
     check(all(v == 1 for v in seen.values()), "each once across a restart")
 
 
+def case_multi():
+    """Two buffers into one sink with one cursor file, a filter spec, and
+    the status line on SIGUSR1."""
+    global BUF
+    first, second = BUF, BUF + "-b"
+    create_buffer()
+    wait_writers(start_writers(2, 100, prefix="one"))
+    BUF = second
+    try:
+        create_buffer()
+        wait_writers(start_writers(1, 50, prefix="two"))
+        out = os.path.join(TMP, "out.jsonl")
+        cur = os.path.join(TMP, "cursor")
+        cmd = [SHMLOG, "forward", "-b", first, "-b", second, "--to",
+               "jsonl:" + out, "--cursor-file", cur]
+
+        def tags():
+            with open(out, "rb") as f:
+                return [json.loads(l.decode("utf-8", "surrogateescape"))
+                        ["tag"] for l in f]
+        p = subprocess.run(cmd + ["--dump"], stderr=subprocess.PIPE)
+        check(p.returncode == 0, "two buffers: exit 0")
+        t = tags()
+        check(len(t) == 250 and t.count("two0") == 50, "both buffers (%d)"
+              % len(t))
+        with open(cur) as f:
+            check(f.read().count("buffer ") == 2, "one cursor, two sections")
+        # more records in each; a filter keeps warnings and above of one0
+        wait_writers(start_writers(1, 60, prefix="two"))
+        BUF = first
+        wait_writers(start_writers(1, 60, prefix="one"))
+        p = subprocess.run(cmd + ["--dump", "one0:W", "*:S"],
+                           stderr=subprocess.PIPE)
+        st = p.stderr.decode()
+        t = tags()[250:]
+        # priorities cycle V D I W E F: W, E, F are 30 of every 60
+        check(len(t) == 30 and set(t) == {"one0"},
+              "filter spec: %d records %s" % (len(t), set(t)))
+        check("30 records delivered" in st and "90 filtered out" in st,
+              "status counts filtered records: %s" % st)
+        # SIGUSR1 while following
+        p = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+        CHILDREN.append(p)
+        # it is running (its handlers set) once it forwarded a new record
+        wait_writers(start_writers(1, 1, prefix="ping"))
+        wait_until(lambda: len(tags()) == 281, 20, "the forwarder to run")
+        p.send_signal(signal.SIGUSR1)
+        line = p.stderr.readline().decode()
+        check(line.startswith("shmlog forward: status:"), "SIGUSR1: %r"
+              % line)
+        stop_forwarder(p)
+        check(len(tags()) == 281, "nothing sent twice after the restarts")
+    finally:
+        subprocess.run([SHMLOG, "rm", "-b", second],
+                       stderr=subprocess.DEVNULL)
+        BUF = first
+
+
 def parse_export(data):
     """systemd Journal Export Format -> list of {field: bytes}."""
     entries, cur, i = [], {}, 0
@@ -637,6 +695,7 @@ def case_bad_input():
 
 
 CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
+         "multi": case_multi,
          "resume": case_resume, "losses": case_losses,
          "receiver_restart": case_receiver_restart,
          "bad_input": case_bad_input}

@@ -683,13 +683,13 @@ int cmd_forward(int argc, char **argv, volatile sig_atomic_t *stop)
 	f.max_backoff_ms = 30000;
 	f.linger_ms = 5;
 	f.sink.fd = -1;
+	struct sigaction sa = {.sa_handler = on_usr1};
+	sigaction(SIGUSR1, &sa, NULL); /* first: a status request never kills */
 	int rc = parse_args(&f, argc, argv);
 	if (rc) {
 		free_forwarder(&f);
 		return rc < 0 ? 0 : rc;
 	}
-	struct sigaction sa = {.sa_handler = on_usr1};
-	sigaction(SIGUSR1, &sa, NULL);
 	rc = load_cursor(&f) ? 1 : open_sources(&f);
 	if (!rc) {
 		rc = run(&f, stop);
