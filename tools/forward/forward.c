@@ -216,7 +216,7 @@ static void commit_batch(struct forwarder *f)
 	f->st.lost_overwritten += f->st_batch.lost_overwritten;
 	f->st.lost_torn += f->st_batch.lost_torn;
 	f->st.filtered += f->st_batch.filtered;
-	f->st.batches++;
+	f->st.batches += f->batch.n > 0;
 	f->st_batch = (struct stats){0};
 	batch_reset(&f->batch);
 	save_cursor(f);
@@ -461,6 +461,8 @@ static int run(struct forwarder *f, volatile sig_atomic_t *stop)
 			}
 		}
 		if (!f->batch.n) {
+			if (f->st_batch.filtered)
+				commit_batch(f); /* all filtered out: move on */
 			if (f->dump)
 				break;
 			wait_records(f, stop);

@@ -418,14 +418,24 @@ static void relp_consume(struct sink *s, size_t used)
 	s->rlen -= used;
 }
 
-/* Wait for the answers to every frame up to @last: 0 when all said 200. */
-static int relp_wait_acks(struct sink *s, uint64_t first, uint64_t last,
+/* RELP transaction numbers run from 1 to 999999999, then start at 1
+ * again (the RELP specification). */
+#define RELP_TXNR_MAX 999999999u
+
+static uint64_t relp_next(uint64_t txnr)
+{
+	return txnr >= RELP_TXNR_MAX ? 1 : txnr + 1;
+}
+
+/* Wait for the answers to @count frames from @first on: 0 when all said
+ * 200. */
+static int relp_wait_acks(struct sink *s, uint64_t first, size_t count,
 			  volatile sig_atomic_t *stop, char *why,
 			  size_t whylen)
 {
 	int64_t deadline = now_ms() + s->timeout_ms;
 	uint64_t expect = first;
-	while (expect <= last) {
+	while (count) {
 		struct relp_frame f;
 		size_t used = 0;
 		int got = relp_parse(s, &f, &used);
@@ -462,7 +472,8 @@ static int relp_wait_acks(struct sink *s, uint64_t first, uint64_t last,
 			return -EREMOTEIO;
 		}
 		relp_consume(s, used);
-		expect++;
+		expect = relp_next(expect);
+		count--;
 		deadline = now_ms() + s->timeout_ms; /* progress */
 	}
 	return 0;
@@ -512,7 +523,7 @@ static int relp_open(struct sink *s, volatile sig_atomic_t *stop, char *why,
 		return err;
 	}
 	err = relp_wait_acks(s, 1, 1, stop, why, whylen);
-	s->txnr = 2;
+	s->txnr = relp_next(1);
 	return err;
 }
 
@@ -525,8 +536,9 @@ static int relp_send(struct sink *s, const struct batch *b,
 	uint64_t first = s->txnr;
 	size_t start = 0;
 	for (size_t i = 0; i < b->n; i++) {
-		int err = relp_frame_into(&relp_out, s->txnr++, "syslog",
+		int err = relp_frame_into(&relp_out, s->txnr, "syslog",
 					  b->buf + start, b->ends[i] - start);
+		s->txnr = relp_next(s->txnr);
 		if (err)
 			return err;
 		start = b->ends[i];
@@ -536,8 +548,7 @@ static int relp_send(struct sink *s, const struct batch *b,
 		snprintf(why, whylen, "cannot send: %s", strerror(-err));
 		return err;
 	}
-	return b->n ? relp_wait_acks(s, first, s->txnr - 1, stop, why, whylen)
-		    : 0;
+	return b->n ? relp_wait_acks(s, first, b->n, stop, why, whylen) : 0;
 }
 
 /* ---- the sink's interface ---- */
@@ -590,7 +601,7 @@ void sink_close(struct sink *s, bool polite)
 		int n = snprintf(frame, sizeof(frame), "%" PRIu64 " close 0\n",
 				 s->txnr);
 		if (!send_all(s, frame, (size_t)n, &never))
-			relp_wait_acks(s, s->txnr, s->txnr, &never, why,
+			relp_wait_acks(s, s->txnr, 1, &never, why,
 				       sizeof(why));
 		s->timeout_ms = saved;
 	}
