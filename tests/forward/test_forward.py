@@ -640,6 +640,15 @@ def case_bad_input():
               % (url, p.returncode, p.stderr))
     p = subprocess.run([SHMLOG, "forward", "-b", BUF], stderr=subprocess.PIPE)
     check(p.returncode == 2 and b"--to" in p.stderr, "no --to")
+    p = forward("jsonl:/dev/null", "-b", "/dev/shm/shmlog." + BUF,
+                check_rc=False)
+    check(p.returncode == 2 and b"given twice" in p.stderr,
+          "the same buffer twice: %r" % p.stderr)
+    for opt in (["--batch", "0"], ["--timeout", "x"], ["--linger", "-1"],
+                ["--facility", "24"], ["--cursor-file", TMP]):
+        p = forward("jsonl:/dev/null", *opt, check_rc=False)
+        check(p.returncode in (1, 2) and p.stderr, "bad %s: %r"
+              % (opt, p.stderr))
     # unreachable: retries, says why, stops cleanly on SIGTERM
     wait_writers(start_writers(1, 10))
     cur = os.path.join(TMP, "cursor")

@@ -54,12 +54,7 @@ int cat_cursor_open(const char *file, bool save, const char *name,
 			"shmlog cat: warning: cursor file %s does not apply to "
 			"%s: %s: showing every record\n",
 			file, id.path, why);
-		free(b->next);
-		free(b->known);
-		b->next = calloc(id.lanes, sizeof(*b->next));
-		b->known = calloc(id.lanes, sizeof(*b->known));
-		b->id = id;
-		if (!b->next || !b->known)
+		if (cursor_reset(b, &id))
 			return fail(c, "shmlog cat: %s%s\n", "out of memory",
 				    "");
 	}

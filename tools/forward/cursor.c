@@ -75,6 +75,23 @@ struct cursor_buf *cursor_add(struct cursor *c, const struct cursor_id *id)
 	return b;
 }
 
+int cursor_reset(struct cursor_buf *b, const struct cursor_id *id)
+{
+	uint64_t *next = calloc(id->lanes, sizeof(*next));
+	bool *known = calloc(id->lanes, sizeof(*known));
+	if (!id->lanes || !next || !known) {
+		free(next);
+		free(known);
+		return -ENOMEM;
+	}
+	free(b->next);
+	free(b->known);
+	b->next = next;
+	b->known = known;
+	b->id = *id;
+	return 0;
+}
+
 void cursor_free(struct cursor *c)
 {
 	for (size_t i = 0; i < c->n; i++) {

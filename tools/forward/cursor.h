@@ -70,6 +70,10 @@ struct cursor_buf *cursor_find(struct cursor *c, const char *path);
  * memory. */
 struct cursor_buf *cursor_add(struct cursor *c, const struct cursor_id *id);
 
+/* Make @b an empty section (every lane unknown) for @id, as when the
+ * saved one belonged to another buffer. 0 or -ENOMEM (@b then unchanged). */
+int cursor_reset(struct cursor_buf *b, const struct cursor_id *id);
+
 /* Does @saved describe the buffer @now? If not, a sentence saying why. */
 bool cursor_same_buffer(const struct cursor_id *saved,
 			const struct cursor_id *now, char *why, size_t whylen);

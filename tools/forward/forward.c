@@ -162,6 +162,9 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 	if (err)
 		return err;
 	struct cursor_buf *b = cursor_find(&f->cursor, id.path);
+	for (struct source *o = f->src; o < s; o++)
+		if (b && o->cur == (size_t)(b - f->cursor.bufs))
+			return -EALREADY; /* the same buffer twice */
 	char why[512];
 	if (b && !cursor_same_buffer(&b->id, &id, why, sizeof(why))) {
 		fprintf(stderr,
@@ -169,16 +172,11 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 			"apply to %s: %s; forwarding starts at the oldest "
 			"record it holds\n",
 			f->cursor_file, id.path, why);
-		b->id = id;
-		free(b->next);
-		free(b->known);
-		b->next = calloc(id.lanes, sizeof(*b->next));
-		b->known = calloc(id.lanes, sizeof(*b->known));
-		if (!b->next || !b->known)
+		if (cursor_reset(b, &id))
 			return -ENOMEM;
-	}
-	else if (b)
+	} else if (b) {
 		s->resumed = true;
+	}
 	if (!b)
 		b = cursor_add(&f->cursor, &id);
 	if (!b)
@@ -655,6 +653,11 @@ static int open_sources(struct forwarder *f)
 		int err = shmlog_reader_open(s->name, 0, &s->rd);
 		if (!err)
 			err = attach_cursor(f, s);
+		if (err == -EALREADY)
+			return cli_usage_error("forward",
+					       "buffer '%s' is given twice: "
+					       "name each buffer once",
+					       s->name);
 		if (err)
 			return cli_fail("forward", err);
 	}
