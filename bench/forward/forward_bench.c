@@ -601,6 +601,40 @@ static void writers_cost(struct env *e, const struct opts *o, bool pinned,
 	}
 }
 
+/* The control: the writer alone, then beside a process that only spins
+ * (no memory traffic, no reading of the ring). What the writer loses to
+ * it is what any busy neighbour costs on this machine (shared caches,
+ * CPU time, a hypervisor's scheduling), not the forwarder. */
+static void spinner_cost(const struct opts *o, double alone[2],
+			 double with[2])
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "bench-fwds-%d", (int)getpid());
+	double a[2][9], w[2][9], r[2];
+	int reps = o->reps > 9 ? 9 : o->reps;
+	for (int i = 0; i < reps; i++) {
+		make_buffer(buf, 100000);
+		writer_rate(buf, o->writer_s, -1, r);
+		a[0][i] = r[0];
+		a[1][i] = r[1];
+		make_buffer(buf, 100000);
+		pid_t spin = fork();
+		if (spin == 0)
+			for (volatile unsigned long k = 0;; k++)
+				;
+		writer_rate(buf, o->writer_s, -1, r);
+		w[0][i] = r[0];
+		w[1][i] = r[1];
+		kill(spin, SIGKILL);
+		waitpid(spin, NULL, 0);
+	}
+	shmlog_remove(buf);
+	for (int k = 0; k < 2; k++) {
+		alone[k] = bench_median(a[k], reps);
+		with[k] = bench_median(w[k], reps);
+	}
+}
+
 /* ---- the command ---- */
 
 static int usage(FILE *f)
@@ -712,6 +746,16 @@ int bench_forward_main(int argc, char **argv)
 	printf("  records per second of the writer's CPU:    %10.0f -> %10.0f "
 	       "(%.0f %%)\n",
 	       alone[1], with[1], alone[1] > 0 ? 100 * with[1] / alone[1] : 0);
+	double spin_a[2], spin_w[2];
+	spinner_cost(&o, spin_a, spin_w);
+	printf("control, beside a process that only spins instead:\n"
+	       "  records/s:                                 %10.0f -> %10.0f "
+	       "(%.0f %%)\n"
+	       "  records per second of the writer's CPU:    %10.0f -> %10.0f "
+	       "(%.0f %%)\n",
+	       spin_a[0], spin_w[0],
+	       spin_a[0] > 0 ? 100 * spin_w[0] / spin_a[0] : 0, spin_a[1],
+	       spin_w[1], spin_a[1] > 0 ? 100 * spin_w[1] / spin_a[1] : 0);
 	double paced_a, paced_w;
 	paced_cost(&e, &o, 100000, &paced_a, &paced_w);
 	printf("writer at a steady 100,000 records/s: CPU per record %.0f ns "
@@ -754,6 +798,11 @@ int bench_forward_main(int argc, char **argv)
 		bench_json_num(&j, "writer_rate_alone_pinned", alone_p[0]);
 		bench_json_num(&j, "writer_rate_with_forwarder_pinned",
 			       with_p[0]);
+		bench_json_num(&j, "writer_rate_beside_spinner", spin_w[0]);
+		bench_json_num(&j, "writer_rate_alone_spinner_control",
+			       spin_a[0]);
+		bench_json_num(&j, "writer_records_per_cpu_s_beside_spinner",
+			       spin_w[1]);
 		bench_json_num(&j, "writer_paced_100k_cpu_ns_alone", paced_a);
 		bench_json_num(&j, "writer_paced_100k_cpu_ns_with_forwarder",
 			       paced_w);
