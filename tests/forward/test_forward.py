@@ -559,6 +559,71 @@ def case_resume():
     rs.stop()
 
 
+def case_resume_losses():
+    """RELP into a small ring: SIGKILL the forwarder at random points while
+    writers overwrite what it has not read; no record goes missing without
+    a loss message whose range covers it."""
+    seed = int(os.environ.get("SHMLOG_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    log("seed", seed)
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer("64K", lanes=4)
+    url = "relp://127.0.0.1:%d" % rs.relp
+    cur = os.path.join(TMP, "cursor")
+    writers = start_writers(3, 5000, rate=5000)
+    kills = 0
+    while any(w.poll() is None for w in writers) and kills < 20:
+        p = start_forwarder(url, cur, "--batch", str(rng.choice([1, 16, 256])))
+        time.sleep(rng.uniform(0.02, 0.2))  # a random point, not a sync
+        p.kill()
+        p.wait()
+        kills += 1
+        time.sleep(rng.uniform(0, 0.1))  # away: the ring overwrites
+    wait_writers(writers)
+    p = forward(url, "--cursor-file", cur)
+    last_line = p.stderr.decode().strip().splitlines()[-1]
+    # rsyslogd writes asynchronously: wait for the last record of each lane
+    info = subprocess.run([SHMLOG, "cat", "-b", BUF, "-v", "json"],
+                          stdout=subprocess.PIPE).stdout
+    newest = {}
+    for line in info.splitlines():
+        r = json.loads(line.decode("utf-8", "surrogateescape"))
+        if "seq" in r:
+            newest[r["lane"]] = max(newest.get(r["lane"], 0), r["seq"])
+    wait_until(lambda: all(any(k == (l, q) for k in relp_keys(rs)[0])
+                           for l, q in newest.items()), 60, "newest records")
+    got, ranges = {}, {}
+    for line in rs.lines():
+        sd = sd_params(line["sd"])
+        lane = int(sd["lane"])
+        if line["app"] == "shmlog-forward":
+            key = (lane, int(sd["first"]), int(sd["last"]))
+            ranges[key] = int(sd["overwritten"]) + int(sd["torn"])
+            continue
+        k = (lane, int(sd["seq"]))
+        got[k] = got.get(k, 0) + 1
+    silent = 0
+    for lane, top in newest.items():
+        for seq in range(top + 1):
+            if (lane, seq) in got:
+                continue
+            if not any(l == lane and a <= seq <= b for l, a, b in ranges):
+                silent += 1
+    missing = sum(1 for lane, top in newest.items() for q in range(top + 1)
+                  if (lane, q) not in got)
+    log("after %d kills: %d delivered, %d duplicates, %d missing, %d loss "
+        "messages counting %d, %d missing without a loss message; last "
+        "run: %s" % (kills, len(got), sum(v - 1 for v in got.values()),
+                     missing, len(ranges), sum(ranges.values()), silent,
+                     last_line))
+    check(kills > 0 and missing > 0, "the test premise: the ring overwrote")
+    check(silent == 0, "no silent loss: %d records" % silent)
+    check(sum(ranges.values()) >= missing,
+          "the loss messages count every missing record")
+    rs.stop()
+
+
 def case_losses():
     """A ring that overwrites while the forwarder is away: loss messages
     downstream account exactly for every record that never arrived."""
@@ -706,6 +771,7 @@ def case_bad_input():
 CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "multi": case_multi,
          "resume": case_resume, "losses": case_losses,
+         "resume_losses": case_resume_losses,
          "receiver_restart": case_receiver_restart,
          "bad_input": case_bad_input}
 

@@ -243,7 +243,7 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
 	if (!lost)
 		return 0;
 	struct sink_loss l = {src_cursor(f, s)->id.path, lane, lost - torn,
-			      torn};
+			      torn, s->next[lane], s->next[lane] + gap - 1};
 	f->st_batch.lost_overwritten += lost - torn;
 	f->st_batch.lost_torn += torn;
 	return batch_add_loss(&f->batch, &f->sink, &l);
@@ -255,7 +255,7 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
  * counted them (its lane statistics start at the buffer's first sequence
  * number). */
 static int account_new_lane(struct forwarder *f, struct source *s,
-			    unsigned lane)
+			    unsigned lane, uint64_t seq)
 {
 	struct shmlog_lane_stats ls;
 	if (shmlog_reader_lane_stats(s->rd, lane, &ls))
@@ -265,8 +265,9 @@ static int account_new_lane(struct forwarder *f, struct source *s,
 	s->torn_pending[lane] = 0;
 	if (!ls.overwritten && !torn)
 		return 0;
+	uint64_t gap = ls.overwritten + torn + ls.skipped;
 	struct sink_loss l = {src_cursor(f, s)->id.path, lane, ls.overwritten,
-			      torn};
+			      torn, seq - gap, seq - 1};
 	f->st_batch.lost_overwritten += ls.overwritten;
 	f->st_batch.lost_torn += torn;
 	return batch_add_loss(&f->batch, &f->sink, &l);
@@ -284,7 +285,7 @@ static int take_record(struct forwarder *f, struct source *s,
 	if (s->known[lane] && r->seq != s->next[lane])
 		err = account_gap(f, s, lane, r->seq - s->next[lane]);
 	else if (!s->known[lane] && s->resumed)
-		err = account_new_lane(f, s, lane);
+		err = account_new_lane(f, s, lane, r->seq);
 	if (err)
 		return err;
 	s->known[lane] = true;

@@ -57,11 +57,16 @@ struct sink {
 	char sec_text[32];
 };
 
-/* A loss to report downstream. */
+/* A loss to report downstream: @overwritten + @torn records of @lane went
+ * missing among sequence numbers @first..@last (the gap before the next
+ * record delivered, which may also hold records a clear hid). Receivers
+ * can tell a loss message sent twice (at-least-once delivery) by the
+ * range. */
 struct sink_loss {
 	const char *buffer;
 	unsigned lane;
 	uint64_t overwritten, torn;
+	uint64_t first, last;
 };
 
 /* Parse @url into @s. 0, or -EINVAL with a sentence in @why. */

@@ -272,6 +272,10 @@ static int add_syslog_loss(struct batch *b, struct sink *k,
 	sb_u64(&s, l->overwritten);
 	sb_str(&s, "\" torn=\"");
 	sb_u64(&s, l->torn);
+	sb_str(&s, "\" first=\"");
+	sb_u64(&s, l->first);
+	sb_str(&s, "\" last=\"");
+	sb_u64(&s, l->last);
 	sb_str(&s, "\"] ");
 	char t[512];
 	loss_text(t, sizeof(t), l);
@@ -378,6 +382,8 @@ static int add_journal_loss(struct batch *b, const struct sink *k,
 	err = err ? err : journal_num(b, "SHMLOG_LOST", l->overwritten + l->torn);
 	err = err ? err : journal_num(b, "SHMLOG_OVERWRITTEN", l->overwritten);
 	err = err ? err : journal_num(b, "SHMLOG_TORN", l->torn);
+	err = err ? err : journal_num(b, "SHMLOG_LOST_FIRST_SEQ", l->first);
+	err = err ? err : journal_num(b, "SHMLOG_LOST_LAST_SEQ", l->last);
 	err = err ? err : batch_put(b, "\n", 1);
 	return err ? err : batch_end_message(b);
 }
