@@ -761,6 +761,39 @@ def case_bad_input():
     # delivered before): none of them is sent, none is counted as lost
     check(count() == 42 and " 0 lost" in st and "10 hidden by a clear" in st,
           "cursor from before a clear: %s" % st)
+    # hostile cursor files: random damage never crashes a reader of them
+    with open(cur, "rb") as f:
+        good = f.read()
+    rng = random.Random(int(os.environ.get("SHMLOG_TEST_SEED", "1")))
+    crashes = 0
+    for i in range(150):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 8)):
+            op = rng.randint(0, 3)
+            pos = rng.randrange(len(data)) if data else 0
+            if op == 0 and data:
+                data[pos] = rng.randrange(256)
+            elif op == 1:
+                data[pos:pos] = rng.choice([b"\n", b" ", b"9" * 30, b"-1",
+                                            b"buffer ", b"\x00"])
+            elif op == 2 and data:
+                del data[pos:pos + rng.randint(1, 20)]
+            else:
+                data = data[:pos]
+        if i % 2:  # half of them with a valid checksum: the parser sees it
+            body = bytes(data).rsplit(b"checksum ", 1)[0]
+            h = 0xcbf29ce484222325
+            for c in body:
+                h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+            data = body + b"checksum %016x\n" % h
+        bad_cur = os.path.join(TMP, "fuzz-cursor")
+        with open(bad_cur, "wb") as f:
+            f.write(bytes(data))
+        p = subprocess.run([SHMLOG, "cat", "-b", BUF, "--after-cursor",
+                            bad_cur], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=30)
+        crashes += p.returncode not in (0, 1)
+    check(crashes == 0, "damaged cursor files: %d crashes" % crashes)
     # a cursor file that cannot be written
     p = forward("jsonl:" + out, "--cursor-file", "/proc/nope/cursor",
                 check_rc=False)
