@@ -604,12 +604,18 @@ def case_resume_losses():
         k = (lane, int(sd["seq"]))
         got[k] = got.get(k, 0) + 1
     silent = 0
+    silent_seqs = {}
     for lane, top in newest.items():
         for seq in range(top + 1):
             if (lane, seq) in got:
                 continue
             if not any(l == lane and a <= seq <= b for l, a, b in ranges):
                 silent += 1
+                silent_seqs.setdefault(lane, []).append(seq)
+    for lane, seqs in silent_seqs.items():
+        log("lane %d: silent %d..%d (%d), delivered from %s" %
+            (lane, seqs[0], seqs[-1], len(seqs),
+             min((q for l, q in got if l == lane), default=None)))
     missing = sum(1 for lane, top in newest.items() for q in range(top + 1)
                   if (lane, q) not in got)
     log("after %d kills: %d delivered, %d duplicates, %d missing, %d loss "

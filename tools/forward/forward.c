@@ -42,7 +42,6 @@ struct source {
 	uint64_t *skipped_seen; /* per lane, hidden by a clear, accounted */
 	uint64_t *torn_pending; /* per lane, torn records not yet reported */
 	unsigned lanes;
-	bool resumed; /* a cursor of this very buffer was loaded */
 };
 
 struct stats {
@@ -174,8 +173,6 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 			f->cursor_file, id.path, why);
 		if (cursor_reset(b, &id))
 			return -ENOMEM;
-	} else if (b) {
-		s->resumed = true;
 	}
 	if (!b)
 		b = cursor_add(&f->cursor, &id);
@@ -250,10 +247,13 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
 }
 
 /* The first record of a lane the cursor knows nothing of (no record of it
- * was delivered before): every record the lane held before it, since the
- * buffer was created, went by while the forwarder was away. The reader
- * counted them (its lane statistics start at the buffer's first sequence
- * number). */
+ * was delivered before, or there is no cursor): every record the lane
+ * held before it since the buffer was created and that the ring no longer
+ * holds is lost to the forwarder, and reported like any other loss. The
+ * reader counted them (its lane statistics start at the buffer's first
+ * sequence number). A forwarder started late on an old buffer therefore
+ * starts with a loss message saying how much the ring had overwritten
+ * already: no loss is silent, not even one from before it came. */
 static int account_new_lane(struct forwarder *f, struct source *s,
 			    unsigned lane, uint64_t seq)
 {
@@ -284,7 +284,7 @@ static int take_record(struct forwarder *f, struct source *s,
 	int err = 0;
 	if (s->known[lane] && r->seq != s->next[lane])
 		err = account_gap(f, s, lane, r->seq - s->next[lane]);
-	else if (!s->known[lane] && s->resumed)
+	else if (!s->known[lane])
 		err = account_new_lane(f, s, lane, r->seq);
 	if (err)
 		return err;
