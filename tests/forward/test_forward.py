@@ -664,6 +664,21 @@ def case_losses():
     m = re.search(r"(\d+) lost \((\d+) overwritten", status)
     check(m and int(m.group(1)) == total_lost,
           "status line counts the losses: %s" % status)
+    # a first forwarder, with no cursor, on this ring: what the ring had
+    # overwritten before it came is reported too, lane by lane
+    out = os.path.join(TMP, "first.jsonl")
+    forward("jsonl:" + out)
+    lost, oldest = {}, {}
+    with open(out, "rb") as f:
+        for line in f:
+            r = json.loads(line.decode("utf-8", "surrogateescape"))
+            if "lost" in r:
+                lost[r["lane"]] = lost.get(r["lane"], 0) + r["lost"]
+            else:
+                oldest.setdefault(r["lane"], r["seq"])
+    check(lost == {l: q for l, q in oldest.items() if q},
+          "first run: losses before it came %s, oldest seqs %s"
+          % (lost, oldest))
     rs.stop()
 
 
