@@ -287,8 +287,20 @@ static int send_all(struct sink *s, const char *p, size_t n,
 	int64_t deadline = now_ms() + s->timeout_ms;
 	bool sock = sink_reconnects(s);
 	while (n) {
-		ssize_t w = sock ? send(s->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT)
-				 : write(s->fd, p, n);
+		ssize_t w;
+		if (sock) {
+			w = send(s->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		} else {
+			/* stdout or a file: its blocking mode is not ours to
+			 * change, so wait until a pipe has room for PIPE_BUF
+			 * bytes and write no more than that: the write cannot
+			 * block, and a reader that stopped reading ends in a
+			 * timeout, not a hang */
+			int err = wait_fd(s->fd, POLLOUT, deadline, stop);
+			if (err)
+				return err;
+			w = write(s->fd, p, n < PIPE_BUF ? n : PIPE_BUF);
+		}
 		if (w > 0) {
 			p += w;
 			n -= (size_t)w;
