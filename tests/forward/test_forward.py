@@ -782,6 +782,31 @@ def case_bad_input():
     # delivered before): none of them is sent, none is counted as lost
     check(count() == 42 and " 0 lost" in st and "10 hidden by a clear" in st,
           "cursor from before a clear: %s" % st)
+    # a reader of stdout that stops reading: SIGTERM still ends it at once
+    import fcntl
+    import termios
+    wait_writers(start_writers(1, 3000, prefix="stuck"))
+    p = subprocess.Popen([SHMLOG, "forward", "-b", BUF, "--to", "jsonl:"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    CHILDREN.append(p)
+
+    def pipe_full():
+        n = bytearray(4)
+        fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, n)
+        return int.from_bytes(n, "little") >= 60000
+    check(wait_until(pipe_full, 20, "a full pipe"), "the pipe fills")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    check(p.returncode == 0 and time.monotonic() - t0 < 15,
+          "stuck stdout: exit %s after %.1f s" % (p.returncode,
+                                                   time.monotonic() - t0))
+    p.stdout.close()
+    p.stderr.close()
     # hostile cursor files: random damage never crashes a reader of them
     with open(cur, "rb") as f:
         good = f.read()
