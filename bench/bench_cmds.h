@@ -7,4 +7,5 @@ int bench_ipc_main(int argc, char **argv);
 int bench_disabled_main(int argc, char **argv);
 int bench_eventloop_main(int argc, char **argv);
 int bench_faults_main(int argc, char **argv);
+int bench_forward_main(int argc, char **argv);
 #endif

@@ -29,6 +29,9 @@ static const struct cmd cmds[] = {
 	{"faults", bench_faults_main,
 	 "minor page faults: stdio, malloc, shmlog (the buffered-IO study)"},
 #endif
+#ifdef HAVE_BENCH_FORWARD
+	{"forward", bench_forward_main, "shmlog forward vs syslog(3) into rsyslogd"},
+#endif
 	{NULL, NULL, NULL},
 };
 

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "format.h"
+#include "forward/cat_cursor.h"
 #include "shmlog.h"
 
 struct view {
@@ -21,10 +22,13 @@ struct view {
 	shmlog_filter_t *filter; /* NULL: everything */
 	long pid; /* 0: any */
 	int64_t since_ns; /* INT64_MIN: any */
+	struct cat_cursor *cursor; /* --cursor-file/--after-cursor, or NULL */
 };
 
 static bool wanted(const struct view *v, const struct shmlog_record *r)
 {
+	if (v->cursor && cat_cursor_seen(v->cursor, r))
+		return false;
 	if (v->pid && r->pid != (uint32_t)v->pid)
 		return false;
 	if (r->time_ns < v->since_ns)
@@ -176,6 +180,8 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 		{"since", required_argument, 0, 'S'},
 		{"color", optional_argument, 0, 'C'},
 		{"utc", no_argument, 0, 'U'},
+		{"cursor-file", required_argument, 0, 'K'},
+		{"after-cursor", required_argument, 0, 'A'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -185,6 +191,8 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 	bool follow = false;
 	long lines = tail ? 10 : -1;
 	int color = -1; /* auto */
+	const char *cursor_file = NULL;
+	bool cursor_save = false;
 	int c;
 	char *end;
 	while ((c = getopt_long(argc, argv, "b:fn:v:dh", opts, NULL)) != -1) {
@@ -243,10 +251,13 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 					optarg);
 			break;
 		case 'U': v.fmt.utc = true; break;
+		case 'K': cursor_save = true; /* fall through */
+		case 'A': cursor_file = optarg; break;
 		case 'h':
 			printf("usage: shmlog %s [-b NAME] [-f] %s[-v FORMAT] "
 			       "[--pid PID] [--since TIME] [--color[=WHEN]] "
-			       "[--utc] [FILTERSPEC...]\n"
+			       "[--utc] [--cursor-file FILE | --after-cursor FILE] "
+			       "[FILTERSPEC...]\n"
 			       "FORMAT: threadtime (default), brief, long, raw, "
 			       "json. FILTERSPEC: TAG:P ... *:P as logcat, P "
 			       "one of V D I W E F S.\n",
@@ -287,6 +298,12 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 		shmlog_filter_free(v.filter);
 		return cli_fail(cmd, err);
 	}
+	if (cursor_file &&
+	    cat_cursor_open(cursor_file, cursor_save, cli_buffer, &v.cursor)) {
+		shmlog_reader_close(rd);
+		shmlog_filter_free(v.filter);
+		return 1;
+	}
 	if (lines >= 0) {
 		if (lines > 0)
 			show_last(rd, &v, lines);
@@ -302,5 +319,7 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 	}
 	shmlog_reader_close(rd);
 	shmlog_filter_free(v.filter);
+	if (cat_cursor_close(v.cursor) && !rc)
+		rc = 1;
 	return rc;
 }

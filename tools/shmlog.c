@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "format.h"
+#include "forward/forward.h"
 #include "shmlog.h"
 #include "write.h"
 
@@ -599,6 +600,8 @@ static void usage(FILE *f)
 		"  run      run a program, logging its output (-- CMD ARGS)\n"
 		"  cat      dump the buffer (-f: then follow), like logcat -d\n"
 		"  tail     the last records (-n N), -f to follow\n"
+		"  forward  ship records to rsyslog, RELP, journal-remote or "
+		"JSON lines\n"
 		"  level    show or set the filter ('net:D *:W') of every "
 		"writer\n\n"
 		"`shmlog COMMAND --help` shows a command's options, "
@@ -659,6 +662,8 @@ int main(int argc, char **argv)
 		printf("shmlog %s\n", SHMLOG_VERSION);
 		return 0;
 	}
+	if (!strcmp(cmd, "forward"))
+		return cmd_forward(argc, argv, &stop);
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);

@@ -1,0 +1,867 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Tests of `shmlog forward` against the real receivers.
+
+usage: test_forward.py SHMLOG FWD_WRITER CASE
+
+Each case starts its own receiver (rsyslogd with a private configuration on
+127.0.0.1 or a Unix socket in a temporary directory, systemd-journal-remote
+writing a journal file) and checks what it received field by field against
+what the writers wrote. Exit 0: pass, 1: fail, 77: a receiver is missing.
+"""
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+SHMLOG, WRITER, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+TMP = tempfile.mkdtemp(prefix="shmlog-fwd-")
+BUF = "test-fwd-%s-%d" % (CASE, os.getpid())
+CHILDREN = []
+FAILS = []
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        log("FAIL:", what)
+    return cond
+
+
+def cleanup():
+    for p in CHILDREN:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    subprocess.run([SHMLOG, "rm", "-b", BUF], stderr=subprocess.DEVNULL)
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def finish():
+    cleanup()
+    if FAILS:
+        log("%d check(s) failed" % len(FAILS))
+        sys.exit(1)
+    log("PASS", CASE)
+    sys.exit(0)
+
+
+def skip(why):
+    log("SKIP:", why)
+    cleanup()
+    sys.exit(SKIP)
+
+
+def wait_until(pred, limit, what):
+    """Poll pred() until true; a bounded wait, never a fixed sleep."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    log("timed out after %ds waiting for %s" % (limit, what))
+    return False
+
+
+# ---------------------------------------------------------------- writers
+
+def expected_message(i):
+    return (b'rec %d "quoted" back\\slash ]bracket\ttab\nline2 '
+            b'\xff\xfe\x80 caf\xc3\xa9 end' % i)
+
+
+def severity(prio):
+    return {2: 7, 3: 7, 4: 6, 5: 4, 6: 3, 7: 2}[prio]
+
+
+def create_buffer(size="4M", lanes=4):
+    cmd = [SHMLOG, "create", "-b", BUF, "--size", size, "--clock", "realtime"]
+    if lanes:
+        cmd += ["--lanes", str(lanes)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def start_writers(n, count, rate=0, prefix="w"):
+    procs = []
+    for k in range(n):
+        p = subprocess.Popen([WRITER, BUF, "%s%d" % (prefix, k), str(count),
+                              str(rate)])
+        CHILDREN.append(p)
+        procs.append(p)
+    return procs
+
+
+def wait_writers(procs, limit=60):
+    end = time.monotonic() + limit
+    for p in procs:
+        p.wait(timeout=max(1, end - time.monotonic()))
+        check(p.returncode == 0, "writer exit %s" % p.returncode)
+
+
+def reference():
+    """(lane, seq) -> record, as the library's reader sees the buffer."""
+    out = subprocess.run([SHMLOG, "cat", "-b", BUF, "-v", "json"],
+                         check=True, stdout=subprocess.PIPE).stdout
+    ref = {}
+    for line in out.splitlines():
+        r = json.loads(line.decode("utf-8", "surrogateescape"))
+        if "lost" in r:
+            continue
+        ref[(r["lane"], r["seq"])] = r
+    return ref
+
+
+def lane_stats():
+    """lane -> (written, overwritten, torn) from `shmlog info`."""
+    out = subprocess.run([SHMLOG, "info", "-b", BUF], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    return out
+
+
+# ---------------------------------------------------------------- rsyslogd
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Rsyslog:
+    def __init__(self, relp=False):
+        if not shutil.which("rsyslogd"):
+            skip("rsyslogd not installed (Debian package rsyslog)")
+        self.dir = os.path.join(TMP, "rsyslog")
+        os.makedirs(self.dir, exist_ok=True)
+        self.tcp = free_port()
+        self.relp = free_port() if relp else None
+        self.sock = os.path.join(self.dir, "sock")
+        self.out = os.path.join(self.dir, "out")
+        self.proc = None
+        modules = "/usr/lib/x86_64-linux-gnu/rsyslog"
+        if relp and not any(os.path.exists(os.path.join(d, "imrelp.so"))
+                            for d in (modules, "/usr/lib/rsyslog")):
+            skip("rsyslog's imrelp not installed (Debian package "
+                 "rsyslog-relp)")
+        conf = """
+global(workDirectory="{d}" maxMessageSize="64k"
+       parser.escapeControlCharactersOnReceive="off")
+module(load="imptcp")
+input(type="imptcp" port="{tcp}" address="127.0.0.1")
+input(type="imptcp" path="{sock}" unlink="on")
+{relp}
+template(name="j" type="list" option.jsonf="on") {{
+  property(outname="pri" name="pri" format="jsonf")
+  property(outname="app" name="app-name" format="jsonf")
+  property(outname="procid" name="procid" format="jsonf")
+  property(outname="msgid" name="msgid" format="jsonf")
+  property(outname="time" name="timereported" dateFormat="rfc3339"
+           format="jsonf")
+  property(outname="sd" name="structured-data" format="jsonf")
+  property(outname="msg" name="msg" format="jsonf")
+}}
+action(type="omfile" file="{out}" template="j")
+""".format(d=self.dir, tcp=self.tcp, sock=self.sock, out=self.out,
+           relp=('module(load="imrelp")\ninput(type="imrelp" port="%d" '
+                 'address="127.0.0.1")' % self.relp) if relp else "")
+        self.conf = os.path.join(self.dir, "rsyslog.conf")
+        with open(self.conf, "w") as f:
+            f.write(conf)
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            ["rsyslogd", "-n", "-f", self.conf, "-i",
+             os.path.join(self.dir, "pid")],
+            stdout=open(os.path.join(self.dir, "log"), "a"),
+            stderr=subprocess.STDOUT)
+        CHILDREN.append(self.proc)
+        ports = [self.tcp] + ([self.relp] if self.relp else [])
+
+        def up():
+            if self.proc.poll() is not None:
+                return True
+            for p in ports:
+                try:
+                    socket.create_connection(("127.0.0.1", p), 1).close()
+                except OSError:
+                    return False
+            return os.path.exists(self.sock)
+        ok = wait_until(up, 20, "rsyslogd to listen")
+        if not ok or self.proc.poll() is not None:
+            log(open(os.path.join(self.dir, "log")).read())
+            raise SystemExit("rsyslogd did not start")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=20)
+
+    def lines(self):
+        try:
+            with open(self.out, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        lines = data.split(b"\n")[:-1]  # the last may be half written
+        return [json.loads(l.decode("utf-8", "surrogateescape"))
+                for l in lines if l]
+
+    def wait_lines(self, n, limit=60):
+        return wait_until(lambda: len(self.lines()) >= n, limit,
+                          "%d lines from rsyslogd" % n)
+
+
+def sd_params(sd):
+    return dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', sd))
+
+
+def check_syslog_line(line, ref):
+    """One rsyslogd output line against the reader's record."""
+    sd = sd_params(line["sd"])
+    key = (int(sd["lane"]), int(sd["seq"]))
+    r = ref.get(key)
+    if not check(r is not None, "record %s not in the buffer" % (key,)):
+        return key
+    msg = line["msg"].encode("utf-8", "surrogateescape")
+    i = int(re.match(rb"rec (\d+) ", msg).group(1))
+    prio = "VDIWEF".index(r["prio"]) + 2
+    check(msg == expected_message(i), "message bytes %r" % msg)
+    check(prio == 2 + i % 6, "priority of record %d" % i)
+    check(int(line["pri"]) == 8 + severity(prio), "PRI %s" % line["pri"])
+    check(line["app"] == r["tag"], "APP-NAME %s" % line["app"])
+    check(int(line["procid"]) == r["pid"], "PROCID %s" % line["procid"])
+    check(int(sd["tid"]) == r["tid"], "tid %s" % sd["tid"])
+    usec = iso_usec(line["time"])
+    check(usec == r["time_ns"] // 1000,
+          "time %s vs %d ns" % (line["time"], r["time_ns"]))
+    return key
+
+
+def iso_usec(s):
+    m = re.match(r"(\d+)-(\d+)-(\d+)T(\d+):(\d+):(\d+)\.(\d{6})(Z|[+-]00:00)$",
+                 s)
+    if not m:
+        check(False, "timestamp %r" % s)
+        return -1
+    import calendar
+    y, mo, d, h, mi, se = (int(m.group(k)) for k in range(1, 7))
+    return calendar.timegm((y, mo, d, h, mi, se)) * 1000000 + int(m.group(7))
+
+
+def forward(url, *args, check_rc=True, timeout=120):
+    p = subprocess.run([SHMLOG, "forward", "-b", BUF, "--to", url,
+                        "--dump"] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    if check_rc:
+        check(p.returncode == 0, "forward %s exit %d: %s" %
+              (url, p.returncode, p.stderr.decode()))
+    return p
+
+
+# ---------------------------------------------------------------- cases
+
+def case_syslog():
+    """TCP, Unix socket and RELP into rsyslogd: every field of every
+    record, from several writers."""
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer()
+    n, writers = 1500, 3
+    wait_writers(start_writers(writers, n))
+    ref = reference()
+    check(len(ref) == n * writers, "reference holds %d" % len(ref))
+    urls = ["syslog+tcp://127.0.0.1:%d" % rs.tcp, "syslog+unix://" + rs.sock,
+            "relp://127.0.0.1:%d" % rs.relp]
+    total = 0
+    for url in urls:
+        forward(url)
+        total += len(ref)
+        if not check(rs.wait_lines(total), "%s: all lines arrive" % url):
+            break
+        got = {}
+        for line in rs.lines()[total - len(ref):]:
+            key = check_syslog_line(line, ref)
+            got[key] = got.get(key, 0) + 1
+        check(set(got) == set(ref), "%s: every record arrives" % url)
+        check(all(v == 1 for v in got.values()), "%s: exactly once" % url)
+        log("%s: %d records checked" % (url, len(got)))
+    rs.stop()
+
+
+def case_jsonl():
+    """JSON lines to a file, resumed with a cursor: nothing twice."""
+    create_buffer()
+    wait_writers(start_writers(2, 500))
+    out = os.path.join(TMP, "out.jsonl")
+    cur = os.path.join(TMP, "cursor")
+    forward("jsonl:" + out, "--cursor-file", cur)
+    wait_writers(start_writers(2, 300, prefix="later"))
+
+    def cat_after(opt):
+        p = subprocess.run([SHMLOG, "cat", "-b", BUF, opt, cur, "-v",
+                            "json"], stdout=subprocess.PIPE, check=True)
+        return [json.loads(l.decode("utf-8", "surrogateescape"))
+                for l in p.stdout.splitlines()]
+    # `shmlog cat` reads the forwarder's cursor: only the later records
+    later = cat_after("--after-cursor")
+    check(len(later) == 600 and all(r["tag"].startswith("later")
+                                    for r in later),
+          "cat --after-cursor: the 600 later records (%d)" % len(later))
+    forward("jsonl:" + out, "--cursor-file", cur)
+    check(cat_after("--after-cursor") == [], "cat: nothing after the "
+          "forwarder's new cursor")
+    wait_writers(start_writers(1, 7, prefix="cat"))
+    check(len(cat_after("--cursor-file")) == 7, "cat --cursor-file")
+    check(cat_after("--cursor-file") == [], "cat --cursor-file saved")
+    ref = reference()
+    seen = {}
+    with open(out, "rb") as f:
+        for line in f:
+            r = json.loads(line.decode("utf-8", "surrogateescape"))
+            key = (r["lane"], r["seq"])
+            seen[key] = seen.get(key, 0) + 1
+            check(r == ref.get(key), "record %s as `shmlog cat` shows it"
+                  % (key,))
+    check(len(ref) == 1607 and set(seen) | {k for k in ref if
+                                            ref[k]["tag"] == "cat0"}
+          == set(ref), "all records")
+    check(all(v == 1 for v in seen.values()), "each once across a restart")
+
+
+def case_multi():
+    """Two buffers into one sink with one cursor file, a filter spec, and
+    the status line on SIGUSR1."""
+    global BUF
+    first, second = BUF, BUF + "-b"
+    create_buffer()
+    wait_writers(start_writers(2, 100, prefix="one"))
+    BUF = second
+    try:
+        create_buffer()
+        wait_writers(start_writers(1, 50, prefix="two"))
+        out = os.path.join(TMP, "out.jsonl")
+        cur = os.path.join(TMP, "cursor")
+        cmd = [SHMLOG, "forward", "-b", first, "-b", second, "--to",
+               "jsonl:" + out, "--cursor-file", cur]
+
+        def tags():
+            with open(out, "rb") as f:
+                return [json.loads(l.decode("utf-8", "surrogateescape"))
+                        ["tag"] for l in f]
+        p = subprocess.run(cmd + ["--dump"], stderr=subprocess.PIPE)
+        check(p.returncode == 0, "two buffers: exit 0")
+        t = tags()
+        check(len(t) == 250 and t.count("two0") == 50, "both buffers (%d)"
+              % len(t))
+        with open(cur) as f:
+            check(f.read().count("buffer ") == 2, "one cursor, two sections")
+        # more records in each; a filter keeps warnings and above of one0
+        wait_writers(start_writers(1, 60, prefix="two"))
+        BUF = first
+        wait_writers(start_writers(1, 60, prefix="one"))
+        p = subprocess.run(cmd + ["--dump", "one0:W", "*:S"],
+                           stderr=subprocess.PIPE)
+        st = p.stderr.decode()
+        t = tags()[250:]
+        # priorities cycle V D I W E F: W, E, F are 30 of every 60
+        check(len(t) == 30 and set(t) == {"one0"},
+              "filter spec: %d records %s" % (len(t), set(t)))
+        check("30 records delivered" in st and "90 filtered out" in st,
+              "status counts filtered records: %s" % st)
+        # SIGUSR1 while following
+        p = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+        CHILDREN.append(p)
+        # it is running (its handlers set) once it forwarded a new record
+        wait_writers(start_writers(1, 1, prefix="ping"))
+        wait_until(lambda: len(tags()) == 281, 20, "the forwarder to run")
+        p.send_signal(signal.SIGUSR1)
+        line = p.stderr.readline().decode()
+        check(line.startswith("shmlog forward: status:"), "SIGUSR1: %r"
+              % line)
+        stop_forwarder(p)
+        check(len(tags()) == 281, "nothing sent twice after the restarts")
+    finally:
+        subprocess.run([SHMLOG, "rm", "-b", second],
+                       stderr=subprocess.DEVNULL)
+        BUF = first
+
+
+def parse_export(data):
+    """systemd Journal Export Format -> list of {field: bytes}."""
+    entries, cur, i = [], {}, 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        line = data[i:nl]
+        if not line:
+            entries.append(cur)
+            cur = {}
+            i = nl + 1
+            continue
+        if b"=" in line:
+            k, v = line.split(b"=", 1)
+            cur[k.decode()] = v
+            i = nl + 1
+        else:
+            size = int.from_bytes(data[nl + 1:nl + 9], "little")
+            cur[line.decode()] = data[nl + 9:nl + 9 + size]
+            i = nl + 9 + size + 1
+    if cur:
+        entries.append(cur)
+    return entries
+
+
+def case_journal():
+    """Journal Export Format into systemd-journal-remote, read back with
+    journalctl --file."""
+    remote = next((p for p in ("/lib/systemd/systemd-journal-remote",
+                               "/usr/lib/systemd/systemd-journal-remote")
+                   if os.path.exists(p)), None)
+    if not remote:
+        skip("systemd-journal-remote not installed (Debian package "
+             "systemd-journal-remote)")
+    if not shutil.which("journalctl"):
+        skip("journalctl not installed")
+    create_buffer()
+    wait_writers(start_writers(3, 700))
+    ref = reference()
+    jfile = os.path.join(TMP, "remote.journal")
+    fwd = subprocess.Popen([SHMLOG, "forward", "-b", BUF, "--to",
+                            "journal-export:", "--dump"],
+                           stdout=subprocess.PIPE)
+    CHILDREN.append(fwd)
+    rem = subprocess.run([remote, "-o", jfile, "-"], stdin=fwd.stdout,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=120)
+    fwd.wait(timeout=60)
+    check(fwd.returncode == 0, "forward exit %d" % fwd.returncode)
+    check(rem.returncode == 0, "journal-remote: %s" % rem.stderr.decode())
+    data = subprocess.run(["journalctl", "--file", jfile, "-o", "export"],
+                          stdout=subprocess.PIPE, check=True).stdout
+    got = {}
+    for e in parse_export(data):
+        key = (int(e["SHMLOG_LANE"]), int(e["SHMLOG_SEQ"]))
+        r = ref.get(key)
+        if not check(r is not None, "entry %s in the buffer" % (key,)):
+            continue
+        got[key] = got.get(key, 0) + 1
+        msg = e["MESSAGE"]
+        i = int(re.match(rb"rec (\d+) ", msg).group(1))
+        check(msg == expected_message(i), "MESSAGE %r" % msg)
+        prio = 2 + i % 6
+        check(e["PRIORITY"] == b"%d" % severity(prio), "PRIORITY")
+        check(e["SHMLOG_PRIORITY"].decode() == r["prio"], "SHMLOG_PRIORITY")
+        check(e["SYSLOG_IDENTIFIER"].decode() == r["tag"], "identifier")
+        check(int(e["_PID"]) == r["pid"] == int(e["SYSLOG_PID"]), "_PID")
+        check(int(e["_TID"]) == r["tid"], "_TID")
+        check(int(e["__REALTIME_TIMESTAMP"]) == r["time_ns"] // 1000,
+              "__REALTIME_TIMESTAMP")
+        check(iso_usec(e["SYSLOG_TIMESTAMP"].decode()) == r["time_ns"] // 1000,
+              "SYSLOG_TIMESTAMP")
+    check(set(got) == set(ref), "every record in the journal (%d of %d)"
+          % (len(got), len(ref)))
+    check(all(v == 1 for v in got.values()), "each once")
+
+
+def relp_keys(rs):
+    """(lane, seq) -> count of shmlog records in rsyslogd's output, and the
+    loss messages' counts per lane."""
+    got, lost = {}, {}
+    for line in rs.lines():
+        sd = sd_params(line["sd"])
+        if line["app"] == "shmlog-forward":
+            lane = int(sd["lane"])
+            lost[lane] = lost.get(lane, 0) + int(sd["overwritten"]) + \
+                int(sd["torn"])
+            continue
+        key = (int(sd["lane"]), int(sd["seq"]))
+        got[key] = got.get(key, 0) + 1
+    return got, lost
+
+
+def start_forwarder(url, cursor, *extra):
+    p = subprocess.Popen([SHMLOG, "forward", "-b", BUF, "--to", url,
+                          "--cursor-file", cursor, "--max-backoff", "0.5"]
+                         + list(extra), stderr=subprocess.PIPE)
+    CHILDREN.append(p)
+    return p
+
+
+def stop_forwarder(p):
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1].decode()
+    check(p.returncode == 0, "forwarder exits 0 on SIGTERM (%d): %s"
+          % (p.returncode, err))
+    return err
+
+
+def case_resume():
+    """RELP: SIGKILL the forwarder at random points while writers write;
+    every record arrives at least once; after a clean stop, exactly once."""
+    seed = int(os.environ.get("SHMLOG_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    log("seed", seed)
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer("32M", lanes=8)
+    url = "relp://127.0.0.1:%d" % rs.relp
+    cur = os.path.join(TMP, "cursor")
+    writers = start_writers(3, 6000, rate=4000)
+    kills = 0
+    while any(w.poll() is None for w in writers) and kills < 12:
+        p = start_forwarder(url, cur, "--batch", str(rng.choice([1, 7, 64,
+                                                                 512])))
+        time.sleep(rng.uniform(0.05, 0.4))  # a random point, not a sync
+        p.kill()
+        p.wait()
+        kills += 1
+    wait_writers(writers)
+    p = start_forwarder(url, cur)
+    ref = reference()
+    check(rs.wait_lines(len(ref)), "records arrive after %d kills" % kills)
+    wait_until(lambda: set(relp_keys(rs)[0]) >= set(ref), 60,
+               "every record")
+    stop_forwarder(p)
+    got, lost = relp_keys(rs)
+    missing = set(ref) - set(got)
+    dups = sum(v - 1 for v in got.values())
+    log("after %d kills: %d records, %d distinct delivered, %d duplicates, "
+        "%d missing" % (kills, len(ref), len(got), dups, len(missing)))
+    check(not missing, "at least once: %d missing" % len(missing))
+    check(not lost, "no loss reported when the ring lost nothing: %s" % lost)
+    # exactly once after a clean stop
+    mark = len(rs.lines())
+    wait_writers(start_writers(2, 2000, prefix="after"))
+    p = start_forwarder(url, cur)
+    ref2 = reference()
+    new = set(ref2) - set(ref)
+    check(rs.wait_lines(mark + len(new)), "records after a clean stop")
+    stop_forwarder(p)
+    after = {}
+    for line in rs.lines()[mark:]:
+        sd = sd_params(line["sd"])
+        key = (int(sd["lane"]), int(sd["seq"]))
+        after[key] = after.get(key, 0) + 1
+    check(set(after) == new, "after a clean stop: only the new records "
+          "(%d, expected %d)" % (len(after), len(new)))
+    check(all(v == 1 for v in after.values()), "after a clean stop: once")
+    rs.stop()
+
+
+def case_resume_losses():
+    """RELP into a small ring: SIGKILL the forwarder at random points while
+    writers overwrite what it has not read; no record goes missing without
+    a loss message whose range covers it."""
+    seed = int(os.environ.get("SHMLOG_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    log("seed", seed)
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer("64K", lanes=4)
+    url = "relp://127.0.0.1:%d" % rs.relp
+    cur = os.path.join(TMP, "cursor")
+    writers = start_writers(3, 5000, rate=5000)
+    kills = 0
+    while any(w.poll() is None for w in writers) and kills < 20:
+        p = start_forwarder(url, cur, "--batch", str(rng.choice([1, 16, 256])))
+        time.sleep(rng.uniform(0.02, 0.2))  # a random point, not a sync
+        p.kill()
+        p.wait()
+        kills += 1
+        time.sleep(rng.uniform(0, 0.1))  # away: the ring overwrites
+    wait_writers(writers)
+    p = forward(url, "--cursor-file", cur)
+    last_line = p.stderr.decode().strip().splitlines()[-1]
+    # rsyslogd writes asynchronously: wait for the last record of each lane
+    info = subprocess.run([SHMLOG, "cat", "-b", BUF, "-v", "json"],
+                          stdout=subprocess.PIPE).stdout
+    newest = {}
+    for line in info.splitlines():
+        r = json.loads(line.decode("utf-8", "surrogateescape"))
+        if "seq" in r:
+            newest[r["lane"]] = max(newest.get(r["lane"], 0), r["seq"])
+    wait_until(lambda: all(any(k == (l, q) for k in relp_keys(rs)[0])
+                           for l, q in newest.items()), 60, "newest records")
+    got, ranges = {}, {}
+    for line in rs.lines():
+        sd = sd_params(line["sd"])
+        lane = int(sd["lane"])
+        if line["app"] == "shmlog-forward":
+            key = (lane, int(sd["first"]), int(sd["last"]))
+            ranges[key] = int(sd["overwritten"]) + int(sd["torn"])
+            continue
+        k = (lane, int(sd["seq"]))
+        got[k] = got.get(k, 0) + 1
+    silent = 0
+    silent_seqs = {}
+    for lane, top in newest.items():
+        for seq in range(top + 1):
+            if (lane, seq) in got:
+                continue
+            if not any(l == lane and a <= seq <= b for l, a, b in ranges):
+                silent += 1
+                silent_seqs.setdefault(lane, []).append(seq)
+    for lane, seqs in silent_seqs.items():
+        log("lane %d: silent %d..%d (%d), delivered from %s" %
+            (lane, seqs[0], seqs[-1], len(seqs),
+             min((q for l, q in got if l == lane), default=None)))
+    missing = sum(1 for lane, top in newest.items() for q in range(top + 1)
+                  if (lane, q) not in got)
+    log("after %d kills: %d delivered, %d duplicates, %d missing, %d loss "
+        "messages counting %d, %d missing without a loss message; last "
+        "run: %s" % (kills, len(got), sum(v - 1 for v in got.values()),
+                     missing, len(ranges), sum(ranges.values()), silent,
+                     last_line))
+    check(kills > 0 and missing > 0, "the test premise: the ring overwrote")
+    check(silent == 0, "no silent loss: %d records" % silent)
+    check(sum(ranges.values()) >= missing,
+          "the loss messages count every missing record")
+    rs.stop()
+
+
+def case_losses():
+    """A ring that overwrites while the forwarder is away: loss messages
+    downstream account exactly for every record that never arrived."""
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer("64K", lanes=4)
+    url = "relp://127.0.0.1:%d" % rs.relp
+    cur = os.path.join(TMP, "cursor")
+    wait_writers(start_writers(2, 50))
+    forward(url, "--cursor-file", cur)
+    wait_writers(start_writers(2, 3000, prefix="flood"))  # overwrites
+    p = forward(url, "--cursor-file", cur)
+    status = p.stderr.decode()
+    log(status.strip())
+    ref = reference()
+    wait_until(lambda: set(relp_keys(rs)[0]) >= set(ref), 60, "records")
+    got, lost = relp_keys(rs)
+    # per lane, every sequence number from the buffer's first (0) to the
+    # last is delivered or counted in a loss message
+    lanes = {}
+    for lane, seq in got:
+        lanes.setdefault(lane, []).append(seq)
+    total_lost = 0
+    for lane, seqs in lanes.items():
+        span = max(seqs) + 1
+        missing = span - len(set(seqs))
+        total_lost += lost.get(lane, 0)
+        check(missing == lost.get(lane, 0),
+              "lane %d: %d missing, loss messages say %d" %
+              (lane, missing, lost.get(lane, 0)))
+    check(total_lost > 0, "the flood overwrote records (test premise)")
+    m = re.search(r"(\d+) lost \((\d+) overwritten", status)
+    check(m and int(m.group(1)) == total_lost,
+          "status line counts the losses: %s" % status)
+    # a first forwarder, with no cursor, on this ring: what the ring had
+    # overwritten before it came is reported too, lane by lane
+    out = os.path.join(TMP, "first.jsonl")
+    forward("jsonl:" + out)
+    lost, oldest = {}, {}
+    with open(out, "rb") as f:
+        for line in f:
+            r = json.loads(line.decode("utf-8", "surrogateescape"))
+            if "lost" in r:
+                lost[r["lane"]] = lost.get(r["lane"], 0) + r["lost"]
+            else:
+                oldest.setdefault(r["lane"], r["seq"])
+    check(lost == {l: q for l, q in oldest.items() if q},
+          "first run: losses before it came %s, oldest seqs %s"
+          % (lost, oldest))
+    rs.stop()
+
+
+def case_receiver_restart():
+    """RELP: rsyslogd stops for two seconds mid-stream and starts again:
+    no record the ring still held is lost."""
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer("32M", lanes=8)
+    url = "relp://127.0.0.1:%d" % rs.relp
+    cur = os.path.join(TMP, "cursor")
+    p = start_forwarder(url, cur)
+    writers = start_writers(3, 8000, rate=3000)
+    wait_until(lambda: len(rs.lines()) > 1000, 30, "some records")
+    rs.stop()
+    time.sleep(2)  # the outage itself, not a synchronisation
+    rs.start()
+    wait_writers(writers)
+    ref = reference()
+    wait_until(lambda: set(relp_keys(rs)[0]) >= set(ref), 90,
+               "every record after the restart")
+    err = stop_forwarder(p)
+    got, lost = relp_keys(rs)
+    missing = set(ref) - set(got)
+    log("receiver restart: %d records, %d missing, %d duplicates; "
+        "forwarder said: %s" % (len(ref), len(missing),
+                                sum(v - 1 for v in got.values()),
+                                err.strip().splitlines()[-1]))
+    check(not missing, "RELP loses nothing across a receiver restart")
+    check(not lost, "no loss messages")
+    check("reconnects" in err and not re.search(r" 0 reconnects", err),
+          "the forwarder reconnected")
+
+
+def case_bad_input():
+    """Malformed URLs, an unreachable port, damaged and foreign cursors, a
+    cursor from before a clear: clear messages, defined resume points."""
+    create_buffer()
+    for url in ["nope://x", "syslog+tcp://127.0.0.1", "syslog+tcp://:1",
+                "syslog+tcp://h:99999", "relp://[::1", "syslog+unix://rel",
+                "syslog+tcp://127.0.0.1:x"]:
+        p = forward(url, check_rc=False)
+        check(p.returncode == 2 and b"forward" in p.stderr,
+              "bad URL %s: exit 2 with a message (%d %r)"
+              % (url, p.returncode, p.stderr))
+    p = subprocess.run([SHMLOG, "forward", "-b", BUF], stderr=subprocess.PIPE)
+    check(p.returncode == 2 and b"--to" in p.stderr, "no --to")
+    p = forward("jsonl:/dev/null", "-b", "/dev/shm/shmlog." + BUF,
+                check_rc=False)
+    check(p.returncode == 2 and b"given twice" in p.stderr,
+          "the same buffer twice: %r" % p.stderr)
+    for opt in (["--batch", "0"], ["--timeout", "x"], ["--linger", "-1"],
+                ["--facility", "24"], ["--cursor-file", TMP]):
+        p = forward("jsonl:/dev/null", *opt, check_rc=False)
+        check(p.returncode in (1, 2) and p.stderr, "bad %s: %r"
+              % (opt, p.stderr))
+    # unreachable: retries, says why, stops cleanly on SIGTERM
+    wait_writers(start_writers(1, 10))
+    cur = os.path.join(TMP, "cursor")
+    p = start_forwarder("syslog+tcp://127.0.0.1:%d" % free_port(), cur)
+    line = p.stderr.readline().decode()
+    check("cannot connect" in line and "retrying" in line,
+          "unreachable: %r" % line)
+    stop_forwarder(p)
+    out = os.path.join(TMP, "out.jsonl")
+
+    def count():
+        with open(out, "rb") as f:
+            return len(f.readlines())
+    # nothing was delivered: the cursor sends everything next time
+    forward("jsonl:" + out, "--cursor-file", cur)
+    check(count() == 10, "after an unreachable sink, all 10 records")
+    # damaged cursor: kept aside, start at the oldest record
+    with open(cur, "r+b") as f:
+        f.seek(30)
+        f.write(b"X")
+    p = forward("jsonl:" + out, "--cursor-file", cur)
+    check(b"damaged" in p.stderr and os.path.exists(cur + ".corrupt"),
+          "damaged cursor: %r" % p.stderr)
+    check(count() == 20, "damaged cursor: resume at the oldest record")
+    with open(cur, "wb") as f:
+        f.write(b"\x00garbage")
+    p = forward("jsonl:" + out, "--cursor-file", cur)
+    check(b"damaged" in p.stderr and count() == 30, "garbage cursor")
+    # from another buffer of the same name
+    forward("jsonl:" + out, "--cursor-file", cur)
+    check(count() == 30, "up to date: nothing sent")
+    subprocess.run([SHMLOG, "rm", "-b", BUF], check=True)
+    create_buffer()
+    wait_writers(start_writers(1, 5))
+    p = forward("jsonl:" + out, "--cursor-file", cur)
+    check(b"another buffer" in p.stderr and count() == 35,
+          "foreign cursor: %r" % p.stderr)
+    # from before a clear: records hidden by the clear are not losses
+    wait_writers(start_writers(1, 5, prefix="x"))
+    subprocess.run([SHMLOG, "clear", "-b", BUF], check=True)
+    wait_writers(start_writers(1, 7, prefix="y"))
+    p = forward("jsonl:" + out, "--cursor-file", cur)
+    st = p.stderr.decode()
+    # the reader hides all 10 records written before the clear (5 of them
+    # delivered before): none of them is sent, none is counted as lost
+    check(count() == 42 and " 0 lost" in st and "10 hidden by a clear" in st,
+          "cursor from before a clear: %s" % st)
+    # a reader of stdout that stops reading: SIGTERM still ends it at once
+    import fcntl
+    import termios
+    wait_writers(start_writers(1, 3000, prefix="stuck"))
+    p = subprocess.Popen([SHMLOG, "forward", "-b", BUF, "--to", "jsonl:"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    CHILDREN.append(p)
+
+    def pipe_full():
+        n = bytearray(4)
+        fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, n)
+        return int.from_bytes(n, "little") >= 60000
+    check(wait_until(pipe_full, 20, "a full pipe"), "the pipe fills")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    check(p.returncode == 0 and time.monotonic() - t0 < 15,
+          "stuck stdout: exit %s after %.1f s" % (p.returncode,
+                                                   time.monotonic() - t0))
+    p.stdout.close()
+    p.stderr.close()
+    # hostile cursor files: random damage never crashes a reader of them
+    with open(cur, "rb") as f:
+        good = f.read()
+    rng = random.Random(int(os.environ.get("SHMLOG_TEST_SEED", "1")))
+    crashes = 0
+    for i in range(150):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 8)):
+            op = rng.randint(0, 3)
+            pos = rng.randrange(len(data)) if data else 0
+            if op == 0 and data:
+                data[pos] = rng.randrange(256)
+            elif op == 1:
+                data[pos:pos] = rng.choice([b"\n", b" ", b"9" * 30, b"-1",
+                                            b"buffer ", b"\x00"])
+            elif op == 2 and data:
+                del data[pos:pos + rng.randint(1, 20)]
+            else:
+                data = data[:pos]
+        if i % 2:  # half of them with a valid checksum: the parser sees it
+            body = bytes(data).rsplit(b"checksum ", 1)[0]
+            h = 0xcbf29ce484222325
+            for c in body:
+                h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+            data = body + b"checksum %016x\n" % h
+        bad_cur = os.path.join(TMP, "fuzz-cursor")
+        with open(bad_cur, "wb") as f:
+            f.write(bytes(data))
+        p = subprocess.run([SHMLOG, "cat", "-b", BUF, "--after-cursor",
+                            bad_cur], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=30)
+        crashes += p.returncode not in (0, 1)
+    check(crashes == 0, "damaged cursor files: %d crashes" % crashes)
+    # a cursor file that cannot be written
+    p = forward("jsonl:" + out, "--cursor-file", "/proc/nope/cursor",
+                check_rc=False)
+    check(p.returncode in (0, 1), "unwritable cursor: no crash (%d)"
+          % p.returncode)
+
+
+CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
+         "multi": case_multi,
+         "resume": case_resume, "losses": case_losses,
+         "resume_losses": case_resume_losses,
+         "receiver_restart": case_receiver_restart,
+         "bad_input": case_bad_input}
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
+    try:
+        CASES[CASE]()
+    except SystemExit:
+        raise
+    except Exception as e:  # a crash of the test is a failure, cleaned up
+        import traceback
+        traceback.print_exc()
+        FAILS.append(repr(e))
+    finish()

@@ -1,0 +1,706 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `shmlog forward`: follow one or several buffers and ship every record to
+ * a sink (rsyslog over TCP, a Unix socket or RELP; systemd's Journal
+ * Export Format; JSON lines), resuming where it stopped.
+ *
+ * The loop: read records into a batch (formatted for the sink), deliver
+ * the batch, and only then move the cursor and save it. A batch that
+ * could not be delivered is kept and sent again after a reconnect, so
+ * nothing read is skipped; the ring goes on taking records meanwhile
+ * (writers never wait for the forwarder) and what it overwrites before
+ * the forwarder comes back is counted by sequence number and reported
+ * downstream as a loss message. See docs/forwarding.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../cli.h"
+#include "cursor.h"
+#include "forward.h"
+#include "sink.h"
+
+#define BUFFERS_MAX 64
+#define BATCH_BYTES_MAX (1u << 20)
+
+/* One buffer being forwarded. */
+struct source {
+	const char *name; /* as the user gave it */
+	shmlog_reader_t *rd;
+	size_t cur; /* index of its section in the cursor: the delivered
+		     * (acknowledged) position */
+	uint64_t *next; /* position including the batch in flight */
+	bool *known;
+	uint64_t *skipped_seen; /* per lane, hidden by a clear, accounted */
+	uint64_t *torn_pending; /* per lane, torn records not yet reported */
+	unsigned lanes;
+};
+
+struct stats {
+	uint64_t delivered, batches, lost_overwritten, lost_torn, filtered,
+		reconnects, failures;
+};
+
+struct forwarder {
+	struct source src[BUFFERS_MAX];
+	size_t nsrc;
+	size_t turn; /* which source reads first in the next batch */
+	struct sink sink;
+	const char *url;
+	struct batch batch;
+	size_t batch_max;
+	shmlog_filter_t *filter;
+	struct cursor cursor;
+	const char *cursor_file;
+	int max_backoff_ms;
+	bool dump; /* forward what is there, then exit */
+	int linger_ms; /* nap after a delivery before sleeping on the ring */
+	bool napped; /* the last empty read was after a nap */
+	struct stats st, st_batch; /* st_batch: counted in the batch */
+};
+
+static volatile sig_atomic_t want_status;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	want_status = 1;
+}
+
+/* Records this run's readers skipped because `shmlog clear` hid them
+ * (the reader's own count; some may have been delivered before). */
+static uint64_t hidden_by_clear(const struct forwarder *f)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < f->nsrc; i++) {
+		const struct source *s = &f->src[i];
+		for (unsigned l = 0; s->rd && l < s->lanes; l++) {
+			struct shmlog_lane_stats ls;
+			if (!shmlog_reader_lane_stats(s->rd, l, &ls))
+				n += ls.skipped;
+		}
+	}
+	return n;
+}
+
+static void print_status(const struct forwarder *f, const char *when)
+{
+	const struct stats *s = &f->st;
+	fprintf(stderr,
+		"shmlog forward: %s: %" PRIu64 " records delivered to %s in %" PRIu64
+		" batches; %" PRIu64 " lost (%" PRIu64 " overwritten before "
+		"they were read, %" PRIu64 " torn); %" PRIu64
+		" hidden by a clear; %" PRIu64 " filtered out; %" PRIu64
+		" failed deliveries, %" PRIu64 " reconnects%s%s\n",
+		when, s->delivered, f->url, s->batches,
+		s->lost_overwritten + s->lost_torn, s->lost_overwritten,
+		s->lost_torn, hidden_by_clear(f), s->filtered, s->failures,
+		s->reconnects, f->cursor_file ? "; cursor in " : "",
+		f->cursor_file ? f->cursor_file : "");
+}
+
+/* ---- cursors ---- */
+
+static int load_cursor(struct forwarder *f)
+{
+	if (!f->cursor_file)
+		return 0;
+	char why[512];
+	int err = cursor_load(f->cursor_file, &f->cursor, why, sizeof(why));
+	if (err == -ENOENT)
+		return 0;
+	if (err == -EBADMSG) {
+		char kept[4200];
+		snprintf(kept, sizeof(kept), "%s.corrupt", f->cursor_file);
+		rename(f->cursor_file, kept);
+		fprintf(stderr,
+			"shmlog forward: warning: cursor file %s is damaged "
+			"(%s); it is kept as %s and forwarding starts at the "
+			"oldest record each buffer holds\n",
+			f->cursor_file, why, kept);
+		return 0;
+	}
+	if (err) {
+		fprintf(stderr,
+			"shmlog forward: cannot read cursor file %s: %s: fix "
+			"its permissions or choose another --cursor-file\n",
+			f->cursor_file, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int save_cursor(struct forwarder *f)
+{
+	if (!f->cursor_file)
+		return 0;
+	int err = cursor_save(f->cursor_file, &f->cursor);
+	if (err)
+		fprintf(stderr,
+			"shmlog forward: cannot save cursor file %s: %s: "
+			"records are delivered but would be sent again after "
+			"a restart\n",
+			f->cursor_file, strerror(-err));
+	return err;
+}
+
+/* The cursor section for @s's buffer: the saved one if it describes this
+ * very buffer, else a fresh one (start at the oldest record). */
+static int attach_cursor(struct forwarder *f, struct source *s)
+{
+	struct cursor_id id;
+	int err = cursor_identify(s->name, &id);
+	if (err)
+		return err;
+	struct cursor_buf *b = cursor_find(&f->cursor, id.path);
+	for (struct source *o = f->src; o < s; o++)
+		if (b && o->cur == (size_t)(b - f->cursor.bufs))
+			return -EALREADY; /* the same buffer twice */
+	char why[512];
+	if (b && !cursor_same_buffer(&b->id, &id, why, sizeof(why))) {
+		fprintf(stderr,
+			"shmlog forward: warning: cursor file %s does not "
+			"apply to %s: %s; forwarding starts at the oldest "
+			"record it holds\n",
+			f->cursor_file, id.path, why);
+		if (cursor_reset(b, &id))
+			return -ENOMEM;
+	}
+	if (!b)
+		b = cursor_add(&f->cursor, &id);
+	if (!b)
+		return -ENOMEM;
+	s->lanes = id.lanes;
+	s->next = calloc(id.lanes, sizeof(*s->next));
+	s->known = calloc(id.lanes, sizeof(*s->known));
+	s->skipped_seen = calloc(id.lanes, sizeof(*s->skipped_seen));
+	s->torn_pending = calloc(id.lanes, sizeof(*s->torn_pending));
+	if (!s->next || !s->known || !s->skipped_seen || !s->torn_pending)
+		return -ENOMEM;
+	memcpy(s->next, b->next, id.lanes * sizeof(*s->next));
+	memcpy(s->known, b->known, id.lanes * sizeof(*s->known));
+	/* a later cursor_add may move the sections: keep the index */
+	s->cur = (size_t)(b - f->cursor.bufs);
+	return 0;
+}
+
+static struct cursor_buf *src_cursor(struct forwarder *f,
+				     const struct source *s)
+{
+	return &f->cursor.bufs[s->cur];
+}
+
+/* The batch was delivered: its records become the cursor. */
+static void commit_batch(struct forwarder *f)
+{
+	for (size_t i = 0; i < f->nsrc; i++) {
+		struct source *s = &f->src[i];
+		struct cursor_buf *b = src_cursor(f, s);
+		memcpy(b->next, s->next, s->lanes * sizeof(*s->next));
+		memcpy(b->known, s->known, s->lanes * sizeof(*s->known));
+	}
+	f->st.delivered += f->st_batch.delivered;
+	f->st.lost_overwritten += f->st_batch.lost_overwritten;
+	f->st.lost_torn += f->st_batch.lost_torn;
+	f->st.filtered += f->st_batch.filtered;
+	f->st.batches += f->batch.n > 0;
+	f->st_batch = (struct stats){0};
+	batch_reset(&f->batch);
+	save_cursor(f);
+}
+
+/* ---- reading ---- */
+
+/* A record of @s arrived with a sequence number past the one expected on
+ * its lane: the records between are lost (overwritten, or torn), or were
+ * hidden by `shmlog clear`. */
+static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
+		       uint64_t gap)
+{
+	struct shmlog_lane_stats ls;
+	uint64_t hidden = 0;
+	if (shmlog_reader_lane_stats(s->rd, lane, &ls) == 0) {
+		hidden = ls.skipped - s->skipped_seen[lane];
+		s->skipped_seen[lane] = ls.skipped;
+	}
+	if (hidden > gap)
+		hidden = gap; /* some hidden ones were delivered before */
+	uint64_t lost = gap - hidden;
+	uint64_t torn = s->torn_pending[lane] < lost ? s->torn_pending[lane]
+						     : lost;
+	s->torn_pending[lane] = 0;
+	if (!lost)
+		return 0;
+	struct sink_loss l = {src_cursor(f, s)->id.path, lane, lost - torn,
+			      torn, s->next[lane], s->next[lane] + gap - 1};
+	f->st_batch.lost_overwritten += lost - torn;
+	f->st_batch.lost_torn += torn;
+	return batch_add_loss(&f->batch, &f->sink, &l);
+}
+
+/* The first record of a lane the cursor knows nothing of (no record of it
+ * was delivered before, or there is no cursor): every record the lane
+ * held before it since the buffer was created and that the ring no longer
+ * holds is lost to the forwarder, and reported like any other loss. The
+ * reader counted them (its lane statistics start at the buffer's first
+ * sequence number). A forwarder started late on an old buffer therefore
+ * starts with a loss message saying how much the ring had overwritten
+ * already: no loss is silent, not even one from before it came. */
+static int account_new_lane(struct forwarder *f, struct source *s,
+			    unsigned lane, uint64_t seq)
+{
+	struct shmlog_lane_stats ls;
+	if (shmlog_reader_lane_stats(s->rd, lane, &ls))
+		return 0;
+	s->skipped_seen[lane] = ls.skipped;
+	uint64_t torn = s->torn_pending[lane];
+	s->torn_pending[lane] = 0;
+	if (!ls.overwritten && !torn)
+		return 0;
+	uint64_t gap = ls.overwritten + torn + ls.skipped;
+	struct sink_loss l = {src_cursor(f, s)->id.path, lane, ls.overwritten,
+			      torn, seq - gap, seq - 1};
+	f->st_batch.lost_overwritten += ls.overwritten;
+	f->st_batch.lost_torn += torn;
+	return batch_add_loss(&f->batch, &f->sink, &l);
+}
+
+static int take_record(struct forwarder *f, struct source *s,
+		       const struct shmlog_record *r)
+{
+	unsigned lane = r->lane;
+	if (lane >= s->lanes)
+		return 0;
+	if (s->known[lane] && (int64_t)(r->seq - s->next[lane]) < 0)
+		return 0; /* delivered before (the cursor is past it) */
+	int err = 0;
+	if (s->known[lane] && r->seq != s->next[lane])
+		err = account_gap(f, s, lane, r->seq - s->next[lane]);
+	else if (!s->known[lane])
+		err = account_new_lane(f, s, lane, r->seq);
+	if (err)
+		return err;
+	s->known[lane] = true;
+	s->next[lane] = r->seq + 1;
+	if (f->filter && !shmlog_filter_wants(f->filter, r->prio, r->tag)) {
+		f->st_batch.filtered++;
+		return 0;
+	}
+	f->st_batch.delivered++;
+	return batch_add_record(&f->batch, &f->sink, src_cursor(f, s)->id.path,
+				r);
+}
+
+static bool batch_full(const struct forwarder *f)
+{
+	return f->batch.n >= f->batch_max || f->batch.len >= BATCH_BYTES_MAX;
+}
+
+/* Read from @s into the batch until it is full or @s has nothing new.
+ * Returns 1 if @s ran dry, 0 if the batch filled, or a negative errno. */
+static int read_source(struct forwarder *f, struct source *s)
+{
+	struct shmlog_record r;
+	struct shmlog_lost lost;
+	while (!batch_full(f)) {
+		int ev = shmlog_reader_next(s->rd, &r, &lost);
+		if (ev == SHMLOG_EV_NONE)
+			return 1;
+		if (ev < 0)
+			return ev;
+		if (ev == SHMLOG_EV_LOST) {
+			if (lost.lane < s->lanes)
+				s->torn_pending[lost.lane] += lost.torn;
+			continue;
+		}
+		int err = take_record(f, s, &r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Fill the batch from every source in turn. 0 or a negative errno. */
+static int fill_batch(struct forwarder *f)
+{
+	for (size_t k = 0; k < f->nsrc && !batch_full(f); k++) {
+		struct source *s = &f->src[(f->turn + k) % f->nsrc];
+		int ret = read_source(f, s);
+		if (ret < 0) {
+			fprintf(stderr, "shmlog forward: reading %s: %s\n",
+				s->name, shmlog_strerror(ret));
+			return ret;
+		}
+	}
+	f->turn++;
+	return 0;
+}
+
+static void sleep_ms(int ms, volatile sig_atomic_t *stop)
+{
+	while (ms > 0 && !*stop && !want_status) {
+		int step = ms > 100 ? 100 : ms;
+		poll(NULL, 0, step);
+		ms -= step;
+	}
+}
+
+/* Nothing new: wait for records. Right after a delivery the forwarder
+ * naps (a plain sleep, --linger) and looks again; only a ring still quiet
+ * after that is waited on with shmlog_reader_wait(). A reader asleep there
+ * costs the next writer a wake-up syscall: a forwarder that slept after
+ * every record would put one on many writes, while a nap between batches
+ * puts none on any of them, for at most --linger of latency. */
+
+static void wait_records(struct forwarder *f, volatile sig_atomic_t *stop)
+{
+	if (!f->napped && f->linger_ms > 0) {
+		f->napped = true;
+		sleep_ms(f->linger_ms, stop);
+		return;
+	}
+	int slice = 200 / (int)f->nsrc;
+	for (size_t i = 0; i < f->nsrc; i++)
+		shmlog_reader_wait(f->src[i].rd, slice > 10 ? slice : 10);
+}
+
+/* ---- delivering ---- */
+
+struct backoff {
+	int delay_ms, max_ms;
+};
+
+static void backoff_fail(struct backoff *b, struct forwarder *f,
+			 const char *why, volatile sig_atomic_t *stop)
+{
+	b->delay_ms = b->delay_ms ? b->delay_ms * 2 : 100;
+	if (b->delay_ms > b->max_ms)
+		b->delay_ms = b->max_ms;
+	fprintf(stderr,
+		"shmlog forward: %s: %s; retrying in %.1f s (writers are not "
+		"held up; records the ring overwrites meanwhile are counted "
+		"and reported)\n",
+		f->url, why, b->delay_ms / 1000.0);
+	sleep_ms(b->delay_ms, stop);
+}
+
+/* Connect if needed. 0 when connected; 1 to try again later; -1 fatal. */
+static int ensure_connected(struct forwarder *f, struct backoff *bo,
+			    volatile sig_atomic_t *stop)
+{
+	if (f->sink.fd >= 0)
+		return 0;
+	char why[512] = "";
+	int err = sink_connect(&f->sink, stop, why, sizeof(why));
+	if (!err) {
+		if (f->st.failures)
+			f->st.reconnects++;
+		return 0;
+	}
+	if (*stop)
+		return 1;
+	if (!sink_reconnects(&f->sink)) {
+		fprintf(stderr, "shmlog forward: %s: %s\n", f->url, why);
+		return -1;
+	}
+	f->st.failures++;
+	backoff_fail(bo, f, why, stop);
+	return 1;
+}
+
+/* Deliver the batch. 0 delivered; 1 failed (kept, try again); -1 fatal. */
+static int deliver(struct forwarder *f, struct backoff *bo,
+		   volatile sig_atomic_t *stop)
+{
+	char why[512] = "";
+	if (!sink_send(&f->sink, &f->batch, stop, why, sizeof(why))) {
+		commit_batch(f);
+		bo->delay_ms = 0;
+		return 0;
+	}
+	if (*stop)
+		return 1;
+	f->st.failures++;
+	if (!sink_reconnects(&f->sink)) {
+		fprintf(stderr, "shmlog forward: %s: %s\n", f->url, why);
+		return -1;
+	}
+	backoff_fail(bo, f, why, stop);
+	return 1;
+}
+
+static int run(struct forwarder *f, volatile sig_atomic_t *stop)
+{
+	struct backoff bo = {0, f->max_backoff_ms};
+	int rc = 0;
+	while (!*stop) {
+		if (want_status) {
+			want_status = 0;
+			print_status(f, "status");
+		}
+		int c = ensure_connected(f, &bo, stop);
+		if (c < 0) {
+			rc = 1;
+			break;
+		}
+		if (c > 0)
+			continue;
+		if (!batch_full(f)) {
+			if (fill_batch(f) < 0) {
+				rc = 1;
+				break;
+			}
+		}
+		if (!f->batch.n) {
+			if (f->st_batch.filtered)
+				commit_batch(f); /* all filtered out: move on */
+			if (f->dump)
+				break;
+			wait_records(f, stop);
+			continue;
+		}
+		f->napped = false;
+		int d = deliver(f, &bo, stop);
+		if (d < 0) {
+			rc = 1;
+			break;
+		}
+	}
+	/* stopping: one last bounded try for what was read */
+	if (f->batch.n && f->sink.fd >= 0 && rc == 0) {
+		static volatile sig_atomic_t no_stop;
+		char why[512];
+		if (!sink_send(&f->sink, &f->batch, &no_stop, why, sizeof(why)))
+			commit_batch(f);
+		else
+			fprintf(stderr,
+				"shmlog forward: %s: the last %zu records were "
+				"not delivered (%s); they are sent after a "
+				"restart\n",
+				f->url, f->batch.n, why);
+	}
+	save_cursor(f);
+	sink_close(&f->sink, true);
+	return rc;
+}
+
+/* ---- the command ---- */
+
+static int usage(FILE *out)
+{
+	fprintf(out,
+		"usage: shmlog forward [-b NAME]... --to URL [--cursor-file "
+		"FILE] [--dump]\n"
+		"                      [--batch N] [--timeout SEC] "
+		"[--max-backoff SEC] [--facility N] [--linger MS]\n"
+		"                      [FILTERSPEC...]\n"
+		"Ship every record of the buffers to URL, resuming after the "
+		"last delivered one:\n"
+		"  syslog+tcp://HOST:PORT   RFC 5424, octet-counted (rsyslog "
+		"imtcp/imptcp)\n"
+		"  syslog+unix:///PATH      the same over a Unix stream socket "
+		"(imptcp path=)\n"
+		"  relp://HOST:PORT         RELP: each record acknowledged "
+		"(rsyslog imrelp)\n"
+		"  journal-export:[FILE]    systemd Journal Export Format "
+		"(systemd-journal-remote)\n"
+		"  jsonl:[FILE]             JSON lines, as `shmlog cat -v "
+		"json`; jsonl+unix:///PATH\n"
+		"--cursor-file FILE keeps the position across restarts; "
+		"--dump stops when all is sent.\n"
+		"SIGUSR1 prints a status line; SIGTERM/SIGINT deliver what "
+		"was read, save the cursor, exit 0.\n"
+		"See docs/forwarding.md.\n");
+	return out == stdout ? 0 : 2;
+}
+
+static int parse_positive(const char *s, double max, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (*end || end == s || !(v > 0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int compile_filter(struct forwarder *f, int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	char spec[4096] = "";
+	size_t used = 0;
+	for (int i = optind; i < argc && used < sizeof(spec); i++)
+		used += (size_t)snprintf(spec + used, sizeof(spec) - used,
+					 "%s ", argv[i]);
+	size_t bad = 0;
+	if (shmlog_filter_new(spec, &bad, &f->filter)) {
+		char tok[128];
+		snprintf(tok, sizeof(tok), "%.*s",
+			 (int)strcspn(spec + bad, " "), spec + bad);
+		return cli_usage_error("forward",
+				       "bad filter '%s': write TAG:P or *:P "
+				       "with P one of V D I W E F S",
+				       tok);
+	}
+	return 0;
+}
+
+static int parse_args(struct forwarder *f, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"buffer", required_argument, 0, 'b'},
+		{"to", required_argument, 0, 't'},
+		{"cursor-file", required_argument, 0, 'c'},
+		{"dump", no_argument, 0, 'd'},
+		{"batch", required_argument, 0, 'B'},
+		{"timeout", required_argument, 0, 'T'},
+		{"max-backoff", required_argument, 0, 'M'},
+		{"facility", required_argument, 0, 'F'},
+		{"linger", required_argument, 0, 'L'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	double v;
+	int c, timeout_ms = 10000, facility = 1;
+	while ((c = getopt_long(argc, argv, "b:t:c:dh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (f->nsrc == BUFFERS_MAX)
+				return cli_usage_error("forward",
+						       "too many buffers (at "
+						       "most %s)",
+						       "64");
+			f->src[f->nsrc++].name = optarg;
+			break;
+		case 't': f->url = optarg; break;
+		case 'c': f->cursor_file = optarg; break;
+		case 'd': f->dump = true; break;
+		case 'B':
+			if (parse_positive(optarg, 100000, &v))
+				return cli_usage_error("forward",
+						       "bad --batch '%s': give "
+						       "1 to 100000 records",
+						       optarg);
+			f->batch_max = (size_t)v;
+			break;
+		case 'T':
+			if (parse_positive(optarg, 3600, &v))
+				return cli_usage_error("forward",
+						       "bad --timeout '%s': "
+						       "give seconds, up to "
+						       "3600",
+						       optarg);
+			timeout_ms = (int)(v * 1000) ? (int)(v * 1000) : 1;
+			break;
+		case 'M':
+			if (parse_positive(optarg, 3600, &v))
+				return cli_usage_error("forward",
+						       "bad --max-backoff '%s': "
+						       "give seconds, up to "
+						       "3600",
+						       optarg);
+			f->max_backoff_ms = (int)(v * 1000) ? (int)(v * 1000)
+							    : 1;
+			break;
+		case 'F':
+			if (parse_positive(optarg, 23, &v) && strcmp(optarg, "0"))
+				return cli_usage_error("forward",
+						       "bad --facility '%s': "
+						       "give 0 to 23 (1 is "
+						       "user, 16-23 local0-7)",
+						       optarg);
+			facility = atoi(optarg);
+			break;
+		case 'L':
+			if (parse_positive(optarg, 10000, &v) && strcmp(optarg, "0"))
+				return cli_usage_error("forward",
+						       "bad --linger '%s': give "
+						       "milliseconds, 0 to "
+						       "10000",
+						       optarg);
+			f->linger_ms = atoi(optarg);
+			break;
+		case 'h': return usage(stdout) - 1; /* -1: exit 0 */
+		default: return 2;
+		}
+	}
+	if (!f->url)
+		return cli_usage_error("forward", "%s",
+				       "say where to send records with --to URL");
+	char why[512];
+	if (sink_parse(f->url, &f->sink, why, sizeof(why)))
+		return cli_usage_error("forward", "%s", why);
+	f->sink.timeout_ms = timeout_ms;
+	f->sink.facility = facility;
+	if (!f->nsrc)
+		f->src[f->nsrc++].name = cli_buffer_name();
+	return compile_filter(f, argc, argv);
+}
+
+static int open_sources(struct forwarder *f)
+{
+	for (size_t i = 0; i < f->nsrc; i++) {
+		struct source *s = &f->src[i];
+		cli_buffer = s->name;
+		int err = shmlog_reader_open(s->name, 0, &s->rd);
+		if (!err)
+			err = attach_cursor(f, s);
+		if (err == -EALREADY)
+			return cli_usage_error("forward",
+					       "buffer '%s' is given twice: "
+					       "name each buffer once",
+					       s->name);
+		if (err)
+			return cli_fail("forward", err);
+	}
+	return 0;
+}
+
+static void free_forwarder(struct forwarder *f)
+{
+	for (size_t i = 0; i < f->nsrc; i++) {
+		struct source *s = &f->src[i];
+		if (s->rd)
+			shmlog_reader_close(s->rd);
+		free(s->next);
+		free(s->known);
+		free(s->skipped_seen);
+		free(s->torn_pending);
+	}
+	cursor_free(&f->cursor);
+	batch_free(&f->batch);
+	sink_free(&f->sink);
+	shmlog_filter_free(f->filter);
+}
+
+int cmd_forward(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+	static struct forwarder f;
+	f.batch_max = 512;
+	f.max_backoff_ms = 30000;
+	f.linger_ms = 5;
+	f.sink.fd = -1;
+	struct sigaction sa = {.sa_handler = on_usr1};
+	sigaction(SIGUSR1, &sa, NULL); /* first: a status request never kills */
+	int rc = parse_args(&f, argc, argv);
+	if (rc) {
+		free_forwarder(&f);
+		return rc < 0 ? 0 : rc;
+	}
+	rc = load_cursor(&f) ? 1 : open_sources(&f);
+	if (!rc) {
+		rc = run(&f, stop);
+		print_status(&f, *stop ? "stopped" : "done");
+	}
+	free_forwarder(&f);
+	return rc;
+}

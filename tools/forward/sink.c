@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `shmlog forward`'s connections: URLs, sockets and files, writes bounded
+ * in time, and RELP.
+ *
+ * RELP (rsyslog's Reliable Event Logging Protocol) is spoken here directly
+ * rather than through librelp: librelp's client acknowledges nothing to its
+ * caller (relpCltSendSyslog returns once a frame is queued and replays
+ * unacknowledged frames from its own memory after a reconnect), so a
+ * forwarder built on it could not tie its cursor to what the receiver
+ * acknowledged, and would lose that memory when killed. The protocol is
+ * small: frames "TXNR SP COMMAND SP DATALEN [SP DATA] LF"; the client opens
+ * with "open", sends "syslog" frames, and the server answers each with
+ * "TXNR rsp LEN 200 OK". A batch counts as delivered when every one of its
+ * frames has its 200.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sink.h"
+
+#define RELP_OFFER                                                             \
+	"relp_version=0\nrelp_software=shmlog," SHMLOG_VERSION_TEXT            \
+	"\ncommands=syslog"
+#ifndef SHMLOG_VERSION_TEXT
+#define SHMLOG_VERSION_TEXT "1"
+#endif
+
+/* ---- URLs ---- */
+
+static int url_host_port(const char *hp, struct sink *s, char *why,
+			 size_t whylen)
+{
+	const char *colon;
+	size_t hl;
+	if (hp[0] == '[') { /* [IPv6]:port */
+		const char *close = strchr(hp, ']');
+		if (!close || close[1] != ':')
+			goto bad;
+		hp++;
+		hl = (size_t)(close - hp);
+		colon = close + 1;
+	} else {
+		colon = strrchr(hp, ':');
+		if (!colon)
+			goto bad;
+		hl = (size_t)(colon - hp);
+	}
+	const char *port = colon + 1;
+	char *end;
+	long p = strtol(port, &end, 10);
+	if (hl == 0 || hl >= sizeof(s->host) || *end || end == port || p < 1 ||
+	    p > 65535)
+		goto bad;
+	memcpy(s->host, hp, hl);
+	s->host[hl] = '\0';
+	snprintf(s->port, sizeof(s->port), "%ld", p);
+	return 0;
+bad:
+	snprintf(why, whylen,
+		 "'%s' is not HOST:PORT (a port 1-65535; IPv6 as [ADDR]:PORT)",
+		 hp);
+	return -EINVAL;
+}
+
+static int url_path(const char *p, struct sink *s, char *why, size_t whylen)
+{
+	if (p[0] != '/' || strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		snprintf(why, whylen,
+			 "'%s' is not an absolute socket path of at most %zu "
+			 "bytes",
+			 p, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		return -EINVAL;
+	}
+	snprintf(s->path, sizeof(s->path), "%s", p);
+	return 0;
+}
+
+static int url_file(const char *p, struct sink *s, char *why, size_t whylen)
+{
+	if (!p[0] || !strcmp(p, "-")) {
+		s->dest = DEST_STDOUT;
+		return 0;
+	}
+	if (strlen(p) >= sizeof(s->path)) {
+		snprintf(why, whylen, "file name too long");
+		return -EINVAL;
+	}
+	s->dest = DEST_FILE;
+	snprintf(s->path, sizeof(s->path), "%s", p);
+	return 0;
+}
+
+int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
+{
+	struct sink out = {.fd = -1, .timeout_ms = 10000, .facility = 1};
+	int err;
+	if (!strncmp(url, "syslog+tcp://", 13)) {
+		out.kind = SINK_SYSLOG;
+		out.dest = DEST_TCP;
+		err = url_host_port(url + 13, &out, why, whylen);
+	} else if (!strncmp(url, "syslog+unix://", 14)) {
+		out.kind = SINK_SYSLOG;
+		out.dest = DEST_UNIX;
+		err = url_path(url + 14, &out, why, whylen);
+	} else if (!strncmp(url, "relp://", 7)) {
+		out.kind = SINK_RELP;
+		out.dest = DEST_TCP;
+		err = url_host_port(url + 7, &out, why, whylen);
+	} else if (!strncmp(url, "journal-export:", 15)) {
+		out.kind = SINK_JOURNAL;
+		err = url_file(url + 15, &out, why, whylen);
+	} else if (!strncmp(url, "jsonl+unix://", 13)) {
+		out.kind = SINK_JSONL;
+		out.dest = DEST_UNIX;
+		err = url_path(url + 13, &out, why, whylen);
+	} else if (!strncmp(url, "jsonl:", 6)) {
+		out.kind = SINK_JSONL;
+		err = url_file(url + 6, &out, why, whylen);
+	} else {
+		snprintf(why, whylen,
+			 "unknown sink '%s': use syslog+tcp://HOST:PORT, "
+			 "syslog+unix:///PATH, relp://HOST:PORT, "
+			 "journal-export:[FILE], jsonl:[FILE] or "
+			 "jsonl+unix:///PATH",
+			 url);
+		return -EINVAL;
+	}
+	if (err)
+		return err;
+	if (gethostname(out.hostname, sizeof(out.hostname) - 1) ||
+	    !out.hostname[0])
+		strcpy(out.hostname, "-");
+	for (char *c = out.hostname; *c; c++) /* PRINTUSASCII, no spaces */
+		if (*c <= 32 || *c >= 127)
+			*c = '_';
+	out.hostname[255] = '\0';
+	*s = out;
+	return 0;
+}
+
+bool sink_reconnects(const struct sink *s)
+{
+	return s->dest == DEST_TCP || s->dest == DEST_UNIX;
+}
+
+/* ---- bounded waits ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for @events on @fd until @deadline (ms, CLOCK_MONOTONIC), waking at
+ * least every 100 ms to look at *@stop. 0, -ETIMEDOUT or -EINTR (stop). */
+static int wait_fd(int fd, short events, int64_t deadline,
+		   volatile sig_atomic_t *stop)
+{
+	for (;;) {
+		if (*stop)
+			return -EINTR;
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = {fd, events, 0};
+		int n = poll(&p, 1, left > 100 ? 100 : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* ---- connecting ---- */
+
+static int connect_wait(int fd, const struct sockaddr *a, socklen_t alen,
+			int timeout_ms, volatile sig_atomic_t *stop)
+{
+	if (connect(fd, a, alen) == 0)
+		return 0;
+	if (errno != EINPROGRESS && errno != EINTR)
+		return -errno;
+	int err = wait_fd(fd, POLLOUT, now_ms() + timeout_ms, stop);
+	if (err)
+		return err;
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+		return -errno;
+	return -soerr;
+}
+
+static int connect_tcp(struct sink *s, volatile sig_atomic_t *stop,
+		       char *why, size_t whylen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICSERV};
+	struct addrinfo *res;
+	int gai = getaddrinfo(s->host, s->port, &hints, &res);
+	if (gai) {
+		snprintf(why, whylen, "cannot resolve '%s': %s", s->host,
+			 gai_strerror(gai));
+		return -EHOSTUNREACH;
+	}
+	int err = -ECONNREFUSED;
+	for (struct addrinfo *a = res; a; a = a->ai_next) {
+		int fd = socket(a->ai_family,
+				SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			err = -errno;
+			continue;
+		}
+		err = connect_wait(fd, a->ai_addr, a->ai_addrlen,
+				   s->timeout_ms, stop);
+		if (!err) {
+			int one = 1;
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+				   sizeof(one));
+			s->fd = fd;
+			break;
+		}
+		close(fd);
+	}
+	freeaddrinfo(res);
+	if (err)
+		snprintf(why, whylen, "cannot connect to %s port %s: %s",
+			 s->host, s->port, strerror(-err));
+	return err;
+}
+
+static int connect_unix(struct sink *s, volatile sig_atomic_t *stop,
+			char *why, size_t whylen)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	size_t pl = strnlen(s->path, sizeof(a.sun_path) - 1); /* checked */
+	memcpy(a.sun_path, s->path, pl);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int err = connect_wait(fd, (struct sockaddr *)&a, sizeof(a),
+			       s->timeout_ms, stop);
+	if (err) {
+		close(fd);
+		snprintf(why, whylen, "cannot connect to %s: %s", s->path,
+			 strerror(-err));
+		return err;
+	}
+	s->fd = fd;
+	return 0;
+}
+
+static int open_file(struct sink *s, char *why, size_t whylen)
+{
+	if (s->dest == DEST_STDOUT) {
+		s->fd = STDOUT_FILENO;
+		return 0;
+	}
+	int fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int err = -errno;
+		snprintf(why, whylen, "cannot open %s: %s", s->path,
+			 strerror(errno));
+		return err;
+	}
+	s->fd = fd;
+	return 0;
+}
+
+/* ---- writing and reading, bounded ---- */
+
+static int send_all(struct sink *s, const char *p, size_t n,
+		    volatile sig_atomic_t *stop)
+{
+	int64_t deadline = now_ms() + s->timeout_ms;
+	bool sock = sink_reconnects(s);
+	while (n) {
+		ssize_t w;
+		if (sock) {
+			w = send(s->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		} else {
+			/* stdout or a file: its blocking mode is not ours to
+			 * change, so wait until a pipe has room for PIPE_BUF
+			 * bytes and write no more than that: the write cannot
+			 * block, and a reader that stopped reading ends in a
+			 * timeout, not a hang */
+			int err = wait_fd(s->fd, POLLOUT, deadline, stop);
+			if (err)
+				return err;
+			w = write(s->fd, p, n < PIPE_BUF ? n : PIPE_BUF);
+		}
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+			deadline = now_ms() + s->timeout_ms; /* progress */
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int err = wait_fd(s->fd, POLLOUT, deadline, stop);
+			if (err)
+				return err;
+			continue;
+		}
+		return w < 0 ? -errno : -EIO;
+	}
+	return 0;
+}
+
+/* Acknowledge the server's segments at once. A RELP server answers each
+ * frame in a small write of its own; with Nagle's algorithm on its side
+ * (librelp leaves it on) the last answers of a batch wait for our TCP
+ * acknowledgement, which Linux delays by up to 40 ms: one stall per batch.
+ * TCP_QUICKACK is not sticky, so it is set again before each wait. */
+static void quick_ack(const struct sink *s)
+{
+	if (s->dest == DEST_TCP) {
+		int one = 1;
+		setsockopt(s->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+	}
+}
+
+/* Read more of the server's answers into rbuf. */
+static int recv_some(struct sink *s, int64_t deadline,
+		     volatile sig_atomic_t *stop)
+{
+	if (s->rcap - s->rlen < 4096) {
+		size_t ncap = s->rcap ? s->rcap * 2 : 16384;
+		char *nb = realloc(s->rbuf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		s->rbuf = nb;
+		s->rcap = ncap;
+	}
+	for (;;) {
+		ssize_t r = recv(s->fd, s->rbuf + s->rlen, s->rcap - s->rlen,
+				 MSG_DONTWAIT);
+		if (r > 0) {
+			s->rlen += (size_t)r;
+			return 0;
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		quick_ack(s); /* about to wait: let nothing hold the answers */
+		int err = wait_fd(s->fd, POLLIN, deadline, stop);
+		if (err)
+			return err;
+	}
+}
+
+/* ---- RELP ---- */
+
+struct relp_frame {
+	uint64_t txnr;
+	char cmd[32];
+	const char *data;
+	size_t len;
+};
+
+/* Take one whole frame off the front of rbuf: 1 if one was there, 0 if
+ * more bytes are needed, -EPROTO if the bytes are not RELP. The frame's
+ * data stay valid until relp_consume(). */
+static int relp_parse(const struct sink *s, struct relp_frame *f,
+		      size_t *used)
+{
+	if (!s->rlen)
+		return 0;
+	const char *p = s->rbuf, *end = s->rbuf + s->rlen;
+	char *e;
+	const char *sp1 = memchr(p, ' ', (size_t)(end - p));
+	if (!sp1)
+		return s->rlen > 64 ? -EPROTO : 0;
+	f->txnr = strtoull(p, &e, 10);
+	if (e != sp1)
+		return -EPROTO;
+	const char *cmd = sp1 + 1;
+	const char *sp2 = memchr(cmd, ' ', (size_t)(end - cmd));
+	if (!sp2)
+		return end - cmd > 40 ? -EPROTO : 0;
+	size_t cl = (size_t)(sp2 - cmd);
+	if (cl == 0 || cl >= sizeof(f->cmd))
+		return -EPROTO;
+	memcpy(f->cmd, cmd, cl);
+	f->cmd[cl] = '\0';
+	const char *num = sp2 + 1;
+	size_t k = 0;
+	uint64_t len = 0;
+	while (num + k < end && num[k] >= '0' && num[k] <= '9' && k < 10)
+		len = len * 10 + (uint64_t)(num[k++] - '0');
+	if (num + k == end)
+		return 0;
+	if (k == 0 || len > (1u << 20))
+		return -EPROTO;
+	const char *data = num + k;
+	if (len) {
+		if (*data != ' ')
+			return -EPROTO;
+		data++;
+	}
+	if ((size_t)(end - data) < len + 1)
+		return 0;
+	if (data[len] != '\n')
+		return -EPROTO;
+	f->data = data;
+	f->len = (size_t)len;
+	*used = (size_t)(data + len + 1 - s->rbuf);
+	return 1;
+}
+
+static void relp_consume(struct sink *s, size_t used)
+{
+	memmove(s->rbuf, s->rbuf + used, s->rlen - used);
+	s->rlen -= used;
+}
+
+/* RELP transaction numbers run from 1 to 999999999, then start at 1
+ * again (the RELP specification). */
+#define RELP_TXNR_MAX 999999999u
+
+/* While at least RELP_COALESCE_MIN answers are awaited, wait
+ * RELP_COALESCE_NS before each read: at rsyslogd's 10-20 us per record, a
+ * read then takes a dozen answers instead of two or three. */
+#define RELP_COALESCE_MIN 64
+#define RELP_COALESCE_NS 200000
+
+static uint64_t relp_next(uint64_t txnr)
+{
+	return txnr >= RELP_TXNR_MAX ? 1 : txnr + 1;
+}
+
+/* Wait for the answers to @count frames from @first on: 0 when all said
+ * 200. */
+static int relp_wait_acks(struct sink *s, uint64_t first, size_t count,
+			  volatile sig_atomic_t *stop, char *why,
+			  size_t whylen)
+{
+	int64_t deadline = now_ms() + s->timeout_ms;
+	uint64_t expect = first;
+	while (count) {
+		struct relp_frame f;
+		size_t used = 0;
+		int got = relp_parse(s, &f, &used);
+		if (got < 0) {
+			snprintf(why, whylen, "the RELP server sent bytes that "
+					      "are not RELP");
+			return got;
+		}
+		if (got == 0) {
+			/* Many answers still to come: let a few arrive before
+			 * reading, rather than pay a recv for every two or three
+			 * (the server writes each answer on its own). */
+			if (count >= RELP_COALESCE_MIN)
+				nanosleep(&(struct timespec){0, RELP_COALESCE_NS},
+					  NULL);
+			int err = recv_some(s, deadline, stop);
+			if (err) {
+				snprintf(why, whylen,
+					 "no RELP acknowledgement: %s",
+					 strerror(-err));
+				return err;
+			}
+			continue;
+		}
+		if (!strcmp(f.cmd, "serverclose")) {
+			snprintf(why, whylen, "the RELP server closed the "
+					      "session");
+			return -ECONNRESET;
+		}
+		if (strcmp(f.cmd, "rsp") || f.txnr != expect) {
+			snprintf(why, whylen,
+				 "unexpected RELP frame %" PRIu64 " %s "
+				 "(waiting for the answer to %" PRIu64 ")",
+				 f.txnr, f.cmd, expect);
+			return -EPROTO;
+		}
+		if (f.len < 3 || memcmp(f.data, "200", 3)) {
+			snprintf(why, whylen, "the RELP server refused: %.*s",
+				 (int)(f.len > 100 ? 100 : f.len), f.data);
+			return -EREMOTEIO;
+		}
+		relp_consume(s, used);
+		expect = relp_next(expect);
+		count--;
+		deadline = now_ms() + s->timeout_ms; /* progress */
+	}
+	return 0;
+}
+
+static int relp_frame_into(struct batch *out, uint64_t txnr, const char *cmd,
+			   const char *data, size_t len)
+{
+	char head[64];
+	int n = len ? snprintf(head, sizeof(head), "%" PRIu64 " %s %zu ", txnr,
+			       cmd, len)
+		    : snprintf(head, sizeof(head), "%" PRIu64 " %s 0", txnr,
+			       cmd);
+	size_t need = out->len + (size_t)n + len + 1;
+	if (need > out->cap) {
+		size_t ncap = out->cap ? out->cap : 65536;
+		while (ncap < need)
+			ncap *= 2;
+		char *nb = realloc(out->buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		out->buf = nb;
+		out->cap = ncap;
+	}
+	memcpy(out->buf + out->len, head, (size_t)n);
+	out->len += (size_t)n;
+	memcpy(out->buf + out->len, data, len);
+	out->len += len;
+	out->buf[out->len++] = '\n';
+	return 0;
+}
+
+static int relp_open(struct sink *s, volatile sig_atomic_t *stop, char *why,
+		     size_t whylen)
+{
+	struct batch f = {0};
+	s->txnr = 1;
+	s->rlen = 0;
+	int err = relp_frame_into(&f, s->txnr, "open", RELP_OFFER,
+				  strlen(RELP_OFFER));
+	if (!err)
+		err = send_all(s, f.buf, f.len, stop);
+	batch_free(&f);
+	if (err) {
+		snprintf(why, whylen, "cannot send the RELP offer: %s",
+			 strerror(-err));
+		return err;
+	}
+	err = relp_wait_acks(s, 1, 1, stop, why, whylen);
+	s->txnr = relp_next(1);
+	return err;
+}
+
+static struct batch relp_out; /* frames of the batch being sent */
+
+static int relp_send(struct sink *s, const struct batch *b,
+		     volatile sig_atomic_t *stop, char *why, size_t whylen)
+{
+	batch_reset(&relp_out);
+	uint64_t first = s->txnr;
+	size_t start = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		int err = relp_frame_into(&relp_out, s->txnr, "syslog",
+					  b->buf + start, b->ends[i] - start);
+		s->txnr = relp_next(s->txnr);
+		if (err)
+			return err;
+		start = b->ends[i];
+	}
+	int err = send_all(s, relp_out.buf, relp_out.len, stop);
+	if (err) {
+		snprintf(why, whylen, "cannot send: %s", strerror(-err));
+		return err;
+	}
+	return b->n ? relp_wait_acks(s, first, b->n, stop, why, whylen) : 0;
+}
+
+/* ---- the sink's interface ---- */
+
+int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
+		 size_t whylen)
+{
+	int err;
+	switch (s->dest) {
+	case DEST_TCP: err = connect_tcp(s, stop, why, whylen); break;
+	case DEST_UNIX: err = connect_unix(s, stop, why, whylen); break;
+	default: err = open_file(s, why, whylen); break;
+	}
+	if (!err && s->kind == SINK_RELP) {
+		err = relp_open(s, stop, why, whylen);
+		if (err)
+			sink_close(s, false);
+	}
+	return err;
+}
+
+int sink_send(struct sink *s, const struct batch *b,
+	      volatile sig_atomic_t *stop, char *why, size_t whylen)
+{
+	int err;
+	if (s->kind == SINK_RELP) {
+		err = relp_send(s, b, stop, why, whylen);
+	} else {
+		err = send_all(s, b->buf, b->len, stop);
+		if (err)
+			snprintf(why, whylen, "cannot write: %s",
+				 strerror(-err));
+	}
+	if (err)
+		sink_close(s, false);
+	return err;
+}
+
+void sink_close(struct sink *s, bool polite)
+{
+	if (s->fd < 0)
+		return;
+	if (polite && s->kind == SINK_RELP) {
+		/* close, and a short bounded wait for its answer */
+		static volatile sig_atomic_t never;
+		char why[128];
+		int saved = s->timeout_ms;
+		s->timeout_ms = 2000;
+		char frame[48];
+		int n = snprintf(frame, sizeof(frame), "%" PRIu64 " close 0\n",
+				 s->txnr);
+		if (!send_all(s, frame, (size_t)n, &never))
+			relp_wait_acks(s, s->txnr, 1, &never, why,
+				       sizeof(why));
+		s->timeout_ms = saved;
+	}
+	if (s->dest != DEST_STDOUT)
+		close(s->fd);
+	s->fd = -1;
+}
+
+void sink_free(struct sink *s)
+{
+	sink_close(s, false);
+	free(s->rbuf);
+	free(s->scratch);
+	if (s->ms)
+		fclose(s->ms);
+	free(s->msbuf);
+	batch_free(&relp_out);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where `shmlog forward` sends records: a URL names a sink, which formats
+ * records into a batch and delivers batches.
+ *
+ *   syslog+tcp://HOST:PORT   RFC 5424, RFC 6587 octet counting (rsyslog
+ *   syslog+unix:///PATH      imptcp/imtcp, syslog-ng network(), ...)
+ *   relp://HOST:PORT         RELP, every record acknowledged (rsyslog imrelp)
+ *   journal-export:[FILE]    systemd's Journal Export Format, stdout or FILE
+ *                            (systemd-journal-remote reads it)
+ *   jsonl:[FILE]             one JSON object per line, stdout or FILE
+ *   jsonl+unix:///PATH       the same into a Unix stream socket
+ */
+#ifndef SHMLOG_SINK_H
+#define SHMLOG_SINK_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shmlog.h"
+
+enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL };
+enum sink_dest { DEST_STDOUT, DEST_FILE, DEST_TCP, DEST_UNIX };
+
+/* A batch of formatted records, delivered (and acknowledged) as a whole. */
+struct batch {
+	char *buf;
+	size_t len, cap;
+	size_t *ends; /* end offset of each message in buf */
+	size_t n, ncap;
+};
+
+struct sink {
+	enum sink_kind kind;
+	enum sink_dest dest;
+	char host[256], port[32];
+	char path[PATH_MAX];
+	int fd; /* -1: not connected */
+	int timeout_ms; /* for connect, each write and each acknowledgement */
+	int facility; /* syslog facility, 0..23 */
+	char hostname[256]; /* RFC 5424 HOSTNAME */
+	/* RELP */
+	uint64_t txnr;
+	char *rbuf;
+	size_t rlen, rcap;
+	/* per-record scratch */
+	char *scratch;
+	size_t scap;
+	FILE *ms; /* JSON lines: tools/format.c prints into it */
+	char *msbuf;
+	size_t mslen;
+	int64_t sec_cached; /* timestamp cache: second last formatted */
+	char sec_text[32];
+};
+
+/* A loss to report downstream: @overwritten + @torn records of @lane went
+ * missing among sequence numbers @first..@last (the gap before the next
+ * record delivered, which may also hold records a clear hid). Receivers
+ * can tell a loss message sent twice (at-least-once delivery) by the
+ * range. */
+struct sink_loss {
+	const char *buffer;
+	unsigned lane;
+	uint64_t overwritten, torn;
+	uint64_t first, last;
+};
+
+/* Parse @url into @s. 0, or -EINVAL with a sentence in @why. */
+int sink_parse(const char *url, struct sink *s, char *why, size_t whylen);
+/* Does the sink reconnect after a failure (network sinks), or is a
+ * failure final (stdout, files)? */
+bool sink_reconnects(const struct sink *s);
+/* Connect (or open). 0, or a negative errno with a sentence in @why.
+ * Bounded by s->timeout_ms and by *@stop. */
+int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
+		 size_t whylen);
+/* Deliver @b: 0 once it is written (and, for RELP, every record
+ * acknowledged with 200), else a negative errno with @why; the sink is
+ * then closed. Bounded by s->timeout_ms and by *@stop. */
+int sink_send(struct sink *s, const struct batch *b,
+	      volatile sig_atomic_t *stop, char *why, size_t whylen);
+/* Close politely (RELP: close command, bounded wait). */
+void sink_close(struct sink *s, bool polite);
+void sink_free(struct sink *s);
+
+/* Append a record / a loss message to @b formatted for @s. 0 or -ENOMEM. */
+int batch_add_record(struct batch *b, struct sink *s, const char *buffer,
+		     const struct shmlog_record *r);
+int batch_add_loss(struct batch *b, struct sink *s,
+		   const struct sink_loss *l);
+void batch_reset(struct batch *b);
+void batch_free(struct batch *b);
+
+/* syslog severity of a shmlog priority (V,D: debug ... F: crit). */
+int sink_severity(int prio);
+
+#endif
