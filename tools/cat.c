@@ -123,7 +123,8 @@ static void show_last(shmlog_reader_t *rd, const struct view *v, long n)
 	struct shmlog_record r;
 	struct shmlog_lost lost;
 	int ev;
-	while ((ev = shmlog_reader_next(rd, &r, &lost)) != SHMLOG_EV_NONE) {
+	while (!cli_stop &&
+	       (ev = shmlog_reader_next(rd, &r, &lost)) != SHMLOG_EV_NONE) {
 		if (ev == SHMLOG_EV_RECORD && wanted(v, &r))
 			keep(&ring[count++ % n], &r);
 	}
@@ -137,12 +138,11 @@ static void show_last(shmlog_reader_t *rd, const struct view *v, long n)
 	free(ring);
 }
 
-static int run(shmlog_reader_t *rd, const struct view *v, bool follow,
-	       volatile sig_atomic_t *stop)
+static int run(shmlog_reader_t *rd, const struct view *v, bool follow)
 {
 	struct shmlog_record r;
 	struct shmlog_lost lost;
-	while (!*stop) {
+	while (!cli_stop) {
 		int ev = shmlog_reader_next(rd, &r, &lost);
 		if (ev == SHMLOG_EV_RECORD) {
 			if (wanted(v, &r))
@@ -165,7 +165,29 @@ static int run(shmlog_reader_t *rd, const struct view *v, bool follow,
 	return 0;
 }
 
-int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
+/* Everything `cat` and `tail` were asked to do. */
+struct cat_opts {
+	const char *cmd; /* "cat" or "tail", for messages */
+	struct view view;
+	bool follow;
+	long lines; /* -n: the last N records; -1: all */
+	int color; /* 1 always, 0 never, -1 auto */
+};
+
+static int cat_usage(const struct cat_opts *o)
+{
+	bool tail = !strcmp(o->cmd, "tail");
+	printf("usage: shmlog %s [-b NAME] [-f] %s[-v FORMAT] [--pid PID] "
+	       "[--since TIME] [--color[=WHEN]] [--utc] [FILTERSPEC...]\n"
+	       "FORMAT: threadtime (default), brief, long, raw, json. "
+	       "FILTERSPEC: TAG:P ... *:P as logcat, P one of V D I W E F "
+	       "S.\n",
+	       o->cmd, tail ? "[-n N] " : "");
+	return 0;
+}
+
+/* Parse the options into @o. Returns -1 to go on, else the exit status. */
+static int cat_parse(int argc, char **argv, struct cat_opts *o)
 {
 	static const struct option opts[] = {
 		{"buffer", required_argument, 0, 'b'},
@@ -179,22 +201,21 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	const char *cmd = tail ? "tail" : "cat";
-	struct view v = {.fmt = {FMT_THREADTIME, false, false},
-			 .since_ns = INT64_MIN};
-	bool follow = false;
-	long lines = tail ? 10 : -1;
-	int color = -1; /* auto */
+	const char *cmd = o->cmd;
+	struct view *v = &o->view;
 	int c;
 	char *end;
 	while ((c = getopt_long(argc, argv, "b:fn:v:dh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'b': cli_buffer = optarg; break;
-		case 'f': follow = true; break;
+		case 'b':
+			if (cli_set_buffer(cmd, optarg))
+				return 2;
+			break;
+		case 'f': o->follow = true; break;
 		case 'd': break; /* logcat's "dump": what cat does */
 		case 'n':
-			lines = strtol(optarg, &end, 10);
-			if (*end || end == optarg || lines < 0)
+			o->lines = strtol(optarg, &end, 10);
+			if (*end || end == optarg || o->lines < 0)
 				return cli_usage_error(cmd,
 						       "bad -n '%s': give a "
 						       "number of records",
@@ -208,19 +229,19 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 					"unknown format '%s': use threadtime, "
 					"brief, long, raw or json",
 					optarg);
-			v.fmt.kind = (enum fmt_kind)k;
+			v->fmt.kind = (enum fmt_kind)k;
 			break;
 		}
 		case 'P':
-			v.pid = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v.pid <= 0)
+			v->pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v->pid <= 0)
 				return cli_usage_error(cmd,
 						       "bad --pid '%s': give a "
 						       "process id",
 						       optarg);
 			break;
 		case 'S':
-			if (parse_since(optarg, &v.since_ns))
+			if (parse_since(optarg, &v->since_ns))
 				return cli_usage_error(
 					cmd,
 					"bad --since '%s': use 'YYYY-MM-DD "
@@ -230,11 +251,11 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 			break;
 		case 'C':
 			if (!optarg || !strcmp(optarg, "always"))
-				color = 1;
+				o->color = 1;
 			else if (!strcmp(optarg, "never"))
-				color = 0;
+				o->color = 0;
 			else if (!strcmp(optarg, "auto"))
-				color = -1;
+				o->color = -1;
 			else
 				return cli_usage_error(
 					cmd,
@@ -242,65 +263,82 @@ int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
 					"never",
 					optarg);
 			break;
-		case 'U': v.fmt.utc = true; break;
-		case 'h':
-			printf("usage: shmlog %s [-b NAME] [-f] %s[-v FORMAT] "
-			       "[--pid PID] [--since TIME] [--color[=WHEN]] "
-			       "[--utc] [FILTERSPEC...]\n"
-			       "FORMAT: threadtime (default), brief, long, raw, "
-			       "json. FILTERSPEC: TAG:P ... *:P as logcat, P "
-			       "one of V D I W E F S.\n",
-			       cmd, tail ? "[-n N] " : "");
-			return 0;
-		default: return 2;
+		case 'U': v->fmt.utc = true; break;
+		case 'h': return cat_usage(o);
+		default: return cli_bad_option(cmd);
 		}
 	}
-	int rc = 0;
 	if (optind < argc) {
-		char spec[4096] = "";
-		size_t used = 0;
-		for (int i = optind; i < argc && used < sizeof(spec); i++)
-			used += (size_t)snprintf(spec + used, sizeof(spec) - used,
-						 "%s ", argv[i]);
+		char *spec = cli_join_args(argc, argv, optind);
+		if (!spec)
+			return cli_fail(cmd, -ENOMEM);
 		size_t bad = 0;
-		int err = shmlog_filter_new(spec, &bad, &v.filter);
-		if (err) {
-			char tok[128];
-			snprintf(tok, sizeof(tok), "%.*s",
-				 (int)strcspn(spec + bad, " "), spec + bad);
-			return cli_usage_error(cmd,
-					       "bad filter '%s': write TAG:P or "
-					       "*:P with P one of V D I W E F S",
-					       tok);
-		}
+		int err = shmlog_filter_new(spec, &bad, &v->filter);
+		int rc = err == -EINVAL ? cli_bad_filter(cmd, spec, bad)
+			 : err	       ? cli_fail(cmd, err)
+				       : -1;
+		free(spec);
+		if (rc >= 0)
+			return rc;
 	}
-	if (color < 0) {
+	if (o->color < 0) {
 		const char *term = getenv("TERM");
-		color = isatty(1) && !getenv("NO_COLOR") && term &&
-			strcmp(term, "dumb") != 0;
+		o->color = isatty(1) && !getenv("NO_COLOR") && term &&
+			   strcmp(term, "dumb") != 0;
 	}
-	v.fmt.color = color && v.fmt.kind != FMT_JSON && v.fmt.kind != FMT_RAW;
+	v->fmt.color = o->color && v->fmt.kind != FMT_JSON &&
+		       v->fmt.kind != FMT_RAW;
+	return -1;
+}
 
+/* Dump, show the last lines, follow: what @o asks for. */
+static int cat_run(const struct cat_opts *o)
+{
 	shmlog_reader_t *rd;
 	int err = shmlog_reader_open(cli_buffer, 0, &rd);
-	if (err) {
-		shmlog_filter_free(v.filter);
-		return cli_fail(cmd, err);
-	}
-	if (lines >= 0) {
-		if (lines > 0)
-			show_last(rd, &v, lines);
+	if (err)
+		return cli_fail(o->cmd, err);
+	int rc = 0;
+	if (o->lines >= 0) {
+		if (o->lines > 0)
+			show_last(rd, &o->view, o->lines);
 		else
-			while (shmlog_reader_next(rd, &(struct shmlog_record){0},
+			while (!cli_stop &&
+			       shmlog_reader_next(rd, &(struct shmlog_record){0},
 						  NULL) != SHMLOG_EV_NONE)
 				;
-		if (follow)
-			rc = run(rd, &v, true, stop);
+		if (o->follow)
+			rc = run(rd, &o->view, true);
 		fflush(stdout);
 	} else {
-		rc = run(rd, &v, follow, stop);
+		rc = run(rd, &o->view, o->follow);
 	}
 	shmlog_reader_close(rd);
-	shmlog_filter_free(v.filter);
 	return rc;
+}
+
+static int cat_or_tail(int argc, char **argv, bool tail)
+{
+	struct cat_opts o = {
+		.cmd = tail ? "tail" : "cat",
+		.view = {.fmt = {FMT_THREADTIME, false, false},
+			 .since_ns = INT64_MIN},
+		.lines = tail ? 10 : -1,
+		.color = -1,
+	};
+	int rc = cat_parse(argc, argv, &o);
+	if (rc < 0)
+		rc = cat_run(&o);
+	shmlog_filter_free(o.view.filter);
+	return rc;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	return cat_or_tail(argc, argv, false);
+}
+
+int cmd_tail(int argc, char **argv)
+{
+	return cat_or_tail(argc, argv, true);
 }

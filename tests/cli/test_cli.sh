@@ -82,7 +82,7 @@ has "escaped" 'evil    : \\x1b\[2Jclear\\x07' "$("$S" cat -b $B evil:V '*:S')"
 out=$("$S" cat -b $B 'net:I' '*:S')
 has "filter keeps" "link down" "$out"
 checks=$((checks + 1)); grep -q "two" <<<"$out" && { echo "FAIL: filter let 'in' through" >&2; fail=$((fail + 1)); }
-bad "bad filter" "bad filter 'net:Q'" "$S" cat -b $B 'net:Q'
+bad "bad filter" "bad filter token 'net:Q'" "$S" cat -b $B 'net:Q'
 wpid=$("$S" cat -b $B -v json | head -1 | sed 's/.*"pid":\([0-9]*\).*/\1/')
 has "pid" "link down" "$("$S" cat -b $B --pid "$wpid")"
 checks=$((checks + 1)); [ -z "$("$S" cat -b $B --pid 1)" ] || { echo "FAIL: --pid 1 showed records" >&2; fail=$((fail + 1)); }
