@@ -37,7 +37,23 @@ const char *cli_buffer_name(void)
 
 int cli_set_buffer(const char *cmd, const char *name)
 {
-	(void)cmd;
+	if (!name[0])
+		return cli_usage_error(cmd,
+				       "empty buffer name%s: give -b NAME, or "
+				       "leave -b out for the default "
+				       "($SHMLOG_BUFFER, else 'main')",
+				       "");
+	char path[512];
+	int err = shmlog_path(name, path, sizeof(path));
+	if (err == -ENAMETOOLONG)
+		return cli_usage_error(cmd,
+				       "buffer name too long: '%s'", name);
+	if (err < 0)
+		return cli_usage_error(cmd,
+				       "invalid buffer name '%s': names use "
+				       "letters, digits, '.', '_' and '-' (not "
+				       "first), or are absolute paths",
+				       name);
 	cli_buffer = name;
 	return 0;
 }

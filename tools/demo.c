@@ -152,7 +152,10 @@ static int demo_parse(int argc, char **argv, struct demo_opts *o)
  * records, count the rest. Returns the number of loss reports. */
 static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 {
-	struct fmt f = {FMT_THREADTIME, isatty(1) != 0, false};
+	struct fmt f = {.kind = FMT_THREADTIME, .color = isatty(1) != 0};
+	struct out out;
+	if (out_open(&out, 1))
+		show = 0;
 	long shown = 0;
 	uint64_t lost_events = 0;
 	while (!cli_stop) {
@@ -161,7 +164,8 @@ static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 		int ev = shmlog_reader_next(rd, &r, &lost);
 		if (ev == SHMLOG_EV_RECORD) {
 			if (shown < show) {
-				fmt_record(stdout, &f, &r);
+				fmt_record(&out, &f, &r);
+				out_flush(&out);
 				if (++shown == show)
 					printf("... (following the rest "
 					       "silently)\n");
@@ -169,8 +173,10 @@ static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 			continue;
 		}
 		if (ev == SHMLOG_EV_LOST) {
-			if (shown < show)
-				fmt_lost(stdout, &f, &lost);
+			if (shown < show) {
+				fmt_lost(&out, &f, &lost);
+				out_flush(&out);
+			}
 			lost_events++;
 			continue;
 		}
@@ -183,6 +189,8 @@ static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 		if (running)
 			shmlog_reader_wait(rd, 100);
 	}
+	if (show)
+		out_close(&out);
 	return lost_events;
 }
 
@@ -258,7 +266,7 @@ static int demo_run(const struct demo_opts *o)
 	printf("shmlog demo: %ld writer processes x %ld records into buffer "
 	       "'%s'; following it:\n\n",
 	       o->writers, o->records, cli_buffer_name());
-	fflush(stdout);
+	fflush(stdout); /* records are written to fd 1 directly */
 	uint64_t t0 = now_ns();
 	long running = 0;
 	for (long w = 0; w < o->writers; w++) {

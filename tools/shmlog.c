@@ -302,7 +302,7 @@ static int cmd_info(int argc, char **argv)
 	shmlog_reader_t *rd;
 	if (shmlog_reader_open(cli_buffer, 0, &rd) == 0) {
 		struct shmlog_record rec;
-		while (shmlog_reader_next(rd, &rec, NULL) > 0)
+		while (!cli_stop && shmlog_reader_next(rd, &rec, NULL) > 0)
 			;
 		printf("\n%5s %8s %8s %12s %10s %12s %6s %8s\n", "LANE", "PID",
 		       "TID", "WRITTEN", "HELD", "OVERWRITTEN", "TORN",
