@@ -81,6 +81,26 @@ static int secs_to_ns(double v, int64_t *out)
 	return 0;
 }
 
+/* "SECONDS[.FRACTION]" since the Epoch, exactly: a double would lose the
+ * nanoseconds of today's times (2^53 ns is 104 days). */
+static int parse_epoch(const char *s, int64_t *out)
+{
+	size_t whole = strspn(s, "0123456789");
+	const char *frac = s + whole;
+	size_t digits = *frac == '.' ? strspn(frac + 1, "0123456789") : 0;
+	if (!whole || whole > 10 || (*frac && (*frac != '.' || frac[1 + digits])))
+		return -1;
+	int64_t sec = 0, ns = 0;
+	for (size_t i = 0; i < whole; i++)
+		sec = sec * 10 + (s[i] - '0');
+	for (size_t i = 0; i < 9; i++)
+		ns = ns * 10 + (i < digits ? frac[1 + i] - '0' : 0);
+	if (sec > 9000000000)
+		return -1;
+	*out = sec * 1000000000 + ns;
+	return 0;
+}
+
 /* A point in time: "2026-11-22 10:00:00[.123]", "11-22 10:00:00.000"
  * (logcat -T), "10:00[:00]" (today), "-30s"/"-5m"/"-2h"/"-1d" (ago),
  * "@EPOCH". */
@@ -94,7 +114,7 @@ static int parse_time(const char *s, int64_t *out)
 		    (!(s[1] >= '0' && s[1] <= '9') && s[1] != '.'))
 			return -1;
 		if (s[0] == '@')
-			return *end ? -1 : secs_to_ns(v, out);
+			return *end ? -1 : parse_epoch(s + 1, out);
 		if (!ends_with_unit(end))
 			return -1;
 		double mul = *end == 'm' ? 60 : *end == 'h' ? 3600
@@ -418,12 +438,16 @@ static bool in_path(const char *prog)
 }
 
 /* Send standard output through $PAGER (default `less -FRX`), as git and
- * journalctl do for a dump on a terminal. Returns the pager's pid, or 0. */
+ * journalctl do for a dump on a terminal (not a dumb one). Returns the
+ * pager's pid, or 0. */
 static pid_t pager_start(void)
 {
 	const char *pager = getenv("PAGER");
+	const char *term = getenv("TERM");
 	if (pager && (!pager[0] || !strcmp(pager, "cat")))
 		return 0;
+	if (!term || !strcmp(term, "dumb"))
+		return 0; /* as systemd: a dumb terminal cannot page */
 	if (!pager) {
 		if (!in_path("less"))
 			return 0;
@@ -609,7 +633,8 @@ static int cat_usage(const struct cat_opts *o)
 		"      --utc            times in UTC\n"
 		"      --no-pager       never page; a dump to a terminal goes "
 		"through $PAGER\n"
-		"                       (default `less -FRX`)\n"
+		"                       (default `less -FRX`; none when $TERM "
+		"is dumb)\n"
 		"  -d                   dump (logcat's flag; what cat does "
 		"anyway)\n"
 		"  -h, --help           this help\n"

@@ -3,9 +3,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "shmlog.h"
 
@@ -58,12 +61,102 @@ int cli_set_buffer(const char *cmd, const char *name)
 	return 0;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symbolic link"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+					   : "not a regular file";
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t n)
+{
+	struct passwd *pw = getpwuid(uid);
+	if (pw)
+		snprintf(buf, n, "%s", pw->pw_name);
+	else
+		snprintf(buf, n, "%u", (unsigned)uid);
+	return buf;
+}
+
+/* A name taken by something that is not a buffer: `shmlog rm` removes
+ * only regular files, so say how to remove it by hand. */
+static void explain_not_regular(const char *what, const char *path, mode_t m)
+{
+	fprintf(stderr,
+		"shmlog: %s: %s is %s, not a buffer: someone may have put it "
+		"there to trap loggers. Check what it is (`ls -l %s`), then "
+		"remove it with `%s %s` and create the buffer again\n",
+		what, path, file_kind(m), path, S_ISDIR(m) ? "rmdir" : "rm",
+		path);
+}
+
+/* -EPERM: the library refused a file it may not trust, or the kernel
+ * refused to remove it. Look at the file to say which, and what to do:
+ * `shmlog rm` itself removes only regular files. */
+static void explain_eperm(const char *what, const char *path, const char *b)
+{
+	struct stat st;
+	char who[64];
+	if (lstat(path, &st) < 0) {
+		fprintf(stderr, "shmlog: %s: refusing %s: %s\n", what, path,
+			shmlog_strerror(-EPERM));
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		explain_not_regular(what, path, st.st_mode);
+		return;
+	}
+	if (!strcmp(what, "rm")) {
+		fprintf(stderr,
+			"shmlog: rm: cannot remove %s: %s; it belongs to user "
+			"%s and /dev/shm lets only its owner or root remove it: "
+			"ask them, or `sudo shmlog rm -b %s`\n",
+			path, strerror(EPERM),
+			user_name(st.st_uid, who, sizeof(who)), b);
+		return;
+	}
+	if (st.st_nlink != 1) {
+		fprintf(stderr,
+			"shmlog: %s: refusing %s: it has %lu hard links, and a "
+			"link elsewhere could let others rewrite it: remove it "
+			"(`shmlog rm -b %s`) and create it again\n",
+			what, path, (unsigned long)st.st_nlink, b);
+	} else if (st.st_mode & 0002) {
+		fprintf(stderr,
+			"shmlog: %s: refusing %s: it is world-writable, so "
+			"anyone could forge records: remove it (`shmlog rm -b "
+			"%s`) and create it again (`shmlog create -b %s --group "
+			"G --mode 0660` to share it)\n",
+			what, path, b, b);
+	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+		fprintf(stderr,
+			"shmlog: %s: refusing to write into %s: it belongs to "
+			"user %s, who could rewrite it under you. Writers log "
+			"only into buffers of their own user or of root: use a "
+			"buffer of your own, or have root create a shared one "
+			"(`sudo shmlog create -b %s --group G --mode 0660`)\n",
+			what, path, user_name(st.st_uid, who, sizeof(who)), b);
+	} else {
+		fprintf(stderr, "shmlog: %s: refusing %s: %s\n", what, path,
+			shmlog_strerror(-EPERM));
+	}
+}
+
 int cli_fail(const char *what, int err)
 {
 	const char *b = cli_buffer_name();
 	char path[512];
 	if (shmlog_path(cli_buffer, path, sizeof(path)) < 0)
 		snprintf(path, sizeof(path), "%s", b);
+	struct stat st;
+	if (err != -ENOENT && err != -EINVAL && lstat(path, &st) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		explain_not_regular(what, path, st.st_mode);
+		return 1;
+	}
 	switch (err) {
 	case -ENOENT:
 		fprintf(stderr,
@@ -94,12 +187,7 @@ int cli_fail(const char *what, int err)
 			what, b);
 		break;
 	case -EPERM:
-		fprintf(stderr,
-			"shmlog: %s: refusing %s: %s. If it is not yours, remove "
-			"it (`shmlog rm -b %s`) and create it again; a buffer "
-			"that several users write must belong to root (`sudo "
-			"shmlog create -b %s --group G --mode 0660`)\n",
-			what, path, shmlog_strerror(err), b, b);
+		explain_eperm(what, path, b);
 		break;
 	case -EBADMSG:
 	case -ENODATA:

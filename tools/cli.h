@@ -50,6 +50,13 @@ int cli_bad_filter(const char *cmd, const char *spec, size_t bad);
 /* What a filter token must look like, for messages. */
 #define CLI_FILTER_HINT "write TAG:P or *:P with P one of V D I W E F S"
 
+/* The lines of every command's --help about -b and -h. */
+#define CLI_HELP_BUFFER                                                        \
+	"  -b, --buffer NAME   the buffer: /dev/shm/shmlog.NAME, or an "      \
+	"absolute path\n"                                                      \
+	"                      (default $SHMLOG_BUFFER, else 'main')\n"
+#define CLI_HELP_HELP "  -h, --help          this help\n"
+
 /* Join argv[first..argc-1] with spaces into a new string (NULL if out of
  * memory). */
 char *cli_join_args(int argc, char **argv, int first);

@@ -130,14 +130,14 @@ static int demo_parse(int argc, char **argv, struct demo_opts *o)
 			       "(created if missing), then a summary checks "
 			       "that every record\nwritten was read, "
 			       "overwritten or torn.\n\n"
-			       "  -b, --buffer NAME  the buffer (default "
-			       "$SHMLOG_BUFFER, else 'main')\n"
-			       "  -w, --writers N    writer processes, 1 to 64 "
+			       CLI_HELP_BUFFER
+			       "  -w, --writers N     writer processes, 1 to 64 "
 			       "(default 4)\n"
-			       "  -n, --records N    records per writer "
+			       "  -n, --records N     records per writer "
 			       "(default 20000)\n"
-			       "  -s, --show N       records printed before "
-			       "following silently (default 16)\n");
+			       "  -s, --show N        records printed before "
+			       "following silently (default 16)\n"
+			       CLI_HELP_HELP);
 			return 0;
 		default: return cli_bad_option("demo");
 		}

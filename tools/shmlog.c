@@ -47,6 +47,33 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Each lane is a ring of its own, SHMLOG_LANE_SIZE_MIN to _MAX bytes: say
+ * which bound --size / --lanes misses, and what would fit. */
+static int check_lane_size(uint64_t size, unsigned lanes)
+{
+	uint64_t lane = size / lanes;
+	char what[160];
+	if (lane < SHMLOG_LANE_SIZE_MIN) {
+		snprintf(what, sizeof(what),
+			 "%u lanes of %llu bytes: each lane needs at least "
+			 "%u bytes: give at most %llu lanes, or a larger "
+			 "--size",
+			 lanes, (unsigned long long)lane, SHMLOG_LANE_SIZE_MIN,
+			 (unsigned long long)(size / SHMLOG_LANE_SIZE_MIN));
+	} else if (lane > SHMLOG_LANE_SIZE_MAX) {
+		snprintf(what, sizeof(what),
+			 "%u lane%s of %llu bytes: a lane holds less than 2 GiB: "
+			 "give --lanes %llu or more, or a smaller --size",
+			 lanes, lanes == 1 ? "" : "s", (unsigned long long)lane,
+			 (unsigned long long)((size + SHMLOG_LANE_SIZE_MAX - 64) /
+					      (SHMLOG_LANE_SIZE_MAX - 63)));
+	} else {
+		return 0;
+	}
+	return cli_usage_error("create", "--size and --lanes do not fit: %s",
+			       what);
+}
+
 static int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -111,13 +138,15 @@ static int cmd_create(int argc, char **argv)
 			}
 			break;
 		}
-		case 'l':
-			o.lanes = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.lanes || o.lanes > SHMLOG_LANES_MAX)
+		case 'l': {
+			uint64_t n;
+			if (cli_parse_u64(optarg, SHMLOG_LANES_MAX, &n) || !n)
 				return cli_usage_error(
 					"create",
 					"bad --lanes '%s': give 1 to 1024", optarg);
+			o.lanes = (unsigned)n;
 			break;
+		}
 		case 'c':
 			if (!strcmp(optarg, "tsc"))
 				o.clock = SHMLOG_CLOCK_TSC;
@@ -135,7 +164,25 @@ static int cmd_create(int argc, char **argv)
 		case 'h':
 			printf("usage: shmlog create [-b NAME] [--size N[K|M|G]] "
 			       "[--mode 0600] [--group G] [--lanes N] "
-			       "[--clock tsc|realtime|coarse]\n");
+			       "[--clock tsc|realtime|coarse]\n"
+			       "Create a buffer. It appears fully initialised or "
+			       "not at all.\n\n" CLI_HELP_BUFFER
+			       "  -s, --size N[K|M|G] record space, 64K to 16G "
+			       "(default 1M)\n"
+			       "  -m, --mode MODE     octal file mode (default "
+			       "0600; 0640 lets --group read,\n"
+			       "                      0660 write; never "
+			       "world-writable)\n"
+			       "  -g, --group G       group owner, a name or a "
+			       "number (default: yours)\n"
+			       "  -l, --lanes N       lanes, 1 to 1024 (default: "
+			       "one per 64 KiB, 4 to 64);\n"
+			       "                      each lane holds 1 KiB to "
+			       "less than 2 GiB\n"
+			       "  -c, --clock CLOCK   tsc (default when "
+			       "invariant), realtime, or coarse\n"
+			       "                      (cheap, ~4 ms steps)\n"
+			       CLI_HELP_HELP);
 			return 0;
 		default: return cli_bad_option("create");
 		}
@@ -143,12 +190,12 @@ static int cmd_create(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("create", "unexpected argument '%s'",
 				       argv[optind]);
+	if (o.lanes) {
+		int rc = check_lane_size(o.size, o.lanes);
+		if (rc)
+			return rc;
+	}
 	int err = shmlog_create(cli_buffer, &o);
-	if (err == -EINVAL && o.size / (o.lanes ? o.lanes : 1) < 1024)
-		return cli_usage_error("create",
-				       "too many lanes for this size (%s): each "
-				       "lane needs at least 1 KiB",
-				       "--lanes");
 	if (err)
 		return cli_fail("create", err);
 	return 0;
@@ -168,7 +215,9 @@ static int simple_cmd(int argc, char **argv, const char *name,
 			if (cli_set_buffer(name, optarg))
 				return 2;
 		} else if (c == 'h') {
-			printf("usage: shmlog %s [-b NAME]\n%s\n", name, help);
+			printf("usage: shmlog %s [-b NAME]\n%s\n\n" CLI_HELP_BUFFER
+			       CLI_HELP_HELP,
+			       name, help);
 			return 0;
 		} else {
 			return cli_bad_option(name);
@@ -221,7 +270,9 @@ static void human_size(uint64_t v, char *buf, size_t n)
 
 static int cmd_ls(int argc, char **argv)
 {
-	int r = simple_cmd(argc, argv, "ls", "List the buffers in /dev/shm.");
+	int r = simple_cmd(argc, argv, "ls",
+			   "List the buffers in /dev/shm (-b is accepted and "
+			   "ignored).");
 	if (r >= 0)
 		return r;
 	glob_t g;
@@ -259,7 +310,9 @@ static int cmd_ls(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
-	int r = simple_cmd(argc, argv, "info", "Describe one buffer in detail.");
+	int r = simple_cmd(argc, argv, "info",
+			   "Describe one buffer in detail, with each lane's "
+			   "books.");
 	if (r >= 0)
 		return r;
 	struct shmlog_info in;
@@ -360,7 +413,12 @@ static int cmd_write(int argc, char **argv)
 		case 'h':
 			printf("usage: shmlog write [-b NAME] [-p PRIO] [-t TAG] "
 			       "[MESSAGE...]\nWithout MESSAGE, logs one record "
-			       "per line of standard input.\n");
+			       "per line of standard input.\n\n" CLI_HELP_BUFFER
+			       "  -p, --priority PRIO V D I W E F, or verbose "
+			       "debug info warn error fatal\n"
+			       "                      (default I)\n"
+			       "  -t, --tag TAG       the tag (default "
+			       "'shmlog')\n" CLI_HELP_HELP);
 			return 0;
 		default: return cli_bad_option("write");
 		}
@@ -414,8 +472,11 @@ static int cmd_level(int argc, char **argv)
 				return 2;
 		} else if (c == 'h') {
 			printf("usage: shmlog level [-b NAME] ['TAG:P ... *:P']\n"
-			       "Without a spec, prints the current one. P is one "
-			       "of V D I W E F S; '' logs everything.\n");
+			       "Set the filter every writer of the buffer "
+			       "follows; without a spec, print it.\nP is one of "
+			       "V D I W E F S (S: nothing); '' logs everything. "
+			       "A spec holds\nat most 2047 bytes.\n\n"
+			       CLI_HELP_BUFFER CLI_HELP_HELP);
 			return 0;
 		} else {
 			return cli_bad_option("level");
@@ -424,6 +485,17 @@ static int cmd_level(int argc, char **argv)
 	if (optind == argc) {
 		char spec[SHMLOG_FILTER_SPEC_MAX];
 		int n = shmlog_get_filter(cli_buffer, spec, sizeof(spec));
+		if (n == -EAGAIN) {
+			fprintf(stderr,
+				"shmlog level: the filter of buffer '%s' is "
+				"being changed right now, or a process died "
+				"while changing it: try again; if this "
+				"persists, set it again (`shmlog level -b %s "
+				"'*:V'` or your spec): a setter that died is "
+				"taken over\n",
+				cli_buffer_name(), cli_buffer_name());
+			return 1;
+		}
 		if (n < 0)
 			return cli_fail("level", n);
 		printf("%s\n", n ? spec : "*:V");

@@ -131,10 +131,10 @@ bad "garbage" "not a shmlog buffer.*shmlog rm" "$S" cat -b $B-2
 bad "garbage write" "not a shmlog buffer" "$S" write -b $B-2 x
 rm -f /dev/shm/shmlog.$B-2
 ln -s /dev/shm/shmlog.$B /dev/shm/shmlog.$B-2
-bad "symlink" "refusing.*symlink" "$S" cat -b $B-2
+bad "symlink" "is a symbolic link, not a buffer" "$S" cat -b $B-2
 rm -f /dev/shm/shmlog.$B-2
 mkfifo /dev/shm/shmlog.$B-2
-bad "fifo" "refusing" timeout 5 "$S" cat -b $B-2
+bad "fifo" "is a FIFO, not a buffer" timeout 5 "$S" cat -b $B-2
 rm -f /dev/shm/shmlog.$B-2
 has "records survive" "after clear" "$("$S" cat -b $B)"
 
