@@ -295,6 +295,16 @@ static void sources_close(struct cat_opts *o)
 			shmlog_reader_close(o->src[i].rd);
 }
 
+/* A reader failed (its file was truncated under it): say so, read no
+ * more from it. */
+static void source_failed(struct cat_opts *o, struct source *s, int err)
+{
+	cli_buffer = s->name;
+	cli_fail(o->cmd, err);
+	s->broken = true;
+	s->ev = SHMLOG_EV_NONE;
+}
+
 /* The next event of the merged stream: a loss report as soon as a reader
  * has one, else the oldest pending record of all readers. Each reader's
  * record stays valid until that reader is called again, which happens only
@@ -303,6 +313,16 @@ static void sources_close(struct cat_opts *o)
 static int merged_next(struct cat_opts *o, struct source **from)
 {
 	struct source *best = NULL;
+	if (o->nsrc == 1 && !o->src[0].broken && o->src[0].ev == SHMLOG_EV_NONE) {
+		/* one buffer: nothing to merge */
+		struct source *s = &o->src[0];
+		int ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
+		if (ev > 0)
+			*from = s;
+		else if (ev < 0)
+			source_failed(o, s, ev);
+		return ev > 0 ? ev : SHMLOG_EV_NONE;
+	}
 	for (int i = 0; i < o->nsrc; i++) {
 		struct source *s = &o->src[i];
 		if (s->broken)
@@ -310,10 +330,7 @@ static int merged_next(struct cat_opts *o, struct source **from)
 		if (s->ev == SHMLOG_EV_NONE) {
 			s->ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
 			if (s->ev < 0) {
-				cli_buffer = s->name;
-				cli_fail(o->cmd, s->ev);
-				s->broken = true;
-				s->ev = SHMLOG_EV_NONE;
+				source_failed(o, s, s->ev);
 				continue;
 			}
 		}

@@ -27,6 +27,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- the output buffer ---- */
 
@@ -93,18 +96,35 @@ static inline void put_s(struct out *o, const char *s)
 	put_n(o, s, strlen(s));
 }
 
+/* "00" to "99": two digits per division. */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
 /* @v in decimal, right-aligned in @width columns (as %*llu). */
 static void put_u64(struct out *o, uint64_t v, int width)
 {
 	char tmp[24];
-	int i = (int)sizeof(tmp);
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (int pad = width - ((int)sizeof(tmp) - i); pad > 0; pad--)
+	char *p = tmp + sizeof(tmp);
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[d];
+		p[1] = digit_pairs[d + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digit_pairs[v * 2];
+		p[1] = digit_pairs[v * 2 + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	size_t n = (size_t)(tmp + sizeof(tmp) - p);
+	for (int pad = width - (int)n; pad > 0; pad--)
 		put_c(o, ' ');
-	put_n(o, tmp + i, sizeof(tmp) - (size_t)i);
+	put_n(o, p, n);
 }
 
 static void put_i64(struct out *o, int64_t v, int width)
@@ -117,13 +137,20 @@ static void put_i64(struct out *o, int64_t v, int width)
 	}
 }
 
-/* @v zero-padded to @digits digits. */
+/* @v (below 10^@digits) zero-padded to @digits digits. */
 static void put_zeros(struct out *o, uint32_t v, int digits)
 {
-	for (int i = digits - 1; i >= 0; i--) {
-		o->buf[o->len + (size_t)i] = (char)('0' + v % 10);
-		v /= 10;
+	char *p = o->buf + o->len + digits;
+	int i = digits;
+	for (; i >= 2; i -= 2) {
+		unsigned d = (v % 100) * 2;
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[d];
+		p[1] = digit_pairs[d + 1];
 	}
+	if (i)
+		*--p = (char)('0' + v % 10);
 	o->len += (size_t)digits;
 }
 
@@ -230,6 +257,9 @@ static bool is_c1(uint32_t cp)
 	return cp >= 0x80 && cp <= 0x9f;
 }
 
+/* "000" to "999": the milliseconds of every line, without a division. */
+static char ms_digits[3000];
+
 /* Bytes shown as they are in text: printable ASCII and tab. */
 static bool text_plain[256];
 /* Bytes copied as they are into a JSON string. */
@@ -242,26 +272,137 @@ __attribute__((constructor)) static void init_tables(void)
 		json_plain[c] = c != '"' && c != '\\';
 	}
 	text_plain['\t'] = true;
+	for (int i = 0; i < 1000; i++) {
+		ms_digits[i * 3] = (char)('0' + i / 100);
+		ms_digits[i * 3 + 1] = (char)('0' + i / 10 % 10);
+		ms_digits[i * 3 + 2] = (char)('0' + i % 10);
+	}
+}
+
+/* Word-at-a-time tests on 8 bytes (the classic bit tricks): does any
+ * byte lie below @n (n <= 128), above @m (m <= 127), or equal @c? */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+#define ANY_BELOW(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
+#define ANY_ABOVE(x, m) ((((x) + ONES * (127 - (m))) | (x)) & HIGHS)
+#define ANY_EQUAL(x, c) ANY_BELOW((x) ^ (ONES * (c)), 1)
+
+static inline uint64_t load8(const unsigned char *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	return x;
+}
+
+/* Length of the run at @u of bytes shown as they are in text. */
+static size_t text_run(const unsigned char *u, size_t n)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	/* 16 bytes at a time: printable ASCII is 0x20..0x7e, which as signed
+	 * bytes is above 0x1f and below 0x7f (0x80..0xff are negative). */
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + i));
+		unsigned ok = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+			_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)));
+		if (ok != 0xffff)
+			return i + (size_t)__builtin_ctz(~ok);
+	}
+#endif
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = load8(u + i);
+		if (ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e))
+			break;
+	}
+	if (i + 8 > n && n >= 8) {
+		/* the last 8 bytes cover what is left: one more test */
+		uint64_t x = load8(u + n - 8);
+		if (!(ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e)))
+			return n;
+	}
+	while (i < n && text_plain[u[i]])
+		i++;
+	return i;
+}
+
+static inline uint64_t json_word_stops(uint64_t x)
+{
+	return ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e) | ANY_EQUAL(x, '"') |
+	       ANY_EQUAL(x, '\\');
+}
+
+/* Length of the run at @u of bytes copied as they are into JSON. */
+static size_t json_run(const unsigned char *u, size_t n)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + i));
+		__m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, lo),
+					      _mm_cmplt_epi8(x, hi));
+		__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+					       _mm_cmpeq_epi8(x, bslash));
+		unsigned ok = (unsigned)_mm_movemask_epi8(
+			_mm_andnot_si128(special, plain));
+		if (ok != 0xffff)
+			return i + (size_t)__builtin_ctz(~ok);
+	}
+#endif
+	for (; i + 8 <= n; i += 8)
+		if (json_word_stops(load8(u + i)))
+			break;
+	if (i + 8 > n && n >= 8 && !json_word_stops(load8(u + n - 8)))
+		return n; /* the last 8 bytes cover what is left */
+	while (i < n && json_plain[u[i]])
+		i++;
+	return i;
+}
+
+static void put_prefix(struct out *o, const struct fmt *f,
+		       const struct shmlog_record *r);
+static const char *prio_color(int prio);
+static void out_room(struct out *o, const struct shmlog_record *r);
+
+/* End a line of @r and start the next, prefix and colour included. */
+static void next_line(struct out *o, const struct fmt *f,
+		      const struct shmlog_record *r)
+{
+	if (f->color)
+		put_s(o, "\033[0m");
+	put_c(o, '\n');
+	out_room(o, r);
+	if (f->color)
+		put_s(o, prio_color(r->prio));
+	put_prefix(o, f, r);
 }
 
 /* @n bytes of @s for a terminal: controls, C1 and bytes that are not UTF-8
  * escaped as \xNN (C1 code points as \u00NN); with "printable", every byte
- * outside printable ASCII. */
+ * outside printable ASCII. With @lines, a newline starts a new line with
+ * @lines' prefix, as logcat shows a message of several lines. */
 static void put_text(struct out *o, const struct fmt *f, const char *s,
-		     size_t n)
+		     size_t n, const struct shmlog_record *lines)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < n) {
-		size_t run = i;
-		while (i < n && text_plain[u[i]])
-			i++;
-		put_n(o, s + run, i - run);
+		size_t run = text_run(u + i, n - i);
+		put_n(o, s + i, run);
+		i += run;
 		if (i == n)
 			break;
 		uint32_t cp = 0;
 		size_t len = u[i] >= 0x80 ? utf8_seq(u + i, n - i, &cp) : 0;
-		if (len && !f->printable && !is_c1(cp)) {
+		if (text_plain[u[i]]) { /* a tab */
+			put_c(o, s[i]);
+			i++;
+		} else if (lines && u[i] == '\n') {
+			next_line(o, f, lines);
+			i++;
+		} else if (len && !f->printable && !is_c1(cp)) {
 			put_n(o, s + i, len);
 			i += len;
 		} else if (len && !f->printable) {
@@ -282,10 +423,9 @@ static void put_json_str(struct out *o, const char *s, size_t n, bool *invalid)
 	size_t i = 0;
 	put_c(o, '"');
 	while (i < n) {
-		size_t run = i;
-		while (i < n && json_plain[u[i]])
-			i++;
-		put_n(o, s + run, i - run);
+		size_t run = json_run(u + i, n - i);
+		put_n(o, s + i, run);
+		i += run;
 		if (i == n)
 			break;
 		unsigned char c = u[i];
@@ -372,7 +512,8 @@ static void put_frac(struct out *o, const struct fmt *f, uint32_t frac)
 	switch (f->precision) {
 	case FMT_NSEC: put_zeros(o, frac, 9); break;
 	case FMT_USEC: put_zeros(o, frac / 1000, 6); break;
-	default: put_zeros(o, frac / 1000000, 3);
+	default:
+		put_n(o, ms_digits + frac / 1000000 * 3, 3);
 	}
 }
 
@@ -385,11 +526,9 @@ struct date_cache {
 	size_t date_len, zone_len;
 };
 
-static void date_fill(struct date_cache *c, const struct fmt *f, int64_t sec,
-		      const char *layout)
+static void date_compute(struct date_cache *c, const struct fmt *f,
+			 int64_t sec, const char *layout)
 {
-	if (c->valid && c->sec == sec)
-		return;
 	time_t t = (time_t)sec;
 	struct tm tm;
 	if (f->utc ? !gmtime_r(&t, &tm) : !localtime_r(&t, &tm))
@@ -398,6 +537,13 @@ static void date_fill(struct date_cache *c, const struct fmt *f, int64_t sec,
 	c->zone_len = strftime(c->zone, sizeof(c->zone), " %z", &tm);
 	c->sec = sec;
 	c->valid = true;
+}
+
+static inline void date_fill(struct date_cache *c, const struct fmt *f,
+			     int64_t sec, const char *layout)
+{
+	if (!c->valid || c->sec != sec)
+		date_compute(c, f, sec, layout);
 }
 
 /* logcat's time column: "MM-DD HH:MM:SS.mmm", with the modifiers. */
@@ -491,18 +637,18 @@ static const char *prio_color(int prio)
 static void put_tag_padded(struct out *o, const struct fmt *f,
 			   const struct shmlog_record *r)
 {
-	put_text(o, f, r->tag, r->tag_len);
+	put_text(o, f, r->tag, r->tag_len, NULL);
 	for (size_t i = r->tag_len; i < 8; i++)
 		put_c(o, ' ');
 }
 
-/* The per-line prefix of threadtime and brief. */
-static void put_prefix(struct out *o, const struct fmt *f,
-		       const struct shmlog_record *r)
+/* What follows the time in threadtime, or starts a brief line, or follows
+ * the time in JSON: the writer's ids, priority and tag. */
+static void build_ids(struct out *o, const struct fmt *f,
+		      const struct shmlog_record *r)
 {
 	char p = shmlog_prio_char(r->prio);
 	if (f->kind == FMT_THREADTIME) {
-		put_time(o, f, r->time_ns);
 		put_c(o, ' ');
 		if (f->uid) {
 			const char *name = uid_of(r->pid)->name;
@@ -519,36 +665,97 @@ static void put_prefix(struct out *o, const struct fmt *f,
 		put_c(o, ' ');
 		put_tag_padded(o, f, r);
 		put_s(o, ": ");
-	} else {
+	} else if (f->kind == FMT_BRIEF) {
 		put_c(o, p);
 		put_c(o, '/');
 		put_tag_padded(o, f, r);
 		put_c(o, '(');
 		put_u64(o, r->pid, 5);
 		put_s(o, "): ");
+	} else { /* json */
+		bool bad_tag = false;
+		put_s(o, ",\"pid\":");
+		put_u64(o, r->pid, 0);
+		put_s(o, ",\"tid\":");
+		put_u64(o, r->tid, 0);
+		put_s(o, ",\"prio\":\"");
+		put_c(o, p);
+		put_s(o, "\",\"tag\":");
+		put_json_str(o, r->tag, r->tag_len, &bad_tag);
+		if (bad_tag) {
+			put_s(o, ",\"tag_base64\":");
+			put_base64(o, r->tag, r->tag_len);
+		}
 	}
+}
+
+/* The ids part is the same for every record of a thread with one tag and
+ * priority: formatted once, then copied (a small cache keyed by thread). */
+struct ids_entry {
+	bool valid;
+	enum fmt_kind kind;
+	uint32_t pid, tid;
+	int prio;
+	size_t tag_len;
+	char tag[SHMLOG_TAG_MAX];
+	size_t len;
+	char text[1024];
+};
+
+static void put_ids(struct out *o, const struct fmt *f,
+		    const struct shmlog_record *r)
+{
+	static struct ids_entry cache[16];
+	struct ids_entry *e = &cache[(r->tid * 2654435761u) >> 28];
+	if (r->tag_len > SHMLOG_TAG_MAX) {
+		build_ids(o, f, r); /* not from a sane writer: no cache */
+		return;
+	}
+	if (e->valid && e->tid == r->tid && e->pid == r->pid &&
+	    e->prio == r->prio && e->kind == f->kind &&
+	    e->tag_len == r->tag_len && !memcmp(e->tag, r->tag, r->tag_len)) {
+		put_n(o, e->text, e->len);
+		return;
+	}
+	size_t start = o->len;
+	build_ids(o, f, r);
+	e->len = o->len - start;
+	e->valid = e->len <= sizeof(e->text);
+	if (!e->valid)
+		return;
+	memcpy(e->text, o->buf + start, e->len);
+	e->kind = f->kind;
+	e->pid = r->pid;
+	e->tid = r->tid;
+	e->prio = r->prio;
+	e->tag_len = r->tag_len;
+	memcpy(e->tag, r->tag, r->tag_len);
+}
+
+/* The per-line prefix of threadtime and brief. */
+static void put_prefix(struct out *o, const struct fmt *f,
+		       const struct shmlog_record *r)
+{
+	if (f->kind == FMT_THREADTIME)
+		put_time(o, f, r->time_ns);
+	put_ids(o, f, r);
 }
 
 /* One output line per message line, each with the prefix, as logcat. */
 static void put_lines(struct out *o, const struct fmt *f,
 		      const struct shmlog_record *r)
 {
-	const char *m = r->msg, *end = r->msg + r->msg_len;
-	if (r->msg_len && end[-1] == '\n')
-		end--;
-	do {
-		out_room(o, r);
-		const char *nl = memchr(m, '\n', (size_t)(end - m));
-		const char *stop = nl ? nl : end;
-		if (f->color)
-			put_s(o, prio_color(r->prio));
-		put_prefix(o, f, r);
-		put_text(o, f, m, (size_t)(stop - m));
-		if (f->color)
-			put_s(o, "\033[0m");
-		put_c(o, '\n');
-		m = nl ? nl + 1 : end;
-	} while (m < end);
+	size_t n = r->msg_len;
+	if (n && r->msg[n - 1] == '\n')
+		n--;
+	out_room(o, r);
+	if (f->color)
+		put_s(o, prio_color(r->prio));
+	put_prefix(o, f, r);
+	put_text(o, f, r->msg, n, r);
+	if (f->color)
+		put_s(o, "\033[0m");
+	put_c(o, '\n');
 }
 
 static void put_long(struct out *o, const struct fmt *f,
@@ -570,13 +777,13 @@ static void put_long(struct out *o, const struct fmt *f,
 	put_c(o, ' ');
 	put_c(o, shmlog_prio_char(r->prio));
 	put_c(o, '/');
-	put_text(o, f, r->tag, r->tag_len);
+	put_text(o, f, r->tag, r->tag_len, NULL);
 	put_s(o, " ]\n");
 	const char *m = r->msg, *end = r->msg + r->msg_len;
 	while (m < end) {
 		const char *nl = memchr(m, '\n', (size_t)(end - m));
 		const char *stop = nl ? nl : end;
-		put_text(o, f, m, (size_t)(stop - m));
+		put_text(o, f, m, (size_t)(stop - m), NULL);
 		if (nl)
 			put_c(o, '\n');
 		m = nl ? nl + 1 : end;
@@ -588,19 +795,12 @@ static void put_json(struct out *o, const struct fmt *f,
 		     const struct shmlog_record *r)
 {
 	out_room(o, r);
-	bool bad_tag = false, bad_msg = false;
+	bool bad_msg = false;
 	put_s(o, "{\"time\":\"");
 	put_rfc3339(o, r->time_ns);
 	put_s(o, "\",\"time_ns\":");
 	put_i64(o, r->time_ns, 0);
-	put_s(o, ",\"pid\":");
-	put_u64(o, r->pid, 0);
-	put_s(o, ",\"tid\":");
-	put_u64(o, r->tid, 0);
-	put_s(o, ",\"prio\":\"");
-	put_c(o, shmlog_prio_char(r->prio));
-	put_s(o, "\",\"tag\":");
-	put_json_str(o, r->tag, r->tag_len, &bad_tag);
+	put_ids(o, f, r);
 	put_s(o, ",\"msg\":");
 	put_json_str(o, r->msg, r->msg_len, &bad_msg);
 	put_s(o, ",\"seq\":");
@@ -620,10 +820,6 @@ static void put_json(struct out *o, const struct fmt *f,
 		put_s(o, ",\"monotonic_ns\":");
 		put_i64(o, r->time_ns - f->mono_offset_ns, 0);
 	}
-	if (bad_tag) {
-		put_s(o, ",\"tag_base64\":");
-		put_base64(o, r->tag, r->tag_len);
-	}
 	if (bad_msg) {
 		put_s(o, ",\"msg_base64\":");
 		put_base64(o, r->msg, r->msg_len);
@@ -637,7 +833,7 @@ void fmt_record(struct out *o, const struct fmt *f,
 	switch (f->kind) {
 	case FMT_RAW:
 		out_room(o, r);
-		put_text(o, f, r->msg, r->msg_len);
+		put_text(o, f, r->msg, r->msg_len, NULL);
 		put_c(o, '\n');
 		break;
 	case FMT_JSON: put_json(o, f, r); break;

@@ -221,6 +221,47 @@ else
 	skip "python3 missing: JSON checks not run"
 fi
 
+# random bytes, every length up to 300: JSON gives each back exactly, text
+# output carries no control byte (the escaping fast paths, 8 and 16 bytes
+# at a time, against their byte-by-byte fallback)
+if [ -n "$PY" ]; then
+	"$S" create -b $B-4 --size 1M --lanes 1 --clock realtime
+	"$PY" -c '
+import random, sys
+rnd = random.Random(7)
+alphabets = [bytes(range(256)), b"abc \t\"\\\x7f\x1b", "é€😀\u009b\u2028".encode() + b"ab\xff\xc3"]
+out = sys.stdout.buffer
+for n in range(300):
+    a = alphabets[n % 3]
+    msg = bytes(rnd.choice(a) for _ in range(n)).replace(b"\n", b"N").replace(b"\0", b"Z")
+    out.write(msg + b"\n")
+' > /tmp/$B.rand
+	"$S" write -b $B-4 -t rand < /tmp/$B.rand
+	ok "random bytes: JSON gives back every byte" "$PY" -c '
+import base64, json, sys
+want = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+data = sys.stdin.buffer.read()
+data.decode("utf-8")
+got = []
+for l in data.splitlines():
+    r = json.loads(l)
+    got.append(base64.b64decode(r["msg_base64"]) if "msg_base64" in r else r["msg"].encode())
+assert len(got) == len(want), (len(got), len(want))
+for i, (g, w) in enumerate(zip(got, want)):
+    assert g == w, (i, g, w)
+' /tmp/$B.rand < <("$S" cat -b $B-4 -v json)
+	ok "random bytes: text output has no control byte" "$PY" -c '
+import sys
+data = sys.stdin.buffer.read()
+bad = [b for b in set(data) if (b < 0x20 and b not in (9, 10)) or b == 0x7f]
+assert not bad, bad
+text = data.decode("utf-8")  # valid UTF-8 only
+c1 = [c for c in text if 0x80 <= ord(c) <= 0x9f]
+assert not c1, c1
+' < <("$S" cat -b $B-4 -v threadtime; "$S" cat -b $B-4 -v long; "$S" cat -b $B-4 -v raw)
+	"$S" rm -b $B-4
+fi
+
 # ---- errors that say what is wrong ----
 bad "-b ''" "empty buffer name" "$S" cat -b ''
 bad "-b '' create" "empty buffer name" "$S" create -b ''
