@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +38,7 @@ static void writer(int id, long n, int burst, int fd)
 		_exit(1);
 	uint64_t busy = 0;
 	long failed = 0;
-	for (long i = 0; i < n;) {
+	for (long i = 0; i < n && !cli_stop;) {
 		uint64_t t0 = now_ns();
 		for (int b = 0; b < burst && i < n; b++, i++) {
 			const struct seed_message *m =
@@ -222,6 +223,10 @@ static void demo_summary(const struct demo_opts *o, const struct totals *t,
 	       (unsigned long long)t->overwritten, (unsigned long long)t->torn,
 	       (unsigned long long)lost_events);
 	bool exact = t->written == t->read + t->overwritten + t->torn;
+	if (cli_stop)
+		printf("  interrupted: records written after the reader "
+		       "stopped are not read, so the books need not "
+		       "balance\n");
 	printf("  accounting:  written %s read + overwritten + torn (%llu %s "
 	       "%llu)\n",
 	       exact ? "=" : "!=", (unsigned long long)t->written,
@@ -269,6 +274,7 @@ static int demo_run(const struct demo_opts *o)
 	fflush(stdout); /* records are written to fd 1 directly */
 	uint64_t t0 = now_ns();
 	long running = 0;
+	pid_t pids[64];
 	for (long w = 0; w < o->writers; w++) {
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -279,10 +285,14 @@ static int demo_run(const struct demo_opts *o)
 			fprintf(stderr, "shmlog demo: fork: %s\n",
 				strerror(errno));
 		else
-			running++;
+			pids[running++] = pid;
 	}
 	close(pfd[1]);
 	uint64_t lost_events = demo_follow(rd, o->show, running);
+	/* Interrupted: the writers stop too (a SIGTERM sent to this process
+	 * alone does not reach them). */
+	for (long w = 0; cli_stop && w < running; w++)
+		kill(pids[w], SIGTERM);
 	double secs = (double)(now_ns() - t0) / 1e9;
 	uint64_t busy = 0, failed = 0, msg[2];
 	while (read(pfd[0], msg, sizeof(msg)) == (ssize_t)sizeof(msg)) {
@@ -297,6 +307,8 @@ static int demo_run(const struct demo_opts *o)
 	demo_summary(o, &t, secs, busy, failed, lost_events);
 	free(start);
 	shmlog_reader_close(rd);
+	if (cli_stop)
+		return 130; /* interrupted, as a shell reports it */
 	return t.written == t.read + t.overwritten + t.torn ? 0 : 1;
 }
 

@@ -355,6 +355,24 @@ if kill -0 $fp 2>/dev/null; then
 	echo "FAIL: cat -f ignored SIGINT" >&2; fail=$((fail + 1)); kill -9 $fp
 fi
 wait $fp 2>/dev/null
+# demo: SIGTERM to the demo alone stops its writers too
+"$S" demo -b $B-3 --records 1000000000 --show 0 > /tmp/$B.demo 2>&1 &
+dp=$!
+for _ in $(seq 1 200); do grep -q "following it" /tmp/$B.demo && break; sleep 0.05; done
+sleep 0.3
+kill -TERM $dp
+for _ in $(seq 1 200); do kill -0 $dp 2>/dev/null || break; sleep 0.05; done
+checks=$((checks + 1))
+if kill -0 $dp 2>/dev/null; then
+	echo "FAIL: demo ignored SIGTERM" >&2; fail=$((fail + 1)); kill -9 $dp
+fi
+wait $dp
+same "demo interrupted: exit status" 130 $?
+has "demo interrupted: said" "interrupted" "$(cat /tmp/$B.demo)"
+for _ in $(seq 1 200); do "$S" info -b $B-3 | grep -q "writers: *0 live" && break; sleep 0.05; done
+has "demo interrupted: its writers stopped" "writers: +0 live" "$("$S" info -b $B-3)"
+"$S" rm -b $B-3
+
 # a lane whose head is not on a record boundary (hostile): the drains of
 # info and tail -n must still obey SIGINT, whatever the library does
 if [ -n "$PY" ]; then
