@@ -522,8 +522,8 @@ static void put_frac(struct out *o, const struct fmt *f, uint32_t frac)
 struct date_cache {
 	int64_t sec;
 	bool valid;
-	char date[48], zone[16];
-	size_t date_len, zone_len;
+	char date[48], zone[16], secs[24]; /* secs: the second in decimal */
+	size_t date_len, zone_len, secs_len;
 };
 
 static void date_compute(struct date_cache *c, const struct fmt *f,
@@ -535,6 +535,8 @@ static void date_compute(struct date_cache *c, const struct fmt *f,
 		memset(&tm, 0, sizeof(tm));
 	c->date_len = strftime(c->date, sizeof(c->date), layout, &tm);
 	c->zone_len = strftime(c->zone, sizeof(c->zone), " %z", &tm);
+	int n = snprintf(c->secs, sizeof(c->secs), "%lld", (long long)sec);
+	c->secs_len = n > 0 ? (size_t)n : 0;
 	c->sec = sec;
 	c->valid = true;
 }
@@ -568,8 +570,10 @@ static void put_time(struct out *o, const struct fmt *f, int64_t ns)
 		put_n(o, cache.zone, cache.zone_len);
 }
 
-/* RFC 3339 in UTC with nanoseconds, for JSON. */
-static void put_rfc3339(struct out *o, int64_t ns)
+/* JSON's times: "time" in RFC 3339, UTC, with nanoseconds, then
+ * "time_ns". Both come from one split and one date per second: the
+ * nanoseconds since the Epoch are the second's digits and the fraction's. */
+static void put_json_times(struct out *o, int64_t ns)
 {
 	static struct date_cache cache;
 	static const struct fmt utc = {.utc = true};
@@ -577,10 +581,19 @@ static void put_rfc3339(struct out *o, int64_t ns)
 	uint32_t frac;
 	split_ns(ns, &sec, &frac);
 	date_fill(&cache, &utc, sec, "%Y-%m-%dT%H:%M:%S");
+	put_s(o, "{\"time\":\"");
 	put_n(o, cache.date, cache.date_len);
 	put_c(o, '.');
+	size_t digits = o->len;
 	put_zeros(o, frac, 9);
-	put_c(o, 'Z');
+	put_s(o, "Z\",\"time_ns\":");
+	if (sec > 0) {
+		put_n(o, cache.secs, cache.secs_len);
+		memcpy(o->buf + o->len, o->buf + digits, 9);
+		o->len += 9;
+	} else {
+		put_i64(o, ns, 0);
+	}
 }
 
 /* ---- the writer's user ---- */
@@ -796,10 +809,7 @@ static void put_json(struct out *o, const struct fmt *f,
 {
 	out_room(o, r);
 	bool bad_msg = false;
-	put_s(o, "{\"time\":\"");
-	put_rfc3339(o, r->time_ns);
-	put_s(o, "\",\"time_ns\":");
-	put_i64(o, r->time_ns, 0);
+	put_json_times(o, r->time_ns);
 	put_ids(o, f, r);
 	put_s(o, ",\"msg\":");
 	put_json_str(o, r->msg, r->msg_len, &bad_msg);
