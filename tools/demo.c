@@ -154,8 +154,8 @@ static int demo_parse(int argc, char **argv, struct demo_opts *o)
 static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 {
 	struct fmt f = {.kind = FMT_THREADTIME, .color = isatty(1) != 0};
-	struct out out;
-	if (out_open(&out, 1))
+	struct out out = {0};
+	if (show && out_open(&out, 1))
 		show = 0;
 	long shown = 0;
 	uint64_t lost_events = 0;
@@ -190,7 +190,7 @@ static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 		if (running)
 			shmlog_reader_wait(rd, 100);
 	}
-	if (show)
+	if (out.buf)
 		out_close(&out);
 	return lost_events;
 }
