@@ -64,6 +64,14 @@ enum shmlog_priority {
 /* Lanes: each writing thread owns one lane while it logs, so a flooding
  * writer only ever overwrites its own records (see docs/DESIGN.md). */
 #define SHMLOG_LANES_MAX 1024
+/* Bytes of ring in one lane: capacity / lanes must fall in this range. */
+#define SHMLOG_LANE_SIZE_MIN 1024u
+#define SHMLOG_LANE_SIZE_MAX 0x7fffffffu
+
+/* Bytes a buffer's filter spec may hold, its terminating NUL included:
+ * shmlog_set_filter() takes specs of at most SHMLOG_FILTER_SPEC_MAX - 1
+ * bytes. */
+#define SHMLOG_FILTER_SPEC_MAX 2048
 
 /* ------------------------------------------------------------------------ */
 /* Buffers: create, remove, locate.                                          */

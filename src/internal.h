@@ -83,7 +83,7 @@ struct shmlog__hdr {
 		uint32_t spec_len;
 		_Atomic uint64_t clear_raw; /* records stamped before are hidden */
 	} config SHMLOG__ALIGNED;
-	char spec[2048] SHMLOG__ALIGNED;
+	char spec[SHMLOG_FILTER_SPEC_MAX] SHMLOG__ALIGNED;
 };
 
 /* One lane's control block: two cache lines, one for claiming (rare) and

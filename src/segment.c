@@ -104,7 +104,8 @@ static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 	if (lanes < 1 || lanes > SHMLOG_LANES_MAX)
 		return -EINVAL;
 	uint64_t lane_size = size / lanes / SHMLOG__CACHELINE * SHMLOG__CACHELINE;
-	if (lane_size < 1024 || lane_size > UINT32_MAX / 2)
+	if (lane_size < SHMLOG_LANE_SIZE_MIN ||
+	    lane_size > SHMLOG_LANE_SIZE_MAX)
 		return -EINVAL;
 	if (o->clock < SHMLOG_CLOCK_DEFAULT || o->clock > SHMLOG_CLOCK_COARSE)
 		return -EINVAL;
@@ -155,8 +156,9 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 		return -ENODATA;
 	if (f->lane_count < 1 || f->lane_count > SHMLOG_LANES_MAX)
 		return -ENODATA;
-	if (f->lane_size < 1024 || f->lane_size % SHMLOG__CACHELINE ||
-	    f->lane_size > UINT32_MAX / 2)
+	if (f->lane_size < SHMLOG_LANE_SIZE_MIN ||
+	    f->lane_size % SHMLOG__CACHELINE ||
+	    f->lane_size > SHMLOG_LANE_SIZE_MAX)
 		return -ENODATA;
 	if (f->max_record < REC_HDR + 8 || f->max_record > f->lane_size / 4 ||
 	    f->max_record > REC_MAX_LEN || f->max_record % REC_ALIGN)

@@ -276,11 +276,24 @@ void shmlog_close(shmlog_t *h)
 	free(h);
 }
 
-static inline uint32_t clamp_len(size_t len, uint32_t max, unsigned *flags)
+/* Where to cut @s (longer than @max bytes) to keep at most @max: before a
+ * UTF-8 character that would be split, so that readers never see half of
+ * one. Text that is not UTF-8 there is cut at @max. Off the fast path. */
+static uint32_t utf8_cut(const char *s, uint32_t max)
 {
-	if (len > max) {
+	uint32_t n = max;
+	for (int i = 0; i < 3 && n && ((unsigned char)s[n] & 0xc0) == 0x80;
+	     i++)
+		n--;
+	return (unsigned char)s[n] >= 0xc0 ? n : max;
+}
+
+static inline uint32_t clamp_len(const char *s, size_t len, uint32_t max,
+				 unsigned *flags)
+{
+	if (SHMLOG_UNLIKELY(len > max)) {
 		*flags |= SHMLOG_REC_TRUNCATED;
-		return max;
+		return utf8_cut(s, max);
 	}
 	return (uint32_t)len;
 }
@@ -397,7 +410,7 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		tag = "?";
 	if (!(wflags & SHMLOG_WRITE_UNFILTERED) && !write_wanted(h, prio, tag))
 		return 0;
-	uint32_t tag_len = clamp_len(strnlen(tag, SHMLOG_TAG_MAX + 1),
+	uint32_t tag_len = clamp_len(tag, strnlen(tag, SHMLOG_TAG_MAX + 1),
 				     SHMLOG_TAG_MAX, &flags);
 	if (SHMLOG_UNLIKELY(!msg)) {
 		msg = "(null)";
@@ -405,7 +418,7 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	}
 	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
 	uint32_t msg_len = clamp_len(
-		len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
+		msg, len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
 	d.meta = rec_meta(0, msg_len, prio, flags, tag_len);
 	d.tag = tag;
 	d.msg = msg;
@@ -454,14 +467,16 @@ int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg)
 static int vprint(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 		  const char *fmt, va_list ap)
 {
-	char buf[SHMLOG_MSG_MAX + 1];
+	/* One byte past the maximum, so that the cut sees whether it splits
+	 * a UTF-8 character. */
+	char buf[SHMLOG_MSG_MAX + 2];
 	if (!fmt)
 		return write_rec(h, prio, tag, NULL, 0, 0, wflags, 0);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n > SHMLOG_MSG_MAX)
-		return write_rec(h, prio, tag, buf, SHMLOG_MSG_MAX,
+		return write_rec(h, prio, tag, buf, SHMLOG_MSG_MAX + 1,
 				 SHMLOG_REC_TRUNCATED, wflags, 0);
 	return write_rec(h, prio, tag, buf, (size_t)n, 0, wflags, 0);
 }

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `shmlog cat` and `shmlog tail`: dump, follow and filter a buffer, like
- * `logcat -d`, `logcat` and `tail -f`.
+ * `shmlog cat` and `shmlog tail`: dump, follow and filter buffers, like
+ * `logcat -d`, `logcat`, `journalctl` and `tail -F`. Several buffers (-b
+ * given more than once) are merged into one stream in time order.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,70 +22,127 @@
 #include "forward/cat_cursor.h"
 #include "shmlog.h"
 
+#define SOURCES_MAX 64
+#define GREPS_MAX 16
+
+/* Which records to show. */
 struct view {
 	struct fmt fmt;
 	shmlog_filter_t *filter; /* NULL: everything */
 	long pid; /* 0: any */
+	int prio_min, prio_max;
 	int64_t since_ns; /* INT64_MIN: any */
+	int64_t until_ns; /* INT64_MAX: any */
+	regex_t grep[GREPS_MAX]; /* a record matches if any matches */
+	int greps;
 	struct cat_cursor *cursor; /* --cursor-file/--after-cursor, or NULL */
 };
 
-static bool wanted(const struct view *v, const struct shmlog_record *r)
+/* One buffer being read. */
+struct source {
+	const char *name; /* as given to -b; NULL: the default */
+	char path[512];
+	shmlog_reader_t *rd;
+	dev_t dev; /* the file the reader opened, to see it replaced */
+	ino_t ino;
+	bool removed; /* said so; waiting for it to come back */
+	bool broken; /* the reader failed: read no more */
+	int ev; /* pending event of rd (SHMLOG_EV_NONE: none) */
+	struct shmlog_record rec;
+	struct shmlog_lost lost;
+};
+
+/* Everything `cat` and `tail` were asked to do. */
+struct cat_opts {
+	const char *cmd; /* "cat" or "tail", for messages */
+	struct view view;
+	struct source src[SOURCES_MAX];
+	int nsrc;
+	bool follow;
+	bool reverse;
+	bool no_pager;
+	uint64_t lines; /* -n: the last N records; UINT64_MAX: all */
+	bool lines_set;
+	uint64_t max_count; /* -m: stop after N records; 0: no limit */
+	int color; /* 1 always, 0 never, -1 auto */
+	const char *cursor_file; /* --cursor-file or --after-cursor */
+	bool cursor_save; /* --cursor-file: save where the reading ended */
+};
+
+/* ---- options ---- */
+
+static bool ends_with_unit(const char *end)
 {
-	if (v->cursor && cat_cursor_seen(v->cursor, r))
-		return false;
-	if (v->pid && r->pid != (uint32_t)v->pid)
-		return false;
-	if (r->time_ns < v->since_ns)
-		return false;
-	return !v->filter || shmlog_filter_wants(v->filter, r->prio, r->tag);
+	return !*end || (!end[1] && strchr("smhd", *end));
 }
 
-/* --since: "2026-11-22 10:00:00[.123]", "11-22 10:00:00.000" (logcat -T),
- * "10:00[:00]" (today), "-30s"/"-5m"/"-2h"/"-1d" (ago), "@EPOCH". */
-static int parse_since(const char *s, int64_t *out)
+/* Seconds as nanoseconds, if they fit in an int64_t with room to spare. */
+static int secs_to_ns(double v, int64_t *out)
 {
-	int64_t now = (int64_t)time(NULL);
+	if (!isfinite(v) || v < -9.0e9 || v > 9.0e9)
+		return -1;
+	*out = (int64_t)(v * 1e9);
+	return 0;
+}
+
+/* "SECONDS[.FRACTION]" since the Epoch, exactly: a double would lose the
+ * nanoseconds of today's times (2^53 ns is 104 days). */
+static int parse_epoch(const char *s, int64_t *out)
+{
+	size_t whole = strspn(s, "0123456789");
+	const char *frac = s + whole;
+	size_t digits = *frac == '.' ? strspn(frac + 1, "0123456789") : 0;
+	if (!whole || whole > 10 || (*frac && (*frac != '.' || frac[1 + digits])))
+		return -1;
+	int64_t sec = 0, ns = 0;
+	for (size_t i = 0; i < whole; i++)
+		sec = sec * 10 + (s[i] - '0');
+	for (size_t i = 0; i < 9; i++)
+		ns = ns * 10 + (i < digits ? frac[1 + i] - '0' : 0);
+	if (sec > 9000000000)
+		return -1;
+	*out = sec * 1000000000 + ns;
+	return 0;
+}
+
+/* A point in time: "2026-11-22 10:00:00[.123]", "11-22 10:00:00.000"
+ * (logcat -T), "10:00[:00]" (today), "-30s"/"-5m"/"-2h"/"-1d" (ago),
+ * "@EPOCH". */
+static int parse_time(const char *s, int64_t *out)
+{
+	time_t now = time(NULL);
 	char *end;
 	if (s[0] == '-' || s[0] == '@') {
 		double v = strtod(s + 1, &end);
-		if (end == s + 1 || v < 0)
+		if (end == s + 1 || !isfinite(v) || v < 0 ||
+		    (!(s[1] >= '0' && s[1] <= '9') && s[1] != '.'))
 			return -1;
-		double mul = 1;
-		if (s[0] == '-') {
-			switch (*end) {
-			case 's': case '\0': break;
-			case 'm': mul = 60; break;
-			case 'h': mul = 3600; break;
-			case 'd': mul = 86400; break;
-			default: return -1;
-			}
-			if (*end && end[1])
-				return -1;
-			*out = (int64_t)((double)now * 1e9 - v * mul * 1e9);
-			return 0;
-		}
-		if (*end)
+		if (s[0] == '@')
+			return *end ? -1 : parse_epoch(s + 1, out);
+		if (!ends_with_unit(end))
 			return -1;
-		*out = (int64_t)(v * 1e9);
-		return 0;
+		double mul = *end == 'm' ? 60 : *end == 'h' ? 3600
+				 : *end == 'd'		? 86400
+							: 1;
+		return secs_to_ns((double)now - v * mul, out);
 	}
-	static const char *const fmts[] = {"%Y-%m-%d %H:%M:%S",
-					   "%Y-%m-%dT%H:%M:%S", "%m-%d %H:%M:%S",
-					   "%H:%M:%S", "%H:%M"};
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+	static const char *const layouts[] = {
+		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%m-%d %H:%M:%S",
+		"%H:%M:%S", "%H:%M"};
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		struct tm tm;
-		time_t t = (time_t)now;
-		localtime_r(&t, &tm);
+		localtime_r(&now, &tm);
 		tm.tm_sec = 0;
-		end = strptime(s, fmts[i], &tm);
+		end = strptime(s, layouts[i], &tm);
 		if (!end)
 			continue;
 		double frac = 0;
 		if (*end == '.') {
-			char *e2;
-			frac = strtod(end, &e2);
-			end = e2;
+			size_t digits = strspn(end + 1, "0123456789");
+			if (!digits)
+				continue;
+			frac = strtod(end, NULL);
+			end += 1 + digits;
 		}
 		if (*end)
 			continue;
@@ -88,238 +150,782 @@ static int parse_since(const char *s, int64_t *out)
 		time_t when = mktime(&tm);
 		if (when == (time_t)-1)
 			return -1;
-		*out = (int64_t)when * 1000000000 + (int64_t)(frac * 1e9);
-		return 0;
+		return secs_to_ns((double)when + frac, out);
 	}
 	return -1;
 }
 
-/* A private copy of a record, for tail -n. */
-struct kept {
-	struct shmlog_record r;
-	char *tag, *msg;
-};
-
-static void keep(struct kept *k, const struct shmlog_record *r)
+/* -p: "W" (W and above), "W..E", "..E" (up to E). */
+static int parse_prio_range(const char *s, int *lo, int *hi)
 {
-	free(k->tag);
-	free(k->msg);
-	k->r = *r;
-	k->tag = malloc(r->tag_len + 1);
-	k->msg = malloc(r->msg_len + 1);
-	if (!k->tag || !k->msg) {
-		k->r.tag_len = k->r.msg_len = 0;
-		return;
-	}
-	memcpy(k->tag, r->tag, r->tag_len + 1);
-	memcpy(k->msg, r->msg, r->msg_len + 1);
-	k->r.tag = k->tag;
-	k->r.msg = k->msg;
-}
-
-/* Print the last @n wanted records of what is there now. */
-static void show_last(shmlog_reader_t *rd, const struct view *v, long n)
-{
-	struct kept *ring = calloc((size_t)n, sizeof(*ring));
-	if (!ring)
-		return;
-	long count = 0;
-	struct shmlog_record r;
-	struct shmlog_lost lost;
-	int ev;
-	while ((ev = shmlog_reader_next(rd, &r, &lost)) != SHMLOG_EV_NONE) {
-		if (ev == SHMLOG_EV_RECORD && wanted(v, &r))
-			keep(&ring[count++ % n], &r);
-	}
-	long first = count > n ? count - n : 0;
-	for (long i = first; i < count; i++)
-		fmt_record(stdout, &v->fmt, &ring[i % n].r);
-	for (long i = 0; i < n; i++) {
-		free(ring[i].tag);
-		free(ring[i].msg);
-	}
-	free(ring);
-}
-
-static int run(shmlog_reader_t *rd, const struct view *v, bool follow,
-	       volatile sig_atomic_t *stop)
-{
-	struct shmlog_record r;
-	struct shmlog_lost lost;
-	while (!*stop) {
-		int ev = shmlog_reader_next(rd, &r, &lost);
-		if (ev == SHMLOG_EV_RECORD) {
-			if (wanted(v, &r))
-				fmt_record(stdout, &v->fmt, &r);
-		} else if (ev == SHMLOG_EV_LOST) {
-			fmt_lost(stdout, &v->fmt, &lost);
-		} else {
-			if (fflush(stdout) == EOF && errno == EPIPE)
-				return 0;
-			if (!follow)
-				break;
-			int err = shmlog_reader_wait(rd, 1000);
-			if (err && err != -ETIMEDOUT && err != -EINTR)
-				return cli_fail("follow", err);
-		}
-		if (ferror(stdout))
-			return 0; /* reader of our output went away */
-	}
-	fflush(stdout);
+	const char *dots = strstr(s, "..");
+	char first[16];
+	int a = SHMLOG_VERBOSE, b = SHMLOG_FATAL;
+	size_t n = dots ? (size_t)(dots - s) : strlen(s);
+	if (n >= sizeof(first))
+		return -1;
+	memcpy(first, s, n);
+	first[n] = '\0';
+	if (n && (a = shmlog_prio_parse(first)) < 0)
+		return -1;
+	if (dots && dots[2] && (b = shmlog_prio_parse(dots + 2)) < 0)
+		return -1;
+	if ((!n && !dots) || a > b || a > SHMLOG_FATAL)
+		return -1;
+	*lo = a;
+	*hi = b;
 	return 0;
 }
 
-int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop)
+/* ---- which records ---- */
+
+static bool grep_matches(const struct view *v, const struct shmlog_record *r)
+{
+	for (int i = 0; i < v->greps; i++) {
+#ifdef REG_STARTEND
+		regmatch_t m = {.rm_so = 0, .rm_eo = (regoff_t)r->msg_len};
+		if (regexec(&v->grep[i], r->msg, 1, &m, REG_STARTEND) == 0)
+			return true;
+#else
+		if (regexec(&v->grep[i], r->msg, 0, NULL, 0) == 0)
+			return true;
+#endif
+	}
+	return false;
+}
+
+static bool wanted(const struct view *v, const struct shmlog_record *r)
+{
+	if (v->cursor && cat_cursor_seen(v->cursor, r))
+		return false;
+	if (v->pid && r->pid != (uint32_t)v->pid)
+		return false;
+	if (r->prio < v->prio_min || r->prio > v->prio_max)
+		return false;
+	if (r->time_ns < v->since_ns || r->time_ns > v->until_ns)
+		return false;
+	if (v->filter && !shmlog_filter_wants(v->filter, r->prio, r->tag))
+		return false;
+	return !v->greps || grep_matches(v, r);
+}
+
+/* ---- records kept for -n and -r ---- */
+
+/* A private copy of a record. */
+struct kept {
+	struct shmlog_record r;
+	char *text; /* tag, NUL, message, NUL */
+};
+
+/* The last @limit records seen (all if @limit is UINT64_MAX), in a ring
+ * that grows as records come: memory follows what the buffers hold, never
+ * what -n asks. */
+struct keeper {
+	struct kept *k;
+	size_t cap, len, head; /* head: the oldest once the ring is full */
+	uint64_t limit;
+};
+
+static int keep(struct keeper *kp, const struct shmlog_record *r)
+{
+	if (!kp->limit)
+		return 0;
+	struct kept *slot;
+	if (kp->len < kp->limit) {
+		if (kp->len == kp->cap) {
+			size_t cap = kp->cap ? kp->cap * 2 : 1024;
+			if (cap > kp->limit)
+				cap = (size_t)kp->limit;
+			struct kept *k = realloc(kp->k, cap * sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			kp->k = k;
+			kp->cap = cap;
+		}
+		slot = &kp->k[kp->len++];
+		slot->text = NULL;
+	} else {
+		slot = &kp->k[kp->head];
+		kp->head = (kp->head + 1) % kp->len;
+	}
+	char *text = realloc(slot->text, r->tag_len + r->msg_len + 2);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, r->tag, r->tag_len);
+	text[r->tag_len] = '\0';
+	memcpy(text + r->tag_len + 1, r->msg, r->msg_len);
+	text[r->tag_len + 1 + r->msg_len] = '\0';
+	slot->text = text;
+	slot->r = *r;
+	slot->r.tag = text;
+	slot->r.msg = text + r->tag_len + 1;
+	return 0;
+}
+
+/* The @i-th kept record, oldest first. */
+static const struct shmlog_record *kept_at(const struct keeper *kp, size_t i)
+{
+	return &kp->k[(kp->head + i) % kp->len].r;
+}
+
+static void keeper_free(struct keeper *kp)
+{
+	for (size_t i = 0; i < kp->len; i++)
+		free(kp->k[i].text);
+	free(kp->k);
+}
+
+/* ---- sources ---- */
+
+static int source_open(struct source *s)
+{
+	cli_buffer = s->name;
+	if (shmlog_path(s->name, s->path, sizeof(s->path)) < 0)
+		snprintf(s->path, sizeof(s->path), "%s", cli_buffer_name());
+	int err = shmlog_reader_open(s->name, 0, &s->rd);
+	if (err)
+		return err;
+	struct stat st;
+	if (stat(s->path, &st) == 0) {
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+	}
+	s->ev = SHMLOG_EV_NONE;
+	return 0;
+}
+
+static void sources_close(struct cat_opts *o)
+{
+	for (int i = 0; i < o->nsrc; i++)
+		if (o->src[i].rd)
+			shmlog_reader_close(o->src[i].rd);
+}
+
+/* A reader failed (its file was truncated under it): say so, read no
+ * more from it. */
+static void source_failed(struct cat_opts *o, struct source *s, int err)
+{
+	cli_buffer = s->name;
+	cli_fail(o->cmd, err);
+	s->broken = true;
+	s->ev = SHMLOG_EV_NONE;
+}
+
+/* The next event of the merged stream: a loss report as soon as a reader
+ * has one, else the oldest pending record of all readers. Each reader's
+ * record stays valid until that reader is called again, which happens only
+ * after its record was taken. Returns SHMLOG_EV_NONE when no reader has
+ * anything now. */
+static int merged_next(struct cat_opts *o, struct source **from)
+{
+	struct source *best = NULL;
+	if (o->nsrc == 1 && !o->src[0].broken && o->src[0].ev == SHMLOG_EV_NONE) {
+		/* one buffer: nothing to merge */
+		struct source *s = &o->src[0];
+		int ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
+		if (ev > 0)
+			*from = s;
+		else if (ev < 0)
+			source_failed(o, s, ev);
+		return ev > 0 ? ev : SHMLOG_EV_NONE;
+	}
+	for (int i = 0; i < o->nsrc; i++) {
+		struct source *s = &o->src[i];
+		if (s->broken)
+			continue;
+		if (s->ev == SHMLOG_EV_NONE) {
+			s->ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
+			if (s->ev < 0) {
+				source_failed(o, s, s->ev);
+				continue;
+			}
+		}
+		if (s->ev == SHMLOG_EV_LOST) {
+			best = s;
+			break;
+		}
+		if (s->ev == SHMLOG_EV_RECORD &&
+		    (!best || s->rec.time_ns < best->rec.time_ns))
+			best = s;
+	}
+	if (!best)
+		return SHMLOG_EV_NONE;
+	*from = best;
+	int ev = best->ev;
+	best->ev = SHMLOG_EV_NONE;
+	return ev;
+}
+
+static bool all_broken(const struct cat_opts *o)
+{
+	for (int i = 0; i < o->nsrc; i++)
+		if (!o->src[i].broken)
+			return false;
+	return true;
+}
+
+static void say(const struct cat_opts *o, const struct source *s,
+		const char *what)
+{
+	fprintf(stderr, "shmlog %s: buffer '%s' (%s) %s\n", o->cmd,
+		s->name ? s->name : cli_buffer_name(), s->path, what);
+}
+
+/* `tail -F`: a buffer removed under a follower is said once; its writers
+ * may still log into the orphaned copy, which stays followed until a
+ * buffer is created under the name again, then that one is followed. */
+static void source_check_replaced(struct cat_opts *o, struct source *s)
+{
+	struct stat st;
+	int found = stat(s->path, &st);
+	if (found == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+		return;
+	if (found < 0 || !S_ISREG(st.st_mode)) {
+		if (!s->removed)
+			say(o, s,
+			    "was removed: waiting for a buffer to be created "
+			    "under that name (Ctrl-C to stop)");
+		s->removed = true;
+		return;
+	}
+	/* A new file under the name: what is left of the old one was read
+	 * (this runs when every reader is idle). */
+	shmlog_reader_t *old = s->rd;
+	if (source_open(s) != 0) {
+		s->rd = old; /* not ready yet (or refused): try again later */
+		return;
+	}
+	shmlog_reader_close(old);
+	s->removed = false;
+	s->broken = false;
+	say(o, s, "was created again: following the new buffer");
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Nothing new anywhere: sleep until a writer commits (bounded, so that
+ * SIGINT, removed buffers and the other readers are seen). */
+static int sources_wait(struct cat_opts *o)
+{
+	static uint64_t last_check;
+	uint64_t now = mono_ms();
+	if (now - last_check >= 500) {
+		last_check = now;
+		for (int i = 0; i < o->nsrc; i++)
+			source_check_replaced(o, &o->src[i]);
+	}
+	int per = o->nsrc > 1 ? 50 : 500;
+	for (int i = 0; i < o->nsrc && !cli_stop; i++) {
+		struct source *s = &o->src[i];
+		if (s->broken)
+			continue;
+		int err = shmlog_reader_wait(s->rd, per);
+		if (err == 0)
+			return 0;
+		if (err != -ETIMEDOUT && err != -EINTR) {
+			cli_buffer = s->name;
+			cli_fail(o->cmd, err);
+			s->broken = true;
+		}
+	}
+	if (all_broken(o)) {
+		struct timespec d = {0, 200 * 1000000};
+		nanosleep(&d, NULL); /* wait for a replacement */
+	}
+	return 0;
+}
+
+/* ---- the pager ---- */
+
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	char buf[4096];
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (access(buf, X_OK) == 0)
+			return true;
+		path += n;
+		if (*path)
+			path++;
+	}
+	return false;
+}
+
+/* Send standard output through $PAGER (default `less -FRX`), as git and
+ * journalctl do for a dump on a terminal (not a dumb one). Returns the
+ * pager's pid, or 0. */
+static pid_t pager_start(void)
+{
+	const char *pager = getenv("PAGER");
+	const char *term = getenv("TERM");
+	if (pager && (!pager[0] || !strcmp(pager, "cat")))
+		return 0;
+	if (!term || !strcmp(term, "dumb"))
+		return 0; /* as systemd: a dumb terminal cannot page */
+	if (!pager) {
+		if (!in_path("less"))
+			return 0;
+		pager = "less";
+		setenv("LESS", "FRX", 0);
+	}
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		return 0;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		dup2(pfd[0], 0);
+		close(pfd[0]);
+		close(pfd[1]);
+		signal(SIGPIPE, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+		_exit(127);
+	}
+	dup2(pfd[1], 1);
+	close(pfd[0]);
+	close(pfd[1]);
+	return pid;
+}
+
+static void pager_wait(pid_t pid)
+{
+	if (!pid)
+		return;
+	close(1);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		; /* Ctrl-C reaches the pager too: it decides when to end */
+}
+
+/* ---- running ---- */
+
+struct emitter {
+	struct out out;
+	const struct cat_opts *o;
+	uint64_t shown;
+};
+
+/* Show one record; false once -m is reached or output failed. */
+static bool emit(struct emitter *e, const struct shmlog_record *r)
+{
+	fmt_record(&e->out, &e->o->view.fmt, r);
+	e->shown++;
+	if (e->out.failed)
+		return false;
+	return !e->o->max_count || e->shown < e->o->max_count;
+}
+
+/* Read what the buffers hold now, keeping the last -n wanted records (or
+ * all of them for -r), and show them. */
+static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
+{
+	struct keeper kp = {.limit = o->lines};
+	struct source *from;
+	int ev;
+	while (!cli_stop && (ev = merged_next(o, &from)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD || !wanted(&o->view, &from->rec))
+			continue;
+		if (keep(&kp, &from->rec)) {
+			keeper_free(&kp);
+			fprintf(stderr,
+				"shmlog %s: out of memory keeping the last "
+				"records: give a smaller -n\n",
+				o->cmd);
+			return 1;
+		}
+	}
+	*more = true;
+	for (size_t i = 0; i < kp.len && *more && !cli_stop; i++)
+		*more = emit(e, kept_at(&kp, o->reverse ? kp.len - 1 - i : i));
+	keeper_free(&kp);
+	return 0;
+}
+
+/* Show records as they come; with @follow, wait for more. */
+static void stream(struct cat_opts *o, struct emitter *e, bool follow)
+{
+	struct source *from;
+	while (!cli_stop) {
+		int ev = merged_next(o, &from);
+		if (ev == SHMLOG_EV_RECORD) {
+			if (wanted(&o->view, &from->rec) &&
+			    !emit(e, &from->rec))
+				return;
+		} else if (ev == SHMLOG_EV_LOST) {
+			fmt_lost(&e->out, &o->view.fmt, &from->lost);
+		} else {
+			if (out_flush(&e->out) || !follow)
+				return;
+			sources_wait(o);
+		}
+	}
+}
+
+static int cat_run(struct cat_opts *o)
+{
+	if (!o->nsrc)
+		o->src[o->nsrc++].name = cli_buffer;
+	if (o->cursor_file && o->nsrc > 1)
+		return cli_usage_error(o->cmd,
+				       "a cursor file names one buffer%s: give "
+				       "one -b with --cursor-file or "
+				       "--after-cursor",
+				       "");
+	for (int i = 0; i < o->nsrc; i++) {
+		int err = source_open(&o->src[i]);
+		if (err) {
+			sources_close(o);
+			return cli_fail(o->cmd, err);
+		}
+	}
+	if (o->cursor_file &&
+	    cat_cursor_open(o->cursor_file, o->cursor_save, o->src[0].name,
+			    &o->view.cursor)) {
+		sources_close(o);
+		return 1;
+	}
+	fmt_prepare(&o->view.fmt);
+	struct emitter e = {.o = o};
+	if (out_open(&e.out, 1)) {
+		sources_close(o);
+		return cli_fail(o->cmd, -ENOMEM);
+	}
+	pid_t pager = 0;
+	if (!o->follow && !o->no_pager && isatty(1))
+		pager = pager_start();
+	int rc = 0;
+	bool more = true;
+	if (o->lines_set || o->reverse)
+		rc = show_kept(o, &e, &more);
+	if (!rc && more && (!o->lines_set || o->follow) && !o->reverse)
+		stream(o, &e, o->follow);
+	out_close(&e.out);
+	pager_wait(pager);
+	sources_close(o);
+	if (!rc && all_broken(o))
+		rc = 1;
+	if (cat_cursor_close(o->view.cursor) && !rc)
+		rc = 1;
+	o->view.cursor = NULL;
+	return rc;
+}
+
+/* ---- parsing ---- */
+
+static int cat_usage(const struct cat_opts *o)
+{
+	printf("usage: shmlog %s [options] [FILTERSPEC...]\n", o->cmd);
+	if (!strcmp(o->cmd, "tail"))
+		printf("Show the last records of a buffer (10 by default), "
+		       "then with -f follow it.\n");
+	else
+		printf("Dump a buffer oldest first, like `logcat -d`; with -f "
+		       "then follow it.\n");
+	printf(
+		"\n"
+		"  -b, --buffer NAME    the buffer (default $SHMLOG_BUFFER, "
+		"else 'main'); give\n"
+		"                       several -b to merge buffers in time "
+		"order\n"
+		"  -f, --follow         keep showing records as they are "
+		"written; a removed\n"
+		"                       buffer is followed again once "
+		"recreated\n"
+		"  -n, --lines N        only the last N records (tail: 10); "
+		"numbers past what\n"
+		"                       the buffers hold show everything\n"
+		"  -m, --max-count N    stop after showing N records\n"
+		"  -r, --reverse        newest first (not with -f)\n"
+		"  -p, --priority P     only priority P and above; P..Q a "
+		"range, ..Q up to Q\n"
+		"                       (V D I W E F, or verbose, debug, "
+		"info, warn, error, fatal)\n"
+		"  -e, --grep REGEX     only messages matching the POSIX "
+		"extended REGEX\n"
+		"                       (several -e: any of them)\n"
+		"      --pid PID        only records of process PID\n"
+		"      --since TIME     only records at or after TIME\n"
+		"      --until TIME     only records at or before TIME\n"
+		"  -v, --format WORD    a format: threadtime (default), brief, "
+		"long, raw, json;\n"
+		"                       or a modifier: usec, nsec, year, zone, "
+		"epoch, monotonic,\n"
+		"                       uid, color, printable, utc (several "
+		"-v, or WORD,WORD)\n"
+		"      --color[=WHEN]   colours by priority: auto (default, "
+		"on a terminal),\n"
+		"                       always, never; $NO_COLOR turns auto "
+		"off\n"
+		"      --utc            times in UTC\n"
+		"      --no-pager       never page; a dump to a terminal goes "
+		"through $PAGER\n"
+		"                       (default `less -FRX`; none when $TERM "
+		"is dumb)\n"
+		"      --after-cursor FILE  only records after the cursor "
+		"FILE (as saved by\n"
+		"                       `shmlog forward` or --cursor-file)\n"
+		"      --cursor-file FILE  the same, then save in FILE where "
+		"this reading ended\n"
+		"  -d                   dump (logcat's flag; what cat does "
+		"anyway)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"TIME: 'YYYY-MM-DD HH:MM:SS[.frac]', 'MM-DD HH:MM:SS.mmm', "
+		"'HH:MM[:SS]' (today),\n"
+		"'-30s', '-5m', '-2h', '-1d' (ago) or '@EPOCH' (seconds since "
+		"1970).\n"
+		"FILTERSPEC: TAG:P ... *:P as logcat, P one of V D I W E F S "
+		"(S: nothing).\n"
+		"json: one object per line; time as an RFC 3339 string with "
+		"nanoseconds and\nas time_ns; bytes that are not UTF-8 appear "
+		"as U+FFFD, and then the exact\nbytes as msg_base64 / "
+		"tag_base64. Control characters are always escaped.\n");
+	return 0;
+}
+
+static int parse_lines(struct cat_opts *o, const char *arg)
+{
+	int err = cli_parse_u64(arg, UINT64_MAX, &o->lines);
+	if (err == -ERANGE)
+		o->lines = UINT64_MAX; /* more than any buffer holds */
+	else if (err)
+		return cli_usage_error(o->cmd,
+				       "bad -n '%s': give a number of records",
+				       arg);
+	o->lines_set = true;
+	return -1;
+}
+
+static int parse_format(struct cat_opts *o, const char *arg)
+{
+	char words[256];
+	snprintf(words, sizeof(words), "%s", arg);
+	char *save = NULL;
+	for (char *w = strtok_r(words, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		if (fmt_apply(&o->view.fmt, w) < 0)
+			return cli_usage_error(
+				o->cmd,
+				"unknown format or modifier '%s': use "
+				"threadtime, brief, long, raw or json, and "
+				"usec, nsec, year, zone, epoch, monotonic, uid, "
+				"color, printable or utc",
+				w);
+		if (!strcmp(w, "color") || !strcmp(w, "colour"))
+			o->color = 1;
+	}
+	return -1;
+}
+
+static int parse_grep(struct cat_opts *o, const char *arg)
+{
+	struct view *v = &o->view;
+	if (v->greps == GREPS_MAX)
+		return cli_usage_error(o->cmd, "too many -e%s: 16 at most",
+				       "");
+	int err = regcomp(&v->grep[v->greps], arg, REG_EXTENDED | REG_NOSUB);
+	if (err) {
+		char why[128], msg[256];
+		regerror(err, &v->grep[v->greps], why, sizeof(why));
+		snprintf(msg, sizeof(msg), "bad -e '%%s': %s", why);
+		return cli_usage_error(o->cmd, msg, arg);
+	}
+	v->greps++;
+	return -1;
+}
+
+static int parse_time_opt(struct cat_opts *o, const char *opt,
+			  const char *arg, int64_t *out)
+{
+	if (!parse_time(arg, out))
+		return -1;
+	char msg[256];
+	snprintf(msg, sizeof(msg),
+		 "bad %s '%%s': use 'YYYY-MM-DD HH:MM:SS', 'MM-DD "
+		 "HH:MM:SS.mmm', 'HH:MM', '-10m' or '@EPOCH' (seconds, "
+		 "before the year 2255)",
+		 opt);
+	return cli_usage_error(o->cmd, msg, arg);
+}
+
+static int parse_option(struct cat_opts *o, int c, const char *arg)
+{
+	struct view *v = &o->view;
+	uint64_t n;
+	switch (c) {
+	case 'b':
+		if (cli_set_buffer(o->cmd, arg))
+			return 2;
+		if (o->nsrc == SOURCES_MAX)
+			return cli_usage_error(o->cmd,
+					       "too many -b%s: 64 at most", "");
+		o->src[o->nsrc++].name = arg;
+		return -1;
+	case 'f': o->follow = true; return -1;
+	case 'd': return -1; /* logcat's "dump": what cat does */
+	case 'r': o->reverse = true; return -1;
+	case 'N': o->no_pager = true; return -1;
+	case 'U': v->fmt.utc = true; return -1;
+	case 'n': return parse_lines(o, arg);
+	case 'v': return parse_format(o, arg);
+	case 'e': return parse_grep(o, arg);
+	case 'S': return parse_time_opt(o, "--since", arg, &v->since_ns);
+	case 'T': return parse_time_opt(o, "--until", arg, &v->until_ns);
+	case 'm':
+		switch (cli_parse_u64(arg, UINT64_MAX, &n)) {
+		case -ERANGE: n = UINT64_MAX; break;
+		case 0: break;
+		default: n = 0;
+		}
+		if (!n)
+			return cli_usage_error(o->cmd,
+					       "bad -m '%s': give a number of "
+					       "records, 1 or more",
+					       arg);
+		o->max_count = n;
+		return -1;
+	case 'p':
+		if (parse_prio_range(arg, &v->prio_min, &v->prio_max))
+			return cli_usage_error(o->cmd,
+					       "bad -p '%s': give a priority "
+					       "(V D I W E F) for it and above, "
+					       "or a range such as W..E",
+					       arg);
+		return -1;
+	case 'P':
+		if (cli_parse_u64(arg, UINT32_MAX, &n) || !n)
+			return cli_usage_error(o->cmd,
+					       "bad --pid '%s': give a process "
+					       "id",
+					       arg);
+		v->pid = (long)n;
+		return -1;
+	case 'C':
+		if (!arg || !strcmp(arg, "always"))
+			o->color = 1;
+		else if (!strcmp(arg, "never"))
+			o->color = 0;
+		else if (!strcmp(arg, "auto"))
+			o->color = -1;
+		else
+			return cli_usage_error(o->cmd,
+					       "bad --color '%s': use auto, "
+					       "always or never",
+					       arg);
+		return -1;
+	case 'K': o->cursor_save = true; /* fall through */
+	case 'A': o->cursor_file = arg; return -1;
+	case 'h': return cat_usage(o);
+	default: return cli_bad_option(o->cmd);
+	}
+}
+
+static int parse_filterspec(struct cat_opts *o, int argc, char **argv)
+{
+	char *spec = cli_join_args(argc, argv, optind);
+	if (!spec)
+		return cli_fail(o->cmd, -ENOMEM);
+	size_t bad = 0;
+	int err = shmlog_filter_new(spec, &bad, &o->view.filter);
+	int rc = err == -EINVAL ? cli_bad_filter(o->cmd, spec, bad)
+		 : err		? cli_fail(o->cmd, err)
+				: -1;
+	free(spec);
+	return rc;
+}
+
+/* Parse the options into @o. Returns -1 to go on, else the exit status. */
+static int cat_parse(int argc, char **argv, struct cat_opts *o)
 {
 	static const struct option opts[] = {
 		{"buffer", required_argument, 0, 'b'},
 		{"follow", no_argument, 0, 'f'},
 		{"lines", required_argument, 0, 'n'},
+		{"max-count", required_argument, 0, 'm'},
+		{"reverse", no_argument, 0, 'r'},
+		{"priority", required_argument, 0, 'p'},
+		{"grep", required_argument, 0, 'e'},
+		{"regex", required_argument, 0, 'e'},
 		{"format", required_argument, 0, 'v'},
 		{"pid", required_argument, 0, 'P'},
 		{"since", required_argument, 0, 'S'},
+		{"until", required_argument, 0, 'T'},
 		{"color", optional_argument, 0, 'C'},
 		{"utc", no_argument, 0, 'U'},
+		{"no-pager", no_argument, 0, 'N'},
 		{"cursor-file", required_argument, 0, 'K'},
 		{"after-cursor", required_argument, 0, 'A'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	const char *cmd = tail ? "tail" : "cat";
-	struct view v = {.fmt = {FMT_THREADTIME, false, false},
-			 .since_ns = INT64_MIN};
-	bool follow = false;
-	long lines = tail ? 10 : -1;
-	int color = -1; /* auto */
-	const char *cursor_file = NULL;
-	bool cursor_save = false;
-	int c;
-	char *end;
-	while ((c = getopt_long(argc, argv, "b:fn:v:dh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b': cli_buffer = optarg; break;
-		case 'f': follow = true; break;
-		case 'd': break; /* logcat's "dump": what cat does */
-		case 'n':
-			lines = strtol(optarg, &end, 10);
-			if (*end || end == optarg || lines < 0)
-				return cli_usage_error(cmd,
-						       "bad -n '%s': give a "
-						       "number of records",
-						       optarg);
-			break;
-		case 'v': {
-			int k = fmt_parse(optarg);
-			if (k < 0)
-				return cli_usage_error(
-					cmd,
-					"unknown format '%s': use threadtime, "
-					"brief, long, raw or json",
-					optarg);
-			v.fmt.kind = (enum fmt_kind)k;
-			break;
-		}
-		case 'P':
-			v.pid = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v.pid <= 0)
-				return cli_usage_error(cmd,
-						       "bad --pid '%s': give a "
-						       "process id",
-						       optarg);
-			break;
-		case 'S':
-			if (parse_since(optarg, &v.since_ns))
-				return cli_usage_error(
-					cmd,
-					"bad --since '%s': use 'YYYY-MM-DD "
-					"HH:MM:SS', 'MM-DD HH:MM:SS.mmm', "
-					"'HH:MM', '-10m' or '@EPOCH'",
-					optarg);
-			break;
-		case 'C':
-			if (!optarg || !strcmp(optarg, "always"))
-				color = 1;
-			else if (!strcmp(optarg, "never"))
-				color = 0;
-			else if (!strcmp(optarg, "auto"))
-				color = -1;
-			else
-				return cli_usage_error(
-					cmd,
-					"bad --color '%s': use auto, always or "
-					"never",
-					optarg);
-			break;
-		case 'U': v.fmt.utc = true; break;
-		case 'K': cursor_save = true; /* fall through */
-		case 'A': cursor_file = optarg; break;
-		case 'h':
-			printf("usage: shmlog %s [-b NAME] [-f] %s[-v FORMAT] "
-			       "[--pid PID] [--since TIME] [--color[=WHEN]] "
-			       "[--utc] [--cursor-file FILE | --after-cursor FILE] "
-			       "[FILTERSPEC...]\n"
-			       "FORMAT: threadtime (default), brief, long, raw, "
-			       "json. FILTERSPEC: TAG:P ... *:P as logcat, P "
-			       "one of V D I W E F S.\n",
-			       cmd, tail ? "[-n N] " : "");
-			return 0;
-		default: return 2;
-		}
-	}
-	int rc = 0;
-	if (optind < argc) {
-		char spec[4096] = "";
-		size_t used = 0;
-		for (int i = optind; i < argc && used < sizeof(spec); i++)
-			used += (size_t)snprintf(spec + used, sizeof(spec) - used,
-						 "%s ", argv[i]);
-		size_t bad = 0;
-		int err = shmlog_filter_new(spec, &bad, &v.filter);
-		if (err) {
-			char tok[128];
-			snprintf(tok, sizeof(tok), "%.*s",
-				 (int)strcspn(spec + bad, " "), spec + bad);
-			return cli_usage_error(cmd,
-					       "bad filter '%s': write TAG:P or "
-					       "*:P with P one of V D I W E F S",
-					       tok);
-		}
-	}
-	if (color < 0) {
+	int c, rc;
+	while ((c = getopt_long(argc, argv, "b:fn:m:rp:e:v:dh", opts, NULL)) !=
+	       -1)
+		if ((rc = parse_option(o, c, optarg)) >= 0)
+			return rc;
+	if (optind < argc && (rc = parse_filterspec(o, argc, argv)) >= 0)
+		return rc;
+	if (o->reverse && o->follow)
+		return cli_usage_error(o->cmd,
+				       "-r%s shows a dump newest first: it "
+				       "cannot follow (-f)",
+				       "");
+	if (o->color < 0) {
 		const char *term = getenv("TERM");
-		color = isatty(1) && !getenv("NO_COLOR") && term &&
-			strcmp(term, "dumb") != 0;
+		o->color = isatty(1) && !getenv("NO_COLOR") && term &&
+			   strcmp(term, "dumb") != 0;
 	}
-	v.fmt.color = color && v.fmt.kind != FMT_JSON && v.fmt.kind != FMT_RAW;
+	struct fmt *f = &o->view.fmt;
+	f->color = o->color && f->kind != FMT_JSON && f->kind != FMT_RAW;
+	return -1;
+}
 
-	shmlog_reader_t *rd;
-	int err = shmlog_reader_open(cli_buffer, 0, &rd);
-	if (err) {
-		shmlog_filter_free(v.filter);
-		return cli_fail(cmd, err);
-	}
-	if (cursor_file &&
-	    cat_cursor_open(cursor_file, cursor_save, cli_buffer, &v.cursor)) {
-		shmlog_reader_close(rd);
-		shmlog_filter_free(v.filter);
-		return 1;
-	}
-	if (lines >= 0) {
-		if (lines > 0)
-			show_last(rd, &v, lines);
-		else
-			while (shmlog_reader_next(rd, &(struct shmlog_record){0},
-						  NULL) != SHMLOG_EV_NONE)
-				;
-		if (follow)
-			rc = run(rd, &v, true, stop);
-		fflush(stdout);
-	} else {
-		rc = run(rd, &v, follow, stop);
-	}
-	shmlog_reader_close(rd);
-	shmlog_filter_free(v.filter);
-	if (cat_cursor_close(v.cursor) && !rc)
-		rc = 1;
+static void cat_free(struct cat_opts *o)
+{
+	shmlog_filter_free(o->view.filter);
+	for (int i = 0; i < o->view.greps; i++)
+		regfree(&o->view.grep[i]);
+}
+
+static int cat_or_tail(int argc, char **argv, bool tail)
+{
+	static struct cat_opts o; /* large: keep it off the stack */
+	o = (struct cat_opts){
+		.cmd = tail ? "tail" : "cat",
+		.view = {.fmt = {.kind = FMT_THREADTIME},
+			 .prio_min = SHMLOG_VERBOSE,
+			 .prio_max = SHMLOG_FATAL,
+			 .since_ns = INT64_MIN,
+			 .until_ns = INT64_MAX},
+		.lines = tail ? 10 : UINT64_MAX,
+		.lines_set = tail,
+		.color = -1,
+	};
+	int rc = cat_parse(argc, argv, &o);
+	if (rc < 0)
+		rc = cat_run(&o);
+	cat_free(&o);
 	return rc;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	return cat_or_tail(argc, argv, false);
+}
+
+int cmd_tail(int argc, char **argv)
+{
+	return cat_or_tail(argc, argv, true);
 }

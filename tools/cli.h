@@ -1,21 +1,70 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared between the CLI's files. */
+/*
+ * What the CLI's commands share: the buffer chosen with -b, the stop flag
+ * set by SIGINT/SIGTERM, argument parsing, and the error messages that say
+ * what was wrong and what to do. Each command lives in its own file and is
+ * listed in the command table of shmlog.c.
+ */
 #ifndef SHMLOG_CLI_H
 #define SHMLOG_CLI_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 extern const char *cli_buffer; /* -b NAME, or NULL for the default */
 
+/* Set by SIGINT and SIGTERM: every loop of the CLI checks it. */
+extern volatile sig_atomic_t cli_stop;
+
+/* Install the handlers that set cli_stop (no SA_RESTART: a blocked read
+ * returns EINTR), and ignore SIGPIPE (a closed pipe is seen as EPIPE). */
+void cli_catch_signals(void);
+
 /* The buffer's name as the user knows it. */
 const char *cli_buffer_name(void);
+/* Take a -b argument for @cmd; returns 0, or prints why it is refused and
+ * returns 2 (the exit status of a usage error). */
+int cli_set_buffer(const char *cmd, const char *name);
+
 /* Print what went wrong with the buffer and what to do; returns 1. */
 int cli_fail(const char *what, int err);
-/* Print a usage error ("shmlog CMD: " fmt with @arg); returns 2. */
+/* Print a usage error ("shmlog CMD: " fmt with @arg) and where the help
+ * is; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+/* Report an unknown option or a missing argument (getopt already said
+ * which); returns 2. */
+int cli_bad_option(const char *cmd);
 
-int cmd_cat(int argc, char **argv, bool tail, volatile sig_atomic_t *stop);
-int cmd_demo(int argc, char **argv, volatile sig_atomic_t *stop);
+/* Parse a decimal count: digits only, no sign. Returns 0 with *@out set,
+ * -ERANGE if it exceeds @max, -EINVAL if it is not a number. */
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* The token of a filter spec that starts at @bad (as the library reports
+ * it), copied into @buf for a message; long tokens are shortened. */
+const char *cli_filter_token(const char *spec, size_t bad, char *buf,
+			     size_t n);
+/* The usage error for a bad token of a filter spec; returns 2. */
+int cli_bad_filter(const char *cmd, const char *spec, size_t bad);
+/* What a filter token must look like, for messages. */
+#define CLI_FILTER_HINT "write TAG:P or *:P with P one of V D I W E F S"
+
+/* The lines of every command's --help about -b and -h. */
+#define CLI_HELP_BUFFER                                                        \
+	"  -b, --buffer NAME   the buffer: /dev/shm/shmlog.NAME, or an "      \
+	"absolute path\n"                                                      \
+	"                      (default $SHMLOG_BUFFER, else 'main')\n"
+#define CLI_HELP_HELP "  -h, --help          this help\n"
+
+/* Join argv[first..argc-1] with spaces into a new string (NULL if out of
+ * memory). */
+char *cli_join_args(int argc, char **argv, int first);
+
+/* Commands that live outside shmlog.c (listed in its command table):
+ * each returns the process's exit status. */
+int cmd_cat(int argc, char **argv);
+int cmd_tail(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 
 #endif

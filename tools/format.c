@@ -1,26 +1,638 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Record formats, laid out as logcat's so that its users read them at a
- * glance. Messages come from whoever could write the buffer: control
- * characters are escaped so a record can never drive the terminal.
+ * glance, and JSON lines.
+ *
+ * Messages come from whoever could write the buffer. Nothing in them may
+ * drive a terminal: C0 controls, DEL, C1 controls (0x80-0x9f as stray
+ * bytes, and U+0080-U+009F such as U+009B, which some terminals take as
+ * CSI) and bytes that are not UTF-8 are escaped. JSON output is always
+ * valid UTF-8: a byte that is not UTF-8 becomes U+FFFD in the string, and
+ * the record then also carries the exact bytes in base64 ("msg_base64",
+ * "tag_base64").
+ *
+ * Speed: a reader that formats slower than writers write loses records. So
+ * records are formatted into one large buffer written with write(2) in
+ * blocks of about a megabyte: no stdio, no lock per character, runs of
+ * plain bytes copied with memcpy, integers formatted by hand and the date
+ * formatted once per second.
  */
 #include "format.h"
 
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
-int fmt_parse(const char *name)
+/* ---- the output buffer ---- */
+
+#define OUT_CAP (1024 * 1024)
+
+int out_open(struct out *o, int fd)
 {
-	static const char *const names[] = {
+	o->buf = malloc(OUT_CAP);
+	if (!o->buf)
+		return -ENOMEM;
+	o->fd = fd;
+	o->failed = false;
+	o->len = 0;
+	o->cap = OUT_CAP;
+	return 0;
+}
+
+int out_flush(struct out *o)
+{
+	size_t done = 0;
+	while (!o->failed && done < o->len) {
+		ssize_t n = write(o->fd, o->buf + done, o->len - done);
+		if (n > 0)
+			done += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			o->failed = true;
+	}
+	o->len = 0;
+	return o->failed ? -EPIPE : 0;
+}
+
+void out_close(struct out *o)
+{
+	out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+}
+
+/* Make room for one line or record of @r: at most 6 bytes out per byte in
+ * (an escape), plus a base64 copy and the prefix. A record in a hostile
+ * segment may be larger than SHMLOG_MSG_MAX, but its lengths are 8 and 16
+ * bits wide in the segment, so that need stays under OUT_CAP / 2. */
+static void out_room(struct out *o, const struct shmlog_record *r)
+{
+	size_t tag = r->tag_len < 255 ? r->tag_len : 255;
+	size_t msg = r->msg_len < 65535 ? r->msg_len : 65535;
+	if (o->cap - o->len < 1024 + (tag + msg) * 8)
+		out_flush(o);
+}
+
+static inline void put_c(struct out *o, char c)
+{
+	o->buf[o->len++] = c;
+}
+
+static inline void put_n(struct out *o, const char *s, size_t n)
+{
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+static inline void put_s(struct out *o, const char *s)
+{
+	put_n(o, s, strlen(s));
+}
+
+/* "00" to "99": two digits per division. */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
+/* @v in decimal, right-aligned in @width columns (as %*llu). */
+static void put_u64(struct out *o, uint64_t v, int width)
+{
+	char tmp[24];
+	char *p = tmp + sizeof(tmp);
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[d];
+		p[1] = digit_pairs[d + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digit_pairs[v * 2];
+		p[1] = digit_pairs[v * 2 + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	size_t n = (size_t)(tmp + sizeof(tmp) - p);
+	for (int pad = width - (int)n; pad > 0; pad--)
+		put_c(o, ' ');
+	put_n(o, p, n);
+}
+
+static void put_i64(struct out *o, int64_t v, int width)
+{
+	if (v < 0) {
+		put_c(o, '-');
+		put_u64(o, (uint64_t)0 - (uint64_t)v, width - 1);
+	} else {
+		put_u64(o, (uint64_t)v, width);
+	}
+}
+
+/* @v (below 10^@digits) zero-padded to @digits digits. */
+static void put_zeros(struct out *o, uint32_t v, int digits)
+{
+	char *p = o->buf + o->len + digits;
+	int i = digits;
+	for (; i >= 2; i -= 2) {
+		unsigned d = (v % 100) * 2;
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[d];
+		p[1] = digit_pairs[d + 1];
+	}
+	if (i)
+		*--p = (char)('0' + v % 10);
+	o->len += (size_t)digits;
+}
+
+static void put_hex_byte(struct out *o, const char *prefix, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+	put_s(o, prefix);
+	put_c(o, hex[c >> 4]);
+	put_c(o, hex[c & 15]);
+}
+
+/* ---- -v words ---- */
+
+int fmt_apply(struct fmt *f, const char *w)
+{
+	static const char *const kinds[] = {
 		[FMT_THREADTIME] = "threadtime", [FMT_BRIEF] = "brief",
 		[FMT_LONG] = "long",		 [FMT_RAW] = "raw",
 		[FMT_JSON] = "json",
 	};
-	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
-		if (!strcmp(name, names[i]))
-			return i;
-	return -1;
+	for (int i = 0; i < (int)(sizeof(kinds) / sizeof(kinds[0])); i++)
+		if (!strcmp(w, kinds[i])) {
+			f->kind = (enum fmt_kind)i;
+			return 0;
+		}
+	if (!strcmp(w, "msec") || !strcmp(w, "default"))
+		f->precision = FMT_MSEC;
+	else if (!strcmp(w, "usec"))
+		f->precision = FMT_USEC;
+	else if (!strcmp(w, "nsec"))
+		f->precision = FMT_NSEC;
+	else if (!strcmp(w, "color") || !strcmp(w, "colour"))
+		f->color = true;
+	else if (!strcmp(w, "utc") || !strcmp(w, "UTC"))
+		f->utc = true;
+	else if (!strcmp(w, "year"))
+		f->year = true;
+	else if (!strcmp(w, "zone"))
+		f->zone = true;
+	else if (!strcmp(w, "epoch"))
+		f->epoch = true;
+	else if (!strcmp(w, "monotonic"))
+		f->monotonic = true;
+	else if (!strcmp(w, "uid"))
+		f->uid = true;
+	else if (!strcmp(w, "printable"))
+		f->printable = true;
+	else
+		return -1;
+	return 0;
 }
+
+void fmt_prepare(struct fmt *f)
+{
+	struct timespec rt, mt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	f->mono_offset_ns = (int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 +
+			    (rt.tv_nsec - mt.tv_nsec);
+}
+
+/* ---- escaping ---- */
+
+/* Length of the well-formed UTF-8 sequence at @s (@n bytes there), with its
+ * code point in *@cp; 0 if the bytes are not UTF-8 (overlong forms,
+ * surrogates and code points past U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		*cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		*cp = c & 0x0f;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		*cp = c & 0x07;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if (i > 1 && (s[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	return len;
+}
+
+static bool is_c1(uint32_t cp)
+{
+	return cp >= 0x80 && cp <= 0x9f;
+}
+
+/* "000" to "999": the milliseconds of every line, without a division. */
+static char ms_digits[3000];
+
+/* Bytes shown as they are in text: printable ASCII and tab. */
+static bool text_plain[256];
+/* Bytes copied as they are into a JSON string. */
+static bool json_plain[256];
+
+__attribute__((constructor)) static void init_tables(void)
+{
+	for (int c = 0x20; c < 0x7f; c++) {
+		text_plain[c] = true;
+		json_plain[c] = c != '"' && c != '\\';
+	}
+	text_plain['\t'] = true;
+	for (int i = 0; i < 1000; i++) {
+		ms_digits[i * 3] = (char)('0' + i / 100);
+		ms_digits[i * 3 + 1] = (char)('0' + i / 10 % 10);
+		ms_digits[i * 3 + 2] = (char)('0' + i % 10);
+	}
+}
+
+/* Word-at-a-time tests on 8 bytes (the classic bit tricks): does any
+ * byte lie below @n (n <= 128), above @m (m <= 127), or equal @c? */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+#define ANY_BELOW(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
+#define ANY_ABOVE(x, m) ((((x) + ONES * (127 - (m))) | (x)) & HIGHS)
+#define ANY_EQUAL(x, c) ANY_BELOW((x) ^ (ONES * (c)), 1)
+
+static inline uint64_t load8(const unsigned char *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	return x;
+}
+
+/* Length of the run at @u of bytes shown as they are in text. */
+static size_t text_run(const unsigned char *u, size_t n)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	/* 16 bytes at a time: printable ASCII is 0x20..0x7e, which as signed
+	 * bytes is above 0x1f and below 0x7f (0x80..0xff are negative). */
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + i));
+		unsigned ok = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+			_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)));
+		if (ok != 0xffff)
+			return i + (size_t)__builtin_ctz(~ok);
+	}
+#endif
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = load8(u + i);
+		if (ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e))
+			break;
+	}
+	if (i + 8 > n && n >= 8) {
+		/* the last 8 bytes cover what is left: one more test */
+		uint64_t x = load8(u + n - 8);
+		if (!(ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e)))
+			return n;
+	}
+	while (i < n && text_plain[u[i]])
+		i++;
+	return i;
+}
+
+static inline uint64_t json_word_stops(uint64_t x)
+{
+	return ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e) | ANY_EQUAL(x, '"') |
+	       ANY_EQUAL(x, '\\');
+}
+
+/* Length of the run at @u of bytes copied as they are into JSON. */
+static size_t json_run(const unsigned char *u, size_t n)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + i));
+		__m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, lo),
+					      _mm_cmplt_epi8(x, hi));
+		__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+					       _mm_cmpeq_epi8(x, bslash));
+		unsigned ok = (unsigned)_mm_movemask_epi8(
+			_mm_andnot_si128(special, plain));
+		if (ok != 0xffff)
+			return i + (size_t)__builtin_ctz(~ok);
+	}
+#endif
+	for (; i + 8 <= n; i += 8)
+		if (json_word_stops(load8(u + i)))
+			break;
+	if (i + 8 > n && n >= 8 && !json_word_stops(load8(u + n - 8)))
+		return n; /* the last 8 bytes cover what is left */
+	while (i < n && json_plain[u[i]])
+		i++;
+	return i;
+}
+
+static void put_prefix(struct out *o, const struct fmt *f,
+		       const struct shmlog_record *r);
+static const char *prio_color(int prio);
+static void out_room(struct out *o, const struct shmlog_record *r);
+
+/* End a line of @r and start the next, prefix and colour included. */
+static void next_line(struct out *o, const struct fmt *f,
+		      const struct shmlog_record *r)
+{
+	if (f->color)
+		put_s(o, "\033[0m");
+	put_c(o, '\n');
+	out_room(o, r);
+	if (f->color)
+		put_s(o, prio_color(r->prio));
+	put_prefix(o, f, r);
+}
+
+/* @n bytes of @s for a terminal: controls, C1 and bytes that are not UTF-8
+ * escaped as \xNN (C1 code points as \u00NN); with "printable", every byte
+ * outside printable ASCII. With @lines, a newline starts a new line with
+ * @lines' prefix, as logcat shows a message of several lines. */
+static void put_text(struct out *o, const struct fmt *f, const char *s,
+		     size_t n, const struct shmlog_record *lines)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		size_t run = text_run(u + i, n - i);
+		put_n(o, s + i, run);
+		i += run;
+		if (i == n)
+			break;
+		uint32_t cp = 0;
+		size_t len = u[i] >= 0x80 ? utf8_seq(u + i, n - i, &cp) : 0;
+		if (text_plain[u[i]]) { /* a tab */
+			put_c(o, s[i]);
+			i++;
+		} else if (lines && u[i] == '\n') {
+			next_line(o, f, lines);
+			i++;
+		} else if (len && !f->printable && !is_c1(cp)) {
+			put_n(o, s + i, len);
+			i += len;
+		} else if (len && !f->printable) {
+			put_hex_byte(o, "\\u00", (unsigned char)cp);
+			i += len;
+		} else {
+			put_hex_byte(o, "\\x", u[i]);
+			i++;
+		}
+	}
+}
+
+/* @n bytes of @s as a JSON string, valid UTF-8 whatever they are; sets
+ * *@invalid if some bytes were not UTF-8 (each became U+FFFD). */
+static void put_json_str(struct out *o, const char *s, size_t n, bool *invalid)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	put_c(o, '"');
+	while (i < n) {
+		size_t run = json_run(u + i, n - i);
+		put_n(o, s + i, run);
+		i += run;
+		if (i == n)
+			break;
+		unsigned char c = u[i];
+		if (c < 0x80) {
+			i++;
+			switch (c) {
+			case '"': put_s(o, "\\\""); break;
+			case '\\': put_s(o, "\\\\"); break;
+			case '\n': put_s(o, "\\n"); break;
+			case '\t': put_s(o, "\\t"); break;
+			case '\r': put_s(o, "\\r"); break;
+			default: put_hex_byte(o, "\\u00", c);
+			}
+			continue;
+		}
+		uint32_t cp = 0;
+		size_t len = utf8_seq(u + i, n - i, &cp);
+		if (!len) {
+			put_s(o, "\\ufffd");
+			*invalid = true;
+			i++;
+		} else if (is_c1(cp)) {
+			put_hex_byte(o, "\\u00", (unsigned char)cp);
+			i += len;
+		} else if (cp == 0x2028 || cp == 0x2029) {
+			/* valid JSON, but not valid JavaScript */
+			put_s(o, cp == 0x2028 ? "\\u2028" : "\\u2029");
+			i += len;
+		} else {
+			put_n(o, s + i, len);
+			i += len;
+		}
+	}
+	put_c(o, '"');
+}
+
+static void put_base64(struct out *o, const char *s, size_t n)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *u = (const unsigned char *)s;
+	put_c(o, '"');
+	size_t i = 0;
+	for (; i + 3 <= n; i += 3) {
+		uint32_t v = (uint32_t)u[i] << 16 | (uint32_t)u[i + 1] << 8 |
+			     u[i + 2];
+		put_c(o, b64[v >> 18]);
+		put_c(o, b64[(v >> 12) & 63]);
+		put_c(o, b64[(v >> 6) & 63]);
+		put_c(o, b64[v & 63]);
+	}
+	if (n - i == 1) {
+		uint32_t v = (uint32_t)u[i] << 16;
+		put_c(o, b64[v >> 18]);
+		put_c(o, b64[(v >> 12) & 63]);
+		put_s(o, "==");
+	} else if (n - i == 2) {
+		uint32_t v = (uint32_t)u[i] << 16 | (uint32_t)u[i + 1] << 8;
+		put_c(o, b64[v >> 18]);
+		put_c(o, b64[(v >> 12) & 63]);
+		put_c(o, b64[(v >> 6) & 63]);
+		put_c(o, '=');
+	}
+	put_c(o, '"');
+}
+
+/* ---- time ---- */
+
+/* Split @ns into whole seconds (rounded down) and nanoseconds. */
+static void split_ns(int64_t ns, int64_t *sec, uint32_t *frac)
+{
+	*sec = ns / 1000000000;
+	int64_t r = ns % 1000000000;
+	if (r < 0) {
+		r += 1000000000;
+		*sec -= 1;
+	}
+	*frac = (uint32_t)r;
+}
+
+static void put_frac(struct out *o, const struct fmt *f, uint32_t frac)
+{
+	put_c(o, '.');
+	switch (f->precision) {
+	case FMT_NSEC: put_zeros(o, frac, 9); break;
+	case FMT_USEC: put_zeros(o, frac / 1000, 6); break;
+	default:
+		put_n(o, ms_digits + frac / 1000000 * 3, 3);
+	}
+}
+
+/* The date of second @sec as text, computed once per second: localtime_r()
+ * costs more than the rest of a line. */
+struct date_cache {
+	int64_t sec;
+	bool valid;
+	char date[48], zone[16], secs[24]; /* secs: the second in decimal */
+	size_t date_len, zone_len, secs_len;
+};
+
+static void date_compute(struct date_cache *c, const struct fmt *f,
+			 int64_t sec, const char *layout)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+	if (f->utc ? !gmtime_r(&t, &tm) : !localtime_r(&t, &tm))
+		memset(&tm, 0, sizeof(tm));
+	c->date_len = strftime(c->date, sizeof(c->date), layout, &tm);
+	c->zone_len = strftime(c->zone, sizeof(c->zone), " %z", &tm);
+	int n = snprintf(c->secs, sizeof(c->secs), "%lld", (long long)sec);
+	c->secs_len = n > 0 ? (size_t)n : 0;
+	c->sec = sec;
+	c->valid = true;
+}
+
+static inline void date_fill(struct date_cache *c, const struct fmt *f,
+			     int64_t sec, const char *layout)
+{
+	if (!c->valid || c->sec != sec)
+		date_compute(c, f, sec, layout);
+}
+
+/* logcat's time column: "MM-DD HH:MM:SS.mmm", with the modifiers. */
+static void put_time(struct out *o, const struct fmt *f, int64_t ns)
+{
+	static struct date_cache cache;
+	int64_t sec;
+	uint32_t frac;
+	if (f->monotonic || f->epoch) {
+		split_ns(f->monotonic ? ns - f->mono_offset_ns : ns, &sec,
+			 &frac);
+		put_i64(o, sec, 5);
+		put_frac(o, f, frac);
+		return;
+	}
+	split_ns(ns, &sec, &frac);
+	date_fill(&cache, f, sec,
+		  f->year ? "%Y-%m-%d %H:%M:%S" : "%m-%d %H:%M:%S");
+	put_n(o, cache.date, cache.date_len);
+	put_frac(o, f, frac);
+	if (f->zone)
+		put_n(o, cache.zone, cache.zone_len);
+}
+
+/* JSON's times: "time" in RFC 3339, UTC, with nanoseconds, then
+ * "time_ns". Both come from one split and one date per second: the
+ * nanoseconds since the Epoch are the second's digits and the fraction's. */
+static void put_json_times(struct out *o, int64_t ns)
+{
+	static struct date_cache cache;
+	static const struct fmt utc = {.utc = true};
+	int64_t sec;
+	uint32_t frac;
+	split_ns(ns, &sec, &frac);
+	date_fill(&cache, &utc, sec, "%Y-%m-%dT%H:%M:%S");
+	put_s(o, "{\"time\":\"");
+	put_n(o, cache.date, cache.date_len);
+	put_c(o, '.');
+	size_t digits = o->len;
+	put_zeros(o, frac, 9);
+	put_s(o, "Z\",\"time_ns\":");
+	if (sec > 0) {
+		put_n(o, cache.secs, cache.secs_len);
+		memcpy(o->buf + o->len, o->buf + digits, 9);
+		o->len += 9;
+	} else {
+		put_i64(o, ns, 0);
+	}
+}
+
+/* ---- the writer's user ---- */
+
+/* A process's user, from the owner of /proc/PID, remembered per pid: the
+ * record does not carry it, so it is known only while the writer lives. */
+struct uid_entry {
+	uint32_t pid;
+	bool known;
+	uid_t uid;
+	char name[33];
+};
+
+static const struct uid_entry *uid_of(uint32_t pid)
+{
+	static struct uid_entry cache[256];
+	struct uid_entry *e = &cache[pid % 256];
+	if (e->pid == pid && pid)
+		return e;
+	memset(e, 0, sizeof(*e));
+	e->pid = pid;
+	char path[32];
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	struct stat st;
+	if (!pid || stat(path, &st) < 0) {
+		snprintf(e->name, sizeof(e->name), "-");
+		return e;
+	}
+	e->known = true;
+	e->uid = st.st_uid;
+	struct passwd *pw = getpwuid(st.st_uid);
+	if (pw && strlen(pw->pw_name) < sizeof(e->name))
+		snprintf(e->name, sizeof(e->name), "%s", pw->pw_name);
+	else
+		snprintf(e->name, sizeof(e->name), "%u", (unsigned)st.st_uid);
+	return e;
+}
+
+/* ---- formats ---- */
 
 static const char *prio_color(int prio)
 {
@@ -35,177 +647,248 @@ static const char *prio_color(int prio)
 	}
 }
 
-/* Write @n bytes of @s with control characters escaped (keeps \t). */
-static void put_safe(FILE *out, const char *s, size_t n)
+static void put_tag_padded(struct out *o, const struct fmt *f,
+			   const struct shmlog_record *r)
 {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\t' || (c >= 0x20 && c != 0x7f))
-			putc(c, out);
-		else
-			fprintf(out, "\\x%02x", c);
-	}
+	put_text(o, f, r->tag, r->tag_len, NULL);
+	for (size_t i = r->tag_len; i < 8; i++)
+		put_c(o, ' ');
 }
 
-static void put_json_str(FILE *out, const char *s, size_t n)
-{
-	putc('"', out);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(out, "\\u%04x", c);
-			else
-				putc(c, out); /* UTF-8 passes through */
-		}
-	}
-	putc('"', out);
-}
-
-/* "MM-DD HH:MM:SS.mmm" in local time (or UTC). The broken-down time is
- * cached per second: localtime_r() costs more than the rest of a line. */
-static void put_time(FILE *out, const struct fmt *f, int64_t ns)
-{
-	static time_t cached_t = (time_t)-1;
-	static bool cached_utc;
-	static char cached[32];
-	time_t t = (time_t)(ns / 1000000000);
-	long ms = (long)((ns % 1000000000) / 1000000);
-	if (ns < 0 && ms) {
-		t -= 1;
-		ms += 1000;
-	}
-	if (t != cached_t || f->utc != cached_utc) {
-		struct tm tm;
-		if (f->utc)
-			gmtime_r(&t, &tm);
-		else
-			localtime_r(&t, &tm);
-		strftime(cached, sizeof(cached), "%m-%d %H:%M:%S", &tm);
-		cached_t = t;
-		cached_utc = f->utc;
-	}
-	fprintf(out, "%s.%03ld", cached, ms);
-}
-
-/* The per-line prefix of threadtime and brief. */
-static void put_prefix(FILE *out, const struct fmt *f,
-		       const struct shmlog_record *r)
+/* What follows the time in threadtime, or starts a brief line, or follows
+ * the time in JSON: the writer's ids, priority and tag. */
+static void build_ids(struct out *o, const struct fmt *f,
+		      const struct shmlog_record *r)
 {
 	char p = shmlog_prio_char(r->prio);
 	if (f->kind == FMT_THREADTIME) {
-		put_time(out, f, r->time_ns);
-		fprintf(out, " %5u %5u %c ", r->pid, r->tid, p);
-		put_safe(out, r->tag, r->tag_len);
-		for (size_t i = r->tag_len; i < 8; i++)
-			putc(' ', out);
-		fputs(": ", out);
-	} else {
-		fprintf(out, "%c/", p);
-		put_safe(out, r->tag, r->tag_len);
-		for (size_t i = r->tag_len; i < 8; i++)
-			putc(' ', out);
-		fprintf(out, "(%5u): ", r->pid);
+		put_c(o, ' ');
+		if (f->uid) {
+			const char *name = uid_of(r->pid)->name;
+			for (size_t n = strlen(name); n < 5; n++)
+				put_c(o, ' ');
+			put_s(o, name);
+			put_c(o, ' ');
+		}
+		put_u64(o, r->pid, 5);
+		put_c(o, ' ');
+		put_u64(o, r->tid, 5);
+		put_c(o, ' ');
+		put_c(o, p);
+		put_c(o, ' ');
+		put_tag_padded(o, f, r);
+		put_s(o, ": ");
+	} else if (f->kind == FMT_BRIEF) {
+		put_c(o, p);
+		put_c(o, '/');
+		put_tag_padded(o, f, r);
+		put_c(o, '(');
+		put_u64(o, r->pid, 5);
+		put_s(o, "): ");
+	} else { /* json */
+		bool bad_tag = false;
+		put_s(o, ",\"pid\":");
+		put_u64(o, r->pid, 0);
+		put_s(o, ",\"tid\":");
+		put_u64(o, r->tid, 0);
+		put_s(o, ",\"prio\":\"");
+		put_c(o, p);
+		put_s(o, "\",\"tag\":");
+		put_json_str(o, r->tag, r->tag_len, &bad_tag);
+		if (bad_tag) {
+			put_s(o, ",\"tag_base64\":");
+			put_base64(o, r->tag, r->tag_len);
+		}
 	}
+}
+
+/* The ids part is the same for every record of a thread with one tag and
+ * priority: formatted once, then copied (a small cache keyed by thread). */
+struct ids_entry {
+	bool valid;
+	enum fmt_kind kind;
+	uint32_t pid, tid;
+	int prio;
+	size_t tag_len;
+	char tag[SHMLOG_TAG_MAX];
+	size_t len;
+	char text[1024];
+};
+
+static void put_ids(struct out *o, const struct fmt *f,
+		    const struct shmlog_record *r)
+{
+	static struct ids_entry cache[16];
+	struct ids_entry *e = &cache[(r->tid * 2654435761u) >> 28];
+	if (r->tag_len > SHMLOG_TAG_MAX) {
+		build_ids(o, f, r); /* not from a sane writer: no cache */
+		return;
+	}
+	if (e->valid && e->tid == r->tid && e->pid == r->pid &&
+	    e->prio == r->prio && e->kind == f->kind &&
+	    e->tag_len == r->tag_len && !memcmp(e->tag, r->tag, r->tag_len)) {
+		put_n(o, e->text, e->len);
+		return;
+	}
+	size_t start = o->len;
+	build_ids(o, f, r);
+	e->len = o->len - start;
+	e->valid = e->len <= sizeof(e->text);
+	if (!e->valid)
+		return;
+	memcpy(e->text, o->buf + start, e->len);
+	e->kind = f->kind;
+	e->pid = r->pid;
+	e->tid = r->tid;
+	e->prio = r->prio;
+	e->tag_len = r->tag_len;
+	memcpy(e->tag, r->tag, r->tag_len);
+}
+
+/* The per-line prefix of threadtime and brief. */
+static void put_prefix(struct out *o, const struct fmt *f,
+		       const struct shmlog_record *r)
+{
+	if (f->kind == FMT_THREADTIME)
+		put_time(o, f, r->time_ns);
+	put_ids(o, f, r);
 }
 
 /* One output line per message line, each with the prefix, as logcat. */
-static void put_lines(FILE *out, const struct fmt *f,
+static void put_lines(struct out *o, const struct fmt *f,
 		      const struct shmlog_record *r)
 {
+	size_t n = r->msg_len;
+	if (n && r->msg[n - 1] == '\n')
+		n--;
+	out_room(o, r);
+	if (f->color)
+		put_s(o, prio_color(r->prio));
+	put_prefix(o, f, r);
+	put_text(o, f, r->msg, n, r);
+	if (f->color)
+		put_s(o, "\033[0m");
+	put_c(o, '\n');
+}
+
+static void put_long(struct out *o, const struct fmt *f,
+		     const struct shmlog_record *r)
+{
+	out_room(o, r);
+	if (f->color)
+		put_s(o, prio_color(r->prio));
+	put_s(o, "[ ");
+	put_time(o, f, r->time_ns);
+	put_c(o, ' ');
+	if (f->uid) {
+		put_s(o, uid_of(r->pid)->name);
+		put_c(o, ':');
+	}
+	put_u64(o, r->pid, 5);
+	put_c(o, ':');
+	put_u64(o, r->tid, 5);
+	put_c(o, ' ');
+	put_c(o, shmlog_prio_char(r->prio));
+	put_c(o, '/');
+	put_text(o, f, r->tag, r->tag_len, NULL);
+	put_s(o, " ]\n");
 	const char *m = r->msg, *end = r->msg + r->msg_len;
-	if (r->msg_len && end[-1] == '\n')
-		end--;
-	do {
+	while (m < end) {
 		const char *nl = memchr(m, '\n', (size_t)(end - m));
 		const char *stop = nl ? nl : end;
-		if (f->color)
-			fputs(prio_color(r->prio), out);
-		put_prefix(out, f, r);
-		put_safe(out, m, (size_t)(stop - m));
-		if (f->color)
-			fputs("\033[0m", out);
-		putc('\n', out);
+		put_text(o, f, m, (size_t)(stop - m), NULL);
+		if (nl)
+			put_c(o, '\n');
 		m = nl ? nl + 1 : end;
-	} while (m < end);
+	}
+	put_s(o, f->color ? "\033[0m\n\n" : "\n\n");
 }
 
-static void put_json(FILE *out, const struct shmlog_record *r)
+static void put_json(struct out *o, const struct fmt *f,
+		     const struct shmlog_record *r)
 {
-	time_t t = (time_t)(r->time_ns / 1000000000);
-	long ns = (long)(r->time_ns % 1000000000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	char buf[40];
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(out,
-		"{\"time\":\"%s.%09ldZ\",\"time_ns\":%lld,\"pid\":%u,"
-		"\"tid\":%u,\"prio\":\"%c\",\"tag\":",
-		buf, ns, (long long)r->time_ns, r->pid, r->tid,
-		shmlog_prio_char(r->prio));
-	put_json_str(out, r->tag, r->tag_len);
-	fputs(",\"msg\":", out);
-	put_json_str(out, r->msg, r->msg_len);
-	fprintf(out, ",\"seq\":%llu,\"lane\":%u%s}\n",
-		(unsigned long long)r->seq, r->lane,
-		r->flags & SHMLOG_REC_TRUNCATED ? ",\"truncated\":true" : "");
+	out_room(o, r);
+	bool bad_msg = false;
+	put_json_times(o, r->time_ns);
+	put_ids(o, f, r);
+	put_s(o, ",\"msg\":");
+	put_json_str(o, r->msg, r->msg_len, &bad_msg);
+	put_s(o, ",\"seq\":");
+	put_u64(o, r->seq, 0);
+	put_s(o, ",\"lane\":");
+	put_u64(o, r->lane, 0);
+	if (r->flags & SHMLOG_REC_TRUNCATED)
+		put_s(o, ",\"truncated\":true");
+	if (f->uid && uid_of(r->pid)->known) {
+		put_s(o, ",\"uid\":");
+		put_u64(o, uid_of(r->pid)->uid, 0);
+	}
+	if (f->monotonic) {
+		int64_t sec;
+		uint32_t frac;
+		split_ns(r->time_ns - f->mono_offset_ns, &sec, &frac);
+		put_s(o, ",\"monotonic_ns\":");
+		put_i64(o, r->time_ns - f->mono_offset_ns, 0);
+	}
+	if (bad_msg) {
+		put_s(o, ",\"msg_base64\":");
+		put_base64(o, r->msg, r->msg_len);
+	}
+	put_s(o, "}\n");
 }
 
-void fmt_record(FILE *out, const struct fmt *f, const struct shmlog_record *r)
+void fmt_record(struct out *o, const struct fmt *f,
+		const struct shmlog_record *r)
 {
 	switch (f->kind) {
 	case FMT_RAW:
-		put_safe(out, r->msg, r->msg_len);
-		putc('\n', out);
+		out_room(o, r);
+		put_text(o, f, r->msg, r->msg_len, NULL);
+		put_c(o, '\n');
 		break;
-	case FMT_JSON:
-		put_json(out, r);
-		break;
-	case FMT_LONG:
-		if (f->color)
-			fputs(prio_color(r->prio), out);
-		fputs("[ ", out);
-		put_time(out, f, r->time_ns);
-		fprintf(out, " %5u:%5u %c/", r->pid, r->tid,
-			shmlog_prio_char(r->prio));
-		put_safe(out, r->tag, r->tag_len);
-		fputs(" ]\n", out);
-		for (size_t i = 0; i < r->msg_len; i++) {
-			if (r->msg[i] == '\n')
-				putc('\n', out);
-			else
-				put_safe(out, r->msg + i, 1);
-		}
-		fputs(f->color ? "\033[0m\n\n" : "\n\n", out);
-		break;
-	default:
-		put_lines(out, f, r);
+	case FMT_JSON: put_json(o, f, r); break;
+	case FMT_LONG: put_long(o, f, r); break;
+	default: put_lines(o, f, r);
 	}
 }
 
-void fmt_lost(FILE *out, const struct fmt *f, const struct shmlog_lost *l)
+void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l)
 {
-	unsigned long long n = l->overwritten + l->torn;
-	if (f->kind == FMT_JSON) {
-		fprintf(out,
-			"{\"lost\":%llu,\"overwritten\":%llu,\"torn\":%llu,"
-			"\"lane\":%u}\n",
-			n, (unsigned long long)l->overwritten,
-			(unsigned long long)l->torn, l->lane);
-		return;
-	}
+	uint64_t n = l->overwritten + l->torn;
 	if (f->kind == FMT_RAW)
 		return;
-	fprintf(out, "%s--- %llu record%s lost (lane %u:", f->color ? "\033[1m" : "",
-		n, n == 1 ? "" : "s", l->lane);
-	if (l->overwritten)
-		fprintf(out, " %llu overwritten", (unsigned long long)l->overwritten);
-	if (l->torn)
-		fprintf(out, " %llu torn", (unsigned long long)l->torn);
-	fprintf(out, ") ---%s\n", f->color ? "\033[0m" : "");
+	out_room(o, &(struct shmlog_record){0});
+	if (f->kind == FMT_JSON) {
+		put_s(o, "{\"lost\":");
+		put_u64(o, n, 0);
+		put_s(o, ",\"overwritten\":");
+		put_u64(o, l->overwritten, 0);
+		put_s(o, ",\"torn\":");
+		put_u64(o, l->torn, 0);
+		put_s(o, ",\"lane\":");
+		put_u64(o, l->lane, 0);
+		put_s(o, "}\n");
+		return;
+	}
+	if (f->color)
+		put_s(o, "\033[1m");
+	put_s(o, "--- ");
+	put_u64(o, n, 0);
+	put_s(o, n == 1 ? " record lost (lane " : " records lost (lane ");
+	put_u64(o, l->lane, 0);
+	put_c(o, ':');
+	if (l->overwritten) {
+		put_c(o, ' ');
+		put_u64(o, l->overwritten, 0);
+		put_s(o, " overwritten");
+	}
+	if (l->torn) {
+		put_c(o, ' ');
+		put_u64(o, l->torn, 0);
+		put_s(o, " torn");
+	}
+	put_s(o, ") ---");
+	if (f->color)
+		put_s(o, "\033[0m");
+	put_c(o, '\n');
 }

@@ -1,24 +1,58 @@
 /* SPDX-License-Identifier: MIT */
-/* How the CLI shows records: logcat's formats, JSON, colour. */
+/*
+ * How the CLI shows records: logcat's formats and modifiers, and JSON
+ * lines. Records are formatted into a large buffer written with write(2)
+ * in big blocks: no stdio on the way (see format.c for why).
+ */
 #ifndef SHMLOG_FORMAT_H
 #define SHMLOG_FORMAT_H
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "shmlog.h"
 
 enum fmt_kind { FMT_THREADTIME, FMT_BRIEF, FMT_LONG, FMT_RAW, FMT_JSON };
 
+/* Digits after the second: logcat's default, "usec" and "nsec". */
+enum fmt_precision { FMT_MSEC, FMT_USEC, FMT_NSEC };
+
 struct fmt {
 	enum fmt_kind kind;
-	bool color;
-	bool utc;
+	enum fmt_precision precision;
+	bool color; /* priority colours (ANSI) */
+	bool utc; /* UTC instead of local time */
+	bool year; /* the year in the date */
+	bool zone; /* the time zone after the time */
+	bool epoch; /* seconds since the Epoch instead of a date */
+	bool monotonic; /* seconds since boot instead of a date */
+	bool uid; /* the writer's user, when the process still exists */
+	bool printable; /* escape every byte outside printable ASCII */
+	int64_t mono_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 };
 
-/* Parse a -v argument; -1 if unknown. */
-int fmt_parse(const char *name);
-void fmt_record(FILE *out, const struct fmt *f, const struct shmlog_record *r);
-void fmt_lost(FILE *out, const struct fmt *f, const struct shmlog_lost *l);
+/* Apply one -v word (a format or a modifier) to @f; -1 if unknown. */
+int fmt_apply(struct fmt *f, const char *word);
+/* Fill the fields that depend on the moment (the monotonic offset). */
+void fmt_prepare(struct fmt *f);
+
+/* An output buffer written to a file descriptor in large blocks. */
+struct out {
+	int fd;
+	bool failed; /* a write failed (EPIPE: the reader went away) */
+	size_t len, cap;
+	char *buf;
+};
+
+/* 0, or -ENOMEM. */
+int out_open(struct out *o, int fd);
+/* Write what is buffered; returns 0, or -errno once it failed. */
+int out_flush(struct out *o);
+void out_close(struct out *o);
+
+void fmt_record(struct out *o, const struct fmt *f,
+		const struct shmlog_record *r);
+void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l);
 
 #endif

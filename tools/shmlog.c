@@ -10,7 +10,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,100 +19,9 @@
 
 #include "cli.h"
 #include "format.h"
-#include "forward/forward.h"
 #include "shmlog.h"
 #include "write.h"
-
-const char *cli_buffer; /* -b NAME, or NULL for the default */
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-const char *cli_buffer_name(void)
-{
-	if (cli_buffer)
-		return cli_buffer;
-	const char *env = getenv("SHMLOG_BUFFER");
-	return env && env[0] ? env : "main";
-}
-
-int cli_fail(const char *what, int err)
-{
-	const char *b = cli_buffer_name();
-	char path[512];
-	if (shmlog_path(cli_buffer, path, sizeof(path)) < 0)
-		snprintf(path, sizeof(path), "%s", b);
-	switch (err) {
-	case -ENOENT:
-		fprintf(stderr,
-			"shmlog: %s: buffer '%s' does not exist: create it with "
-			"`shmlog create -b %s`\n",
-			what, b, b);
-		break;
-	case -EEXIST:
-		fprintf(stderr,
-			"shmlog: %s: buffer '%s' already exists: use it, or "
-			"remove it first with `shmlog rm -b %s`\n",
-			what, b, b);
-		break;
-	case -EACCES:
-		fprintf(stderr,
-			"shmlog: %s: permission denied on %s: run as its owner, "
-			"or have it shared: for readers `shmlog create -b %s "
-			"--group G --mode 0640`, for several writing users a "
-			"buffer of root's (`sudo shmlog create -b %s --group G "
-			"--mode 0660`)\n",
-			what, path, b, b);
-		break;
-	case -EINVAL:
-		fprintf(stderr,
-			"shmlog: %s: invalid buffer name or option '%s': names "
-			"use letters, digits, '.', '_' and '-', or are absolute "
-			"paths\n",
-			what, b);
-		break;
-	case -EPERM:
-		fprintf(stderr,
-			"shmlog: %s: refusing %s: %s. If it is not yours, remove "
-			"it (`shmlog rm -b %s`) and create it again; a buffer "
-			"that several users write must belong to root (`sudo "
-			"shmlog create -b %s --group G --mode 0660`)\n",
-			what, path, shmlog_strerror(err), b, b);
-		break;
-	case -EBADMSG:
-	case -ENODATA:
-	case -EPROTONOSUPPORT:
-		fprintf(stderr,
-			"shmlog: %s: %s: %s. Remove it with `shmlog rm -b %s` "
-			"and create it again\n",
-			what, path, shmlog_strerror(err), b);
-		break;
-	case -ENOSPC:
-		fprintf(stderr,
-			"shmlog: %s: no space left for %s: free space in "
-			"/dev/shm (`shmlog ls`, `df /dev/shm`) or choose a "
-			"smaller --size\n",
-			what, path);
-		break;
-	default:
-		fprintf(stderr, "shmlog: %s: %s: %s\n", what, path,
-			shmlog_strerror(err));
-	}
-	return 1;
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
-{
-	fprintf(stderr, "shmlog %s: ", cmd);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry `shmlog %s --help`.\n", cmd);
-	return 2;
-}
+#include "forward/forward.h"
 
 /* ---- sizes, modes, groups ---- */
 
@@ -141,6 +49,33 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Each lane is a ring of its own, SHMLOG_LANE_SIZE_MIN to _MAX bytes: say
+ * which bound --size / --lanes misses, and what would fit. */
+static int check_lane_size(uint64_t size, unsigned lanes)
+{
+	uint64_t lane = size / lanes;
+	char what[160];
+	if (lane < SHMLOG_LANE_SIZE_MIN) {
+		snprintf(what, sizeof(what),
+			 "%u lanes of %llu bytes: each lane needs at least "
+			 "%u bytes: give at most %llu lanes, or a larger "
+			 "--size",
+			 lanes, (unsigned long long)lane, SHMLOG_LANE_SIZE_MIN,
+			 (unsigned long long)(size / SHMLOG_LANE_SIZE_MIN));
+	} else if (lane > SHMLOG_LANE_SIZE_MAX) {
+		snprintf(what, sizeof(what),
+			 "%u lane%s of %llu bytes: a lane holds less than 2 GiB: "
+			 "give --lanes %llu or more, or a smaller --size",
+			 lanes, lanes == 1 ? "" : "s", (unsigned long long)lane,
+			 (unsigned long long)((size + SHMLOG_LANE_SIZE_MAX - 64) /
+					      (SHMLOG_LANE_SIZE_MAX - 63)));
+	} else {
+		return 0;
+	}
+	return cli_usage_error("create", "--size and --lanes do not fit: %s",
+			       what);
+}
+
 static int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -159,7 +94,10 @@ static int cmd_create(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "b:s:m:g:l:c:h", opts, NULL)) != -1) {
 		char *end;
 		switch (c) {
-		case 'b': cli_buffer = optarg; break;
+		case 'b':
+			if (cli_set_buffer("create", optarg))
+				return 2;
+			break;
 		case 's':
 			if (parse_size(optarg, &o.size) ||
 			    o.size < SHMLOG_SIZE_MIN || o.size > SHMLOG_SIZE_MAX)
@@ -204,13 +142,15 @@ static int cmd_create(int argc, char **argv)
 			}
 			break;
 		}
-		case 'l':
-			o.lanes = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.lanes || o.lanes > SHMLOG_LANES_MAX)
+		case 'l': {
+			uint64_t n;
+			if (cli_parse_u64(optarg, SHMLOG_LANES_MAX, &n) || !n)
 				return cli_usage_error(
 					"create",
 					"bad --lanes '%s': give 1 to 1024", optarg);
+			o.lanes = (unsigned)n;
 			break;
+		}
 		case 'c':
 			if (!strcmp(optarg, "tsc"))
 				o.clock = SHMLOG_CLOCK_TSC;
@@ -228,23 +168,40 @@ static int cmd_create(int argc, char **argv)
 		case 'h':
 			printf("usage: shmlog create [-b NAME] [--size N[K|M|G]] "
 			       "[--mode 0600] [--group G] [--lanes N] "
-			       "[--clock tsc|realtime|coarse]\n");
+			       "[--clock tsc|realtime|coarse]\n"
+			       "Create a buffer. It appears fully initialised or "
+			       "not at all.\n\n" CLI_HELP_BUFFER
+			       "  -s, --size N[K|M|G] record space, 64K to 16G "
+			       "(default 1M)\n"
+			       "  -m, --mode MODE     octal file mode (default "
+			       "0600; 0640 lets --group read,\n"
+			       "                      0660 write; never "
+			       "world-writable)\n"
+			       "  -g, --group G       group owner, a name or a "
+			       "number (default: yours)\n"
+			       "  -l, --lanes N       lanes, 1 to 1024 (default: "
+			       "one per 64 KiB, 4 to 64);\n"
+			       "                      each lane holds 1 KiB to "
+			       "less than 2 GiB\n"
+			       "  -c, --clock CLOCK   tsc (default when "
+			       "invariant), realtime, or coarse\n"
+			       "                      (cheap, ~4 ms steps)\n"
+			       CLI_HELP_HELP);
 			return 0;
-		default: return 2;
+		default: return cli_bad_option("create");
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("create", "unexpected argument '%s'",
 				       argv[optind]);
+	if (o.lanes) {
+		int rc = check_lane_size(o.size, o.lanes);
+		if (rc)
+			return rc;
+	}
 	int err = shmlog_create(cli_buffer, &o);
-	uint64_t size = o.size ? o.size : SHMLOG_SIZE_DEFAULT;
 	if (err == -EPERM && o.flags & SHMLOG_CREATE_GID)
 		return cli_group_fail(o.gid);
-	if (err == -EINVAL && o.lanes && size / o.lanes < 1024)
-		return cli_usage_error("create",
-				       "too many lanes for this size (%s): each "
-				       "lane needs at least 1 KiB",
-				       "--lanes");
 	if (err)
 		return cli_fail("create", err);
 	return 0;
@@ -261,12 +218,15 @@ static int simple_cmd(int argc, char **argv, const char *name,
 	int c;
 	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
 		if (c == 'b') {
-			cli_buffer = optarg;
+			if (cli_set_buffer(name, optarg))
+				return 2;
 		} else if (c == 'h') {
-			printf("usage: shmlog %s [-b NAME]\n%s\n", name, help);
+			printf("usage: shmlog %s [-b NAME]\n%s\n\n" CLI_HELP_BUFFER
+			       CLI_HELP_HELP,
+			       name, help);
 			return 0;
 		} else {
-			return 2;
+			return cli_bad_option(name);
 		}
 	}
 	if (optind < argc)
@@ -318,7 +278,9 @@ static void human_size(uint64_t v, char *buf, size_t n)
 
 static int cmd_ls(int argc, char **argv)
 {
-	int r = simple_cmd(argc, argv, "ls", "List the buffers in /dev/shm.");
+	int r = simple_cmd(argc, argv, "ls",
+			   "List the buffers in /dev/shm (-b is accepted and "
+			   "ignored).");
 	if (r >= 0)
 		return r;
 	glob_t g;
@@ -356,14 +318,16 @@ static int cmd_ls(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
-	int r = simple_cmd(argc, argv, "info", "Describe one buffer in detail.");
+	int r = simple_cmd(argc, argv, "info",
+			   "Describe one buffer in detail, with each lane's "
+			   "books.");
 	if (r >= 0)
 		return r;
 	struct shmlog_info in;
 	int err = shmlog_stat(cli_buffer, &in);
 	if (err)
 		return cli_fail("info", err);
-	char path[512], sz[32], spec[2100];
+	char path[512], sz[32], spec[SHMLOG_FILTER_SPEC_MAX];
 	shmlog_path(cli_buffer, path, sizeof(path));
 	human_size(in.capacity, sz, sizeof(sz));
 	time_t ct = (time_t)(in.created_ns / 1000000000);
@@ -399,7 +363,7 @@ static int cmd_info(int argc, char **argv)
 	shmlog_reader_t *rd;
 	if (shmlog_reader_open(cli_buffer, 0, &rd) == 0) {
 		struct shmlog_record rec;
-		while (shmlog_reader_next(rd, &rec, NULL) > 0)
+		while (!cli_stop && shmlog_reader_next(rd, &rec, NULL) > 0)
 			;
 		printf("\n%5s %8s %8s %12s %10s %12s %6s %8s\n", "LANE", "PID",
 		       "TID", "WRITTEN", "HELD", "OVERWRITTEN", "TORN",
@@ -439,7 +403,10 @@ static int cmd_write(int argc, char **argv)
 	const char *tag = "shmlog";
 	while ((c = getopt_long(argc, argv, "b:p:t:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'b': cli_buffer = optarg; break;
+		case 'b':
+			if (cli_set_buffer("write", optarg))
+				return 2;
+			break;
 		case 'C': create = true; break;
 		case 'N': wflags |= SHMLOG_WRITE_UNFILTERED; break;
 		case 'p':
@@ -463,27 +430,28 @@ static int cmd_write(int argc, char **argv)
 			printf("usage: shmlog write [-b NAME] [-p PRIO] [-t TAG] "
 			       "[--create] [--no-filter] [MESSAGE...]\n"
 			       "Without MESSAGE, logs one record per line of "
-			       "standard input.\n\n"
-			       "  -b, --buffer NAME   the buffer (default "
-			       "$SHMLOG_BUFFER, else main, created if missing)\n"
-			       "  -p, --priority P    V D I W E F (default I), "
-			       "or logger(1)'s names: emerg alert\n"
-			       "                      crit err warning notice "
-			       "info debug, or facility.level.\n"
+			       "standard input.\n\n" CLI_HELP_BUFFER
+			       "                      -b NAME must exist (see "
+			       "--create); the default buffer\n"
+			       "                      is created when missing\n"
+			       "  -p, --priority PRIO V D I W E F (default I), "
+			       "verbose debug info warn error\n"
+			       "                      fatal, or logger(1)'s "
+			       "names: emerg alert crit err\n"
+			       "                      warning notice info debug, "
+			       "or facility.level.\n"
 			       "                      Numbers are Android's, as "
 			       "in logcat: -p 3 is DEBUG\n"
 			       "                      (syslog's 3 is err: write "
 			       "-p err)\n"
-			       "  -t, --tag TAG       the records' tag (default "
-			       "shmlog)\n"
-			       "      --create        create a buffer named with "
+			       "  -t, --tag TAG       the tag (default "
+			       "'shmlog')\n"
+			       "      --create        create the buffer named with "
 			       "-b if it does not exist\n"
 			       "      --no-filter     log even what the buffer's "
-			       "filter (`shmlog level`) drops\n");
+			       "filter (`shmlog level`) drops\n" CLI_HELP_HELP);
 			return 0;
-		default:
-			fprintf(stderr, "Try `shmlog write --help`.\n");
-			return 2;
+		default: return cli_bad_option("write");
 		}
 	}
 	shmlog_t *h;
@@ -532,80 +500,107 @@ static int cmd_level(int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "+b:h", opts, NULL)) != -1) {
 		if (c == 'b') {
-			cli_buffer = optarg;
+			if (cli_set_buffer("level", optarg))
+				return 2;
 		} else if (c == 'h') {
 			printf("usage: shmlog level [-b NAME] ['TAG:P ... *:P']\n"
-			       "Without a spec, prints the current one. P is one "
-			       "of V D I W E F S; '' logs everything.\n");
+			       "Set the filter every writer of the buffer "
+			       "follows; without a spec, print it.\nP is one of "
+			       "V D I W E F S (S: nothing); '' logs everything. "
+			       "A spec holds\nat most 2047 bytes.\n\n"
+			       CLI_HELP_BUFFER CLI_HELP_HELP);
 			return 0;
 		} else {
-			return 2;
+			return cli_bad_option("level");
 		}
 	}
 	if (optind == argc) {
-		char spec[2100];
+		char spec[SHMLOG_FILTER_SPEC_MAX];
 		int n = shmlog_get_filter(cli_buffer, spec, sizeof(spec));
+		if (n == -EAGAIN) {
+			fprintf(stderr,
+				"shmlog level: the filter of buffer '%s' is "
+				"being changed right now, or a process died "
+				"while changing it: try again; if this "
+				"persists, set it again (`shmlog level -b %s "
+				"'*:V'` or your spec): a setter that died is "
+				"taken over\n",
+				cli_buffer_name(), cli_buffer_name());
+			return 1;
+		}
 		if (n < 0)
 			return cli_fail("level", n);
 		printf("%s\n", n ? spec : "*:V");
 		return 0;
 	}
-	char spec[2100] = "";
-	size_t used = 0;
-	for (int i = optind; i < argc; i++) {
-		int n = snprintf(spec + used, sizeof(spec) - used, "%s%s",
-				 used ? " " : "", argv[i]);
-		if (n < 0 || (size_t)n >= sizeof(spec) - used)
-			return cli_usage_error("level",
-					       "filter spec too long%s (2 KiB "
-					       "at most)",
-					       "");
-		used += (size_t)n;
-	}
+	char *spec = cli_join_args(argc, argv, optind);
+	if (!spec)
+		return cli_fail("level", -ENOMEM);
 	size_t bad = 0;
-	int err = shmlog_set_filter(cli_buffer, spec, &bad);
-	if (err == -EINVAL && shmlog_parse_filter(spec, NULL) == -EINVAL) {
-		char tok[128];
-		snprintf(tok, sizeof(tok), "%.*s", (int)strcspn(spec + bad, " \t,"),
-			 spec + bad);
-		return cli_usage_error("level",
-				       "bad filter token '%s': write TAG:P or "
-				       "*:P with P one of V D I W E F S",
-				       tok);
+	int err = shmlog_parse_filter(spec, &bad);
+	if (err == -EINVAL) {
+		int rc = cli_bad_filter("level", spec, bad);
+		free(spec);
+		return rc;
 	}
-	if (err == -E2BIG)
+	size_t len = strlen(spec);
+	if (len >= SHMLOG_FILTER_SPEC_MAX) {
+		char what[96];
+		snprintf(what, sizeof(what), "%zu bytes, a buffer holds %d at most",
+			 len, SHMLOG_FILTER_SPEC_MAX - 1);
+		free(spec);
 		return cli_usage_error("level",
-				       "filter spec too long%s (2 KiB at most)",
-				       "");
+				       "filter spec too long (%s): name fewer "
+				       "tags and give the rest with '*:P'",
+				       what);
+	}
+	err = shmlog_set_filter(cli_buffer, spec, &bad);
+	free(spec);
 	return err ? cli_fail("level", err) : 0;
 }
 
+static int cmd_forward_main(int argc, char **argv)
+{
+	return cmd_forward(argc, argv, &cli_stop);
+}
+
+/* The commands, in the order `shmlog --help` lists them. A new command is
+ * one line here (and its cmd_ function, declared in cli.h). */
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"demo", cmd_demo,
+	 "several processes log while a reader follows; prints a summary"},
+	{"create", cmd_create,
+	 "create a buffer (--size, --mode, --group, --lanes, --clock)"},
+	{"rm", cmd_rm, "remove a buffer"},
+	{"clear", cmd_clear, "hide the records written so far"},
+	{"ls", cmd_ls, "list buffers"},
+	{"info", cmd_info, "describe a buffer"},
+	{"write", cmd_write, "log a message, or each line of standard input"},
+	{"run", cmd_run, "run a program, logging its output (-- CMD ARGS)"},
+	{"cat", cmd_cat, "dump the buffer (-f: then follow), like logcat -d"},
+	{"tail", cmd_tail, "the last records (-n N), -f to follow"},
+	{"forward", cmd_forward_main,
+	 "ship records to rsyslog, RELP, journal-remote or JSON lines"},
+	{"level", cmd_level,
+	 "show or set the filter ('net:D *:W') of every writer"},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: shmlog COMMAND [-b NAME] [options]\n\n"
-		"Daemon-less logging into shared memory. NAME is a buffer "
-		"(/dev/shm/shmlog.NAME)\nor an absolute path; the default is "
-		"$SHMLOG_BUFFER, else 'main'.\n\n"
-		"commands:\n"
-		"  demo     several processes log while a reader follows; "
-		"prints a summary\n"
-		"  create   create a buffer (--size, --mode, --group, --lanes, "
-		"--clock)\n"
-		"  rm       remove a buffer\n"
-		"  clear    hide the records written so far\n"
-		"  ls       list buffers\n"
-		"  info     describe a buffer\n"
-		"  write    log a message, or each line of standard input\n"
-		"  run      run a program, logging its output (-- CMD ARGS)\n"
-		"  cat      dump the buffer (-f: then follow), like logcat -d\n"
-		"  tail     the last records (-n N), -f to follow\n"
-		"  forward  ship records to rsyslog, RELP, journal-remote or "
-		"JSON lines\n"
-		"  level    show or set the filter ('net:D *:W') of every "
-		"writer\n\n"
-		"`shmlog COMMAND --help` shows a command's options, "
-		"`shmlog --version` the version.\n");
+	fprintf(f, "usage: shmlog COMMAND [-b NAME] [options]\n\n"
+		   "Daemon-less logging into shared memory. NAME is a buffer "
+		   "(/dev/shm/shmlog.NAME)\nor an absolute path; the default "
+		   "is $SHMLOG_BUFFER, else 'main'.\n\ncommands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`shmlog COMMAND --help` shows a command's options, "
+		   "`shmlog --version` the version.\n");
 }
 
 /* The library ignores a bad $SHMLOG_TAGS as a whole (it then logs
@@ -616,10 +611,11 @@ static void check_env_tags(void)
 	size_t bad = 0;
 	if (!env || shmlog_parse_filter(env, &bad) == 0)
 		return;
+	char tok[80];
 	fprintf(stderr,
-		"shmlog: warning: $SHMLOG_TAGS is ignored: bad token '%.*s': "
-		"write TAG:P or *:P with P one of V D I W E F S\n",
-		(int)strcspn(env + bad, " \t,"), env + bad);
+		"shmlog: warning: $SHMLOG_TAGS is ignored: bad token '%s': "
+		CLI_FILTER_HINT "\n",
+		cli_filter_token(env, bad, tok, sizeof(tok)));
 }
 
 int main(int argc, char **argv)
@@ -629,46 +625,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
-	check_env_tags();
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	argv++;
-	argc--;
-	if (!strcmp(cmd, "create"))
-		return cmd_create(argc, argv);
-	if (!strcmp(cmd, "rm"))
-		return cmd_rm(argc, argv);
-	if (!strcmp(cmd, "clear"))
-		return cmd_clear(argc, argv);
-	if (!strcmp(cmd, "ls"))
-		return cmd_ls(argc, argv);
-	if (!strcmp(cmd, "info"))
-		return cmd_info(argc, argv);
-	if (!strcmp(cmd, "write"))
-		return cmd_write(argc, argv);
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc, argv);
-	if (!strcmp(cmd, "cat"))
-		return cmd_cat(argc, argv, false, &stop);
-	if (!strcmp(cmd, "tail"))
-		return cmd_cat(argc, argv, true, &stop);
-	if (!strcmp(cmd, "level"))
-		return cmd_level(argc, argv);
-	if (!strcmp(cmd, "demo"))
-		return cmd_demo(argc, argv, &stop);
-	if (!strcmp(cmd, "--version")) {
-		printf("shmlog %s\n", SHMLOG_VERSION);
-		return 0;
-	}
-	if (!strcmp(cmd, "forward"))
-		return cmd_forward(argc, argv, &stop);
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, "--version")) {
+		printf("shmlog %s\n", SHMLOG_VERSION);
+		return 0;
+	}
+	check_env_tags();
+	cli_catch_signals();
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "shmlog: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return 2;

@@ -82,7 +82,7 @@ has "escaped" 'evil    : \\x1b\[2Jclear\\x07' "$("$S" cat -b $B evil:V '*:S')"
 out=$("$S" cat -b $B 'net:I' '*:S')
 has "filter keeps" "link down" "$out"
 checks=$((checks + 1)); grep -q "two" <<<"$out" && { echo "FAIL: filter let 'in' through" >&2; fail=$((fail + 1)); }
-bad "bad filter" "bad filter 'net:Q'" "$S" cat -b $B 'net:Q'
+bad "bad filter" "bad filter token 'net:Q'" "$S" cat -b $B 'net:Q'
 wpid=$("$S" cat -b $B -v json | head -1 | sed 's/.*"pid":\([0-9]*\).*/\1/')
 has "pid" "link down" "$("$S" cat -b $B --pid "$wpid")"
 checks=$((checks + 1)); [ -z "$("$S" cat -b $B --pid 1)" ] || { echo "FAIL: --pid 1 showed records" >&2; fail=$((fail + 1)); }
@@ -131,10 +131,10 @@ bad "garbage" "not a shmlog buffer.*shmlog rm" "$S" cat -b $B-2
 bad "garbage write" "not a shmlog buffer" "$S" write -b $B-2 x
 rm -f /dev/shm/shmlog.$B-2
 ln -s /dev/shm/shmlog.$B /dev/shm/shmlog.$B-2
-bad "symlink" "refusing.*symlink" "$S" cat -b $B-2
+bad "symlink" "is a symbolic link, not a buffer" "$S" cat -b $B-2
 rm -f /dev/shm/shmlog.$B-2
 mkfifo /dev/shm/shmlog.$B-2
-bad "fifo" "refusing" timeout 5 "$S" cat -b $B-2
+bad "fifo" "is a FIFO, not a buffer" timeout 5 "$S" cat -b $B-2
 rm -f /dev/shm/shmlog.$B-2
 has "records survive" "after clear" "$("$S" cat -b $B)"
 

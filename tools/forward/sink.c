@@ -639,8 +639,7 @@ void sink_free(struct sink *s)
 	sink_close(s, false);
 	free(s->rbuf);
 	free(s->scratch);
-	if (s->ms)
-		fclose(s->ms);
-	free(s->msbuf);
+	free(s->json.buf); /* never flushed: its fd is -1 */
+	s->json.buf = NULL;
 	batch_free(&relp_out);
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../format.h"
 #include "shmlog.h"
 
 enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL };
@@ -50,9 +51,7 @@ struct sink {
 	/* per-record scratch */
 	char *scratch;
 	size_t scap;
-	FILE *ms; /* JSON lines: tools/format.c prints into it */
-	char *msbuf;
-	size_t mslen;
+	struct out json; /* JSON lines: tools/format.c formats into it */
 	int64_t sec_cached; /* timestamp cache: second last formatted */
 	char sec_text[32];
 };

@@ -390,21 +390,20 @@ static int add_journal_loss(struct batch *b, const struct sink *k,
 
 /* ---- JSON lines: tools/format.c's formatter, into a memory stream ---- */
 
+/* One record's line, formatted into k->json (a buffer never written to a
+ * file: each line is taken out before the next), moves into the batch. */
 static int jsonl_take(struct batch *b, struct sink *k)
 {
-	if (fflush(k->ms) == EOF)
-		return -ENOMEM;
-	int err = batch_put(b, k->msbuf, k->mslen);
-	rewind(k->ms);
+	int err = batch_put(b, k->json.buf, k->json.len);
+	k->json.len = 0;
 	return err ? err : batch_end_message(b);
 }
 
 static int jsonl_open(struct sink *k)
 {
-	if (k->ms)
+	if (k->json.buf)
 		return 0;
-	k->ms = open_memstream(&k->msbuf, &k->mslen);
-	return k->ms ? 0 : -ENOMEM;
+	return out_open(&k->json, -1);
 }
 
 static int add_jsonl(struct batch *b, struct sink *k,
@@ -413,8 +412,8 @@ static int add_jsonl(struct batch *b, struct sink *k,
 	int err = jsonl_open(k);
 	if (err)
 		return err;
-	static const struct fmt json = {FMT_JSON, false, true};
-	fmt_record(k->ms, &json, r);
+	static const struct fmt json = {.kind = FMT_JSON, .utc = true};
+	fmt_record(&k->json, &json, r);
 	return jsonl_take(b, k);
 }
 
@@ -424,9 +423,9 @@ static int add_jsonl_loss(struct batch *b, struct sink *k,
 	int err = jsonl_open(k);
 	if (err)
 		return err;
-	static const struct fmt json = {FMT_JSON, false, true};
+	static const struct fmt json = {.kind = FMT_JSON, .utc = true};
 	struct shmlog_lost lost = {l->lane, l->overwritten, l->torn};
-	fmt_lost(k->ms, &json, &lost);
+	fmt_lost(&k->json, &json, &lost);
 	return jsonl_take(b, k);
 }
 
