@@ -719,8 +719,8 @@ static int write_json(const struct opts *o, const struct bench_machine *m,
 	jsonw_int(&j, "reps", o->reps);
 	jsonw_num(&j, "loadavg_start", f->load_start);
 	jsonw_num(&j, "loadavg_end", f->load_end);
-	jsonw_str(&j, "syslog_path", f->syslog_real ? "syslog(3)"
-						     : "syslog(3) datagrams");
+	jsonw_str(&j, "syslog_path",
+		  f->syslog_real ? "syslog(3)" : "syslog(3) datagrams");
 	jsonw_end_obj(&j);
 	jsonw_key(&j, "paths");
 	jsonw_begin_arr(&j);
@@ -883,9 +883,20 @@ int bench_forward_main(int argc, char **argv)
 	       "share of CPU time; its rate per CPU second shows what the "
 	       "forwarder costs it otherwise\n",
 	       load_start, load_end, sysconf(_SC_NPROCESSORS_ONLN));
-	struct run_figures f = {res,	 alone,	 with,	  alone_p, with_p,
-				spin_a, spin_w, paced_a, paced_w, real,
-				load_start, load_end};
+	struct run_figures f = {
+		.res = res,
+		.alone = alone,
+		.with = with,
+		.alone_p = alone_p,
+		.with_p = with_p,
+		.spin_a = spin_a,
+		.spin_w = spin_w,
+		.paced_a = paced_a,
+		.paced_w = paced_w,
+		.syslog_real = real,
+		.load_start = load_start,
+		.load_end = load_end,
+	};
 	if (o.json && write_json(&o, &m, &f))
 		fprintf(stderr, "shmlog-bench forward: cannot write %s: %s\n",
 			o.json, strerror(errno));
