@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -55,6 +56,7 @@ struct opts {
 	long records; /* per delivery run */
 	double writer_s; /* seconds per writer-rate run */
 	int reps;
+	int quick;
 	const char *json;
 	const char *cli;
 };
@@ -656,6 +658,89 @@ static void spinner_cost(const struct opts *o, double alone[2],
 	}
 }
 
+#define NPATHS 5
+
+/* ---- the JSON document ---- */
+
+/* The 1-minute load average, NaN if unknown: on a shared machine it says
+ * how far the wall-clock figures can be trusted. */
+static double load_average(void)
+{
+	double l[1];
+	return getloadavg(l, 1) == 1 ? l[0] : NAN;
+}
+
+struct run_figures {
+	const struct result *res; /* NPATHS delivery paths */
+	const double *alone, *with, *alone_p, *with_p, *spin_a, *spin_w;
+	double paced_a, paced_w;
+	bool syslog_real;
+	double load_start, load_end;
+};
+
+static void json_pair(struct jsonw *j, const char *key, const double v[2])
+{
+	jsonw_key(j, key);
+	jsonw_begin_obj(j);
+	jsonw_num(j, "records_per_s", v[0]);
+	jsonw_num(j, "records_per_cpu_s", v[1]);
+	jsonw_end_obj(j);
+}
+
+/* The writers' rates: alone and beside a forwarder (shared CPUs and
+ * pinned), and the control beside a spinner. */
+static void json_writers(struct jsonw *j, const struct run_figures *f)
+{
+	jsonw_key(j, "writers");
+	jsonw_begin_obj(j);
+	json_pair(j, "alone", f->alone);
+	json_pair(j, "with_forwarder", f->with);
+	json_pair(j, "alone_pinned", f->alone_p);
+	json_pair(j, "with_forwarder_pinned", f->with_p);
+	json_pair(j, "alone_spinner_control", f->spin_a);
+	json_pair(j, "beside_spinner", f->spin_w);
+	jsonw_num(j, "paced_rate", 100000);
+	jsonw_num(j, "paced_cpu_ns_alone", f->paced_a);
+	jsonw_num(j, "paced_cpu_ns_with_forwarder", f->paced_w);
+	jsonw_end_obj(j);
+}
+
+static int write_json(const struct opts *o, const struct bench_machine *m,
+		      const struct run_figures *f)
+{
+	struct jsonw j;
+	if (!bench_json_open(&j, o->json, "forward", m))
+		return -1;
+	jsonw_key(&j, "conditions");
+	jsonw_begin_obj(&j);
+	jsonw_int(&j, "quick", o->quick);
+	jsonw_int(&j, "records", o->records);
+	jsonw_num(&j, "writer_s", o->writer_s);
+	jsonw_int(&j, "reps", o->reps);
+	jsonw_num(&j, "loadavg_start", f->load_start);
+	jsonw_num(&j, "loadavg_end", f->load_end);
+	jsonw_str(&j, "syslog_path",
+		  f->syslog_real ? "syslog(3)" : "syslog(3) datagrams");
+	jsonw_end_obj(&j);
+	jsonw_key(&j, "paths");
+	jsonw_begin_arr(&j);
+	for (int i = 0; i < NPATHS; i++) {
+		const struct result *r = &f->res[i];
+		jsonw_begin_obj(&j);
+		jsonw_str(&j, "path", r->path);
+		jsonw_num(&j, "records_per_s", r->rate);
+		jsonw_num(&j, "cpu_ns_per_record", r->cpu_ns);
+		jsonw_num(&j, "writer_ns", r->writer_ns);
+		jsonw_num(&j, "middle_ns", r->middle_ns);
+		jsonw_num(&j, "central_ns", r->central_ns);
+		jsonw_int(&j, "complete", r->ok);
+		jsonw_end_obj(&j);
+	}
+	jsonw_end_arr(&j);
+	json_writers(&j, f);
+	return bench_json_close(&j);
+}
+
 /* ---- the command ---- */
 
 static int usage(FILE *f)
@@ -670,8 +755,6 @@ static int usage(FILE *f)
 		"Needs rsyslogd and\nrsyslog-relp.\n");
 	return f == stdout ? 0 : 2;
 }
-
-#define NPATHS 5
 
 static void print_result(const struct result *r, double base_rate,
 			 double base_cpu)
@@ -693,7 +776,7 @@ int bench_forward_main(int argc, char **argv)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	struct opts o = {200000, 1.0, 3, NULL, SHMLOG_CLI_PATH};
+	struct opts o = {200000, 1.0, 3, 0, NULL, SHMLOG_CLI_PATH};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -701,6 +784,7 @@ int bench_forward_main(int argc, char **argv)
 			o.records = 30000;
 			o.writer_s = 0.3;
 			o.reps = 1;
+			o.quick = 1;
 			break;
 		case 'j': o.json = optarg; break;
 		case 'n': o.records = atol(optarg); break;
@@ -728,6 +812,7 @@ int bench_forward_main(int argc, char **argv)
 	struct bench_machine m;
 	bench_machine_get(&m);
 	bench_machine_print(stdout, &m, "# ");
+	double load_start = load_average();
 	printf("# %ld records of ~70 bytes per path, end to end into a "
 	       "central rsyslogd writing a file\n",
 	       o.records);
@@ -758,8 +843,8 @@ int bench_forward_main(int argc, char **argv)
 	for (int i = 0; i < NPATHS; i++)
 		print_result(&res[i], res[0].rate, res[0].cpu_ns);
 	printf("# the last row is rsyslog's own reliable path, for comparison "
-	       "with shmlog's RELP: omrelp\n# with windowSize=1024 (with "
-	       "its default of 128 it ran at about 1,100 records/s here)\n");
+	       "with shmlog's RELP: omrelp\n# with windowSize=1024 (its "
+	       "default of 128 leaves it waiting for acknowledgements)\n");
 	double alone[2], with[2], alone_p[2], with_p[2];
 	writers_cost(&e, &o, false, alone, with);
 	writers_cost(&e, &o, true, alone_p, with_p);
@@ -791,58 +876,30 @@ int bench_forward_main(int argc, char **argv)
 	printf("writer at a steady 100,000 records/s: CPU per record %.0f ns "
 	       "alone, %.0f ns while the forwarder ships them\n",
 	       paced_a, paced_w);
-	char load[64] = "?";
-	FILE *lf = fopen("/proc/loadavg", "r");
-	if (lf) {
-		if (!fgets(load, sizeof(load), lf))
-			strcpy(load, "?");
-		fclose(lf);
-		load[strcspn(load, " ")] = '\0';
-	}
-	printf("# load average %s on %ld CPUs: where the writer, the "
-	       "forwarder and rsyslogd\n# share too few CPUs, the writer's "
-	       "wall-clock rate falls with its share of CPU time;\n# its rate "
-	       "per CPU second shows what the forwarder costs it otherwise\n",
-	       load, sysconf(_SC_NPROCESSORS_ONLN));
-	struct bench_json j;
-	if (bench_json_open(&j, o.json, "forward", &m)) {
-		bench_json_int(&j, "records", o.records);
-		bench_json_str(&j, "syslog_path",
-			       real ? "syslog(3)" : "syslog(3) datagrams");
-		bench_json_key(&j, "paths");
-		bench_json_begin_arr(&j);
-		for (int i = 0; i < NPATHS; i++) {
-			bench_json_begin_obj(&j);
-			bench_json_str(&j, "path", res[i].path);
-			bench_json_num(&j, "records_per_s", res[i].rate);
-			bench_json_num(&j, "cpu_ns_per_record", res[i].cpu_ns);
-			bench_json_num(&j, "writer_ns", res[i].writer_ns);
-			bench_json_num(&j, "middle_ns", res[i].middle_ns);
-			bench_json_num(&j, "central_ns", res[i].central_ns);
-			bench_json_int(&j, "complete", res[i].ok);
-			bench_json_end_obj(&j);
-		}
-		bench_json_end_arr(&j);
-		bench_json_num(&j, "writer_rate_alone", alone[0]);
-		bench_json_num(&j, "writer_rate_with_forwarder", with[0]);
-		bench_json_num(&j, "writer_rate_alone_pinned", alone_p[0]);
-		bench_json_num(&j, "writer_rate_with_forwarder_pinned",
-			       with_p[0]);
-		bench_json_num(&j, "writer_rate_beside_spinner", spin_w[0]);
-		bench_json_num(&j, "writer_rate_alone_spinner_control",
-			       spin_a[0]);
-		bench_json_num(&j, "writer_records_per_cpu_s_beside_spinner",
-			       spin_w[1]);
-		bench_json_num(&j, "writer_paced_100k_cpu_ns_alone", paced_a);
-		bench_json_num(&j, "writer_paced_100k_cpu_ns_with_forwarder",
-			       paced_w);
-		bench_json_num(&j, "writer_records_per_cpu_s_alone", alone[1]);
-		bench_json_num(&j, "writer_records_per_cpu_s_with_forwarder",
-			       with[1]);
-		if (bench_json_close(&j))
-			fprintf(stderr, "shmlog-bench forward: cannot write %s\n",
-				o.json);
-	}
+	double load_end = load_average();
+	printf("# load average %.2f at the start, %.2f at the end, on %ld "
+	       "CPUs: where the writer, the\n# forwarder and rsyslogd share "
+	       "too few CPUs, the writer's wall-clock rate falls with\n# its "
+	       "share of CPU time; its rate per CPU second shows what the "
+	       "forwarder costs it otherwise\n",
+	       load_start, load_end, sysconf(_SC_NPROCESSORS_ONLN));
+	struct run_figures f = {
+		.res = res,
+		.alone = alone,
+		.with = with,
+		.alone_p = alone_p,
+		.with_p = with_p,
+		.spin_a = spin_a,
+		.spin_w = spin_w,
+		.paced_a = paced_a,
+		.paced_w = paced_w,
+		.syslog_real = real,
+		.load_start = load_start,
+		.load_end = load_end,
+	};
+	if (o.json && write_json(&o, &m, &f))
+		fprintf(stderr, "shmlog-bench forward: cannot write %s: %s\n",
+			o.json, strerror(errno));
 	teardown(&e);
 	bool all = true;
 	for (int i = 0; i < NPATHS; i++)

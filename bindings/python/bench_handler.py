@@ -4,7 +4,7 @@
 logging.FileHandler and logging.NullHandler, in one run: each handler in
 turn on the same logger, several rounds, the median round reported.
 
-usage: bench_handler.py [--records N] [--rounds R] [--json FILE]
+usage: bench_handler.py [--records N] [--rounds R] [--quick] [--json FILE]
 (with the binding importable: pip install ./bindings/python, or
 PYTHONPATH=build/bindings/python after the tests have built it)
 """
@@ -14,6 +14,7 @@ import logging
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +26,14 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 import shmlog  # noqa: E402
 
 
+def first_line(path):
+    try:
+        with open(path) as f:
+            return f.readline().strip()
+    except OSError:
+        return ""
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -34,6 +43,41 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
+
+
+def hypervisor():
+    """As shmlog-bench says it: a guest's figures include its hypervisor."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l for l in f if l.startswith("flags")), "")
+    except OSError:
+        return None
+    if " hypervisor" not in flags:
+        return None
+    cs = first_line("/sys/devices/system/clocksource/clocksource0/"
+                    "available_clocksource")
+    return "a KVM guest" if "kvm-clock" in cs else "a virtual machine"
+
+
+def machine():
+    """The "machine" member of every shmlog-bench JSON document, so that
+    scripts/render-results reads this one as it reads theirs."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=_here,
+            capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    u = os.uname()
+    m = {"cpu_model": cpu_model(), "cores": os.cpu_count(),
+         "kernel": "%s %s" % (u.sysname, u.release),
+         "clocksource": first_line("/sys/devices/system/clocksource/"
+                                   "clocksource0/current_clocksource"),
+         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+         "git_commit": commit or "unknown", "hostname": u.nodename}
+    if hypervisor():
+        m["hypervisor"] = hypervisor()
+    return m
 
 
 # CPU time of this process (user + system, so a FileHandler's write(2)
@@ -64,18 +108,46 @@ def run_handle(handler, n):
     return n / (CLOCK() - t0)
 
 
+def write_json(a, mach, load_start, rates, own):
+    """Every round's rates, and the conditions a reader needs to judge
+    them (a loaded machine inflates them all)."""
+    doc = {"bench": "handler", "machine": mach,
+           "conditions": {"quick": int(a.quick), "records": a.records, "rounds": a.rounds,
+                          "clock": "wall" if a.wall else "cpu",
+                          "python": platform.python_version(),
+                          "loadavg_start": load_start,
+                          "loadavg_end": os.getloadavg()[0]},
+           "handlers": [{"handler": k,
+                         "records_per_s": statistics.median(rates[k]),
+                         "handle_per_s": statistics.median(own[k]),
+                         "rounds_records_per_s": rates[k],
+                         "rounds_handle_per_s": own[k]} for k in rates]}
+    tmp = a.json + ".new"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, a.json)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--json")
+    ap.add_argument("--json", metavar="FILE",
+                    help="write the results into FILE, as shmlog-bench --json does")
+    ap.add_argument("--quick", action="store_true",
+                    help="2000 records x 3 rounds: to try it, not to quote")
     ap.add_argument("--wall", action="store_true",
                     help="time with the wall clock instead of CPU time")
     a = ap.parse_args()
+    if a.quick:
+        a.records, a.rounds = 2000, 3
     global CLOCK
     if a.wall:
         CLOCK = time.perf_counter
 
+    mach = machine()
+    load_start = os.getloadavg()[0]
     buf = "bench-py-%d" % os.getpid()
     tmp = tempfile.mkdtemp()
     logfile = os.path.join(tmp, "bench.log")
@@ -126,11 +198,7 @@ def main():
     print("'handler alone' is Handler.handle() of a ready-made record: what the")
     print("handler itself costs, without the logger's own work.")
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"when": when, "python": platform.python_version(),
-                       "cpu": cpu_model(), "records": a.records, "rounds": a.rounds,
-                       "clock": "wall" if a.wall else "cpu", "rates": rates, "median": med,
-                       "handler_alone": own, "handler_alone_median": med_own}, f, indent=1)
+        write_json(a, mach, load_start, rates, own)
     return 0
 
 
