@@ -314,8 +314,12 @@ struct shmlog_lane_stats {
 	uint64_t overwritten; /* lost to wrap before this reader got them */
 	uint64_t torn; /* writer died mid-record, or failed validation */
 	uint64_t skipped; /* hidden by shmlog_clear() or the start position */
-	uint32_t owner_pid; /* current owner, 0 if free */
+	uint32_t owner_pid; /* current owner, 0 if free (its own namespace's) */
 	uint32_t owner_tid;
+	/* 1 if a live process holds the lane (judged by the lane's lock, so
+	 * right across pid namespaces and pid reuse), 0 if it is free or its
+	 * owner died (the next writer to claim it takes it over) */
+	uint32_t owner_alive;
 };
 
 /* Number of lanes of the reader's buffer. */

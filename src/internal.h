@@ -7,6 +7,7 @@
 #ifndef SHMLOG_INTERNAL_H
 #define SHMLOG_INTERNAL_H
 
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -157,6 +158,18 @@ static inline uint32_t seg_off(const struct shmlog__fixed *f, uint64_t pos)
 	return (uint32_t)((pos - f->initial_pos) % f->lane_size);
 }
 
+/* ---- surviving truncation (guard.c): see the comment there ---- */
+struct shmlog__guard {
+	sigjmp_buf env;
+	const unsigned char *lo, *hi; /* the armed segment's mapping */
+	const unsigned char *hdr; /* its separate page 0, or NULL */
+	struct shmlog__guard *prev; /* armed on this thread before (nested) */
+};
+void shmlog__guard_arm(struct shmlog__guard *g, const struct shmlog__seg *s);
+void shmlog__guard_disarm(void);
+/* Back from a fault by siglongjmp: call first thing. */
+void shmlog__guard_recovered(void);
+
 /* Access flags for shmlog__seg_attach(). */
 #define SEG_WRITE 0x1
 #define SEG_CREATE 0x2
@@ -253,15 +266,30 @@ static inline uint64_t rec_meta(uint32_t len, uint32_t msg_len, int prio,
 #define META_TAG_LEN(m) ((uint32_t)((m) >> 48) & 0xff)
 
 
+/* ---- lane ownership (owner.c): an OFD lock per lane ---- */
+
+/* The owner word a writer stores: who holds the lane, for people. */
 uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
-bool shmlog__owner_alive(uint64_t owner);
+/* Is lane @lane held by a live process (other than through @s's own
+ * description)? 1 or 0, or a negative errno (-EINVAL: no OFD locks). */
+int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane);
+/* Take lane @lane's lock for thread @tid of this process: false if a live
+ * process or a live thread of ours holds it. Async-signal-safe. */
+bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid);
+/* Drop it (the owner word must already say free). */
+void shmlog__lane_unlock(struct shmlog *h, unsigned lane);
+/* In a fork() child: a description of our own for @h, and no lanes held.
+ * On failure the child may not claim lanes through @h. */
+int shmlog__owner_reopen(struct shmlog *h);
+
 /* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
  * by a dead owner: then whatever it left is repaired). true on success,
- * with @w filled. */
+ * with @w filled. @w->h and @w->tid must be set. */
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
-/* Give a lane back. */
-void shmlog__lane_release(struct shmlog__wlane *w);
+/* Give a lane back; @announce: tell threads without a lane to try again
+ * (not for a shared lane lent for one record). */
+void shmlog__lane_release(struct shmlog__wlane *w, bool announce);
 /* Lanes [0, exclusive) are for threads to keep; the rest are lent out one
  * record at a time to threads that found none free. */
 static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
@@ -317,7 +345,13 @@ struct shmlog {
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
-	_Atomic unsigned char *held; /* per lane: kept by a thread, via us */
+	/* Per lane: the thread of ours holding it through this handle (its
+	 * tid), 0 if none. The description's lock (owner.c) cannot tell our
+	 * threads apart; this does. */
+	_Atomic uint32_t *holder;
+	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */
+	bool ofd_checked;
+	bool claims_refused; /* a fork child without a description of its own */
 	/* filter cache */
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter;

@@ -51,98 +51,22 @@ struct shmlog_reader {
 
 /* ---- surviving a file truncated under the reader (SIGBUS) ---- */
 
-struct bus_guard {
-	sigjmp_buf env;
-	const unsigned char *lo, *hi; /* the armed reader's mapping */
-	const unsigned char *hdr; /* its separate page 0, or NULL */
-};
+/* The guard (guard.c), under the names this file has always used. */
+#define bus_guard shmlog__guard
 
-/* The guard armed on this thread, if any. Set before and cleared after
- * every access to a mapping; the signal fences keep the compiler from
- * moving those accesses out of the armed window. */
-static __thread struct bus_guard *volatile bus_armed;
-static struct sigaction bus_prev; /* the disposition we replaced */
-static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
-
-static void bus_handler(int sig, siginfo_t *si, void *ctx)
-{
-	struct bus_guard *g = bus_armed;
-	const unsigned char *a = si ? (const unsigned char *)si->si_addr : NULL;
-	if (g && si && si->si_code > 0 &&
-	    ((a >= g->lo && a < g->hi) ||
-	     (g->hdr && a >= g->hdr && a < g->hdr + SHMLOG__PAGE))) {
-		bus_armed = NULL;
-		siglongjmp(g->env, 1);
-	}
-	/* Not a reader's copy: behave as if we had never been installed. */
-	if (bus_prev.sa_flags & SA_SIGINFO) {
-		bus_prev.sa_sigaction(sig, si, ctx);
-		return;
-	}
-	if (bus_prev.sa_handler != SIG_DFL && bus_prev.sa_handler != SIG_IGN) {
-		bus_prev.sa_handler(sig);
-		return;
-	}
-	/* Default action: die of this very signal. A fault would recur on
-	 * return anyway; raise() covers a SIGBUS sent with kill(2). */
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGBUS, &dfl, NULL);
-	raise(SIGBUS);
-}
-
-static void bus_install(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = bus_handler;
-	sigemptyset(&sa.sa_mask);
-	/* SA_NODEFER: we leave the handler with siglongjmp without restoring
-	 * the signal mask (sigsetjmp(.., 0) costs no syscall), so SIGBUS must
-	 * not be blocked while it runs. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-	sigaction(SIGBUS, &sa, &bus_prev);
-}
-
-/* Every access to a mapping is bracketed so:
- *
- *	struct bus_guard g;
- *	if (sigsetjmp(g.env, 0) == 0) {
- *		bus_arm(r, &g);
- *		...touch the mapping...
- *		bus_disarm();
- *	} else {
- *		...it faulted: the file was truncated...
- *	}
- *
- * sigsetjmp() must run in the frame that stays live while the mapping is
- * touched, hence no wrapper function. */
 static void bus_arm(const struct shmlog_reader *r, struct bus_guard *g)
 {
-	g->lo = r->seg.base;
-	g->hi = r->seg.base + r->seg.size;
-	g->hdr = r->seg.hdr_map;
-	bus_armed = g;
-	atomic_signal_fence(memory_order_seq_cst);
+	shmlog__guard_arm(g, &r->seg);
 }
 
 static void bus_disarm(void)
 {
-	atomic_signal_fence(memory_order_seq_cst);
-	bus_armed = NULL;
+	shmlog__guard_disarm();
 }
 
-/* Back from the handler by siglongjmp: SA_NODEFER kept SIGBUS unblocked,
- * unless something between the kernel and us (a sanitizer's wrapper
- * handler) blocked it anyway. Unblock it, or the next fault would kill. */
 static void bus_recovered(void)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGBUS);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	shmlog__guard_recovered();
 }
 
 /* The mapping faulted, or the file is seen shorter than the mapping:
@@ -207,7 +131,6 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	}
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * body;
-	pthread_once(&bus_once, bus_install);
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
@@ -532,6 +455,8 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	struct shmlog_lane_stats s;
 	memset(&s, 0, sizeof(s));
 	uint64_t owner, head, reserve, next;
+	/* alive by the lane's lock (owner.c), not by the pid in the word */
+	int alive = shmlog__owner_alive(&r->seg, lane);
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
@@ -556,12 +481,13 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	s.skipped = c->skipped;
 	/* a writer that died inside a write: its record is torn, though no
 	 * claimer has marked it yet */
-	if (reserve != head && (!owner || !shmlog__owner_alive(owner))) {
+	if (reserve != head && alive == 0) {
 		s.written++;
 		s.torn++;
 	}
 	s.owner_pid = (uint32_t)(owner >> 32);
 	s.owner_tid = (uint32_t)owner;
+	s.owner_alive = alive > 0 || (alive < 0 && owner);
 	*st = s;
 	return 0;
 }

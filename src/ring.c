@@ -164,22 +164,6 @@
 void (*shmlog__testpoint_hook)(int point);
 #endif
 
-uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid)
-{
-	return (uint64_t)pid << 32 | tid;
-}
-
-bool shmlog__owner_alive(uint64_t owner)
-{
-	pid_t pid = (pid_t)(owner >> 32), tid = (pid_t)(uint32_t)owner;
-	if (pid <= 0 || tid <= 0)
-		return false;
-	/* A signal 0 checks existence; EPERM means it exists (other user). */
-	if (syscall(SYS_tgkill, pid, tid, 0) == 0 || errno == EPERM)
-		return true;
-	return false;
-}
-
 /* ---- reading a record header (shared by writers' tail walk and readers) */
 
 /* Is @r, found at @pos at offset @off, a well-formed record of some state?
@@ -481,12 +465,23 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	struct shmlog__lane *ctl = seg_lane(s, lane);
 	uint64_t owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
 
-	if (owner != 0 && (!steal_dead || shmlog__owner_alive(owner)))
+	/* Liveness is the lane's lock (owner.c), never the owner word: taking
+	 * the lock serialises claimers, and succeeds only if no live process
+	 * holds the lane (nor a live thread of ours). */
+	if (owner != 0 && !steal_dead)
 		return false;
-	if (!atomic_compare_exchange_strong_explicit(&ctl->owner, &owner, me,
+	if (!shmlog__lane_lock(w->h, lane, w->tid))
+		return false;
+	owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
+	/* Ours alone now: a non-zero word names a dead owner (or is junk).
+	 * Without OFD locks nothing says it is dead: leave it. */
+	if ((owner != 0 && w->h->no_ofd) ||
+	    !atomic_compare_exchange_strong_explicit(&ctl->owner, &owner, me,
 						     memory_order_acquire,
-						     memory_order_relaxed))
+						     memory_order_relaxed)) {
+		shmlog__lane_unlock(w->h, lane);
 		return false;
+	}
 	atomic_fetch_add_explicit(&ctl->claims, 1, memory_order_relaxed);
 
 	w->ctl = ctl;
@@ -525,13 +520,16 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	return true;
 }
 
-void shmlog__lane_release(struct shmlog__wlane *w)
+void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 {
-	atomic_store_explicit(&w->h->held[w->lane], 0, memory_order_relaxed);
+	/* The word before the lock: whoever takes the lock next finds the
+	 * lane free, not abandoned. */
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
+	shmlog__lane_unlock(w->h, w->lane);
 	/* threads borrowing lanes watch this to try for one of their own */
-	atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
-				  memory_order_relaxed);
+	if (announce)
+		atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
+					  memory_order_relaxed);
 }
 
 /* ---- reader side ---------------------------------------------------- */

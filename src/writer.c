@@ -65,7 +65,7 @@ static void tls_release_all(bool in_child)
 		struct shmlog__wlane *w = &tls_lanes[i];
 		if (w->handle_id && w->ctl && !in_child &&
 		    handle_live(w->handle_id))
-			shmlog__lane_release(w);
+			shmlog__lane_release(w, true);
 		memset(w, 0, sizeof(*w));
 	}
 	pthread_mutex_unlock(&handles_lock);
@@ -77,12 +77,29 @@ static void tls_destructor(void *arg)
 	tls_release_all(false);
 }
 
+/* fork(): the handle table is held across it, so the child gets it
+ * whole. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&handles_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&handles_lock);
+}
+
 /* In a child of fork() the lanes the parent's thread held are still the
- * parent's: forget them; the child claims lanes of its own. */
+ * parent's: forget them; the child claims lanes of its own, under a file
+ * description of its own (the inherited one holds the parent's locks:
+ * owner.c). */
 static void atfork_child(void)
 {
 	for (int i = 0; i < TLS_SLOTS; i++)
 		memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+		if (handles[i])
+			shmlog__owner_reopen(handles[i]);
 	pthread_mutex_init(&handles_lock, NULL);
 	if (membarrier_ok)
 		shmlog__membarrier_register();
@@ -91,7 +108,7 @@ static void atfork_child(void)
 static void tls_init(void)
 {
 	pthread_key_create(&tls_key, tls_destructor);
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	membarrier_ok = shmlog__membarrier_register();
 }
 
@@ -139,7 +156,7 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	if (w->handle_id) { /* slot held for another handle: trade it */
 		pthread_mutex_lock(&handles_lock);
 		if (w->ctl && handle_live(w->handle_id))
-			shmlog__lane_release(w);
+			shmlog__lane_release(w, true);
 		w->handle_id = 0;
 		pthread_mutex_unlock(&handles_lock);
 	}
@@ -151,11 +168,9 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 						memory_order_relaxed);
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
 	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
-	if (claim_in(h, w, me, 0, excl, w->tid)) {
-		atomic_store_explicit(&h->held[w->lane], 1,
-				      memory_order_relaxed);
+	if (claim_in(h, w, me, 0, excl, w->tid))
 		prefault(h, w->lane);
-	} else
+	else
 		w->ctl = NULL;
 	w->handle_id = h->id; /* last: slot now valid */
 }
@@ -176,7 +191,7 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 		return -EAGAIN;
 	prefault(h, tmp.lane);
 	shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag, d->msg);
-	atomic_store_explicit(&tmp.ctl->owner, 0, memory_order_release);
+	shmlog__lane_release(&tmp, false);
 	return 0;
 }
 
@@ -201,10 +216,10 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		return err;
 	}
 	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
-	h->held = calloc(h->seg.fixed.lane_count, 1);
-	if (!h->prefaulted || !h->held) {
+	h->holder = calloc(h->seg.fixed.lane_count, sizeof(*h->holder));
+	if (!h->prefaulted || !h->holder) {
 		free(h->prefaulted);
-		free(h->held);
+		free(h->holder);
 		shmlog__seg_detach(&h->seg);
 		free(h);
 		return -ENOMEM;
@@ -225,12 +240,23 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 	if (!h->id) {
 		shmlog__seg_detach(&h->seg);
 		free(h->prefaulted);
-		free(h->held);
+		free(h->holder);
 		free(h);
 		return -EMFILE;
 	}
 	*out = h;
 	return 0;
+}
+
+/* shmlog_close(): free the owner word of every lane held through @h. */
+static void close_lanes(struct shmlog *h)
+{
+	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
+		if (!atomic_load(&h->holder[i]))
+			continue;
+		atomic_store(&seg_lane(&h->seg, i)->owner, 0);
+		atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
+	}
 }
 
 void shmlog_close(shmlog_t *h)
@@ -244,21 +270,22 @@ void shmlog_close(shmlog_t *h)
 	pthread_mutex_unlock(&handles_lock);
 	/* Release every lane a thread of ours keeps through this handle: the
 	 * threads will find their slot stale (the id is gone). Lanes kept
-	 * through another handle on the same buffer are left alone. */
-	uint32_t pid = (uint32_t)getpid();
-	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
-		struct shmlog__lane *l = seg_lane(&h->seg, i);
-		uint64_t o = atomic_load(&l->owner);
-		if (atomic_load(&h->held[i]) && o >> 32 == pid &&
-		    atomic_compare_exchange_strong(&l->owner, &o, 0))
-			atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
+	 * through another handle on the same buffer are left alone. The
+	 * locks go with the descriptor, closed below. */
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		shmlog__guard_arm(&g, &h->seg);
+		close_lanes(h);
+		shmlog__guard_disarm();
+	} else {
+		shmlog__guard_recovered(); /* truncated: nothing to give back */
 	}
 	for (int i = 0; i < TLS_SLOTS; i++)
 		if (tls_lanes[i].handle_id == h->id)
 			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
-	free(h->held);
+	free(h->holder);
 	free(h->filter);
 	free(h);
 }
@@ -313,8 +340,8 @@ static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
 
 /* Slow path of a write: this thread has no lane of its own for @h (first
  * write, or all lanes were taken): get one, or borrow a shared lane. */
-static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
-		      const struct shmlog__recdesc *d)
+static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
+			      const struct shmlog__recdesc *d)
 {
 	if (w->handle_id != h->id) {
 		lane_acquire(h, w);
@@ -331,6 +358,25 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 		return 0;
 	}
 	return write_borrowed(h, w, d);
+}
+
+/* The slow path with the mapping guarded: a claim reads and repairs what
+ * the lane holds, and whoever may write the file may have truncated it
+ * (guard.c). A fault leaves this thread without a lane for @h; the lane
+ * it was taking stays locked until the handle is closed. */
+static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
+		      const struct shmlog__recdesc *d)
+{
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		memset(w, 0, sizeof(*w));
+		return -EIO;
+	}
+	shmlog__guard_arm(&g, &h->seg);
+	int err = write_slow_guarded(h, w, d);
+	shmlog__guard_disarm();
+	return err;
 }
 
 /* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already. */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who owns a lane, and is its owner alive?
+ *
+ * A lane is owned by the open file description (OFD) through which a
+ * writer's handle opened the buffer: the writer holds an OFD lock
+ * (fcntl(F_OFD_SETLK), Linux 3.15) on one byte per lane, at an offset far
+ * beyond the file's end (a lock there takes no space). The kernel drops
+ * the lock when the last file descriptor of the description is closed,
+ * which is at the latest when the process dies, however it dies and in
+ * whatever pid namespace it lives. Nothing about it depends on pids, so
+ * neither namespaces nor pid reuse can make a dead owner look alive or a
+ * live one look dead, and the lock attempt itself serialises claimers of
+ * different processes.
+ *
+ * Threads of one process share their handle's description, so the lock
+ * cannot tell them apart: within a process, the handle's own table
+ * (struct shmlog::holder, one thread id per lane) says which thread holds
+ * a lane, and a thread id is checked with tgkill() in our own namespace,
+ * where it means what it says.
+ *
+ * The lane's owner word (pid << 32 | tid, as the writer sees them) only
+ * says that the lane is taken and by whom, for people (`shmlog info`);
+ * liveness is never judged from it.
+ *
+ * Why not a robust futex (the kernel's death notification behind robust
+ * process-shared mutexes)? Each thread has exactly one robust list,
+ * registered by glibc (set_robust_list) for its own mutexes: a library
+ * cannot register a list of its own beside it. And a robust pthread mutex
+ * placed in the segment would put glibc's list pointers in memory that
+ * anybody who may write the file controls: at thread exit, glibc and the
+ * kernel follow and unlink those pointers, so a hostile writer could steer
+ * stores in the writer's address space. An OFD lock lives in the kernel,
+ * where no writer of the file can reach it.
+ *
+ * Costs: a claim is one fcntl() (two on a lane left by a dead owner), a
+ * release one; the write path makes none. A thread without a lane of its
+ * own borrows a shared lane for one record at a time, so it pays both
+ * calls per record (docs/DESIGN.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#endif
+
+/* The lock byte of lane @lane: far beyond any file's end (2^62 with a
+ * 64-bit off_t), where the kernel keeps locks without storing anything. */
+static off_t lock_offset(unsigned lane)
+{
+	return ((off_t)1 << (sizeof(off_t) * 8 - 2)) + (off_t)lane;
+}
+
+static int ofd_lock(int fd, int cmd, short type, unsigned lane,
+		    struct flock *out)
+{
+	struct flock fl = {0};
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = lock_offset(lane);
+	fl.l_len = 1;
+	fl.l_pid = 0; /* required for OFD locks */
+	int r = fcntl(fd, cmd, &fl);
+	if (out)
+		*out = fl;
+	return r < 0 ? -errno : 0;
+}
+
+uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane)
+{
+	struct flock fl;
+	int err = ofd_lock(s->fd, F_OFD_GETLK, F_WRLCK, lane, &fl);
+	if (err)
+		return err; /* EINVAL: a kernel older than 3.15 */
+	return fl.l_type != F_UNLCK;
+}
+
+/* Is thread @tid of this process alive? In our own namespace, so right. */
+static bool own_thread_alive(uint32_t tid)
+{
+	return syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) == 0 ||
+	       errno == EPERM;
+}
+
+bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid)
+{
+	if (h->claims_refused)
+		return false;
+	_Atomic uint32_t *holder = &h->holder[lane];
+	uint32_t cur = 0;
+	/* First among the threads of this process (same description)... */
+	if (!atomic_compare_exchange_strong(holder, &cur, tid)) {
+		/* a thread of ours that ended without giving it back (it
+		 * exited by a raw syscall): the lane is ours to take over */
+		if (cur == tid || own_thread_alive(cur) ||
+		    !atomic_compare_exchange_strong(holder, &cur, tid))
+			return false;
+		return true; /* the description holds the lock already */
+	}
+	/* ...then among processes: the kernel decides. */
+	int err = ofd_lock(h->seg.fd, F_OFD_SETLK, F_WRLCK, lane, NULL);
+	if (err == -EINVAL && !h->ofd_checked) {
+		/* no OFD locks (Linux < 3.15): the owner word's CAS still
+		 * serialises claimers, but a dead owner's lane is never
+		 * taken over (shmlog__lane_claim) */
+		h->no_ofd = true;
+		err = 0;
+	}
+	h->ofd_checked = true;
+	if (err) {
+		atomic_store(holder, 0);
+		return false;
+	}
+	return true;
+}
+
+void shmlog__lane_unlock(struct shmlog *h, unsigned lane)
+{
+	/* The lock first, then our own table: a thread of ours that claims
+	 * the lane once the table says free takes the lock afresh. */
+	if (!h->no_ofd)
+		ofd_lock(h->seg.fd, F_OFD_SETLK, F_UNLCK, lane, NULL);
+	atomic_store(&h->holder[lane], 0);
+}
+
+int shmlog__owner_reopen(struct shmlog *h)
+{
+	/* After fork(): the child shares the parent's description, so its
+	 * locks would be the parent's. A fresh open of the same file gives
+	 * the child a description of its own, over the inherited number.
+	 * Async-signal-safe calls only (we run in the atfork child). */
+	char path[40] = "/proc/self/fd/";
+	char num[16];
+	int n = 0, fd = h->seg.fd;
+	do
+		num[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) && n < (int)sizeof(num));
+	size_t at = 14;
+	while (n)
+		path[at++] = num[--n];
+	path[at] = '\0';
+	int nfd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat a, b;
+	int err = 0;
+	if (nfd < 0)
+		err = -errno;
+	else if (fstat(nfd, &a) < 0 || fstat(h->seg.fd, &b) < 0 ||
+		 a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		err = -EPERM;
+	else if (dup3(nfd, h->seg.fd, O_CLOEXEC) < 0)
+		err = -errno;
+	if (nfd >= 0)
+		close(nfd);
+	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++)
+		atomic_store(&h->holder[i], 0);
+	/* Without a description of its own the child must not claim: its
+	 * lock attempts would succeed on its parent's live lanes. */
+	if (err)
+		h->claims_refused = true;
+	return err;
+}
