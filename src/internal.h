@@ -278,6 +278,9 @@ int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane);
 bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid);
 /* Drop it (the owner word must already say free). */
 void shmlog__lane_unlock(struct shmlog *h, unsigned lane);
+/* Open @h's lock descriptor (@path: the buffer's file), close it. */
+int shmlog__owner_open(struct shmlog *h, const char *path);
+void shmlog__owner_close(struct shmlog *h);
 /* In a fork() child: a description of our own for @h, and no lanes held.
  * On failure the child may not claim lanes through @h. */
 int shmlog__owner_reopen(struct shmlog *h);
@@ -349,6 +352,8 @@ struct shmlog {
 	 * tid), 0 if none. The description's lock (owner.c) cannot tell our
 	 * threads apart; this does. */
 	_Atomic uint32_t *holder;
+	int lock_fd; /* the lanes' locks: a description never mapped */
+	char *lock_path; /* the file, to open it again after fork() */
 	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */
 	bool ofd_checked;
 	bool claims_refused; /* a fork child without a description of its own */

@@ -41,6 +41,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -111,7 +113,7 @@ bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid)
 		return true; /* the description holds the lock already */
 	}
 	/* ...then among processes: the kernel decides. */
-	int err = ofd_lock(h->seg.fd, F_OFD_SETLK, F_WRLCK, lane, NULL);
+	int err = ofd_lock(h->lock_fd, F_OFD_SETLK, F_WRLCK, lane, NULL);
 	if (err == -EINVAL && !h->ofd_checked) {
 		/* no OFD locks (Linux < 3.15): the owner word's CAS still
 		 * serialises claimers, but a dead owner's lane is never
@@ -132,43 +134,83 @@ void shmlog__lane_unlock(struct shmlog *h, unsigned lane)
 	/* The lock first, then our own table: a thread of ours that claims
 	 * the lane once the table says free takes the lock afresh. */
 	if (!h->no_ofd)
-		ofd_lock(h->seg.fd, F_OFD_SETLK, F_UNLCK, lane, NULL);
+		ofd_lock(h->lock_fd, F_OFD_SETLK, F_UNLCK, lane, NULL);
 	atomic_store(&h->holder[lane], 0);
+}
+
+/* A new open file description of the file @fd refers to: through
+ * /proc/self/fd (immune to renames), else @path; checked to be the same
+ * file. Async-signal-safe (it runs in the atfork child). */
+static int reopen_file(int fd, const char *path)
+{
+	char proc[40] = "/proc/self/fd/", digits[16];
+	size_t at = 14;
+	int n = 0;
+	for (int v = fd; n == 0 || v; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n)
+		proc[at++] = digits[--n];
+	proc[at] = '\0';
+	int flags = O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int nfd = open(proc, flags);
+	if (nfd < 0 && path)
+		nfd = open(path, flags | O_NOFOLLOW);
+	if (nfd < 0)
+		return -errno;
+	struct stat a, b;
+	if (fstat(nfd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		close(nfd);
+		return -EPERM; /* the name leads elsewhere now */
+	}
+	return nfd;
+}
+
+int shmlog__owner_open(struct shmlog *h, const char *path)
+{
+	/* The locks go on a description of their own that is never mapped:
+	 * a mapping holds its description too, and a fork child inherits
+	 * the parent's mappings, so locks on the mapped one would outlive
+	 * a dead parent for as long as a child of it lives. */
+	h->lock_path = strdup(path);
+	if (!h->lock_path)
+		return -ENOMEM;
+	h->lock_fd = reopen_file(h->seg.fd, path);
+	return h->lock_fd < 0 ? h->lock_fd : 0;
+}
+
+void shmlog__owner_close(struct shmlog *h)
+{
+	if (h->lock_fd >= 0)
+		close(h->lock_fd); /* drops every lock held through @h */
+	h->lock_fd = -1;
+	free(h->lock_path);
+	h->lock_path = NULL;
 }
 
 int shmlog__owner_reopen(struct shmlog *h)
 {
-	/* After fork(): the child shares the parent's description, so its
-	 * locks would be the parent's. A fresh open of the same file gives
-	 * the child a description of its own, over the inherited number.
-	 * Async-signal-safe calls only (we run in the atfork child). */
-	char path[40] = "/proc/self/fd/";
-	char num[16];
-	int n = 0, fd = h->seg.fd;
-	do
-		num[n++] = (char)('0' + fd % 10);
-	while ((fd /= 10) && n < (int)sizeof(num));
-	size_t at = 14;
-	while (n)
-		path[at++] = num[--n];
-	path[at] = '\0';
-	int nfd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	struct stat a, b;
-	int err = 0;
-	if (nfd < 0)
-		err = -errno;
-	else if (fstat(nfd, &a) < 0 || fstat(h->seg.fd, &b) < 0 ||
-		 a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-		err = -EPERM;
-	else if (dup3(nfd, h->seg.fd, O_CLOEXEC) < 0)
-		err = -errno;
-	if (nfd >= 0)
-		close(nfd);
+	/* After fork(): the child shares the parent's lock description, so
+	 * its locks would be the parent's, and its copy would keep them
+	 * after the parent's death. A description of its own replaces it
+	 * under the same number. */
 	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++)
 		atomic_store(&h->holder[i], 0);
-	/* Without a description of its own the child must not claim: its
-	 * lock attempts would succeed on its parent's live lanes. */
-	if (err)
-		h->claims_refused = true;
-	return err;
+	int nfd = reopen_file(h->seg.fd, h->lock_path);
+	if (nfd >= 0 && dup3(nfd, h->lock_fd, O_CLOEXEC) < 0) {
+		int err = -errno;
+		close(nfd);
+		nfd = err;
+	}
+	if (nfd >= 0) {
+		close(nfd);
+		return 0;
+	}
+	/* Without a description of its own the child must not claim (its
+	 * lock attempts would succeed on its parent's live lanes), nor keep
+	 * the parent's. */
+	close(h->lock_fd);
+	h->lock_fd = -1;
+	h->claims_refused = true;
+	return nfd;
 }

@@ -215,14 +215,22 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		free(h);
 		return err;
 	}
+	h->lock_fd = -1;
 	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
 	h->holder = calloc(h->seg.fixed.lane_count, sizeof(*h->holder));
-	if (!h->prefaulted || !h->holder) {
+	char path[512];
+	err = !h->prefaulted || !h->holder ? -ENOMEM : 0;
+	if (!err && shmlog_path(name, path, sizeof(path)) < 0)
+		err = -EINVAL;
+	if (!err)
+		err = shmlog__owner_open(h, path);
+	if (err) {
+		shmlog__owner_close(h);
 		free(h->prefaulted);
 		free(h->holder);
 		shmlog__seg_detach(&h->seg);
 		free(h);
-		return -ENOMEM;
+		return err;
 	}
 	h->need_fence = !membarrier_ok;
 	/* touch page 0 and the lane table: read on every write */
@@ -238,6 +246,7 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 	}
 	pthread_mutex_unlock(&handles_lock);
 	if (!h->id) {
+		shmlog__owner_close(h);
 		shmlog__seg_detach(&h->seg);
 		free(h->prefaulted);
 		free(h->holder);
@@ -283,6 +292,7 @@ void shmlog_close(shmlog_t *h)
 	for (int i = 0; i < TLS_SLOTS; i++)
 		if (tls_lanes[i].handle_id == h->id)
 			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+	shmlog__owner_close(h);
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
 	free(h->holder);
@@ -375,6 +385,10 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 	}
 	shmlog__guard_arm(&g, &h->seg);
 	int err = write_slow_guarded(h, w, d);
+	if (err)
+		count_drop(h);
+	else
+		wake_readers(h);
 	shmlog__guard_disarm();
 	return err;
 }
@@ -409,17 +423,16 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		return write_nested(h, &d);
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	int err = 0;
-	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl))
-		shmlog__ring_append(&h->seg, w, d.time, d.meta, tag, msg);
-	else
-		err = write_slow(h, w, &d);
-	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
-	if (SHMLOG_UNLIKELY(err)) {
-		count_drop(h);
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl)) {
+		/* counts its drop or wakes readers itself, guarded */
+		int err = write_slow(h, w, &d);
+		atomic_signal_fence(memory_order_seq_cst);
+		w->busy = 0;
 		return err;
 	}
+	shmlog__ring_append(&h->seg, w, d.time, d.meta, tag, msg);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
 	wake_readers(h);
 	return 0;
 }
