@@ -112,7 +112,7 @@ int shmlog_remove(const char *name);
 
 /* Hide every record written so far from later readers, without touching any
  * writer's state (readers skip records stamped before the clear). Errors as
- * shmlog_open(). Thread-safe. */
+ * shmlog_open(), and -EIO if the file was truncated meanwhile. Thread-safe. */
 int shmlog_clear(const char *name);
 
 /* ------------------------------------------------------------------------ */
@@ -127,7 +127,8 @@ typedef struct shmlog shmlog_t;
  * magic or checksum, -EPROTONOSUPPORT unknown major version, -ENODATA sizes
  * that do not fit the file, -EPERM a file that is not a regular file we may
  * trust (symlink, FIFO, hard link, foreign owner, world-writable), -ENOENT
- * missing (without SHMLOG_OPEN_CREATE), -ENOMEM. Thread-safe. */
+ * missing (without SHMLOG_OPEN_CREATE), -ENOMEM, -EMFILE (no descriptor
+ * left: a handle keeps two, one of them for the lanes' locks). Thread-safe. */
 int shmlog_open(const char *name, int flags, shmlog_t **out);
 
 /* Detach. The lanes this process holds are released; their records stay.
@@ -143,8 +144,13 @@ void shmlog_close(shmlog_t *h);
  * in the segment; see docs/DESIGN.md, "Lanes"), or -EBUSY when called from a
  * signal handler that interrupted a write on the same thread and handle and
  * no shared lane was free (counted too; such nested writes go to a shared
- * lane, and buffers of fewer than 8 lanes have none). No syscall, lock, allocation or page fault in steady state: the
- * first write of a thread claims a lane (a few atomic operations).
+ * lane, and buffers of fewer than 8 lanes have none), or -EIO when the
+ * buffer's file was truncated under a thread's first write (its claim of a
+ * lane survives the SIGBUS; later writes do not: docs/SECURITY.md). No
+ * syscall, lock, allocation or page fault in steady state: the first write
+ * of a thread claims a lane (an fcntl() lock; docs/DESIGN.md), and a thread
+ * without a lane of its own pays two fcntl() calls per record it writes in
+ * a shared lane.
  * Thread-safe and lock-free: never waits for anybody. Async-signal-safe
  * once the calling thread has written to @h before (its first write claims
  * a lane under a process-local mutex). */
@@ -179,11 +185,13 @@ int shmlog_enabled(shmlog_t *h, int prio, const char *tag);
 /* Set the filter spec of a buffer ("net:D *:W"); every process writing to it
  * follows it at its next call. "" restores "log everything". Errors:
  * -EINVAL with the offending token's offset in @bad_offset (may be NULL),
- * -E2BIG if the spec does not fit the segment, and shmlog_open()'s. */
+ * -E2BIG if the spec does not fit the segment, -EIO if the file was
+ * truncated meanwhile, and shmlog_open()'s. */
 int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset);
 
 /* Copy a buffer's current filter spec into @buf (NUL-terminated).
- * Returns its length, -ENAMETOOLONG if @buf is too small, or open errors. */
+ * Returns its length, -ENAMETOOLONG if @buf is too small, -EIO if the file
+ * was truncated meanwhile, or open errors. */
 int shmlog_get_filter(const char *name, char *buf, size_t buflen);
 
 /* Check a spec without applying it: 0, or -EINVAL with the offset of the
@@ -349,7 +357,10 @@ struct shmlog_info {
 	mode_t mode;
 };
 
-/* Describe a buffer. Errors as shmlog_reader_open(). */
+/* Describe a buffer. Errors as shmlog_reader_open(), and -EIO if the file
+ * was truncated while it was read (it survives the SIGBUS). A lane's writer
+ * counts as live while its process holds the lane's lock (docs/DESIGN.md,
+ * "Lane ownership"). Thread-safe. */
 int shmlog_stat(const char *name, struct shmlog_info *info);
 
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */

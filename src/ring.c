@@ -15,7 +15,8 @@
  *            line 6    config: filter generation, clear mark (read-mostly)
  *            8..       filter spec text
  *   4096   lane table: lane_count x struct shmlog__lane (128 bytes each)
- *            line 0    owner (pid<<32|tid), claims, torn   (claim/release)
+ *            line 0    owner (pid<<32|tid: who, not whether alive),
+ *                      claims, torn                        (claim/release)
  *            line 1    tail, reserve, head, next_seq       (owner, per record)
  *   data   lane_count x lane_size bytes of records, page aligned
  *
@@ -106,6 +107,21 @@
  *
  * A writer killed at any instruction leaves its lane's owner word naming a
  * dead thread. Nobody waits for it: other writers have lanes of their own.
+ *
+ * Whether an owner is alive is never judged from the pid and tid in its
+ * word (they mean nothing, or another process, in another pid namespace,
+ * and outlive their process): a lane is held by the open file description
+ * that holds the lane's OFD lock, one byte at 2^62 + lane in the buffer's
+ * file, which the kernel drops when the owner's process dies, however and
+ * wherever. A claimer takes the lock first (that serialises claimers across
+ * processes), then finds the word set only if its owner died. Within a
+ * process, whose threads share the description, the handle's table of
+ * holders and tgkill() in our own namespace tell threads apart. Robust
+ * futexes were rejected: glibc owns each thread's only robust list, and a
+ * robust mutex in the segment would let whoever may write the file steer
+ * glibc's list-unlinking stores in the writer. All of it is in owner.c and
+ * docs/DESIGN.md ("Lane ownership").
+ *
  * The next writer to claim the lane (shmlog__lane_claim) first walks the
  * chain [tail, head) to learn the newest sequence number (next_seq lags by
  * one if the writer died between steps 5 and 6), then finds one of:
