@@ -270,9 +270,18 @@ static inline uint64_t rec_meta(uint32_t len, uint32_t msg_len, int prio,
 
 /* The owner word a writer stores: who holds the lane, for people. */
 uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
-/* Is lane @lane held by a live process (other than through @s's own
- * description)? 1 or 0, or a negative errno (-EINVAL: no OFD locks). */
-int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane);
+/* Is lane @lane, whose owner word is @owner, held by a live process (other
+ * than through @s's own description)? 1 or 0, or a negative errno
+ * (-EINVAL: no OFD locks). */
+int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane,
+			uint64_t owner);
+/* Shared lanes: the word a borrower stores (naming its handle's slot), and
+ * whether the borrower a word names is dead. */
+uint64_t shmlog__borrow_word(const struct shmlog *h, uint32_t tid);
+bool shmlog__is_borrow_word(uint64_t owner);
+bool shmlog__borrower_dead(const struct shmlog *h, uint64_t owner);
+/* Take a slot for @h's borrowers (h->slot -1 if none could be had). */
+void shmlog__slot_take(struct shmlog *h);
 /* Take lane @lane's lock for thread @tid of this process: false if a live
  * process or a live thread of ours holds it. Async-signal-safe. */
 bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid);
@@ -353,6 +362,8 @@ struct shmlog {
 	 * threads apart; this does. */
 	_Atomic uint32_t *holder;
 	int lock_fd; /* the lanes' locks: a description never mapped */
+	int slot; /* our borrowers' slot (owner.c), -1: cannot borrow */
+	uint32_t slot_nonce;
 	char *lock_path; /* the file, to open it again after fork() */
 	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */
 	bool ofd_checked;

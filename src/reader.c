@@ -455,8 +455,6 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	struct shmlog_lane_stats s;
 	memset(&s, 0, sizeof(s));
 	uint64_t owner, head, reserve, next;
-	/* alive by the lane's lock (owner.c), not by the pid in the word */
-	int alive = shmlog__owner_alive(&r->seg, lane);
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
@@ -471,6 +469,8 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 		owner = head = reserve = 0;
 		next = c->seq_known ? c->next_seq : f->initial_seq;
 	}
+	/* alive by a lock (owner.c), not by the pid in the word */
+	int alive = owner ? shmlog__owner_alive(&r->seg, lane, owner) : 0;
 	/* next_seq lags by one if its writer died right after publishing */
 	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
 		next = c->next_seq;
@@ -485,8 +485,13 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 		s.written++;
 		s.torn++;
 	}
-	s.owner_pid = (uint32_t)(owner >> 32);
-	s.owner_tid = (uint32_t)owner;
+	if (shmlog__is_borrow_word(owner)) { /* a borrower: tid only */
+		s.owner_pid = 0;
+		s.owner_tid = (uint32_t)owner & ((1u << 22) - 1);
+	} else {
+		s.owner_pid = (uint32_t)(owner >> 32);
+		s.owner_tid = (uint32_t)owner;
+	}
 	s.owner_alive = alive > 0 || (alive < 0 && owner);
 	*st = s;
 	return 0;

@@ -481,22 +481,36 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	struct shmlog__lane *ctl = seg_lane(s, lane);
 	uint64_t owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
 
-	/* Liveness is the lane's lock (owner.c), never the owner word: taking
-	 * the lock serialises claimers, and succeeds only if no live process
-	 * holds the lane (nor a live thread of ours). */
+	/* Liveness is a lock (owner.c), never the pid in the owner word. */
 	if (owner != 0 && !steal_dead)
 		return false;
-	if (!shmlog__lane_lock(w->h, lane, w->tid))
-		return false;
-	owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
-	/* Ours alone now: a non-zero word names a dead owner (or is junk).
-	 * Without OFD locks nothing says it is dead: leave it. */
-	if ((owner != 0 && w->h->no_ofd) ||
-	    !atomic_compare_exchange_strong_explicit(&ctl->owner, &owner, me,
-						     memory_order_acquire,
-						     memory_order_relaxed)) {
-		shmlog__lane_unlock(w->h, lane);
-		return false;
+	if (lane >= shmlog__lanes_exclusive(f)) {
+		/* a shared lane, lent for one record: the word names the
+		 * borrower's slot, whose lock says whether it lives; the CAS
+		 * serialises claimers */
+		if (owner != 0 && !shmlog__borrower_dead(w->h, owner))
+			return false;
+		if (!atomic_compare_exchange_strong_explicit(
+			    &ctl->owner, &owner, me, memory_order_acquire,
+			    memory_order_relaxed))
+			return false;
+	} else {
+		/* the lane's own lock: taking it serialises claimers, and
+		 * succeeds only if no live process holds the lane (nor a live
+		 * thread of ours) */
+		if (!shmlog__lane_lock(w->h, lane, w->tid))
+			return false;
+		owner = atomic_load_explicit(&ctl->owner,
+					     memory_order_relaxed);
+		/* Ours alone now: a non-zero word names a dead owner (or is
+		 * junk). Without OFD locks nothing says it is dead. */
+		if ((owner != 0 && w->h->no_ofd) ||
+		    !atomic_compare_exchange_strong_explicit(
+			    &ctl->owner, &owner, me, memory_order_acquire,
+			    memory_order_relaxed)) {
+			shmlog__lane_unlock(w->h, lane);
+			return false;
+		}
 	}
 	atomic_fetch_add_explicit(&ctl->claims, 1, memory_order_relaxed);
 

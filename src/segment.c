@@ -440,7 +440,7 @@ static int stat_lanes(const struct shmlog__seg *s, struct shmlog_info *in)
 		uint64_t tail = atomic_load(&l->tail);
 		uint64_t head = atomic_load(&l->head);
 		uint64_t seq = atomic_load(&l->next_seq);
-		int alive = shmlog__owner_alive(s, i);
+		int alive = owner ? shmlog__owner_alive(s, i, owner) : 0;
 		if (alive > 0 || (alive < 0 && owner))
 			in->writers++;
 		if (head - tail <= f->lane_size)

@@ -185,8 +185,10 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	unsigned excl = shmlog__lanes_exclusive(f);
 	if (excl == f->lane_count)
 		return -EAGAIN;
+	if (h->slot < 0)
+		return -EAGAIN; /* no slot: nothing says we are alive */
 	struct shmlog__wlane tmp = *w;
-	uint64_t me = shmlog__owner_word(w->pid, w->tid);
+	uint64_t me = shmlog__borrow_word(h, w->tid);
 	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
 		return -EAGAIN;
 	prefault(h, tmp.lane);
@@ -224,6 +226,8 @@ int shmlog_open(const char *name, int flags, shmlog_t **out)
 		err = -EINVAL;
 	if (!err)
 		err = shmlog__owner_open(h, path);
+	if (!err)
+		shmlog__slot_take(h);
 	if (err) {
 		shmlog__owner_close(h);
 		free(h->prefaulted);

@@ -407,7 +407,7 @@ static int cmd_info(int argc, char **argv)
 			       "%8llu\n",
 			       i,
 			       st.owner_alive ? "live"
-			       : st.owner_pid ? "dead"
+			       : st.owner_pid || st.owner_tid ? "dead"
 					      : "-",
 			       st.owner_pid, st.owner_tid,
 			       (unsigned long long)st.written,

@@ -656,6 +656,66 @@ static void test_fork(void)
 	shmlog_remove(b);
 }
 
+/* Shared lanes, lent one record at a time, name the borrower's slot (a
+ * lock its handle holds for life): a word naming a slot nobody holds is a
+ * dead borrower's, taken over; one naming a live handle's slot is not. */
+static void test_borrowers(void)
+{
+	enum { LANES = 8, K = 5 };
+	const char *b = make_buffer("own-borrow", LANES, LANES * 16 * 1024);
+	int ready[2], never[2];
+	REQUIRE(pipe(ready) == 0 && pipe(never) == 0);
+	char si[16], so[16];
+	snprintf(si, sizeof(si), "%d", never[0]);
+	snprintf(so, sizeof(so), "%d", ready[1]);
+	char *hold[] = {"hold", (char *)b, "0", "7", "0", "5", si, so, NULL};
+	pid_t holders = spawn_role(false, hold); /* every exclusive lane */
+	wait_byte(ready[0]);
+
+	struct shmlog__seg s;
+	REQUIRE(shmlog__seg_attach(b, SEG_WRITE, &s) == 0);
+	_Atomic uint64_t *shared = &seg_lane(&s, LANES - 1)->owner;
+	/* a dead borrower: a slot nobody holds */
+	struct shmlog fake;
+	memset(&fake, 0, sizeof(fake));
+	fake.slot = 12345;
+	fake.slot_nonce = 777;
+	atomic_store(shared, shmlog__borrow_word(&fake, 4242));
+	CHECK_EQ(shmlog__owner_alive(&s, LANES - 1, atomic_load(shared)), 0);
+	char *claim1[] = {"claim", (char *)b, "7", "5", NULL};
+	CHECK_EQ(run_role_wait(false, claim1), 0); /* taken over */
+
+	/* a live borrower: our handle's slot, held while it is open */
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	REQUIRE(h->slot >= 0);
+	uint64_t live = shmlog__borrow_word(h, 4242);
+	atomic_store(shared, live);
+	CHECK_EQ(shmlog__owner_alive(&s, LANES - 1, live), 1);
+	char *claim2[] = {"claim", (char *)b, "8", "1", NULL};
+	CHECK_EQ(run_role_wait(false, claim2), 102); /* refused */
+	CHECK_EQ(atomic_load(shared), live);
+	shmlog_close(h);
+	CHECK_EQ(shmlog__owner_alive(&s, LANES - 1, live), 0);
+	char *claim3[] = {"claim", (char *)b, "9", "5", NULL};
+	CHECK_EQ(run_role_wait(false, claim3), 0); /* now taken over */
+	shmlog__seg_detach(&s);
+
+	hw_kill(holders);
+	bool complete[10] = {0};
+	uint64_t expect[10] = {0};
+	complete[7] = complete[9] = true;
+	expect[7] = expect[9] = K;
+	read_all_checked(b, 10, complete, expect);
+	printf("borrowers: a dead one's shared lane taken over, a live one's "
+	       "kept\n");
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(never[i]);
+	}
+	shmlog_remove(b);
+}
+
 /* Readers judge liveness by the same lock, through whatever descriptor
  * they have: a read-only one works. */
 static void test_readonly_liveness(void)
@@ -670,17 +730,19 @@ static void test_readonly_liveness(void)
 	memset(&s, 0, sizeof(s));
 	s.fd = open(path, O_RDONLY | O_CLOEXEC);
 	REQUIRE(s.fd >= 0);
+	uint64_t ow[4];
+	owner_words(b, ow, 4);
 	int alive = 0;
 	for (unsigned i = 0; i < 4; i++)
-		alive += shmlog__owner_alive(&s, i) == 1;
+		alive += ow[i] && shmlog__owner_alive(&s, i, ow[i]) == 1;
 	CHECK_EQ(alive, 1);
 	struct shmlog_info in;
 	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.writers, 1);
 	shmlog_close(h);
 	alive = 0;
-	for (unsigned i = 0; i < 4; i++)
-		alive += shmlog__owner_alive(&s, i) == 1;
+	for (unsigned i = 0; i < 4; i++) /* the words of before: no lock */
+		alive += ow[i] && shmlog__owner_alive(&s, i, ow[i]) == 1;
 	CHECK_EQ(alive, 0);
 	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.writers, 0);
@@ -703,6 +765,7 @@ int main(int argc, char **argv)
 	test_pid_reuse_forged();
 	test_crash_reclaim();
 	test_fork();
+	test_borrowers();
 	if (ns_works()) {
 		test_live_across_namespaces();
 		test_dead_across_namespaces();
