@@ -148,9 +148,8 @@ void shmlog_close(shmlog_t *h);
  * buffer's file was truncated under a thread's first write (its claim of a
  * lane survives the SIGBUS; later writes do not: docs/SECURITY.md). No
  * syscall, lock, allocation or page fault in steady state: the first write
- * of a thread claims a lane (an fcntl() lock; docs/DESIGN.md), and a thread
- * without a lane of its own pays two fcntl() calls per record it writes in
- * a shared lane.
+ * of a thread claims a lane (an fcntl() lock; docs/DESIGN.md, "Lane
+ * ownership").
  * Thread-safe and lock-free: never waits for anybody. Async-signal-safe
  * once the calling thread has written to @h before (its first write claims
  * a lane under a process-local mutex). */
