@@ -18,7 +18,7 @@
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
 #define SHMLOG__VERSION_MAJOR 1
-#define SHMLOG__VERSION_MINOR 0
+#define SHMLOG__VERSION_MINOR 1 /* 1: clock anchors in page 0 */
 
 #define SHMLOG__CACHELINE 64
 #define SHMLOG__PAGE 4096
@@ -124,6 +124,42 @@ _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
 _Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
 _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
 
+/* Clock anchors (clock.c): (raw clock, wall time) pairs that writers add
+ * now and then, at a fixed place near the end of page 0 (minor version 1;
+ * the area is zero, so empty, in buffers made before). Every reader turns
+ * a raw time into wall time with the newest valid anchor at or before it:
+ * the same record, the same time, in every reader, at any later time. */
+#define SHMLOG__ANCHOR_OFF 2560
+#define SHMLOG__ANCHORS 24
+
+struct shmlog__anchor {
+	_Atomic uint64_t seq; /* 2n+1 while publication n is written, 2n+2 */
+	_Atomic uint64_t raw; /* the anchor holds from this raw value on */
+	_Atomic int64_t wall_ns; /* CLOCK_REALTIME at @raw */
+	_Atomic int64_t mono_ns; /* CLOCK_MONOTONIC at @raw (later rates) */
+	_Atomic uint64_t mult; /* ns per raw tick from @raw on, 32.32 */
+	_Atomic uint64_t done_raw; /* raw clock once published; the anchor
+				    * is valid iff 0 < done_raw <= raw */
+};
+
+struct shmlog__anchors {
+	_Atomic uint64_t count; /* publications so far; n goes to slot n % N */
+	uint64_t pad[7];
+	struct shmlog__anchor a[SHMLOG__ANCHORS];
+};
+
+_Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__ANCHOR_OFF,
+	       "the anchors do not overlap the header's fields");
+_Static_assert(SHMLOG__ANCHOR_OFF + sizeof(struct shmlog__anchors) <=
+		       SHMLOG__PAGE,
+	       "the anchors fit page 0");
+
+static inline struct shmlog__anchors *hdr_anchors(const struct shmlog__hdr *h)
+{
+	return (struct shmlog__anchors *)(void *)((unsigned char *)h +
+						  SHMLOG__ANCHOR_OFF);
+}
+
 /* ---- a mapped segment ---- */
 
 struct shmlog__seg {
@@ -220,9 +256,51 @@ static inline uint64_t shmlog__clock_raw(int clock)
 void shmlog__clock_calibrate(struct shmlog__fixed *f);
 int shmlog__clock_default(void);
 /* Convert @raw to ns since the Epoch with the calibration in @f, anchored
- * at (@now_raw, @now_ns) so that drift only grows with a record's age. */
+ * at (@now_raw, @now_ns) (0: at the calibration itself). */
 int64_t shmlog__clock_to_ns(const struct shmlog__fixed *f, uint64_t raw,
 			    uint64_t now_raw, int64_t now_ns);
+
+/* A validated private copy of a segment's anchors, sorted by raw. */
+struct shmlog__clockmap {
+	unsigned n;
+	bool pending; /* a publication was under way */
+	uint64_t count; /* the segment's count when copied */
+	uint64_t taken_raw; /* raw clock when copied */
+	struct {
+		uint64_t raw;
+		int64_t wall_ns, mono_ns;
+		uint64_t mult;
+	} a[SHMLOG__ANCHORS];
+};
+/* Copy and validate the anchors of @hdr (hostile input: the copy holds
+ * only anchors that check out). */
+void shmlog__clockmap_read(const struct shmlog__fixed *f,
+			   const struct shmlog__hdr *hdr,
+			   struct shmlog__clockmap *m);
+/* May an anchor that applies to @raw be missing from @m? (Then read it
+ * again before converting @raw.) */
+bool shmlog__clockmap_stale(const struct shmlog__clockmap *m,
+			    const struct shmlog__hdr *hdr, uint64_t raw);
+/* @raw in ns since the Epoch: the newest anchor at or before it, else the
+ * oldest one, else the calibration in @f. Deterministic in @m. */
+int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
+			      const struct shmlog__clockmap *m, uint64_t raw);
+/* Writers: publish an anchor if the newest is older than the schedule
+ * wants (or there is none); *@due is when to look again (raw). Cheap to
+ * call rarely; makes no syscall (vDSO clocks). */
+void shmlog__anchor_refresh(const struct shmlog__fixed *f,
+			    struct shmlog__hdr *hdr, uint64_t now_raw,
+			    _Atomic uint64_t *due);
+/* Publish an anchor for the clock pair (@raw, @wall_ns, @mono_ns), taken
+ * at once, after the anchors in @m (a copy of the segment's). false if
+ * another publisher went first or it took too long to be valid. */
+bool shmlog__anchor_publish(const struct shmlog__fixed *f,
+			    struct shmlog__hdr *hdr,
+			    const struct shmlog__clockmap *m, uint64_t raw,
+			    int64_t wall_ns, int64_t mono_ns);
+/* The schedule: when (raw) the next anchor is due after those in @m. */
+uint64_t shmlog__anchor_due(const struct shmlog__fixed *f,
+			    const struct shmlog__clockmap *m);
 int64_t shmlog__realtime_ns(void);
 
 /* ---- the ring protocol (ring.c) ---- */
@@ -356,6 +434,7 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
+	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
 	/* Per lane: the thread of ours holding it through this handle (its
 	 * tid), 0 if none. The description's lock (owner.c) cannot tell our

@@ -42,8 +42,7 @@ struct shmlog_reader {
 	unsigned heap_len;
 	unsigned since_refresh; /* records since the last scan of all lanes */
 	bool top_used; /* the heap top's record was returned */
-	uint64_t now_raw; /* clock anchor for wall-time conversion */
-	int64_t now_ns;
+	struct shmlog__clockmap clock; /* the segment's anchors, validated */
 	int failed; /* 0, or -EIO once the file was truncated under us */
 	bool failure_reported;
 	uint64_t faults; /* SIGBUS caught while copying */
@@ -100,10 +99,10 @@ static int reader_report(struct shmlog_reader *r)
 	return r->failed;
 }
 
+/* A copy of the segment's clock anchors (clock.c); mapping guarded. */
 static void reader_anchor(struct shmlog_reader *r)
 {
-	r->now_raw = shmlog__clock_raw((int)r->seg.fixed.clock);
-	r->now_ns = shmlog__realtime_ns();
+	shmlog__clockmap_read(&r->seg.fixed, r->seg.hdr, &r->clock);
 }
 
 static void reader_start(struct shmlog_reader *r, bool at_tail);
@@ -135,6 +134,7 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
 		reader_start(r, flags & SHMLOG_READ_TAIL);
+		reader_anchor(r);
 		bus_disarm();
 	} else {
 		bus_recovered();
@@ -145,7 +145,6 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	 * registration makes GLOBAL_EXPEDITED usable for this process too */
 	shmlog__membarrier_register();
 	r->membarrier_ok = shmlog__membarrier() == 0;
-	reader_anchor(r);
 	*out = r;
 	return 0;
 }
@@ -173,8 +172,10 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 	const struct shmlog__rec *h = &c->rec;
 	out->seq = h->seq;
 	out->raw_time = h->time;
-	out->time_ns = shmlog__clock_to_ns(&r->seg.fixed, h->time, r->now_raw,
-					   r->now_ns);
+	/* the same record, the same time, in every reader (clock.c) */
+	if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h->time))
+		reader_anchor(r);
+	out->time_ns = shmlog__clock_convert(&r->seg.fixed, &r->clock, h->time);
 	out->pid = h->pid;
 	out->tid = h->tid;
 	out->prio = h->prio >= SHMLOG_VERBOSE && h->prio <= SHMLOG_FATAL
@@ -440,7 +441,6 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 		reader_fail(r, true);
 		return r->failed;
 	}
-	reader_anchor(r);
 	return err;
 }
 

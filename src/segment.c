@@ -202,6 +202,10 @@ static int create_tmp(const char *path, mode_t mode, gid_t gid,
 	struct shmlog__hdr *hdr = p;
 	hdr->fixed = *f;
 	atomic_store(&hdr->config.filter_gen, 2);
+	/* the first clock anchor, before the buffer has a name: whatever is
+	 * stamped in it converts the same way from the first record on */
+	_Atomic uint64_t due = 0;
+	shmlog__anchor_refresh(f, hdr, shmlog__clock_raw((int)f->clock), &due);
 	munmap(p, SHMLOG__PAGE);
 	/* Lane positions: every lane starts empty at initial_pos. */
 	size_t tbl = (size_t)(f->data_off - f->lanes_off);

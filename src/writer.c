@@ -336,6 +336,17 @@ static inline void wake_readers(struct shmlog *h)
 		shmlog__ring_wake(h->seg.hdr);
 }
 
+/* Is a clock anchor due (clock.c: every 10 minutes at most)? A compare
+ * with a private value on the write path; the refresh itself is rare and
+ * makes no syscall. */
+static inline void anchor_check(struct shmlog *h, uint64_t now)
+{
+	if (SHMLOG_UNLIKELY(now >= atomic_load_explicit(&h->anchor_due,
+							memory_order_relaxed)))
+		shmlog__anchor_refresh(&h->seg.fixed, h->seg.hdr, now,
+				       &h->anchor_due);
+}
+
 /* A signal handler interrupted a write of this thread: the thread's lane
  * is mid-record, so the nested record goes to a shared lane. */
 static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
@@ -357,6 +368,7 @@ static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
 static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
 			      const struct shmlog__recdesc *d)
 {
+	anchor_check(h, d->time);
 	if (w->handle_id != h->id) {
 		lane_acquire(h, w);
 	} else {
@@ -434,6 +446,7 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		w->busy = 0;
 		return err;
 	}
+	anchor_check(h, d.time);
 	shmlog__ring_append(&h->seg, w, d.time, d.meta, tag, msg);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
