@@ -315,8 +315,9 @@ uint64_t shmlog__anchor_due(const struct shmlog__fixed *f,
 }
 
 /* The rate for an anchor at (@raw, @mono): measured against the monotonic
- * clock since the oldest kept anchor at least 10 s before, else the
- * calibration. */
+ * clock since the newest kept anchor at least 10 s before (the TSC's rate
+ * wanders with temperature: the latest interval says most about the next),
+ * else the calibration. */
 static uint64_t anchor_rate(const struct shmlog__fixed *f,
 			    const struct shmlog__clockmap *m, uint64_t raw,
 			    int64_t mono)
@@ -325,7 +326,7 @@ static uint64_t anchor_rate(const struct shmlog__fixed *f,
 	if (f->clock != SHMLOG_CLOCK_TSC)
 		return cal;
 	uint64_t min_span = ticks_of(f, ANCHOR_MIN_SPAN_NS);
-	for (unsigned i = 0; i < m->n; i++) {
+	for (unsigned i = m->n; i-- > 0;) {
 		uint64_t dr = raw - m->a[i].raw;
 		int64_t dm = mono - m->a[i].mono_ns;
 		if ((int64_t)dr < (int64_t)min_span || dm <= 0)
@@ -342,7 +343,7 @@ static uint64_t anchor_rate(const struct shmlog__fixed *f,
 bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 			    struct shmlog__hdr *hdr,
 			    const struct shmlog__clockmap *m, uint64_t raw,
-			    int64_t wall_ns, int64_t mono_ns)
+			    int64_t wall_ns, int64_t mono_ns, uint64_t done_raw)
 {
 	struct shmlog__anchors *A = hdr_anchors(hdr);
 	uint64_t mult = anchor_rate(f, m, raw, mono_ns);
@@ -364,7 +365,8 @@ bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 	atomic_store_explicit(&s->mult, mult, memory_order_relaxed);
 	atomic_store_explicit(&s->seq, 2 * n + 2, memory_order_release);
 	/* valid only if whole before its time: see the comment above */
-	uint64_t done = shmlog__clock_raw((int)f->clock);
+	uint64_t done =
+		done_raw ? done_raw : shmlog__clock_raw((int)f->clock);
 	if ((int64_t)(raw + lead - done) <= 0)
 		return false;
 	atomic_store_explicit(&s->done_raw, done ? done : 1,
@@ -408,7 +410,7 @@ void shmlog__anchor_refresh(const struct shmlog__fixed *f,
 		uint64_t raw;
 		int64_t wall, mono;
 		clock_triple(f, &raw, &wall, &mono);
-		shmlog__anchor_publish(f, hdr, &m, raw, wall, mono);
+		shmlog__anchor_publish(f, hdr, &m, raw, wall, mono, 0);
 		shmlog__clockmap_read(f, hdr, &m);
 		next = shmlog__anchor_due(f, &m);
 	}

@@ -291,13 +291,14 @@ int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
 void shmlog__anchor_refresh(const struct shmlog__fixed *f,
 			    struct shmlog__hdr *hdr, uint64_t now_raw,
 			    _Atomic uint64_t *due);
-/* Publish an anchor for the clock pair (@raw, @wall_ns, @mono_ns), taken
- * at once, after the anchors in @m (a copy of the segment's). false if
- * another publisher went first or it took too long to be valid. */
+/* Publish an anchor for the clock triple (@raw, @wall_ns, @mono_ns), taken
+ * at once, after the anchors in @m (a copy of the segment's). @done_raw:
+ * 0 to read the raw clock once it is written (tests pass a simulated one).
+ * false if another publisher went first or it took too long to be valid. */
 bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 			    struct shmlog__hdr *hdr,
 			    const struct shmlog__clockmap *m, uint64_t raw,
-			    int64_t wall_ns, int64_t mono_ns);
+			    int64_t wall_ns, int64_t mono_ns, uint64_t done_raw);
 /* The schedule: when (raw) the next anchor is due after those in @m. */
 uint64_t shmlog__anchor_due(const struct shmlog__fixed *f,
 			    const struct shmlog__clockmap *m);
