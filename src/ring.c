@@ -14,6 +14,7 @@
  *            line 5    stats: dropped writes (rare)
  *            line 6    config: filter generation, clear mark (read-mostly)
  *            8..       filter spec text
+ *            2560..    clock anchors (clock.c: stable wall-clock times)
  *   4096   lane table: lane_count x struct shmlog__lane (128 bytes each)
  *            line 0    owner (pid<<32|tid: who, not whether alive),
  *                      claims, torn                        (claim/release)
