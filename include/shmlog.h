@@ -262,7 +262,9 @@ typedef struct shmlog_reader shmlog_reader_t;
  * memory, valid until the next call on the reader. */
 struct shmlog_record {
 	uint64_t seq; /* per-lane sequence number (gaps are losses) */
-	int64_t time_ns; /* wall-clock time, ns since the Epoch */
+	/* wall-clock time, ns since the Epoch: the same for a record in every
+	 * reader, every time (the buffer's clock anchors, docs/DESIGN.md) */
+	int64_t time_ns;
 	uint64_t raw_time; /* the clock value as stored (for ordering) */
 	uint32_t pid, tid; /* as reported by the writer (not verified) */
 	int prio; /* SHMLOG_VERBOSE..SHMLOG_FATAL */
