@@ -217,13 +217,14 @@ static bool anchor_copy(const struct shmlog__fixed *f,
 			uint64_t *raw, int64_t *wall, int64_t *mono,
 			uint64_t *mult, bool *pending)
 {
+	/* acquire loads (rare: no fence needed, and TSan models them) keep
+	 * the second load of seq after every field's */
 	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-	*raw = atomic_load_explicit(&s->raw, memory_order_relaxed);
-	*wall = atomic_load_explicit(&s->wall_ns, memory_order_relaxed);
-	*mono = atomic_load_explicit(&s->mono_ns, memory_order_relaxed);
-	*mult = atomic_load_explicit(&s->mult, memory_order_relaxed);
-	uint64_t done = atomic_load_explicit(&s->done_raw, memory_order_relaxed);
-	atomic_thread_fence(memory_order_acquire);
+	*raw = atomic_load_explicit(&s->raw, memory_order_acquire);
+	*wall = atomic_load_explicit(&s->wall_ns, memory_order_acquire);
+	*mono = atomic_load_explicit(&s->mono_ns, memory_order_acquire);
+	*mult = atomic_load_explicit(&s->mult, memory_order_acquire);
+	uint64_t done = atomic_load_explicit(&s->done_raw, memory_order_acquire);
 	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq ||
 	    (seq & 1) || (seq && !done)) {
 		/* being written, or not marked done (yet, or ever: only the
@@ -354,15 +355,15 @@ bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 	if (!atomic_compare_exchange_strong(&A->count, &n, n + 1))
 		return false;
 	struct shmlog__anchor *s = &A->a[n % SHMLOG__ANCHORS];
+	/* a seqlock: the odd seq before any field (release stores, rare) */
 	atomic_store_explicit(&s->seq, 2 * n + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&s->done_raw, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->raw, raw + lead, memory_order_relaxed);
+	atomic_store_explicit(&s->done_raw, 0, memory_order_release);
+	atomic_store_explicit(&s->raw, raw + lead, memory_order_release);
 	atomic_store_explicit(&s->wall_ns, wall_ns + lead_ns,
-			      memory_order_relaxed);
+			      memory_order_release);
 	atomic_store_explicit(&s->mono_ns, mono_ns + lead_ns,
-			      memory_order_relaxed);
-	atomic_store_explicit(&s->mult, mult, memory_order_relaxed);
+			      memory_order_release);
+	atomic_store_explicit(&s->mult, mult, memory_order_release);
 	atomic_store_explicit(&s->seq, 2 * n + 2, memory_order_release);
 	/* valid only if whole before its time: see the comment above */
 	uint64_t done =

@@ -446,7 +446,6 @@ struct shmlog {
 	uint32_t slot_nonce;
 	char *lock_path; /* the file, to open it again after fork() */
 	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */
-	bool ofd_checked;
 	bool claims_refused; /* a fork child without a description of its own */
 	/* filter cache */
 	uint32_t filter_gen_seen;

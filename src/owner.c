@@ -217,14 +217,13 @@ bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid)
 	}
 	/* ...then among processes: the kernel decides. */
 	int err = ofd_lock(h->lock_fd, F_OFD_SETLK, F_WRLCK, lane, NULL);
-	if (err == -EINVAL && !h->ofd_checked) {
+	if (err == -EINVAL) {
 		/* no OFD locks (Linux < 3.15): the owner word's CAS still
 		 * serialises claimers, but a dead owner's lane is never
-		 * taken over (shmlog__lane_claim) */
+		 * taken over (shmlog__lane_claim). Written only there. */
 		h->no_ofd = true;
 		err = 0;
 	}
-	h->ofd_checked = true;
 	if (err) {
 		atomic_store(holder, 0);
 		return false;

@@ -100,7 +100,8 @@ static void atfork_child(void)
 	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
 		if (handles[i])
 			shmlog__owner_reopen(handles[i]);
-	pthread_mutex_init(&handles_lock, NULL);
+	/* locked by atfork_prepare in the thread that forked: this one */
+	pthread_mutex_unlock(&handles_lock);
 	if (membarrier_ok)
 		shmlog__membarrier_register();
 }
