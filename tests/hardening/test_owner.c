@@ -761,6 +761,7 @@ int main(int argc, char **argv)
 	if (self_exe[0] != '/' && realpath(self_exe, abs))
 		self_exe = abs;
 	signal(SIGPIPE, SIG_IGN);
+	alarm(100); /* a hang (a role that never answers) is a failure */
 	test_readonly_liveness();
 	test_pid_reuse_forged();
 	test_crash_reclaim();
