@@ -217,10 +217,12 @@ bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid)
 	}
 	/* ...then among processes: the kernel decides. */
 	int err = ofd_lock(h->lock_fd, F_OFD_SETLK, F_WRLCK, lane, NULL);
-	if (err == -EINVAL) {
-		/* no OFD locks (Linux < 3.15): the owner word's CAS still
-		 * serialises claimers, but a dead owner's lane is never
-		 * taken over (shmlog__lane_claim). Written only there. */
+	if (err == -EINVAL || err == -ENOLCK || err == -EOPNOTSUPP) {
+		/* no OFD locks (Linux < 3.15, or a filesystem without locks):
+		 * the owner word's CAS still serialises claimers, but a dead
+		 * owner's lane is never taken over (shmlog__lane_claim), and
+		 * threads without a lane cannot borrow (no slot). Written
+		 * only there. */
 		h->no_ofd = true;
 		err = 0;
 	}
