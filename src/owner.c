@@ -195,7 +195,7 @@ void shmlog__slot_take(struct shmlog *h)
 			h->slot = (int)slot;
 			return;
 		}
-		if (err == -EINVAL)
+		if (err == -EINVAL || err == -ENOLCK || err == -EOPNOTSUPP)
 			return; /* no OFD locks: nothing to borrow with */
 	}
 }
