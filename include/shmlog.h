@@ -130,7 +130,7 @@ int shmlog_remove(const char *name);
 
 /* Hide every record written so far from later readers, without touching any
  * writer's state (readers skip records stamped before the clear). Errors as
- * shmlog_open(). Thread-safe. */
+ * shmlog_open(), and -EIO if the file was truncated meanwhile. Thread-safe. */
 int shmlog_clear(const char *name);
 
 /* ------------------------------------------------------------------------ */
@@ -145,9 +145,10 @@ typedef struct shmlog shmlog_t;
  * magic or checksum, -EPROTONOSUPPORT unknown major version, -ENODATA sizes
  * that do not fit the file, -EPERM a file that is not a regular file we may
  * trust (symlink, FIFO, hard link, foreign owner, world-writable), -ENOENT
- * missing (without SHMLOG_OPEN_CREATE), -ENOMEM. With SHMLOG_DEBUG=1 in the
- * environment a failure is also said on stderr (once per process), as is a
- * later write on the NULL handle. Thread-safe. */
+ * missing (without SHMLOG_OPEN_CREATE), -ENOMEM, -EMFILE (no descriptor
+ * left: a handle keeps two, one of them for the lanes' locks). With
+ * SHMLOG_DEBUG=1 in the environment a failure is also said on stderr (once
+ * per process), as is a later write on the NULL handle. Thread-safe. */
 int shmlog_open(const char *name, int flags, shmlog_t **out);
 
 /* Detach. The lanes this process holds are released; their records stay.
@@ -168,15 +169,18 @@ void shmlog_close(shmlog_t *h);
  * in the segment; see docs/DESIGN.md, "Lanes"), or -EBUSY when called from a
  * signal handler that interrupted a write on the same thread and handle and
  * no shared lane was free (counted too; such nested writes go to a shared
- * lane, and buffers of fewer than 8 lanes have none). With SHMLOG_DEBUG=1 in
- * the environment the library says so on stderr, once per cause (the only
- * place it ever prints). No syscall, lock, allocation or page fault in
- * steady state: the first write of a thread claims a lane (a few atomic
- * operations). Thread-safe and lock-free: never waits for anybody.
- * Async-signal-safe once the calling thread has written to @h before (its
- * first write claims a lane under a process-local mutex), except that the
- * first write after the filter changed compiles it (malloc): a signal
- * handler that must never allocate writes with SHMLOG_WRITE_UNFILTERED. */
+ * lane, and buffers of fewer than 8 lanes have none), or -EIO when the
+ * buffer's file was truncated under a thread's first write (its claim of a
+ * lane survives the SIGBUS; later writes do not: docs/SECURITY.md). With
+ * SHMLOG_DEBUG=1 in the environment the library says why on stderr, once
+ * per cause (the only place it ever prints). No syscall, lock, allocation
+ * or page fault in steady state: the first write of a thread claims a lane
+ * (an fcntl() lock; docs/DESIGN.md, "Lane ownership").
+ * Thread-safe and lock-free: never waits for anybody. Async-signal-safe
+ * once the calling thread has written to @h before (its first write claims
+ * a lane under a process-local mutex), except that the first write after
+ * the filter changed compiles it (malloc): a signal handler that must
+ * never allocate writes with SHMLOG_WRITE_UNFILTERED. */
 int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg);
 
 /* As shmlog_write(), with an explicit message length (the message may then
@@ -227,11 +231,13 @@ int shmlog_enabled(shmlog_t *h, int prio, const char *tag);
 /* Set the filter spec of a buffer ("net:D *:W"); every process writing to it
  * follows it at its next call. "" restores "log everything". Errors:
  * -EINVAL with the offending token's offset in @bad_offset (may be NULL),
- * -E2BIG if the spec does not fit the segment, and shmlog_open()'s. */
+ * -E2BIG if the spec does not fit the segment, -EIO if the file was
+ * truncated meanwhile, and shmlog_open()'s. */
 int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset);
 
 /* Copy a buffer's current filter spec into @buf (NUL-terminated).
- * Returns its length, -ENAMETOOLONG if @buf is too small, or open errors. */
+ * Returns its length, -ENAMETOOLONG if @buf is too small, -EIO if the file
+ * was truncated meanwhile, or open errors. */
 int shmlog_get_filter(const char *name, char *buf, size_t buflen);
 
 /* Check a spec without applying it: 0, or -EINVAL with the offset of the
@@ -353,7 +359,9 @@ typedef struct shmlog_reader shmlog_reader_t;
  * memory, valid until the next call on the reader. */
 struct shmlog_record {
 	uint64_t seq; /* per-lane sequence number (gaps are losses) */
-	int64_t time_ns; /* wall-clock time, ns since the Epoch */
+	/* wall-clock time, ns since the Epoch: the same for a record in every
+	 * reader, every time (the buffer's clock anchors, docs/DESIGN.md) */
+	int64_t time_ns;
 	uint64_t raw_time; /* the clock value as stored (for ordering) */
 	uint32_t pid, tid; /* as reported by the writer (not verified) */
 	int prio; /* SHMLOG_VERBOSE..SHMLOG_FATAL */
@@ -412,8 +420,12 @@ struct shmlog_lane_stats {
 	uint64_t overwritten; /* lost to wrap before this reader got them */
 	uint64_t torn; /* writer died mid-record, or failed validation */
 	uint64_t skipped; /* hidden by shmlog_clear() or the start position */
-	uint32_t owner_pid; /* current owner, 0 if free */
+	uint32_t owner_pid; /* current owner, 0 if free (its own namespace's) */
 	uint32_t owner_tid;
+	/* 1 if a live process holds the lane (judged by the lane's lock, so
+	 * right across pid namespaces and pid reuse), 0 if it is free or its
+	 * owner died (the next writer to claim it takes it over) */
+	uint32_t owner_alive;
 };
 
 /* Number of lanes of the reader's buffer. */
@@ -443,7 +455,10 @@ struct shmlog_info {
 	mode_t mode;
 };
 
-/* Describe a buffer. Errors as shmlog_reader_open(). */
+/* Describe a buffer. Errors as shmlog_reader_open(), and -EIO if the file
+ * was truncated while it was read (it survives the SIGBUS). A lane's writer
+ * counts as live while its process holds the lane's lock (docs/DESIGN.md,
+ * "Lane ownership"). Thread-safe. */
 int shmlog_stat(const char *name, struct shmlog_info *info);
 
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */

@@ -418,17 +418,25 @@ int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset)
 	if (err)
 		return err;
 	struct shmlog__hdr *hdr = s.hdr;
-	uint32_t held = spec_lock(hdr);
-	memcpy(hdr->spec, spec, n);
-	hdr->spec[n] = '\0';
-	hdr->config.spec_len = (uint32_t)n;
-	uint32_t next = held + 1;
-	if (next == 0 || next == no_default_gen)
-		next = 2; /* 0 means "never" to a call site */
-	atomic_store_explicit(&hdr->config.filter_gen, next,
-			      memory_order_release);
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		shmlog__guard_arm(&g, &s);
+		uint32_t held = spec_lock(hdr);
+		memcpy(hdr->spec, spec, n);
+		hdr->spec[n] = '\0';
+		hdr->config.spec_len = (uint32_t)n;
+		uint32_t next = held + 1;
+		if (next == 0 || next == no_default_gen)
+			next = 2; /* 0 means "never" to a call site */
+		atomic_store_explicit(&hdr->config.filter_gen, next,
+				      memory_order_release);
+		shmlog__guard_disarm();
+	} else {
+		shmlog__guard_recovered();
+		err = -EIO; /* the file was truncated under us */
+	}
 	shmlog__seg_detach(&s);
-	return 0;
+	return err;
 }
 
 int shmlog_get_filter(const char *name, char *buf, size_t buflen)
@@ -439,8 +447,16 @@ int shmlog_get_filter(const char *name, char *buf, size_t buflen)
 		return err;
 	char spec[sizeof(s.hdr->spec) + 1];
 	uint32_t gen;
-	if (!spec_read(s.hdr, spec, &gen))
-		err = -EAGAIN;
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		shmlog__guard_arm(&g, &s);
+		if (!spec_read(s.hdr, spec, &gen))
+			err = -EAGAIN;
+		shmlog__guard_disarm();
+	} else {
+		shmlog__guard_recovered();
+		err = -EIO; /* the file was truncated under us */
+	}
 	shmlog__seg_detach(&s);
 	if (err)
 		return err;

@@ -7,6 +7,7 @@
 #ifndef SHMLOG_INTERNAL_H
 #define SHMLOG_INTERNAL_H
 
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,7 +18,7 @@
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
 #define SHMLOG__VERSION_MAJOR 1
-#define SHMLOG__VERSION_MINOR 0
+#define SHMLOG__VERSION_MINOR 1 /* 1: clock anchors in page 0 */
 
 #define SHMLOG__CACHELINE 64
 #define SHMLOG__PAGE 4096
@@ -123,6 +124,42 @@ _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
 _Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
 _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
 
+/* Clock anchors (clock.c): (raw clock, wall time) pairs that writers add
+ * now and then, at a fixed place near the end of page 0 (minor version 1;
+ * the area is zero, so empty, in buffers made before). Every reader turns
+ * a raw time into wall time with the newest valid anchor at or before it:
+ * the same record, the same time, in every reader, at any later time. */
+#define SHMLOG__ANCHOR_OFF 2560
+#define SHMLOG__ANCHORS 24
+
+struct shmlog__anchor {
+	_Atomic uint64_t seq; /* 2n+1 while publication n is written, 2n+2 */
+	_Atomic uint64_t raw; /* the anchor holds from this raw value on */
+	_Atomic int64_t wall_ns; /* CLOCK_REALTIME at @raw */
+	_Atomic int64_t mono_ns; /* CLOCK_MONOTONIC at @raw (later rates) */
+	_Atomic uint64_t mult; /* ns per raw tick from @raw on, 32.32 */
+	_Atomic uint64_t done_raw; /* raw clock once published; the anchor
+				    * is valid iff 0 < done_raw <= raw */
+};
+
+struct shmlog__anchors {
+	_Atomic uint64_t count; /* publications so far; n goes to slot n % N */
+	uint64_t pad[7];
+	struct shmlog__anchor a[SHMLOG__ANCHORS];
+};
+
+_Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__ANCHOR_OFF,
+	       "the anchors do not overlap the header's fields");
+_Static_assert(SHMLOG__ANCHOR_OFF + sizeof(struct shmlog__anchors) <=
+		       SHMLOG__PAGE,
+	       "the anchors fit page 0");
+
+static inline struct shmlog__anchors *hdr_anchors(const struct shmlog__hdr *h)
+{
+	return (struct shmlog__anchors *)(void *)((unsigned char *)h +
+						  SHMLOG__ANCHOR_OFF);
+}
+
 /* ---- a mapped segment ---- */
 
 struct shmlog__seg {
@@ -156,6 +193,18 @@ static inline uint32_t seg_off(const struct shmlog__fixed *f, uint64_t pos)
 {
 	return (uint32_t)((pos - f->initial_pos) % f->lane_size);
 }
+
+/* ---- surviving truncation (guard.c): see the comment there ---- */
+struct shmlog__guard {
+	sigjmp_buf env;
+	const unsigned char *lo, *hi; /* the armed segment's mapping */
+	const unsigned char *hdr; /* its separate page 0, or NULL */
+	struct shmlog__guard *prev; /* armed on this thread before (nested) */
+};
+void shmlog__guard_arm(struct shmlog__guard *g, const struct shmlog__seg *s);
+void shmlog__guard_disarm(void);
+/* Back from a fault by siglongjmp: call first thing. */
+void shmlog__guard_recovered(void);
 
 /* Access flags for shmlog__seg_attach(). */
 #define SEG_WRITE 0x1
@@ -207,9 +256,52 @@ static inline uint64_t shmlog__clock_raw(int clock)
 void shmlog__clock_calibrate(struct shmlog__fixed *f);
 int shmlog__clock_default(void);
 /* Convert @raw to ns since the Epoch with the calibration in @f, anchored
- * at (@now_raw, @now_ns) so that drift only grows with a record's age. */
+ * at (@now_raw, @now_ns) (0: at the calibration itself). */
 int64_t shmlog__clock_to_ns(const struct shmlog__fixed *f, uint64_t raw,
 			    uint64_t now_raw, int64_t now_ns);
+
+/* A validated private copy of a segment's anchors, sorted by raw. */
+struct shmlog__clockmap {
+	unsigned n;
+	bool pending; /* a publication was under way */
+	uint64_t count; /* the segment's count when copied */
+	uint64_t taken_raw; /* raw clock when copied */
+	struct {
+		uint64_t raw;
+		int64_t wall_ns, mono_ns;
+		uint64_t mult;
+	} a[SHMLOG__ANCHORS];
+};
+/* Copy and validate the anchors of @hdr (hostile input: the copy holds
+ * only anchors that check out). */
+void shmlog__clockmap_read(const struct shmlog__fixed *f,
+			   const struct shmlog__hdr *hdr,
+			   struct shmlog__clockmap *m);
+/* May an anchor that applies to @raw be missing from @m? (Then read it
+ * again before converting @raw.) */
+bool shmlog__clockmap_stale(const struct shmlog__clockmap *m,
+			    const struct shmlog__hdr *hdr, uint64_t raw);
+/* @raw in ns since the Epoch: the newest anchor at or before it, else the
+ * oldest one, else the calibration in @f. Deterministic in @m. */
+int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
+			      const struct shmlog__clockmap *m, uint64_t raw);
+/* Writers: publish an anchor if the newest is older than the schedule
+ * wants (or there is none); *@due is when to look again (raw). Cheap to
+ * call rarely; makes no syscall (vDSO clocks). */
+void shmlog__anchor_refresh(const struct shmlog__fixed *f,
+			    struct shmlog__hdr *hdr, uint64_t now_raw,
+			    _Atomic uint64_t *due);
+/* Publish an anchor for the clock triple (@raw, @wall_ns, @mono_ns), taken
+ * at once, after the anchors in @m (a copy of the segment's). @done_raw:
+ * 0 to read the raw clock once it is written (tests pass a simulated one).
+ * false if another publisher went first or it took too long to be valid. */
+bool shmlog__anchor_publish(const struct shmlog__fixed *f,
+			    struct shmlog__hdr *hdr,
+			    const struct shmlog__clockmap *m, uint64_t raw,
+			    int64_t wall_ns, int64_t mono_ns, uint64_t done_raw);
+/* The schedule: when (raw) the next anchor is due after those in @m. */
+uint64_t shmlog__anchor_due(const struct shmlog__fixed *f,
+			    const struct shmlog__clockmap *m);
 int64_t shmlog__realtime_ns(void);
 
 /* ---- the ring protocol (ring.c) ---- */
@@ -253,15 +345,42 @@ static inline uint64_t rec_meta(uint32_t len, uint32_t msg_len, int prio,
 #define META_TAG_LEN(m) ((uint32_t)((m) >> 48) & 0xff)
 
 
+/* ---- lane ownership (owner.c): an OFD lock per lane ---- */
+
+/* The owner word a writer stores: who holds the lane, for people. */
 uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid);
-bool shmlog__owner_alive(uint64_t owner);
+/* Is lane @lane, whose owner word is @owner, held by a live process (other
+ * than through @s's own description)? 1 or 0, or a negative errno
+ * (-EINVAL: no OFD locks). */
+int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane,
+			uint64_t owner);
+/* Shared lanes: the word a borrower stores (naming its handle's slot), and
+ * whether the borrower a word names is dead. */
+uint64_t shmlog__borrow_word(const struct shmlog *h, uint32_t tid);
+bool shmlog__is_borrow_word(uint64_t owner);
+bool shmlog__borrower_dead(const struct shmlog *h, uint64_t owner);
+/* Take a slot for @h's borrowers (h->slot -1 if none could be had). */
+void shmlog__slot_take(struct shmlog *h);
+/* Take lane @lane's lock for thread @tid of this process: false if a live
+ * process or a live thread of ours holds it. Async-signal-safe. */
+bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid);
+/* Drop it (the owner word must already say free). */
+void shmlog__lane_unlock(struct shmlog *h, unsigned lane);
+/* Open @h's lock descriptor (@path: the buffer's file), close it. */
+int shmlog__owner_open(struct shmlog *h, const char *path);
+void shmlog__owner_close(struct shmlog *h);
+/* In a fork() child: a description of our own for @h, and no lanes held.
+ * On failure the child may not claim lanes through @h. */
+int shmlog__owner_reopen(struct shmlog *h);
+
 /* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
  * by a dead owner: then whatever it left is repaired). true on success,
- * with @w filled. */
+ * with @w filled. @w->h and @w->tid must be set. */
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
-/* Give a lane back. */
-void shmlog__lane_release(struct shmlog__wlane *w);
+/* Give a lane back; @announce: tell threads without a lane to try again
+ * (not for a shared lane lent for one record). */
+void shmlog__lane_release(struct shmlog__wlane *w, bool announce);
 /* Lanes [0, exclusive) are for threads to keep; the rest are lent out one
  * record at a time to threads that found none free. */
 static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
@@ -338,8 +457,18 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
+	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
-	_Atomic unsigned char *held; /* per lane: kept by a thread, via us */
+	/* Per lane: the thread of ours holding it through this handle (its
+	 * tid), 0 if none. The description's lock (owner.c) cannot tell our
+	 * threads apart; this does. */
+	_Atomic uint32_t *holder;
+	int lock_fd; /* the lanes' locks: a description never mapped */
+	int slot; /* our borrowers' slot (owner.c), -1: cannot borrow */
+	uint32_t slot_nonce;
+	char *lock_path; /* the file, to open it again after fork() */
+	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */
+	bool claims_refused; /* a fork child without a description of its own */
 	/* filter cache */
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter; /* read lock-free by writers (atomic) */

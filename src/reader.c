@@ -42,8 +42,7 @@ struct shmlog_reader {
 	unsigned heap_len;
 	unsigned since_refresh; /* records since the last scan of all lanes */
 	bool top_used; /* the heap top's record was returned */
-	uint64_t now_raw; /* clock anchor for wall-time conversion */
-	int64_t now_ns;
+	struct shmlog__clockmap clock; /* the segment's anchors, validated */
 	int failed; /* 0, or -EIO once the file was truncated under us */
 	bool failure_reported;
 	uint64_t faults; /* SIGBUS caught while copying */
@@ -51,98 +50,22 @@ struct shmlog_reader {
 
 /* ---- surviving a file truncated under the reader (SIGBUS) ---- */
 
-struct bus_guard {
-	sigjmp_buf env;
-	const unsigned char *lo, *hi; /* the armed reader's mapping */
-	const unsigned char *hdr; /* its separate page 0, or NULL */
-};
+/* The guard (guard.c), under the names this file has always used. */
+#define bus_guard shmlog__guard
 
-/* The guard armed on this thread, if any. Set before and cleared after
- * every access to a mapping; the signal fences keep the compiler from
- * moving those accesses out of the armed window. */
-static __thread struct bus_guard *volatile bus_armed;
-static struct sigaction bus_prev; /* the disposition we replaced */
-static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
-
-static void bus_handler(int sig, siginfo_t *si, void *ctx)
-{
-	struct bus_guard *g = bus_armed;
-	const unsigned char *a = si ? (const unsigned char *)si->si_addr : NULL;
-	if (g && si && si->si_code > 0 &&
-	    ((a >= g->lo && a < g->hi) ||
-	     (g->hdr && a >= g->hdr && a < g->hdr + SHMLOG__PAGE))) {
-		bus_armed = NULL;
-		siglongjmp(g->env, 1);
-	}
-	/* Not a reader's copy: behave as if we had never been installed. */
-	if (bus_prev.sa_flags & SA_SIGINFO) {
-		bus_prev.sa_sigaction(sig, si, ctx);
-		return;
-	}
-	if (bus_prev.sa_handler != SIG_DFL && bus_prev.sa_handler != SIG_IGN) {
-		bus_prev.sa_handler(sig);
-		return;
-	}
-	/* Default action: die of this very signal. A fault would recur on
-	 * return anyway; raise() covers a SIGBUS sent with kill(2). */
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGBUS, &dfl, NULL);
-	raise(SIGBUS);
-}
-
-static void bus_install(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = bus_handler;
-	sigemptyset(&sa.sa_mask);
-	/* SA_NODEFER: we leave the handler with siglongjmp without restoring
-	 * the signal mask (sigsetjmp(.., 0) costs no syscall), so SIGBUS must
-	 * not be blocked while it runs. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-	sigaction(SIGBUS, &sa, &bus_prev);
-}
-
-/* Every access to a mapping is bracketed so:
- *
- *	struct bus_guard g;
- *	if (sigsetjmp(g.env, 0) == 0) {
- *		bus_arm(r, &g);
- *		...touch the mapping...
- *		bus_disarm();
- *	} else {
- *		...it faulted: the file was truncated...
- *	}
- *
- * sigsetjmp() must run in the frame that stays live while the mapping is
- * touched, hence no wrapper function. */
 static void bus_arm(const struct shmlog_reader *r, struct bus_guard *g)
 {
-	g->lo = r->seg.base;
-	g->hi = r->seg.base + r->seg.size;
-	g->hdr = r->seg.hdr_map;
-	bus_armed = g;
-	atomic_signal_fence(memory_order_seq_cst);
+	shmlog__guard_arm(g, &r->seg);
 }
 
 static void bus_disarm(void)
 {
-	atomic_signal_fence(memory_order_seq_cst);
-	bus_armed = NULL;
+	shmlog__guard_disarm();
 }
 
-/* Back from the handler by siglongjmp: SA_NODEFER kept SIGBUS unblocked,
- * unless something between the kernel and us (a sanitizer's wrapper
- * handler) blocked it anyway. Unblock it, or the next fault would kill. */
 static void bus_recovered(void)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGBUS);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	shmlog__guard_recovered();
 }
 
 /* The mapping faulted, or the file is seen shorter than the mapping:
@@ -176,10 +99,10 @@ static int reader_report(struct shmlog_reader *r)
 	return r->failed;
 }
 
+/* A copy of the segment's clock anchors (clock.c); mapping guarded. */
 static void reader_anchor(struct shmlog_reader *r)
 {
-	r->now_raw = shmlog__clock_raw((int)r->seg.fixed.clock);
-	r->now_ns = shmlog__realtime_ns();
+	shmlog__clockmap_read(&r->seg.fixed, r->seg.hdr, &r->clock);
 }
 
 static void reader_start(struct shmlog_reader *r, bool at_tail);
@@ -207,11 +130,11 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	}
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * body;
-	pthread_once(&bus_once, bus_install);
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
 		reader_start(r, flags & SHMLOG_READ_TAIL);
+		reader_anchor(r);
 		bus_disarm();
 	} else {
 		bus_recovered();
@@ -222,7 +145,6 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	 * registration makes GLOBAL_EXPEDITED usable for this process too */
 	shmlog__membarrier_register();
 	r->membarrier_ok = shmlog__membarrier() == 0;
-	reader_anchor(r);
 	*out = r;
 	return 0;
 }
@@ -250,8 +172,10 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 	const struct shmlog__rec *h = &c->rec;
 	out->seq = h->seq;
 	out->raw_time = h->time;
-	out->time_ns = shmlog__clock_to_ns(&r->seg.fixed, h->time, r->now_raw,
-					   r->now_ns);
+	/* the same record, the same time, in every reader (clock.c) */
+	if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h->time))
+		reader_anchor(r);
+	out->time_ns = shmlog__clock_convert(&r->seg.fixed, &r->clock, h->time);
 	out->pid = h->pid;
 	out->tid = h->tid;
 	out->prio = h->prio >= SHMLOG_VERBOSE && h->prio <= SHMLOG_FATAL
@@ -517,7 +441,6 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 		reader_fail(r, true);
 		return r->failed;
 	}
-	reader_anchor(r);
 	return err;
 }
 
@@ -546,6 +469,8 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 		owner = head = reserve = 0;
 		next = c->seq_known ? c->next_seq : f->initial_seq;
 	}
+	/* alive by a lock (owner.c), not by the pid in the word */
+	int alive = owner ? shmlog__owner_alive(&r->seg, lane, owner) : 0;
 	/* next_seq lags by one if its writer died right after publishing */
 	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
 		next = c->next_seq;
@@ -556,12 +481,18 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	s.skipped = c->skipped;
 	/* a writer that died inside a write: its record is torn, though no
 	 * claimer has marked it yet */
-	if (reserve != head && (!owner || !shmlog__owner_alive(owner))) {
+	if (reserve != head && alive == 0) {
 		s.written++;
 		s.torn++;
 	}
-	s.owner_pid = (uint32_t)(owner >> 32);
-	s.owner_tid = (uint32_t)owner;
+	if (shmlog__is_borrow_word(owner)) { /* a borrower: tid only */
+		s.owner_pid = 0;
+		s.owner_tid = (uint32_t)owner & ((1u << 22) - 1);
+	} else {
+		s.owner_pid = (uint32_t)(owner >> 32);
+		s.owner_tid = (uint32_t)owner;
+	}
+	s.owner_alive = alive > 0 || (alive < 0 && owner);
 	*st = s;
 	return 0;
 }

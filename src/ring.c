@@ -14,8 +14,10 @@
  *            line 5    stats: dropped writes (rare)
  *            line 6    config: filter generation, clear mark (read-mostly)
  *            8..       filter spec text
+ *            2560..    clock anchors (clock.c: stable wall-clock times)
  *   4096   lane table: lane_count x struct shmlog__lane (128 bytes each)
- *            line 0    owner (pid<<32|tid), claims, torn   (claim/release)
+ *            line 0    owner (pid<<32|tid: who, not whether alive),
+ *                      claims, torn                        (claim/release)
  *            line 1    tail, reserve, head, next_seq       (owner, per record)
  *   data   lane_count x lane_size bytes of records, page aligned
  *
@@ -106,6 +108,21 @@
  *
  * A writer killed at any instruction leaves its lane's owner word naming a
  * dead thread. Nobody waits for it: other writers have lanes of their own.
+ *
+ * Whether an owner is alive is never judged from the pid and tid in its
+ * word (they mean nothing, or another process, in another pid namespace,
+ * and outlive their process): a lane is held by the open file description
+ * that holds the lane's OFD lock, one byte at 2^62 + lane in the buffer's
+ * file, which the kernel drops when the owner's process dies, however and
+ * wherever. A claimer takes the lock first (that serialises claimers across
+ * processes), then finds the word set only if its owner died. Within a
+ * process, whose threads share the description, the handle's table of
+ * holders and tgkill() in our own namespace tell threads apart. Robust
+ * futexes were rejected: glibc owns each thread's only robust list, and a
+ * robust mutex in the segment would let whoever may write the file steer
+ * glibc's list-unlinking stores in the writer. All of it is in owner.c and
+ * docs/DESIGN.md ("Lane ownership").
+ *
  * The next writer to claim the lane (shmlog__lane_claim) first walks the
  * chain [tail, head) to learn the newest sequence number (next_seq lags by
  * one if the writer died between steps 5 and 6), then finds one of:
@@ -163,22 +180,6 @@
 #ifdef SHMLOG_TESTPOINTS
 void (*shmlog__testpoint_hook)(int point);
 #endif
-
-uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid)
-{
-	return (uint64_t)pid << 32 | tid;
-}
-
-bool shmlog__owner_alive(uint64_t owner)
-{
-	pid_t pid = (pid_t)(owner >> 32), tid = (pid_t)(uint32_t)owner;
-	if (pid <= 0 || tid <= 0)
-		return false;
-	/* A signal 0 checks existence; EPERM means it exists (other user). */
-	if (syscall(SYS_tgkill, pid, tid, 0) == 0 || errno == EPERM)
-		return true;
-	return false;
-}
 
 /* ---- reading a record header (shared by writers' tail walk and readers) */
 
@@ -481,12 +482,37 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	struct shmlog__lane *ctl = seg_lane(s, lane);
 	uint64_t owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
 
-	if (owner != 0 && (!steal_dead || shmlog__owner_alive(owner)))
+	/* Liveness is a lock (owner.c), never the pid in the owner word. */
+	if (owner != 0 && !steal_dead)
 		return false;
-	if (!atomic_compare_exchange_strong_explicit(&ctl->owner, &owner, me,
-						     memory_order_acquire,
-						     memory_order_relaxed))
-		return false;
+	if (lane >= shmlog__lanes_exclusive(f)) {
+		/* a shared lane, lent for one record: the word names the
+		 * borrower's slot, whose lock says whether it lives; the CAS
+		 * serialises claimers */
+		if (owner != 0 && !shmlog__borrower_dead(w->h, owner))
+			return false;
+		if (!atomic_compare_exchange_strong_explicit(
+			    &ctl->owner, &owner, me, memory_order_acquire,
+			    memory_order_relaxed))
+			return false;
+	} else {
+		/* the lane's own lock: taking it serialises claimers, and
+		 * succeeds only if no live process holds the lane (nor a live
+		 * thread of ours) */
+		if (!shmlog__lane_lock(w->h, lane, w->tid))
+			return false;
+		owner = atomic_load_explicit(&ctl->owner,
+					     memory_order_relaxed);
+		/* Ours alone now: a non-zero word names a dead owner (or is
+		 * junk). Without OFD locks nothing says it is dead. */
+		if ((owner != 0 && w->h->no_ofd) ||
+		    !atomic_compare_exchange_strong_explicit(
+			    &ctl->owner, &owner, me, memory_order_acquire,
+			    memory_order_relaxed)) {
+			shmlog__lane_unlock(w->h, lane);
+			return false;
+		}
+	}
 	atomic_fetch_add_explicit(&ctl->claims, 1, memory_order_relaxed);
 
 	w->ctl = ctl;
@@ -525,13 +551,16 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	return true;
 }
 
-void shmlog__lane_release(struct shmlog__wlane *w)
+void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 {
-	atomic_store_explicit(&w->h->held[w->lane], 0, memory_order_relaxed);
+	/* The word before the lock: whoever takes the lock next finds the
+	 * lane free, not abandoned. */
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
+	shmlog__lane_unlock(w->h, w->lane);
 	/* threads borrowing lanes watch this to try for one of their own */
-	atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
-				  memory_order_relaxed);
+	if (announce)
+		atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
+					  memory_order_relaxed);
 }
 
 /* ---- reader side ---------------------------------------------------- */

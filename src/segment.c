@@ -210,6 +210,10 @@ static int create_tmp(const char *path, mode_t mode, gid_t gid,
 	struct shmlog__hdr *hdr = p;
 	hdr->fixed = *f;
 	atomic_store(&hdr->config.filter_gen, 2);
+	/* the first clock anchor, before the buffer has a name: whatever is
+	 * stamped in it converts the same way from the first record on */
+	_Atomic uint64_t due = 0;
+	shmlog__anchor_refresh(f, hdr, shmlog__clock_raw((int)f->clock), &due);
 	munmap(p, SHMLOG__PAGE);
 	/* Lane positions: every lane starts empty at initial_pos. */
 	size_t tbl = (size_t)(f->data_off - f->lanes_off);
@@ -417,9 +421,49 @@ int shmlog_clear(const char *name)
 	if (err)
 		return err;
 	uint64_t now = shmlog__clock_raw((int)s.fixed.clock);
-	atomic_store_explicit(&s.hdr->config.clear_raw, now ? now : 1,
-			      memory_order_release);
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		shmlog__guard_arm(&g, &s);
+		atomic_store_explicit(&s.hdr->config.clear_raw, now ? now : 1,
+				      memory_order_release);
+		shmlog__guard_disarm();
+	} else {
+		shmlog__guard_recovered();
+		err = -EIO; /* truncated under us */
+	}
 	shmlog__seg_detach(&s);
+	return err;
+}
+
+/* The counters of shmlog_stat() that live in the mapping, read with it
+ * guarded: anybody who may write the file may truncate it meanwhile.
+ * Liveness is each lane's lock (owner.c), asked with our own descriptor. */
+static int stat_lanes(const struct shmlog__seg *s, struct shmlog_info *in)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		return -EIO;
+	}
+	shmlog__guard_arm(&g, s);
+	in->dropped = atomic_load(&s->hdr->stats.dropped);
+	for (unsigned i = 0; i < f->lane_count; i++) {
+		struct shmlog__lane *l = seg_lane(s, i);
+		uint64_t owner = atomic_load(&l->owner);
+		uint64_t tail = atomic_load(&l->tail);
+		uint64_t head = atomic_load(&l->head);
+		uint64_t seq = atomic_load(&l->next_seq);
+		int alive = owner ? shmlog__owner_alive(s, i, owner) : 0;
+		if (alive > 0 || (alive < 0 && owner))
+			in->writers++;
+		if (head - tail <= f->lane_size)
+			in->used += head - tail;
+		if (seq - f->initial_seq < (1ull << 62))
+			in->written += seq - f->initial_seq;
+		in->torn += atomic_load(&l->torn);
+	}
+	shmlog__guard_disarm();
 	return 0;
 }
 
@@ -442,22 +486,10 @@ int shmlog_stat(const char *name, struct shmlog_info *info)
 	in.uid = s.uid;
 	in.gid = s.gid;
 	in.mode = s.mode;
-	in.dropped = atomic_load(&s.hdr->stats.dropped);
-	for (unsigned i = 0; i < f->lane_count; i++) {
-		struct shmlog__lane *l = seg_lane(&s, i);
-		uint64_t owner = atomic_load(&l->owner);
-		uint64_t tail = atomic_load(&l->tail);
-		uint64_t head = atomic_load(&l->head);
-		uint64_t seq = atomic_load(&l->next_seq);
-		if (owner && shmlog__owner_alive(owner))
-			in.writers++;
-		if (head - tail <= f->lane_size)
-			in.used += head - tail;
-		if (seq - f->initial_seq < (1ull << 62))
-			in.written += seq - f->initial_seq;
-		in.torn += atomic_load(&l->torn);
-	}
+	err = stat_lanes(&s, &in);
 	shmlog__seg_detach(&s);
+	if (err)
+		return err;
 	*info = in;
 	return 0;
 }

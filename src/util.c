@@ -49,7 +49,7 @@ const char *shmlog_strerror(int err)
 	case -EPERM: return "not permitted: a file that is not a buffer we may trust (symlink, FIFO, hard link, foreign owner or world-writable), or, creating one, a group the caller is not a member of";
 	case -EAGAIN: return "every lane is held by a live writer";
 	case -EBUSY: return "nested write from a signal handler";
-	case -EIO: return "the buffer's file was truncated under the reader";
+	case -EIO: return "the buffer's file was truncated while we used it";
 	default: return strerror(err < 0 ? -err : err);
 	}
 }

@@ -65,7 +65,7 @@ static void tls_release_all(bool in_child)
 		struct shmlog__wlane *w = &tls_lanes[i];
 		if (w->handle_id && w->ctl && !in_child &&
 		    handle_live(w->handle_id))
-			shmlog__lane_release(w);
+			shmlog__lane_release(w, true);
 		memset(w, 0, sizeof(*w));
 	}
 	pthread_mutex_unlock(&handles_lock);
@@ -77,13 +77,31 @@ static void tls_destructor(void *arg)
 	tls_release_all(false);
 }
 
+/* fork(): the handle table is held across it, so the child gets it
+ * whole. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&handles_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&handles_lock);
+}
+
 /* In a child of fork() the lanes the parent's thread held are still the
- * parent's: forget them; the child claims lanes of its own. */
+ * parent's: forget them; the child claims lanes of its own, under a file
+ * description of its own (the inherited one holds the parent's locks:
+ * owner.c). */
 static void atfork_child(void)
 {
 	for (int i = 0; i < TLS_SLOTS; i++)
 		memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
-	pthread_mutex_init(&handles_lock, NULL);
+	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+		if (handles[i])
+			shmlog__owner_reopen(handles[i]);
+	/* locked by atfork_prepare in the thread that forked: this one */
+	pthread_mutex_unlock(&handles_lock);
 	if (membarrier_ok)
 		shmlog__membarrier_register();
 }
@@ -91,7 +109,7 @@ static void atfork_child(void)
 static void tls_init(void)
 {
 	pthread_key_create(&tls_key, tls_destructor);
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	membarrier_ok = shmlog__membarrier_register();
 }
 
@@ -139,7 +157,7 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	if (w->handle_id) { /* slot held for another handle: trade it */
 		pthread_mutex_lock(&handles_lock);
 		if (w->ctl && handle_live(w->handle_id))
-			shmlog__lane_release(w);
+			shmlog__lane_release(w, true);
 		w->handle_id = 0;
 		pthread_mutex_unlock(&handles_lock);
 	}
@@ -151,11 +169,9 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 						memory_order_relaxed);
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
 	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
-	if (claim_in(h, w, me, 0, excl, w->tid)) {
-		atomic_store_explicit(&h->held[w->lane], 1,
-				      memory_order_relaxed);
+	if (claim_in(h, w, me, 0, excl, w->tid))
 		prefault(h, w->lane);
-	} else
+	else
 		w->ctl = NULL;
 	w->handle_id = h->id; /* last: slot now valid */
 }
@@ -170,15 +186,17 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	unsigned excl = shmlog__lanes_exclusive(f);
 	if (excl == f->lane_count)
 		return -EAGAIN;
+	if (h->slot < 0)
+		return -EAGAIN; /* no slot: nothing says we are alive */
 	struct shmlog__wlane tmp = *w;
-	uint64_t me = shmlog__owner_word(w->pid, w->tid);
+	uint64_t me = shmlog__borrow_word(h, w->tid);
 	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
 		return -EAGAIN;
 	prefault(h, tmp.lane);
 	if (as_pid)
 		tmp.pid = tmp.tid = as_pid;
 	shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag, d->msg);
-	atomic_store_explicit(&tmp.ctl->owner, 0, memory_order_release);
+	shmlog__lane_release(&tmp, false);
 	return 0;
 }
 
@@ -202,14 +220,24 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		free(h);
 		return err;
 	}
+	h->lock_fd = -1;
 	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
-	h->held = calloc(h->seg.fixed.lane_count, 1);
-	if (!h->prefaulted || !h->held) {
+	h->holder = calloc(h->seg.fixed.lane_count, sizeof(*h->holder));
+	char path[512];
+	err = !h->prefaulted || !h->holder ? -ENOMEM : 0;
+	if (!err && shmlog_path(name, path, sizeof(path)) < 0)
+		err = -EINVAL;
+	if (!err)
+		err = shmlog__owner_open(h, path);
+	if (!err)
+		shmlog__slot_take(h);
+	if (err) {
+		shmlog__owner_close(h);
 		free(h->prefaulted);
-		free(h->held);
+		free(h->holder);
 		shmlog__seg_detach(&h->seg);
 		free(h);
-		return -ENOMEM;
+		return err;
 	}
 	h->need_fence = !membarrier_ok;
 	shmlog__filter_init(h);
@@ -226,15 +254,27 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 	}
 	pthread_mutex_unlock(&handles_lock);
 	if (!h->id) {
+		shmlog__owner_close(h);
 		shmlog__seg_detach(&h->seg);
 		free(h->prefaulted);
-		free(h->held);
+		free(h->holder);
 		shmlog__filter_free_all(h);
 		free(h);
 		return -EMFILE;
 	}
 	*out = h;
 	return 0;
+}
+
+/* shmlog_close(): free the owner word of every lane held through @h. */
+static void close_lanes(struct shmlog *h)
+{
+	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
+		if (!atomic_load(&h->holder[i]))
+			continue;
+		atomic_store(&seg_lane(&h->seg, i)->owner, 0);
+		atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
+	}
 }
 
 int shmlog_open(const char *name, int flags, shmlog_t **out)
@@ -257,21 +297,23 @@ void shmlog_close(shmlog_t *h)
 	pthread_mutex_unlock(&handles_lock);
 	/* Release every lane a thread of ours keeps through this handle: the
 	 * threads will find their slot stale (the id is gone). Lanes kept
-	 * through another handle on the same buffer are left alone. */
-	uint32_t pid = (uint32_t)getpid();
-	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
-		struct shmlog__lane *l = seg_lane(&h->seg, i);
-		uint64_t o = atomic_load(&l->owner);
-		if (atomic_load(&h->held[i]) && o >> 32 == pid &&
-		    atomic_compare_exchange_strong(&l->owner, &o, 0))
-			atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
+	 * through another handle on the same buffer are left alone. The
+	 * locks go with the descriptor, closed below. */
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		shmlog__guard_arm(&g, &h->seg);
+		close_lanes(h);
+		shmlog__guard_disarm();
+	} else {
+		shmlog__guard_recovered(); /* truncated: nothing to give back */
 	}
 	for (int i = 0; i < TLS_SLOTS; i++)
 		if (tls_lanes[i].handle_id == h->id)
 			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+	shmlog__owner_close(h);
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
-	free(h->held);
+	free(h->holder);
 	shmlog__filter_free_all(h);
 	free(h);
 }
@@ -321,6 +363,17 @@ static inline void wake_readers(struct shmlog *h)
 		shmlog__ring_wake(h->seg.hdr);
 }
 
+/* Is a clock anchor due (clock.c: every 10 minutes at most)? A compare
+ * with a private value on the write path; the refresh itself is rare and
+ * makes no syscall. */
+static inline void anchor_check(struct shmlog *h, uint64_t now)
+{
+	if (SHMLOG_UNLIKELY(now >= atomic_load_explicit(&h->anchor_due,
+							memory_order_relaxed)))
+		shmlog__anchor_refresh(&h->seg.fixed, h->seg.hdr, now,
+				       &h->anchor_due);
+}
+
 /* A signal handler interrupted a write of this thread: the thread's lane
  * is mid-record, so the nested record goes to a shared lane. */
 static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
@@ -358,9 +411,10 @@ static void append_own(struct shmlog *h, struct shmlog__wlane *w,
 
 /* Slow path of a write: this thread has no lane of its own for @h (first
  * write, or all lanes were taken): get one, or borrow a shared lane. */
-static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
-		      const struct shmlog__recdesc *d, uint32_t as_pid)
+static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
+			      const struct shmlog__recdesc *d, uint32_t as_pid)
 {
+	anchor_check(h, d->time);
 	if (w->handle_id != h->id) {
 		lane_acquire(h, w);
 	} else {
@@ -375,6 +429,31 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 		return 0;
 	}
 	return write_borrowed(h, w, d, as_pid);
+}
+
+/* The slow path with the mapping guarded: a claim reads and repairs what
+ * the lane holds, and whoever may write the file may have truncated it
+ * (guard.c). A fault leaves this thread without a lane for @h; the lane
+ * it was taking stays locked until the handle is closed. */
+static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
+		      const struct shmlog__recdesc *d, uint32_t as_pid)
+{
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		memset(w, 0, sizeof(*w));
+		return -EIO;
+	}
+	shmlog__guard_arm(&g, &h->seg);
+	int err = write_slow_guarded(h, w, d, as_pid);
+	if (err)
+		count_drop(h);
+	else
+		wake_readers(h);
+	shmlog__guard_disarm();
+	if (err)
+		shmlog__debug(SHMLOG__DBG_NO_LANE, err, NULL);
+	return err;
 }
 
 /* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
@@ -428,18 +507,17 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		return write_nested(h, &d);
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	int err = 0;
-	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl))
-		append_own(h, w, &d, as_pid);
-	else
-		err = write_slow(h, w, &d, as_pid);
-	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
-	if (SHMLOG_UNLIKELY(err)) {
-		count_drop(h);
-		shmlog__debug(SHMLOG__DBG_NO_LANE, err, NULL);
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl)) {
+		/* counts its drop or wakes readers itself, guarded */
+		int err = write_slow(h, w, &d, as_pid);
+		atomic_signal_fence(memory_order_seq_cst);
+		w->busy = 0;
 		return err;
 	}
+	anchor_check(h, d.time);
+	append_own(h, w, &d, as_pid);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
 	wake_readers(h);
 	return 0;
 }

@@ -365,16 +365,24 @@ static int cmd_info(int argc, char **argv)
 		struct shmlog_record rec;
 		while (!cli_stop && shmlog_reader_next(rd, &rec, NULL) > 0)
 			;
-		printf("\n%5s %8s %8s %12s %10s %12s %6s %8s\n", "LANE", "PID",
-		       "TID", "WRITTEN", "HELD", "OVERWRITTEN", "TORN",
-		       "CLEARED");
+		/* OWNER: "live" while the writer's process holds the lane's
+		 * lock, "dead" when it died holding the lane (the next writer
+		 * takes it over); PID/TID as the writer saw them */
+		printf("\n%5s %5s %8s %8s %12s %10s %12s %6s %8s\n", "LANE",
+		       "OWNER", "PID", "TID", "WRITTEN", "HELD", "OVERWRITTEN",
+		       "TORN", "CLEARED");
 		for (unsigned i = 0; i < shmlog_reader_lanes(rd); i++) {
 			struct shmlog_lane_stats st;
 			if (shmlog_reader_lane_stats(rd, i, &st) ||
 			    (!st.written && !st.owner_pid))
 				continue;
-			printf("%5u %8u %8u %12llu %10llu %12llu %6llu %8llu\n",
-			       i, st.owner_pid, st.owner_tid,
+			printf("%5u %5s %8u %8u %12llu %10llu %12llu %6llu "
+			       "%8llu\n",
+			       i,
+			       st.owner_alive ? "live"
+			       : st.owner_pid || st.owner_tid ? "dead"
+					      : "-",
+			       st.owner_pid, st.owner_tid,
 			       (unsigned long long)st.written,
 			       (unsigned long long)st.read,
 			       (unsigned long long)st.overwritten,

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who owns a lane, and is its owner alive?
+ *
+ * A lane is owned by the open file description (OFD) through which a
+ * writer's handle opened the buffer: the writer holds an OFD lock
+ * (fcntl(F_OFD_SETLK), Linux 3.15) on one byte per lane, at an offset far
+ * beyond the file's end (a lock there takes no space). The kernel drops
+ * the lock when the last file descriptor of the description is closed,
+ * which is at the latest when the process dies, however it dies and in
+ * whatever pid namespace it lives. Nothing about it depends on pids, so
+ * neither namespaces nor pid reuse can make a dead owner look alive or a
+ * live one look dead, and the lock attempt itself serialises claimers of
+ * different processes.
+ *
+ * Threads of one process share their handle's description, so the lock
+ * cannot tell them apart: within a process, the handle's own table
+ * (struct shmlog::holder, one thread id per lane) says which thread holds
+ * a lane, and a thread id is checked with tgkill() in our own namespace,
+ * where it means what it says.
+ *
+ * The lane's owner word (pid << 32 | tid, as the writer sees them) only
+ * says that the lane is taken and by whom, for people (`shmlog info`);
+ * liveness is never judged from it.
+ *
+ * Why not a robust futex (the kernel's death notification behind robust
+ * process-shared mutexes)? Each thread has exactly one robust list,
+ * registered by glibc (set_robust_list) for its own mutexes: a library
+ * cannot register a list of its own beside it. And a robust pthread mutex
+ * placed in the segment would put glibc's list pointers in memory that
+ * anybody who may write the file controls: at thread exit, glibc and the
+ * kernel follow and unlink those pointers, so a hostile writer could steer
+ * stores in the writer's address space. An OFD lock lives in the kernel,
+ * where no writer of the file can reach it.
+ *
+ * Shared lanes, lent for one record at a time, would cost two fcntl()
+ * calls per record that way (about 6 us on a loaded VM, against 0.2 us for
+ * the whole borrowed write). So each handle holds one lock for the whole
+ * of its life instead, a "slot" byte at 2^62 + 2^32 + slot, and a borrower
+ * stores a word naming its slot: BORROWED | slot << 48 | nonce << 22 | tid.
+ * A claimer finding such a word asks the kernel whether the slot is still
+ * locked (F_OFD_GETLK): if not, the borrower's process is dead. A slot is
+ * reused by a later process; its random 26-bit nonce (new at every slot
+ * acquisition) keeps the new owner's words from ever equalling a dead
+ * predecessor's, so a stale "dead" verdict cannot land on a live borrower
+ * (but for a 1 in 2^26 coincidence, in a window of nanoseconds). A word of
+ * our own slot and nonce is a thread of ours: tgkill(), in our namespace.
+ *
+ * Costs: a claim is one fcntl() (two on a lane left by a dead owner), a
+ * release one, opening a handle one or a few (its slot); the write path
+ * makes none, a borrowed record none (docs/DESIGN.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#endif
+
+/* The lock byte of lane @lane: far beyond any file's end (2^62 with a
+ * 64-bit off_t), where the kernel keeps locks without storing anything. */
+static off_t lock_offset(unsigned lane)
+{
+	return ((off_t)1 << (sizeof(off_t) * 8 - 2)) + (off_t)lane;
+}
+
+/* Borrower slots: one lock byte per handle, above every lane's. */
+#define SLOTS (1u << 15)
+#define SLOT_PROBES 64
+#define BORROW_BIT (1ull << 63)
+#define NONCE_MASK ((1u << 26) - 1)
+#define TID_MASK ((1u << 22) - 1) /* PID_MAX_LIMIT is 2^22 */
+
+static unsigned slot_lane(unsigned slot)
+{
+	/* as a "lane" number for lock_offset(): past every lane (< 2^16) */
+	return (1u << 20) + slot;
+}
+
+static int ofd_lock(int fd, int cmd, short type, unsigned lane,
+		    struct flock *out)
+{
+	struct flock fl = {0};
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = lock_offset(lane);
+	fl.l_len = 1;
+	fl.l_pid = 0; /* required for OFD locks */
+	int r = fcntl(fd, cmd, &fl);
+	if (out)
+		*out = fl;
+	return r < 0 ? -errno : 0;
+}
+
+uint64_t shmlog__owner_word(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+/* Is thread @tid of this process alive? In our own namespace, so right. */
+static bool own_thread_alive(uint32_t tid)
+{
+	return syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) == 0 ||
+	       errno == EPERM;
+}
+
+static unsigned word_slot(uint64_t owner)
+{
+	return (unsigned)(owner >> 48) & (SLOTS - 1);
+}
+
+static uint32_t word_nonce(uint64_t owner)
+{
+	return (uint32_t)(owner >> 22) & NONCE_MASK;
+}
+
+uint64_t shmlog__borrow_word(const struct shmlog *h, uint32_t tid)
+{
+	return BORROW_BIT | (uint64_t)h->slot << 48 |
+	       (uint64_t)h->slot_nonce << 22 | (tid & TID_MASK);
+}
+
+bool shmlog__is_borrow_word(uint64_t owner)
+{
+	return owner & BORROW_BIT;
+}
+
+/* Is byte @lane's lock held through any description but @fd's? */
+static int locked_elsewhere(int fd, unsigned lane)
+{
+	struct flock fl;
+	int err = ofd_lock(fd, F_OFD_GETLK, F_WRLCK, lane, &fl);
+	if (err)
+		return err; /* EINVAL: a kernel older than 3.15 */
+	return fl.l_type != F_UNLCK;
+}
+
+int shmlog__owner_alive(const struct shmlog__seg *s, unsigned lane,
+			uint64_t owner)
+{
+	if (shmlog__is_borrow_word(owner))
+		return locked_elsewhere(s->fd, slot_lane(word_slot(owner)));
+	return locked_elsewhere(s->fd, lane);
+}
+
+bool shmlog__borrower_dead(const struct shmlog *h, uint64_t owner)
+{
+	if (!shmlog__is_borrow_word(owner))
+		return true; /* no borrower writes that: junk */
+	if (h->slot >= 0 && word_slot(owner) == (unsigned)h->slot)
+		/* our slot: a thread of ours, or a dead predecessor's */
+		return word_nonce(owner) != h->slot_nonce ||
+		       !own_thread_alive((uint32_t)owner & TID_MASK);
+	/* another process's slot: dead once its lock is gone */
+	return locked_elsewhere(h->lock_fd, slot_lane(word_slot(owner))) == 0;
+}
+
+/* A nonce for a new slot: unlike any a dead predecessor used, but for
+ * chance. Async-signal-safe (the atfork child takes a slot too). */
+static uint32_t new_nonce(const struct shmlog *h)
+{
+	uint32_t n = 0;
+	if (syscall(SYS_getrandom, &n, sizeof(n), 1 /* GRND_NONBLOCK */) !=
+	    (long)sizeof(n)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = (uint32_t)ts.tv_nsec ^ (uint32_t)getpid() * 2654435761u ^
+		    (uint32_t)(uintptr_t)h;
+	}
+	return n & NONCE_MASK;
+}
+
+void shmlog__slot_take(struct shmlog *h)
+{
+	h->slot = -1;
+	if (h->lock_fd < 0 || h->no_ofd)
+		return;
+	h->slot_nonce = new_nonce(h);
+	unsigned start = (h->slot_nonce * 2654435761u) % SLOTS;
+	for (unsigned i = 0; i < SLOT_PROBES; i++) {
+		unsigned slot = (start + i) % SLOTS;
+		int err = ofd_lock(h->lock_fd, F_OFD_SETLK, F_WRLCK,
+				   slot_lane(slot), NULL);
+		if (!err) {
+			h->slot = (int)slot;
+			return;
+		}
+		if (err == -EINVAL || err == -ENOLCK || err == -EOPNOTSUPP)
+			return; /* no OFD locks: nothing to borrow with */
+	}
+}
+
+bool shmlog__lane_lock(struct shmlog *h, unsigned lane, uint32_t tid)
+{
+	if (h->claims_refused)
+		return false;
+	_Atomic uint32_t *holder = &h->holder[lane];
+	uint32_t cur = 0;
+	/* First among the threads of this process (same description)... */
+	if (!atomic_compare_exchange_strong(holder, &cur, tid)) {
+		/* a thread of ours that ended without giving it back (it
+		 * exited by a raw syscall): the lane is ours to take over */
+		if (cur == tid || own_thread_alive(cur) ||
+		    !atomic_compare_exchange_strong(holder, &cur, tid))
+			return false;
+		return true; /* the description holds the lock already */
+	}
+	/* ...then among processes: the kernel decides. */
+	int err = ofd_lock(h->lock_fd, F_OFD_SETLK, F_WRLCK, lane, NULL);
+	if (err == -EINVAL || err == -ENOLCK || err == -EOPNOTSUPP) {
+		/* no OFD locks (Linux < 3.15, or a filesystem without locks):
+		 * the owner word's CAS still serialises claimers, but a dead
+		 * owner's lane is never taken over (shmlog__lane_claim), and
+		 * threads without a lane cannot borrow (no slot). Written
+		 * only there. */
+		h->no_ofd = true;
+		err = 0;
+	}
+	if (err) {
+		atomic_store(holder, 0);
+		return false;
+	}
+	return true;
+}
+
+void shmlog__lane_unlock(struct shmlog *h, unsigned lane)
+{
+	if (lane >= shmlog__lanes_exclusive(&h->seg.fixed))
+		return; /* a shared lane: the borrower's slot says it all */
+	/* The lock first, then our own table: a thread of ours that claims
+	 * the lane once the table says free takes the lock afresh. */
+	if (!h->no_ofd)
+		ofd_lock(h->lock_fd, F_OFD_SETLK, F_UNLCK, lane, NULL);
+	atomic_store(&h->holder[lane], 0);
+}
+
+/* A new open file description of the file @fd refers to: through
+ * /proc/self/fd (immune to renames), else @path; checked to be the same
+ * file. Async-signal-safe (it runs in the atfork child). */
+static int reopen_file(int fd, const char *path)
+{
+	char proc[40] = "/proc/self/fd/", digits[16];
+	size_t at = 14;
+	int n = 0;
+	for (int v = fd; n == 0 || v; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n)
+		proc[at++] = digits[--n];
+	proc[at] = '\0';
+	int flags = O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int nfd = open(proc, flags);
+	if (nfd < 0 && path)
+		nfd = open(path, flags | O_NOFOLLOW);
+	if (nfd < 0)
+		return -errno;
+	struct stat a, b;
+	if (fstat(nfd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		close(nfd);
+		return -EPERM; /* the name leads elsewhere now */
+	}
+	return nfd;
+}
+
+int shmlog__owner_open(struct shmlog *h, const char *path)
+{
+	/* The locks go on a description of their own that is never mapped:
+	 * a mapping holds its description too, and a fork child inherits
+	 * the parent's mappings, so locks on the mapped one would outlive
+	 * a dead parent for as long as a child of it lives. */
+	h->lock_path = strdup(path);
+	if (!h->lock_path)
+		return -ENOMEM;
+	h->lock_fd = reopen_file(h->seg.fd, path);
+	return h->lock_fd < 0 ? h->lock_fd : 0;
+}
+
+void shmlog__owner_close(struct shmlog *h)
+{
+	if (h->lock_fd >= 0)
+		close(h->lock_fd); /* drops every lock held through @h */
+	h->lock_fd = -1;
+	free(h->lock_path);
+	h->lock_path = NULL;
+}
+
+int shmlog__owner_reopen(struct shmlog *h)
+{
+	/* After fork(): the child shares the parent's lock description, so
+	 * its locks would be the parent's, and its copy would keep them
+	 * after the parent's death. A description of its own replaces it
+	 * under the same number. */
+	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++)
+		atomic_store(&h->holder[i], 0);
+	int nfd = reopen_file(h->seg.fd, h->lock_path);
+	if (nfd >= 0 && dup3(nfd, h->lock_fd, O_CLOEXEC) < 0) {
+		int err = -errno;
+		close(nfd);
+		nfd = err;
+	}
+	if (nfd >= 0) {
+		close(nfd);
+		shmlog__slot_take(h); /* the new description has no lock */
+		return 0;
+	}
+	/* Without a description of its own the child must not claim (its
+	 * lock attempts would succeed on its parent's live lanes), nor keep
+	 * the parent's. */
+	close(h->lock_fd);
+	h->lock_fd = -1;
+	h->slot = -1;
+	h->claims_refused = true;
+	return nfd;
+}
