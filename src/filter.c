@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -242,16 +243,43 @@ static void filter_publish(struct shmlog *h, struct shmlog__filter *f,
 
 /* Bring @h's compiled filter up to date; returns the generation its answers
  * may be cached under. Called with filter_lock held. */
+/* What filter_refresh() finds in the segment. */
+enum spec_seen { SPEC_SAME, SPEC_COPIED, SPEC_BUSY, SPEC_GONE };
+
+/* Load the generation and, if it moved, copy the spec text out of @h's
+ * segment, surviving a truncation of the file (guard.c): the caller holds
+ * filter_lock, which a fault must never leave locked. */
+static enum spec_seen spec_snapshot(struct shmlog *h, uint32_t *gen,
+				    char *spec, uint32_t *read_gen)
+{
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		return SPEC_GONE;
+	}
+	shmlog__guard_arm(&g, &h->seg);
+	const struct shmlog__hdr *hdr = h->seg.hdr;
+	enum spec_seen seen = SPEC_SAME;
+	*gen = atomic_load_explicit(&hdr->config.filter_gen,
+				    memory_order_acquire);
+	if (!h->filter || *gen != h->filter_gen_seen)
+		seen = spec_read(hdr, spec, read_gen) ? SPEC_COPIED : SPEC_BUSY;
+	shmlog__guard_disarm();
+	return seen;
+}
+
 static uint32_t filter_refresh(struct shmlog *h)
 {
-	const struct shmlog__hdr *hdr = h->seg.hdr;
-	uint32_t gen = atomic_load_explicit(&hdr->config.filter_gen,
-					    memory_order_acquire);
-	if (h->filter && gen == h->filter_gen_seen)
-		return gen;
-	char spec[sizeof(hdr->spec) + 1];
-	uint32_t read_gen;
-	if (!spec_read(hdr, spec, &read_gen)) {
+	char spec[sizeof(h->seg.hdr->spec) + 1];
+	uint32_t gen = 0, read_gen = 0;
+	switch (spec_snapshot(h, &gen, spec, &read_gen)) {
+	case SPEC_SAME: return gen;
+	case SPEC_COPIED: break;
+	case SPEC_GONE: /* truncated under us: keep what we have */
+		if (h->filter)
+			return h->filter_gen_seen;
+		/* fall through - a first filter from $SHMLOG_TAGS alone */
+	case SPEC_BUSY: {
 		/* A setter is at work, or died at work (the generation stays
 		 * odd until the next `shmlog level` takes the lock over):
 		 * keep the answers we have, and let call sites cache them
@@ -262,6 +290,7 @@ static uint32_t filter_refresh(struct shmlog *h)
 			f = filter_compile(getenv("SHMLOG_TAGS"), NULL);
 		filter_publish(h, f, gen);
 		return gen;
+	}
 	}
 	struct shmlog__filter *f = filter_compile(getenv("SHMLOG_TAGS"), spec);
 	if (f)

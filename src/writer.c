@@ -409,11 +409,32 @@ static void append_own(struct shmlog *h, struct shmlog__wlane *w,
 	w->tid = tid;
 }
 
-/* Slow path of a write: this thread has no lane of its own for @h (first
- * write, or all lanes were taken): get one, or borrow a shared lane. */
-static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
-			      const struct shmlog__recdesc *d, uint32_t as_pid)
+/* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
+ * through? Two loads and two compares while the filter is unchanged and
+ * @prio is at or above every tag's level (with no filter: always). */
+static inline bool write_wanted(struct shmlog *h, int prio, const char *tag)
 {
+	uint32_t gen = atomic_load_explicit(&h->seg.hdr->config.filter_gen,
+					    memory_order_relaxed);
+	uint64_t fast = atomic_load_explicit(&h->filter_fast,
+					     memory_order_relaxed);
+	if (SHMLOG_LIKELY((uint32_t)(fast >> 32) == gen &&
+			  prio >= (int)(uint32_t)fast))
+		return true;
+	return shmlog__write_wanted_slow(h, prio, tag);
+}
+
+/* Slow path of a write: this thread has no lane of its own for @h (first
+ * write, or all lanes were taken): get one, or borrow a shared lane. The
+ * filter is asked here too, under the guard: a first write may find the
+ * file truncated. Returns 1 if the filter dropped the record. */
+static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
+			      const struct shmlog__recdesc *d, int prio,
+			      unsigned wflags, uint32_t as_pid)
+{
+	if (!(wflags & SHMLOG_WRITE_UNFILTERED) &&
+	    !write_wanted(h, prio, d->tag))
+		return 1;
 	anchor_check(h, d->time);
 	if (w->handle_id != h->id) {
 		lane_acquire(h, w);
@@ -436,7 +457,8 @@ static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
  * (guard.c). A fault leaves this thread without a lane for @h; the lane
  * it was taking stays locked until the handle is closed. */
 static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
-		      const struct shmlog__recdesc *d, uint32_t as_pid)
+		      const struct shmlog__recdesc *d, int prio, unsigned wflags,
+		      uint32_t as_pid)
 {
 	struct shmlog__guard g;
 	if (sigsetjmp(g.env, 0) != 0) {
@@ -445,30 +467,15 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 		return -EIO;
 	}
 	shmlog__guard_arm(&g, &h->seg);
-	int err = write_slow_guarded(h, w, d, as_pid);
-	if (err)
+	int err = write_slow_guarded(h, w, d, prio, wflags, as_pid);
+	if (err < 0)
 		count_drop(h);
-	else
+	else if (err == 0)
 		wake_readers(h);
 	shmlog__guard_disarm();
-	if (err)
+	if (err < 0)
 		shmlog__debug(SHMLOG__DBG_NO_LANE, err, NULL);
-	return err;
-}
-
-/* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
- * through? Two loads and two compares while the filter is unchanged and
- * @prio is at or above every tag's level (with no filter: always). */
-static inline bool write_wanted(struct shmlog *h, int prio, const char *tag)
-{
-	uint32_t gen = atomic_load_explicit(&h->seg.hdr->config.filter_gen,
-					    memory_order_relaxed);
-	uint64_t fast = atomic_load_explicit(&h->filter_fast,
-					     memory_order_relaxed);
-	if (SHMLOG_LIKELY((uint32_t)(fast >> 32) == gen &&
-			  prio >= (int)(uint32_t)fast))
-		return true;
-	return shmlog__write_wanted_slow(h, prio, tag);
+	return err < 0 ? err : 0;
 }
 
 /* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
@@ -487,8 +494,6 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		prio = SHMLOG_INFO;
 	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
 		tag = "?";
-	if (!(wflags & SHMLOG_WRITE_UNFILTERED) && !write_wanted(h, prio, tag))
-		return 0;
 	uint32_t tag_len = clamp_len(tag, strnlen(tag, SHMLOG_TAG_MAX + 1),
 				     SHMLOG_TAG_MAX, &flags);
 	if (SHMLOG_UNLIKELY(!msg)) {
@@ -502,14 +507,24 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	d.tag = tag;
 	d.msg = msg;
 
+	/* The filter: on the first write of a thread, under the slow path's
+	 * guard (below); then two loads and two compares (write_wanted). */
 	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
-	if (SHMLOG_UNLIKELY(w->busy))
+	bool own = w->handle_id == h->id && w->ctl;
+	if (SHMLOG_LIKELY(own) && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
+	    !write_wanted(h, prio, tag))
+		return 0;
+	if (SHMLOG_UNLIKELY(w->busy)) {
+		if (!own && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
+		    !write_wanted(h, prio, tag))
+			return 0;
 		return write_nested(h, &d);
+	}
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl)) {
+	if (SHMLOG_UNLIKELY(!own)) {
 		/* counts its drop or wakes readers itself, guarded */
-		int err = write_slow(h, w, &d, as_pid);
+		int err = write_slow(h, w, &d, prio, wflags, as_pid);
 		atomic_signal_fence(memory_order_seq_cst);
 		w->busy = 0;
 		return err;

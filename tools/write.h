@@ -31,10 +31,6 @@ int cli_writer_fail(const char *cmd, int err);
 /* `shmlog create --group G` failed to give the file to G (-EPERM). */
 int cli_group_fail(gid_t gid);
 
-/* `shmlog rm` refused: say whose the buffer is and who may remove it (not
- * "run shmlog rm", which is what just failed). */
-int cli_rm_denied(void);
-
 int cmd_run(int argc, char **argv);
 
 #endif

@@ -109,23 +109,3 @@ int cli_group_fail(gid_t gid)
 	return 1;
 }
 
-int cli_rm_denied(void)
-{
-	const char *b = cli_buffer_name();
-	char path[512];
-	struct stat st;
-	if (shmlog_path(cli_buffer, path, sizeof(path)) < 0 ||
-	    lstat(path, &st) < 0)
-		return cli_fail("rm", -EACCES);
-	struct passwd *pw = getpwuid(st.st_uid);
-	char owner[64];
-	if (pw)
-		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
-	else
-		snprintf(owner, sizeof(owner), "uid %u", (unsigned)st.st_uid);
-	fprintf(stderr,
-		"shmlog rm: permission denied: %s belongs to %s; only %s%s may "
-		"remove it (as root: `sudo shmlog rm -b %s`)\n",
-		path, owner, owner, st.st_uid ? " or root" : "", b);
-	return 1;
-}

@@ -151,7 +151,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	bad "--group not a member" "not a member of group 54322.*sudo shmlog create" \
 		as_other "$S" create -b $B-typo --group 54322
 	[ -e /dev/shm/shmlog.$B-typo ] && { echo "FAIL: a refused create left a file" >&2; fail=$((fail + 1)); }
-	bad "rm of root's buffer" "belongs to root; only root may remove it.*sudo shmlog rm" \
+	bad "rm of root's buffer" "cannot remove.*belongs to user root.*sudo shmlog rm" \
 		as_other "$S" rm -b $B
 	hasnt "rm does not suggest the same rm" "^.*\(\`shmlog rm -b $B\`\)" "$out"
 	ok "the user's own buffer" as_other "$S" create -b $B-typo

@@ -62,6 +62,7 @@ pub struct shmlog_create_opts {
     pub clock: c_int,
     pub initial_seq: u64,
     pub initial_pos: u64,
+    pub flags: c_uint,
 }
 
 #[repr(C)]
