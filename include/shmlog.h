@@ -307,7 +307,11 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending,
- * where pending are committed records the reader has not consumed yet. */
+ * where pending are committed records the reader has not consumed yet.
+ * Records lost where the lane was found damaged (a record or a position
+ * that no writer could have made: a corrupt or tampered file) count as
+ * torn; @corrupt counts the places, each once. (@corrupt was added in
+ * version 1.1; the fields before it are unchanged.) */
 struct shmlog_lane_stats {
 	uint64_t written; /* records the lane's writers have started */
 	uint64_t read; /* returned by this reader */
@@ -316,6 +320,7 @@ struct shmlog_lane_stats {
 	uint64_t skipped; /* hidden by shmlog_clear() or the start position */
 	uint32_t owner_pid; /* current owner, 0 if free */
 	uint32_t owner_tid;
+	uint64_t corrupt; /* places found damaged (each counted once) */
 };
 
 /* Number of lanes of the reader's buffer. */

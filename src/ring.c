@@ -544,30 +544,182 @@ copy_out(void *dst, const void *src, size_t n)
 	memcpy(dst, src, n);
 }
 
-/* Resume a lane cursor at the lane's oldest whole record. */
-static void cursor_resync(const struct shmlog__fixed *f,
-			  const struct shmlog__lane *ctl,
-			  struct shmlog__rlane *c, uint64_t head)
+/* Where a reader starts on a lane it has not looked at yet: the lane's
+ * oldest record, or its head if tail makes no sense. */
+static void cursor_begin(const struct shmlog__fixed *f,
+			 const struct shmlog__lane *ctl, struct shmlog__rlane *c)
 {
+	uint64_t head = c->head_seen =
+		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(F) */
 	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
 	if ((tail & (REC_ALIGN - 1)) || head - tail > f->lane_size)
 		tail = head;
 	c->pos = tail;
+	c->next_seq = f->initial_seq;
+	c->seq_known = true;
+	c->begun = true;
+}
+
+/* The writer lapped the cursor: it moved tail past the cursor before it
+ * voided or overwrote anything there (LMM(A,B)). Move the cursor forward
+ * to tail; false if tail is not ahead of it (or makes no sense). */
+static bool cursor_to_tail(const struct shmlog__fixed *f,
+			   const struct shmlog__lane *ctl,
+			   struct shmlog__rlane *c)
+{
+	(void)f;
+	/* tail first: the head loaded after it is at or past it (a writer
+	 * stores tail before head), however far the writer got between */
+	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+	uint64_t head = c->head_seen =
+		atomic_load_explicit(&ctl->head, memory_order_acquire);
+	if ((tail & (REC_ALIGN - 1)) || (int64_t)(head - tail) < 0 ||
+	    (int64_t)(tail - c->pos) <= 0)
+		return false;
+	c->pos = tail;
+	return true;
+}
+
+/* The cursor is not in [head - lane_size, head): the writer lapped it, or
+ * the lane's positions were damaged. Move it forward only: to tail, or to
+ * head if tail makes no sense. false if the cursor cannot move forward (it
+ * is ahead of head, or head is not aligned). */
+static bool cursor_catch_up(const struct shmlog__fixed *f,
+			    const struct shmlog__lane *ctl,
+			    struct shmlog__rlane *c, uint64_t head)
+{
+	if (cursor_to_tail(f, ctl, c))
+		return true;
+	if (!(head & (REC_ALIGN - 1)) && (int64_t)(head - c->pos) > 0) {
+		c->pos = head;
+		return true;
+	}
+	return false;
+}
+
+/* What a damaged lane looked like when the reader gave up on it: it reads
+ * it again only once one of these changed (a writer wrote on). */
+static void lane_fingerprint(const struct shmlog__fixed *f,
+			     const struct shmlog__lane *ctl,
+			     const unsigned char *data, uint64_t pos,
+			     uint64_t fp[3])
+{
+	fp[0] = atomic_load_explicit(&ctl->head, memory_order_acquire);
+	fp[1] = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+	fp[2] = pos & (REC_ALIGN - 1)
+			? 0
+			: atomic_load_explicit(
+				  &((const struct shmlog__rec *)(const void *)(data +
+									       seg_off(f, pos)))
+					   ->word,
+				  memory_order_relaxed);
+}
+
+static void cursor_stop(const struct shmlog__fixed *f,
+			const struct shmlog__lane *ctl,
+			const unsigned char *data, struct shmlog__rlane *c)
+{
+	if (!c->damaged)
+		c->corrupt++;
+	c->damaged = true;
+	lane_fingerprint(f, ctl, data, c->pos, c->fp);
+}
+
+static bool lane_changed(const struct shmlog__fixed *f,
+			 const struct shmlog__lane *ctl,
+			 const unsigned char *data,
+			 const struct shmlog__rlane *c)
+{
+	uint64_t fp[3];
+	lane_fingerprint(f, ctl, data, c->pos, fp);
+	return fp[0] != c->fp[0] || fp[1] != c->fp[1] || fp[2] != c->fp[2];
+}
+
+/* The first record in [@from, @head) that proves itself: its word names
+ * its own position, its header checks out and it ends by @head. One pass,
+ * at most lane_size / 8 words. */
+static bool lane_find_record(const struct shmlog__fixed *f,
+			     const unsigned char *data, uint64_t from,
+			     uint64_t head, uint64_t *at)
+{
+	if (from & (REC_ALIGN - 1))
+		return false;
+	for (uint64_t pos = from; pos != head && head - pos <= f->lane_size;
+	     pos += REC_ALIGN) {
+		uint32_t off = seg_off(f, pos), len;
+		struct shmlog__rec r;
+		uint32_t hlen = f->lane_size - off < REC_HDR ? f->lane_size - off
+							     : REC_HDR;
+		memset(&r, 0, sizeof(r));
+		copy_out(&r, data + off, hlen);
+		if (rec_check(f, &r, pos, off, &len) && len <= head - pos) {
+			*at = pos;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The record at the cursor is damaged (its word, its length, its content
+ * or its place in the chain): go on at the next record boundary that
+ * proves itself, or at head. The cursor moves forward; the records lost on
+ * the way are counted as torn (by the gap in sequence numbers at the next
+ * record), the damage once. */
+static void cursor_skip_damage(const struct shmlog__fixed *f,
+			       const unsigned char *data,
+			       struct shmlog__rlane *c, uint64_t head)
+{
+	uint64_t at;
+	if (!lane_find_record(f, data, c->pos + REC_ALIGN, head, &at))
+		at = head;
+	c->damage_bytes += at - c->pos;
+	c->pos = at;
+	c->corrupt++;
+	c->after_damage = true;
+}
+
+/* Does a record numbered @seq belong where the cursor is? Right after the
+ * record read before it (the cursor got there by that record's length, over
+ * PADs at most) it must be the very next number: records of a lane are
+ * numbered in the order of their positions, across claims and repairs.
+ * After a jump (lapped, past damage) it must only be newer than every
+ * record read from the lane before. */
+static bool cursor_seq_fits(const struct shmlog__rlane *c, uint64_t seq)
+{
+	if (!c->seq_seen)
+		return true;
+	if (c->chained == c->pos)
+		return seq == c->last_seq + 1;
+	return (int64_t)(seq - c->last_seq) > 0;
 }
 
 /* A COMMITTED or TORN record with sequence number @seq was found: account
- * for the records between the last one and it. */
+ * for the records between the last one and it. Records lost where the lane
+ * was damaged are counted as torn (they failed validation), others as
+ * overwritten. */
 static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 {
 	if (c->seq_known && seq != c->next_seq) {
 		uint64_t gap = seq - c->next_seq;
 		if (gap < (1ull << 62)) { /* forward gap: records lost */
-			c->overwritten += gap;
+			/* no more than the damaged bytes could hold */
+			uint64_t torn = 0;
+			if (c->after_damage)
+				torn = c->seq_seen ? gap : 1;
+			if (torn > c->damage_bytes / (REC_HDR + REC_ALIGN) + 1)
+				torn = c->damage_bytes / (REC_HDR + REC_ALIGN) + 1;
+			c->torn += torn;
+			c->lost_torn += torn;
+			c->overwritten += gap - torn;
 			if (c->started)
-				c->lost_overwritten += gap;
+				c->lost_overwritten += gap - torn;
 		}
 	}
+	c->after_damage = false;
+	c->damage_bytes = 0;
 	c->seq_known = true;
+	c->seq_seen = true;
+	c->last_seq = seq;
 	c->next_seq = seq + 1;
 }
 
@@ -580,8 +732,37 @@ void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
 	c->seq_known = true;
 	c->started = true;
+	c->begun = true;
 }
 
+/* Could a writer of ours have committed this header? Anything else is a
+ * damaged (or forged) record: a TORN header flipped to COMMITTED has
+ * priority 0, for one. */
+static bool rec_plausible(const struct shmlog__rec *r)
+{
+	return r->tag_len <= SHMLOG_TAG_MAX && r->prio >= SHMLOG_VERBOSE &&
+	       r->prio <= SHMLOG_FATAL && !(r->flags & ~SHMLOG_REC_TRUNCATED) &&
+	       !r->reserved;
+}
+
+bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
+			  const struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	if (c->have)
+		return true;
+	if (c->damaged)
+		return lane_changed(&s->fixed, ctl, seg_data(s, lane), c);
+	return c->pos != atomic_load_explicit(&ctl->head, memory_order_acquire);
+}
+
+/* Progress: every step of the loop below moves the cursor strictly forward
+ * or ends the call; a record is returned only if its sequence number is
+ * above every one returned from the lane before. So a lane of N bytes
+ * yields at most N/8 records per lap of its writer, whatever the file
+ * says, and a lane found damaged in a way the cursor cannot get past (its
+ * head behind the cursor or off a record boundary) is left alone until it
+ * changes. */
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			struct shmlog__rlane *c, uint64_t clear_raw)
 {
@@ -591,19 +772,18 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 
 	if (c->have)
 		return true;
+	if (c->damaged) {
+		if (!lane_changed(f, ctl, data, c))
+			return false;
+		c->damaged = false;
+	}
+	if (!c->begun)
+		cursor_begin(f, ctl, c); /* first look: its oldest record */
 	for (uint32_t guard = f->lane_size / REC_ALIGN + 4; guard; guard--) {
 		/* head is loaded again only when the cursor reaches the head
 		 * last seen: the line it lives on is the writer's, written on
 		 * every record, and each load of it costs the writer a miss */
 		uint64_t head = c->head_seen;
-		if (!c->started && !c->seq_known) {
-			/* first look at this lane: start at its oldest record */
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire); /* LMM(F) */
-			cursor_resync(f, ctl, c, head);
-			c->next_seq = f->initial_seq;
-			c->seq_known = true;
-		}
 		if (c->pos == head) {
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire); /* LMM(F) */
@@ -613,8 +793,13 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		if (head - c->pos > f->lane_size || (c->pos & (REC_ALIGN - 1))) {
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
-			cursor_resync(f, ctl, c, head); /* fell behind */
-			continue;
+			if (head - c->pos <= f->lane_size &&
+			    !(c->pos & (REC_ALIGN - 1)))
+				continue;
+			if (cursor_catch_up(f, ctl, c, head))
+				continue; /* fell behind */
+			cursor_stop(f, ctl, data, c); /* ahead of head */
+			return false;
 		}
 		uint32_t off = seg_off(f, c->pos);
 		uint32_t hlen = f->lane_size - off < REC_HDR
@@ -625,7 +810,7 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		copy_out(&r, data + off, hlen);
 		uint32_t len = 0;
 		unsigned state = rec_check(f, &r, c->pos, off, &len);
-		if (state == REC_COMMITTED) {
+		if (state == REC_COMMITTED && rec_plausible(&r)) {
 			/* tag and message, each NUL-terminated, ready to hand
 			 * out: the reader's only copy */
 			const unsigned char *src = data + off + REC_HDR;
@@ -641,33 +826,61 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 				 ->word,
 			memory_order_relaxed); /* LMM(H) */
 		if (word != atomic_load_explicit(&r.word, memory_order_relaxed)) {
-			/* voided (or rewritten) while we copied: overwritten */
-			cursor_resync(f, ctl, c, head);
+			/* voided (or rewritten) while we copied: overwritten,
+			 * and tail moved first (LMM(A,B)); else look again */
+			cursor_to_tail(f, ctl, c);
 			continue;
+		}
+		/* The copy is consistent: only now may it be judged. */
+		if (state && len > head - c->pos) {
+			/* only what lies below a head loaded with acquire
+			 * is published: a record (or a PAD) running past it
+			 * is not whole yet, or the lane is damaged */
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire);
+			if (head - c->pos > f->lane_size)
+				continue;
+			uint64_t at;
+			if (len > head - c->pos) {
+				/* a record boundary inside it: a PAD in the
+				 * middle of the chain, a bad length */
+				if (lane_find_record(f, data,
+						     c->pos + REC_ALIGN, head,
+						     &at)) {
+					cursor_skip_damage(f, data, c, head);
+					continue;
+				}
+				/* head is off a record boundary */
+				cursor_stop(f, ctl, data, c);
+				return false;
+			}
 		}
 		if (!state) {
 			/* Not a record: voided or overwritten before we looked
 			 * (the writer moved tail past it first, LMM(A)), or,
-			 * inside the published chain, a corrupt lane: skip to
-			 * its newest record. */
-			uint64_t tail = atomic_load_explicit(
-				&ctl->tail, memory_order_relaxed);
-			if ((int64_t)(tail - c->pos) > 0) {
-				cursor_resync(f, ctl, c, head);
-				continue;
-			}
-			c->torn++;
-			c->pos = head;
-			c->seq_known = false;
+			 * inside the published chain, a damaged lane: go on
+			 * at the next record that proves itself. */
+			if (!cursor_to_tail(f, ctl, c))
+				cursor_skip_damage(f, data, c, head);
+			continue;
+		}
+		if (state == REC_PAD) {
+			if (c->chained == c->pos)
+				c->chained += len;
+			c->pos += len;
+			continue;
+		}
+		if ((state == REC_COMMITTED && !rec_plausible(&r)) ||
+		    !cursor_seq_fits(c, r.seq)) {
+			/* no writer of ours made it, or it is out of place in
+			 * the chain (a stale header brought back to life, a
+			 * damaged one): its length is not to be trusted */
+			cursor_skip_damage(f, data, c, head);
 			continue;
 		}
 		c->pos += len;
-		if (state == REC_PAD)
-			continue;
+		c->chained = c->pos;
 		cursor_seq(c, r.seq);
-		/* fits its lane but no writer of ours makes it: garbage */
-		if (state == REC_COMMITTED && r.tag_len > SHMLOG_TAG_MAX)
-			state = REC_TORN;
 		if (state == REC_TORN) {
 			c->torn++;
 			c->lost_torn++;
