@@ -242,19 +242,58 @@ static inline uint32_t tail_len(const struct shmlog__fixed *f,
 	return len;
 }
 
+/* Void every word in the @n bytes from offset @off (at most the lane,
+ * wrapping at its end) that names its own position, in any lap, as a
+ * record's word would: whatever record starts there is then nothing to a
+ * reader, before its bytes are reused. Rare paths only (damage, claims,
+ * long walks): one load per 8 bytes. */
+static void lane_void_span(const struct shmlog__fixed *f, unsigned char *data,
+			   uint32_t off, uint64_t n)
+{
+	if (n > f->lane_size)
+		n = f->lane_size;
+	for (uint64_t k = 0; k < n; k += REC_ALIGN) {
+		_Atomic uint64_t *p = &rec_at(data, off)->word;
+		uint64_t word = atomic_load_explicit(p, memory_order_relaxed);
+		unsigned state = (unsigned)(word & REC_STATE_MASK);
+		if (state >= REC_COMMITTED && state <= REC_TORN &&
+		    seg_off(f, word & ~(uint64_t)REC_STATE_MASK) == off)
+			atomic_store_explicit(p, 0, memory_order_relaxed);
+		off += REC_ALIGN;
+		if (off == f->lane_size)
+			off = 0;
+	}
+}
+
+/* The record at the writer's tail does not check out (a damaged lane): the
+ * first position after it, up to @pos, where a record proves itself (its
+ * word names it), or @pos. One pass, at most lane_size / 8 words. */
+static uint64_t lane_resync(const struct shmlog__fixed *f,
+			    const unsigned char *data, uint64_t tail,
+			    uint64_t pos)
+{
+	for (uint64_t p = tail + REC_ALIGN; p != pos && pos - p <= f->lane_size;
+	     p += REC_ALIGN)
+		if (tail_len(f, data, p, seg_off(f, p)))
+			return p;
+	return pos;
+}
+
 /* Records a walk of the tail remembers, to void their words (step 2b)
  * without walking again; a longer walk (a big record over many small ones)
- * walks again. */
+ * or one that met damage voids the whole stretch it passed. */
 #define VOID_MAX 8
 
 struct walked {
-	unsigned n; /* records passed; > VOID_MAX: walk again */
+	unsigned n; /* records passed; > VOID_MAX: void the stretch */
+	bool damaged; /* passed bytes that were not a chain of records */
 	uint32_t off[VOID_MAX];
 };
 
 /* Step 1: walk tail past every record that [.., end) overwrites. A record
- * that does not check out (corruption) ends the walk: the lane then starts
- * afresh at @pos, and readers see everything older as overwritten. */
+ * that does not check out (damage) is stepped over to the next record that
+ * proves itself (lane_resync), so that one bad word costs one record, not
+ * the lane's history; everything the walk passed is voided in step 2b. */
 static inline void lane_make_room(const struct shmlog__fixed *f,
 				  struct shmlog__wlane *w, uint64_t pos,
 				  uint32_t off, uint64_t end,
@@ -265,10 +304,18 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
 	     end - tail > f->lane_size; guard--) {
 		uint32_t len = tail_len(f, w->data, tail, toff);
-		if (SHMLOG_UNLIKELY(!len || !guard || tail == pos)) {
+		if (SHMLOG_UNLIKELY(!guard || tail == pos ||
+				    pos - tail > f->lane_size)) {
 			tail = pos;
 			toff = off;
+			walked->damaged = true;
 			break;
+		}
+		if (SHMLOG_UNLIKELY(!len)) {
+			walked->damaged = true;
+			tail = lane_resync(f, w->data, tail, pos);
+			toff = seg_off(f, tail);
+			continue;
 		}
 		if (walked->n < VOID_MAX)
 			walked->off[walked->n] = toff;
@@ -285,29 +332,24 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 /* Step 2b: void the word of every record the walk passed, before any byte
  * of them is overwritten. A reader that copied one of them re-reads its
  * word after the copy (LMM(H)): a torn copy is caught even if the lane's
- * positions were tampered with. */
+ * positions were tampered with. A PAD's bytes are voided too: a PAD that
+ * damage put in the middle of the chain covers records of its own. */
 static inline void lane_void_words(const struct shmlog__fixed *f,
 				   struct shmlog__wlane *w, uint64_t from,
-				   uint32_t off, const struct walked *walked)
+				   const struct walked *walked)
 {
-	if (SHMLOG_LIKELY(walked->n <= VOID_MAX)) {
-		for (unsigned i = 0; i < walked->n; i++)
-			atomic_store_explicit(
-				&rec_at(w->data, walked->off[i])->word, 0,
-				memory_order_relaxed);
+	if (SHMLOG_UNLIKELY(walked->n > VOID_MAX || walked->damaged)) {
+		lane_void_span(f, w->data, seg_off(f, from), w->tail - from);
 		return;
 	}
-	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
-	     from != w->tail && guard; guard--) {
-		uint32_t len = tail_len(f, w->data, from, off);
-		if (!len || w->tail - from < len)
-			break; /* changed under us: corruption, stop */
-		atomic_store_explicit(&rec_at(w->data, off)->word, 0,
-				      memory_order_relaxed);
-		from += len;
-		off += len;
-		if (off == f->lane_size)
-			off = 0;
+	for (unsigned i = 0; i < walked->n; i++) {
+		uint32_t off = walked->off[i];
+		_Atomic uint64_t *p = &rec_at(w->data, off)->word;
+		uint64_t word = atomic_load_explicit(p, memory_order_relaxed);
+		atomic_store_explicit(p, 0, memory_order_relaxed);
+		if (SHMLOG_UNLIKELY((word & REC_STATE_MASK) == REC_PAD))
+			lane_void_span(f, w->data, off + REC_ALIGN,
+				       f->lane_size - off - REC_ALIGN);
 	}
 }
 
@@ -340,15 +382,16 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint64_t end = pos + pad + len;
 
 	uint64_t old_tail = w->tail;
-	uint32_t old_toff = w->tail_off;
 	struct walked walked;
 	walked.n = 0;
+	walked.damaged = false;
 	if (end - old_tail > lane_size) {
 		lane_make_room(&s->fixed, w, pos, off, end, &walked);
 		atomic_store_explicit(&ctl->tail, w->tail,
 				      memory_order_relaxed); /* LMM(A) */
 		atomic_thread_fence(memory_order_release); /* LMM(B) */
-		lane_void_words(&s->fixed, w, old_tail, old_toff, &walked);
+		TESTPOINT(10);
+		lane_void_words(&s->fixed, w, old_tail, &walked);
 	}
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release); /* LMM(C) */
@@ -407,48 +450,69 @@ static bool lane_sane(const struct shmlog__fixed *f, uint64_t tail,
 }
 
 /* The owner died inside a write: publish or mark torn what it left in
- * [head, reserve). Only called with the lane's ownership held. */
+ * [head, reserve). A reservation that runs past the lane's end is a PAD to
+ * the end and the record at offset 0 (ring_append wrote or was about to
+ * write both). A reservation no writer could have made (damage) is given
+ * up, the lane's history kept. Only called with the lane's ownership held;
+ * whatever the dead writer had walked over was voided before it stored
+ * reserve (or is voided by the claim, lane_void_free). */
 static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 			uint64_t reserve)
 {
 	struct shmlog__lane *ctl = w->ctl;
-	uint64_t pos = w->head;
-	uint32_t off = w->head_off;
-
-	struct shmlog__rec *r = rec_at(w->data, off);
-	uint32_t rlen;
-	if (rec_check(f, r, pos, off, &rlen) == REC_PAD && pos + rlen != reserve) {
-		pos += rlen;
-		off = 0;
-		r = rec_at(w->data, off);
+	uint64_t pos = w->head, len = reserve - pos;
+	uint32_t off = w->head_off, pad = 0;
+	if (len <= f->lane_size && off + len > f->lane_size) {
+		pad = f->lane_size - off;
+		len -= pad;
 	}
-	uint64_t len = reserve - pos;
-	if (rec_check(f, r, pos, off, &rlen) == REC_COMMITTED && rlen == len &&
-	    r->seq == w->seq) {
-		w->seq++; /* died after commit: the record is whole */
-	} else if (len >= REC_HDR && len <= f->max_record &&
-		   off + len <= f->lane_size) {
-		memset(r, 0, REC_HDR);
+	uint32_t roff = pad ? 0 : off;
+	if (len < REC_HDR || len > f->max_record || len % REC_ALIGN ||
+	    roff + len > f->lane_size) {
+		/* nonsense: keep what the lane holds, forget the reservation */
+		atomic_store_explicit(&ctl->reserve, pos, memory_order_relaxed);
+		return;
+	}
+	TESTPOINT(8);
+	if (pad) {
+		atomic_store_explicit(&rec_at(w->data, off)->word, pos | REC_PAD,
+				      memory_order_relaxed);
+		pos += pad;
+	}
+	struct shmlog__rec *r = rec_at(w->data, roff);
+	uint32_t rlen;
+	unsigned state = rec_check(f, r, pos, roff, &rlen);
+	if (state && state != REC_PAD && rlen == len && r->seq == w->seq) {
+		/* died after the commit: the record is whole; or a claimer
+		 * died after marking it torn: counted already */
+		w->seq++;
+	} else {
+		/* the header reads as no writer's (priority 0): a TORN
+		 * record flipped to COMMITTED is still not shown */
+		atomic_store_explicit(&r->word, 0, memory_order_relaxed);
+		memset((char *)r + sizeof(r->word), 0,
+		       REC_HDR - sizeof(r->word));
 		r->seq = w->seq++;
 		r->len = (uint16_t)len;
 		atomic_store_explicit(&r->word, pos | REC_TORN,
 				      memory_order_release);
 		atomic_fetch_add_explicit(&ctl->torn, 1, memory_order_relaxed);
-	} else {
-		/* nonsense: give up the lane's history */
-		w->tail = w->head = reserve;
-		w->tail_off = w->head_off = seg_off(f, reserve);
-		atomic_store_explicit(&ctl->tail, reserve, memory_order_relaxed);
-		atomic_store_explicit(&ctl->head, reserve,
-				      memory_order_release);
-		atomic_store_explicit(&ctl->next_seq, w->seq,
-				      memory_order_relaxed);
-		return;
 	}
+	TESTPOINT(9);
 	w->head = reserve;
 	w->head_off = seg_off(f, reserve);
 	atomic_store_explicit(&ctl->head, reserve, memory_order_release);
 	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
+}
+
+/* A lane taken from a dead owner: void what may be left of records behind
+ * tail (the owner may have died while voiding the records it walked over,
+ * step 2) and beyond the reservation, before any byte there is reused. */
+static void lane_void_free(const struct shmlog__fixed *f,
+			   struct shmlog__wlane *w, uint64_t reserve)
+{
+	uint64_t n = w->tail + f->lane_size - reserve;
+	lane_void_span(f, w->data, seg_off(f, reserve), n);
 }
 
 /* Walk the committed chain [tail, head) of a lane just claimed: the newest
@@ -506,15 +570,27 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	 * dead owner is walked, for next_seq may lag its last record. */
 	bool broken = !lane_sane(f, tail, head, reserve) ||
 		      (owner && !lane_last_seq(f, w, &last));
+	TESTPOINT(7);
 	if (broken) {
-		/* nonsense: start the lane afresh after its newest byte */
-		tail = head = reserve = (reserve > head ? reserve : head) &
-					~(uint64_t)(REC_ALIGN - 1);
+		/* nonsense: start the lane afresh after its newest byte, its
+		 * records voided first (a reader copying one must not take
+		 * the new bytes for its own), numbering on after the newest
+		 * record seen */
+		uint64_t hint = atomic_load_explicit(&ctl->next_seq,
+						     memory_order_relaxed) - 1;
+		if ((int64_t)(hint - last) > 0)
+			last = hint;
+		tail = head = reserve =
+			((int64_t)(reserve - head) > 0 ? reserve : head) &
+			~(uint64_t)(REC_ALIGN - 1);
+		lane_void_span(f, w->data, 0, f->lane_size);
 		w->tail = w->head = tail;
 		w->tail_off = w->head_off = seg_off(f, tail);
 		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
 		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
 		atomic_store_explicit(&ctl->head, tail, memory_order_release);
+	} else if (owner) {
+		lane_void_free(f, w, reserve);
 	}
 	w->seq = last + 1;
 	if (owner)
@@ -522,6 +598,7 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 				      memory_order_relaxed);
 	if (reserve != head)
 		lane_repair(f, w, reserve);
+	atomic_thread_fence(memory_order_release); /* voids before new bytes */
 	return true;
 }
 
