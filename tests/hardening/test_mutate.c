@@ -269,6 +269,8 @@ static long pick_record(unsigned char *img, const struct shmlog__fixed *f,
 	int n = 0;
 	for (int guard = 0; pos != head && guard < 4096 && n < 512; guard++) {
 		uint32_t off = seg_off(f, pos);
+		if (off + REC_HDR > f->lane_size)
+			break;
 		struct shmlog__rec *r = (void *)(img + f->data_off +
 						 (uint64_t)lane * f->lane_size + off);
 		uint64_t w = atomic_load(&r->word);
@@ -295,10 +297,12 @@ static void mutate_position(uint64_t *p)
 
 /* Apply one targeted or random mutation; returns its kind (for the
  * report). */
-static int mutate(unsigned char *img, size_t len)
+static int mutate(unsigned char *img, size_t len,
+		  const struct shmlog__fixed *pristine)
 {
-	struct shmlog__fixed f;
-	memcpy(&f, img, sizeof(f));
+	/* offsets from the header as the CLI made it: the image's own may
+	 * be mutated already */
+	struct shmlog__fixed f = *pristine;
 	unsigned lane = (unsigned)(rnd() % f.lane_count);
 	struct shmlog__lane *l = (void *)(img + f.lanes_off +
 					  lane * sizeof(struct shmlog__lane));
@@ -365,7 +369,7 @@ static int mutate(unsigned char *img, size_t len)
 		break;
 	default: /* several of the above */
 		for (int k = 0; k < 4; k++)
-			mutate(img, len);
+			mutate(img, len, pristine);
 		break;
 	}
 	return kind;
@@ -412,7 +416,9 @@ int main(int argc, char **argv)
 		memcpy(img, base_img[which], len);
 		int nm = 1 + (int)(rnd() % 3);
 		for (int k = 0; k < nm; k++)
-			kinds[mutate(img, len)]++;
+			kinds[mutate(img, len,
+				      (const struct shmlog__fixed *)(const void *)
+					      base_img[which])]++;
 		write_work(img, len);
 		images++;
 		/* a buffer of N bytes holds fewer than N / 48 records; a line
