@@ -87,18 +87,38 @@
  *      pairs with LMM(C): if the copy saw any byte written over the
  *      record, the word it re-reads is the voided one
  *   5. the copy is whole iff the word is unchanged; otherwise the record
- *      was overwritten while we copied: resume at tail. A word that was
- *      not a record at step 2 is told apart (overwritten, or a corrupt
- *      lane) by tail, which moved past it first (LMM(A,B)). Losses are
- *      counted exactly by sequence gaps.
+ *      was overwritten while we copied: resume at tail. Only a whole copy
+ *      is judged. A word that was not a record at step 2 is told apart
+ *      (overwritten, or a damaged lane) by tail, which moved past it
+ *      first (LMM(A,B)). Losses are counted exactly by sequence gaps.
  *
  * This is a seqlock per record: the writer voids a record's word before it
  * destroys any of its bytes, the reader checks after copying that the word
  * it started from is still there. It needs nothing but the record itself,
  * so a reader that keeps up does not touch the writer's hot line for every
  * record, and a process that tampers with the lane's positions can make a
- * reader skip records, never return a torn one. (A dead writer's record is
- * repaired only after the words under it were voided: step 2 precedes 3.)
+ * reader skip records, never return a torn one. Invariant: outside
+ * [tail, reserve) no word names its own position. Every path that gives
+ * records up voids them first: the tail walk (step 2, a PAD's bytes too),
+ * a claim of a dead writer's lane (what lies behind tail and past reserve:
+ * it may have died before voiding), a reset of a lane that makes no sense
+ * (the whole lane). A dead writer's record is repaired only after the
+ * words under it were voided: step 2 precedes 3.
+ *
+ * Progress. A reader's cursor only moves forward: to the end of a record
+ * it checked, to tail when tail is ahead of it, or past damage. It reads
+ * only records that end at or below a head loaded with acquire, and takes
+ * a record only if it is numbered last + 1 right after the record before
+ * it (the numbers of a lane follow its positions, across claims and
+ * repairs), or above every number taken after a jump. Damage (a word, a
+ * length or a header no writer makes, a PAD inside the chain, a record out
+ * of sequence) is stepped over by one scan, bounded by the lane size, for
+ * the next word that names its own position; the records lost there count
+ * as torn, the place once (corrupt). A lane the cursor cannot get past
+ * (its head behind the cursor or off a record boundary) is left alone
+ * until its head, tail or the word at the cursor change. So a lane of N
+ * bytes yields at most N/8 records per lap of its writer, whatever the
+ * file says, and a damaged lane costs a sleeping reader nothing.
  *
  * ===================================================================
  * Dead writers
@@ -108,16 +128,21 @@
  * dead thread. Nobody waits for it: other writers have lanes of their own.
  * The next writer to claim the lane (shmlog__lane_claim) first walks the
  * chain [tail, head) to learn the newest sequence number (next_seq lags by
- * one if the writer died between steps 5 and 6), then finds one of:
+ * one if the writer died between steps 5 and 6), voids what lies outside
+ * [tail, reserve), then finds one of:
  *   - reserve == head: the writer died between records; nothing to do.
- *   - reserve != head: the writer died inside steps 2-6. A PAD at head is
- *     kept; a record whose word says COMMITTED at the end of the
- *     reservation is published (the writer died after step 4); anything
- *     else is marked TORN over [lpos, reserve) with the next seq, and the
- *     lane's torn counter is bumped. Readers skip TORN records and count
- *     them.
+ *   - reserve != head: the writer died inside steps 2-6. A reservation
+ *     that runs past the lane's end is a PAD to the end (written, or
+ *     written now) and the record at offset 0. A record whose word says
+ *     COMMITTED (or TORN: a claimer died repairing it) with the next seq
+ *     is published as it is; anything else is marked TORN over
+ *     [lpos, reserve) with the next seq (its header reads as no writer's:
+ *     priority 0), and the lane's torn counter is bumped, once. Readers
+ *     skip TORN records and count them. A reservation no writer could
+ *     have made is forgotten; the lane's history is kept.
  * Whatever a lane holds is validated on claim: a lane whose positions do
- * not make sense (a corrupted or hostile segment) is reset to empty.
+ * not make sense (a corrupted or hostile segment) is voided and started
+ * afresh after its newest byte, numbering on after its newest record.
  *
  * ===================================================================
  * Waking readers
@@ -145,8 +170,9 @@
  * Anyone who may write the file may write anything into it. Readers
  * therefore copy before they look, check every position, offset and length
  * against the mapping, and bound every loop by the lane size. A writer
- * treats the records it walks over when advancing tail the same way and
- * resets its lane rather than follow a bad length. pid, tid and tag are
+ * treats the records it walks over when advancing tail the same way: it
+ * steps over a record that does not check out to the next one that
+ * proves itself, rather than follow a bad length. pid, tid and tag are
  * what the writer says they are.
  */
 #include <errno.h>
