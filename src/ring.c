@@ -247,18 +247,21 @@ static struct shmlog__rec *rec_at(unsigned char *data, uint32_t off)
 }
 
 /* Length of the record at the tail of the writer's lane, or 0 if it does
- * not check out. The writer's own records, but shared memory: checked as a
- * reader would (rec_check), inlined because it runs once per record. */
+ * not check out; *@pad set if it is a PAD. The writer's own records, but
+ * shared memory: checked as a reader would (rec_check), inlined because it
+ * runs once per record. */
 static inline uint32_t tail_len(const struct shmlog__fixed *f,
 				const unsigned char *data, uint64_t tail,
-				uint32_t off)
+				uint32_t off, bool *pad)
 {
 	const struct shmlog__rec *r = rec_at((unsigned char *)data, off);
 	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
 	if (SHMLOG_UNLIKELY((word & ~(uint64_t)REC_STATE_MASK) != tail))
 		return 0;
-	if ((word & REC_STATE_MASK) == REC_PAD)
+	if ((word & REC_STATE_MASK) == REC_PAD) {
+		*pad = true;
 		return f->lane_size - off;
+	}
 	if (SHMLOG_UNLIKELY(off + REC_HDR > f->lane_size))
 		return 0;
 	uint32_t len = r->len;
@@ -273,8 +276,9 @@ static inline uint32_t tail_len(const struct shmlog__fixed *f,
  * record's word would: whatever record starts there is then nothing to a
  * reader, before its bytes are reused. Rare paths only (damage, claims,
  * long walks): one load per 8 bytes. */
-static void lane_void_span(const struct shmlog__fixed *f, unsigned char *data,
-			   uint32_t off, uint64_t n)
+__attribute__((noinline, cold)) static void
+lane_void_span(const struct shmlog__fixed *f, unsigned char *data, uint32_t off,
+	       uint64_t n)
 {
 	if (n > f->lane_size)
 		n = f->lane_size;
@@ -294,13 +298,14 @@ static void lane_void_span(const struct shmlog__fixed *f, unsigned char *data,
 /* The record at the writer's tail does not check out (a damaged lane): the
  * first position after it, up to @pos, where a record proves itself (its
  * word names it), or @pos. One pass, at most lane_size / 8 words. */
-static uint64_t lane_resync(const struct shmlog__fixed *f,
-			    const unsigned char *data, uint64_t tail,
-			    uint64_t pos)
+__attribute__((noinline, cold)) static uint64_t
+lane_resync(const struct shmlog__fixed *f, const unsigned char *data,
+	    uint64_t tail, uint64_t pos)
 {
+	bool pad;
 	for (uint64_t p = tail + REC_ALIGN; p != pos && pos - p <= f->lane_size;
 	     p += REC_ALIGN)
-		if (tail_len(f, data, p, seg_off(f, p)))
+		if (tail_len(f, data, p, seg_off(f, p), &pad))
 			return p;
 	return pos;
 }
@@ -312,9 +317,12 @@ static uint64_t lane_resync(const struct shmlog__fixed *f,
 
 struct walked {
 	unsigned n; /* records passed; > VOID_MAX: void the stretch */
-	bool damaged; /* passed bytes that were not a chain of records */
 	uint32_t off[VOID_MAX];
 };
+
+/* The walk passed bytes that were not a chain of records, or a PAD (which
+ * damage may have put over records): void every word in the stretch. */
+#define WALKED_DAMAGED (1u << 30)
 
 /* Step 1: walk tail past every record that [.., end) overwrites. A record
  * that does not check out (damage) is stepped over to the next record that
@@ -329,20 +337,22 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 	uint32_t toff = w->tail_off;
 	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
 	     end - tail > f->lane_size; guard--) {
-		uint32_t len = tail_len(f, w->data, tail, toff);
-		if (SHMLOG_UNLIKELY(!guard || tail == pos ||
-				    pos - tail > f->lane_size)) {
+		bool pad = false;
+		uint32_t len = tail_len(f, w->data, tail, toff, &pad);
+		if (SHMLOG_UNLIKELY(!guard || tail == pos)) {
 			tail = pos;
 			toff = off;
-			walked->damaged = true;
+			walked->n = WALKED_DAMAGED;
 			break;
 		}
 		if (SHMLOG_UNLIKELY(!len)) {
-			walked->damaged = true;
+			walked->n = WALKED_DAMAGED;
 			tail = lane_resync(f, w->data, tail, pos);
 			toff = seg_off(f, tail);
 			continue;
 		}
+		if (SHMLOG_UNLIKELY(pad)) /* void its bytes too, below */
+			walked->n = WALKED_DAMAGED;
 		if (walked->n < VOID_MAX)
 			walked->off[walked->n] = toff;
 		walked->n++;
@@ -358,25 +368,20 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 /* Step 2b: void the word of every record the walk passed, before any byte
  * of them is overwritten. A reader that copied one of them re-reads its
  * word after the copy (LMM(H)): a torn copy is caught even if the lane's
- * positions were tampered with. A PAD's bytes are voided too: a PAD that
- * damage put in the middle of the chain covers records of its own. */
+ * positions were tampered with. Past a PAD (once a lap) or damage, every
+ * word of the stretch walked is voided: a PAD that damage put in the
+ * middle of the chain covers records of its own. */
 static inline void lane_void_words(const struct shmlog__fixed *f,
 				   struct shmlog__wlane *w, uint64_t from,
 				   const struct walked *walked)
 {
-	if (SHMLOG_UNLIKELY(walked->n > VOID_MAX || walked->damaged)) {
+	if (SHMLOG_UNLIKELY(walked->n > VOID_MAX)) {
 		lane_void_span(f, w->data, seg_off(f, from), w->tail - from);
 		return;
 	}
-	for (unsigned i = 0; i < walked->n; i++) {
-		uint32_t off = walked->off[i];
-		_Atomic uint64_t *p = &rec_at(w->data, off)->word;
-		uint64_t word = atomic_load_explicit(p, memory_order_relaxed);
-		atomic_store_explicit(p, 0, memory_order_relaxed);
-		if (SHMLOG_UNLIKELY((word & REC_STATE_MASK) == REC_PAD))
-			lane_void_span(f, w->data, off + REC_ALIGN,
-				       f->lane_size - off - REC_ALIGN);
-	}
+	for (unsigned i = 0; i < walked->n; i++)
+		atomic_store_explicit(&rec_at(w->data, walked->off[i])->word, 0,
+				      memory_order_relaxed);
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -410,7 +415,6 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint64_t old_tail = w->tail;
 	struct walked walked;
 	walked.n = 0;
-	walked.damaged = false;
 	if (end - old_tail > lane_size) {
 		lane_make_room(&s->fixed, w, pos, off, end, &walked);
 		atomic_store_explicit(&ctl->tail, w->tail,

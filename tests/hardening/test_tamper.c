@@ -102,33 +102,61 @@ static void mutator(uint64_t seed)
 			if (!r)
 				continue;
 			uint64_t w = atomic_load(&r->word);
+			if ((w & ~7ull) != pos)
+				continue;
+			/* The writer may reuse these bytes at any moment:
+			 * every change is a compare-and-swap against what
+			 * was read while the word named the record, so that
+			 * it lands on that record's header or not at all,
+			 * never in a message. */
+			_Atomic uint64_t *word = &r->word;
+			_Atomic uint64_t *seq = (void *)((char *)r + 8);
+			_Atomic uint64_t *time = (void *)((char *)r + 16);
+			_Atomic uint64_t *ids = (void *)((char *)r + 24);
+			_Atomic uint64_t *meta = (void *)((char *)r + 32);
+			uint64_t sv = atomic_load(seq), tv = atomic_load(time);
+			uint64_t iv = atomic_load(ids), mv = atomic_load(meta);
+			if (atomic_load(word) != w)
+				continue; /* reused meanwhile */
 			switch (what) {
 			case 0: /* state bits only */
-				atomic_store(&r->word,
-					     (w & ~7ull) | ((v >> 16) % 8));
+				atomic_compare_exchange_strong(
+					word, &w, (w & ~7ull) | ((v >> 16) % 8));
 				break;
 			case 1: /* one bit of the word */
-				atomic_store(&r->word,
-					     w ^ (1ull << ((v >> 16) % 64)));
+				atomic_compare_exchange_strong(
+					word, &w, w ^ (1ull << ((v >> 16) % 64)));
 				break;
 			case 2: /* moved 8 bytes up, into its own seq: as is,
 				 * or naming its new place */
-				atomic_store(&r->word, 0);
-				atomic_store((_Atomic uint64_t *)(void *)&r->seq,
-					     (v >> 16) & 1 ? w
-							   : (pos + 8) | (w & 7));
+				if (atomic_compare_exchange_strong(word, &w, 0))
+					atomic_compare_exchange_strong(
+						seq, &sv,
+						(v >> 16) & 1 ? w : (pos + 8) | (w & 7));
 				break;
-			case 3: /* the length */
+			case 3: { /* the length (low 16 bits of meta) */
+				uint64_t len = mv & 0xffff;
 				switch ((v >> 16) % 3) {
-				case 0: r->len ^= (uint16_t)(8u << ((v >> 20) % 8)); break;
-				case 1: r->len += 8; break;
-				default: r->len -= 8; break;
+				case 0: len ^= 8u << ((v >> 20) % 8); break;
+				case 1: len += 8; break;
+				default: len -= 8; break;
 				}
+				uint64_t nv = (mv & ~0xffffull) | (len & 0xffff);
+				if (atomic_load(word) == w)
+					atomic_compare_exchange_strong(meta, &mv, nv);
 				break;
-			default: /* a TORN header flipped to COMMITTED */
-				atomic_store(&r->word, 0);
-				memset((char *)r + 16, 0, REC_HDR - 16);
-				atomic_store(&r->word, pos | REC_COMMITTED);
+			}
+			default: /* a TORN header flipped to COMMITTED: the
+				  * header as a repair leaves it (seq, len) */
+				if (!atomic_compare_exchange_strong(word, &w, 0))
+					break;
+				atomic_compare_exchange_strong(time, &tv, 0);
+				atomic_compare_exchange_strong(ids, &iv, 0);
+				atomic_compare_exchange_strong(meta, &mv,
+							       mv & 0xffff);
+				uint64_t zero = 0;
+				atomic_compare_exchange_strong(
+					word, &zero, pos | REC_COMMITTED);
 				break;
 			}
 		}

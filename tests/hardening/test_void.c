@@ -72,6 +72,9 @@ static unsigned stale_words(struct img *m)
 			continue;
 		if (pos - tail < reserve - tail)
 			continue; /* a record of the chain, or being written */
+		if (tail - pos > 8ull * m->f.lane_size)
+			continue; /* bytes that only look like a word (a time
+				   * value), far from any place a reader goes */
 		if (stale++ < 3)
 			fprintf(stderr, "stale word at %u: %#llx (tail %#llx, "
 					"reserve %#llx)\n",
