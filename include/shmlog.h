@@ -293,7 +293,9 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * SHMLOG_EV_RECORD (filling *rec), SHMLOG_EV_LOST (filling *lost, once per
  * gap, before the record that follows it), or SHMLOG_EV_NONE when there is
  * nothing more for now. Skips records that fail validation (counted as
- * torn). Never blocks. Returns -EIO, once, if the buffer's file was
+ * torn) and steps over a damaged lane once (shmlog_lane_stats.corrupt);
+ * never returns a record twice, nor a lane's records out of order, so a
+ * loop until SHMLOG_EV_NONE ends whatever the file holds. Never blocks. Returns -EIO, once, if the buffer's file was
  * truncated under the reader (it survives the SIGBUS; see
  * docs/SECURITY.md), and SHMLOG_EV_NONE after that. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
@@ -310,8 +312,8 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
  * where pending are committed records the reader has not consumed yet.
  * Records lost where the lane was found damaged (a record or a position
  * that no writer could have made: a corrupt or tampered file) count as
- * torn; @corrupt counts the places, each once. (@corrupt was added in
- * version 1.1; the fields before it are unchanged.) */
+ * torn; @corrupt counts the places, each once. (@corrupt is the newest
+ * field, added at the end: the ones before it keep their places.) */
 struct shmlog_lane_stats {
 	uint64_t written; /* records the lane's writers have started */
 	uint64_t read; /* returned by this reader */
