@@ -269,7 +269,7 @@ static long pick_record(unsigned char *img, const struct shmlog__fixed *f,
 	int n = 0;
 	for (int guard = 0; pos != head && guard < 4096 && n < 512; guard++) {
 		uint32_t off = seg_off(f, pos);
-		if (off + REC_HDR > f->lane_size)
+		if (pos % 8 || off + REC_HDR > f->lane_size)
 			break;
 		struct shmlog__rec *r = (void *)(img + f->data_off +
 						 (uint64_t)lane * f->lane_size + off);

@@ -43,7 +43,7 @@ static struct shmlog__rec *pick(unsigned char *base,
 	struct shmlog__rec *r = NULL;
 	for (unsigned k = 0; k <= steps; k++) {
 		uint32_t off = seg_off(f, pos);
-		if (off + REC_HDR > f->lane_size)
+		if (pos % 8 || off + REC_HDR > f->lane_size)
 			return r;
 		struct shmlog__rec *c = (void *)(data + off);
 		uint64_t w = atomic_load(&c->word);
