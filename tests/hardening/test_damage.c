@@ -91,6 +91,26 @@ static struct shmlog__rec *img_rec(struct img *m, unsigned i, unsigned k,
 	}
 }
 
+/* Records (not PADs) in lane @i, from tail to head. */
+static unsigned img_count(struct img *m, unsigned i)
+{
+	struct shmlog__lane *l = img_lane(m, i);
+	uint64_t p = atomic_load(&l->tail), head = atomic_load(&l->head);
+	unsigned char *data = m->base + m->f.data_off + (uint64_t)i * m->f.lane_size;
+	unsigned n = 0;
+	while (p != head) {
+		uint32_t off = seg_off(&m->f, p);
+		struct shmlog__rec *r = (void *)(data + off);
+		if ((atomic_load(&r->word) & 7) == REC_PAD) {
+			p += m->f.lane_size - off;
+			continue;
+		}
+		n++;
+		p += r->len;
+	}
+	return n;
+}
+
 struct dump {
 	long records, bad, disorder, calls;
 	bool ended; /* reached SHMLOG_EV_NONE within the bound */
@@ -385,6 +405,77 @@ static void big_flipped(void)
 	img_done(&m);
 }
 
+/* Many random damages of the same kinds, one to four at a time, on a lane
+ * that wrapped (PADs included): record words (state bits, a bit, moved by
+ * 8 bytes into their own header), lengths, lane positions. No message
+ * byte is written, so every record shown must be whole. */
+static void random_damage(unsigned images)
+{
+	uint64_t v = 77;
+	long shown = 0, corrupt = 0, bad = 0;
+	for (unsigned n = 0; n < images; n++) {
+		struct img m;
+		img_make(&m, 64 * 1024, 1, 100 + (long)(n % 7) * 150);
+		struct shmlog__lane *l = img_lane(&m, 0);
+		unsigned records = img_count(&m, 0);
+		REQUIRE(records > 0);
+		unsigned k = 1 + (unsigned)((v = sc_mix(v)) % 4);
+		/* the targets first: the walk needs the words intact */
+		struct shmlog__rec *target[4];
+		uint64_t tpos[4];
+		for (unsigned j = 0; j < k; j++) {
+			v = sc_mix(v);
+			target[j] = img_rec(&m, 0, (unsigned)(v % records),
+					    &tpos[j]);
+		}
+		for (unsigned j = 0; j < k; j++) {
+			v = sc_mix(v);
+			uint64_t pos = tpos[j];
+			struct shmlog__rec *r = target[j];
+			uint64_t w = atomic_load(&r->word);
+			switch ((v >> 8) % 6) {
+			case 0: /* state bits */
+				atomic_store(&r->word, (w & ~7ull) | ((v >> 16) % 8));
+				break;
+			case 1: /* a bit */
+				atomic_store(&r->word, w ^ (1ull << ((v >> 16) % 64)));
+				break;
+			case 2: /* into its own seq, as is or renamed */
+				atomic_store(&r->word, 0);
+				r->seq = (v >> 16) & 1 ? w : (pos + 8) | (w & 7);
+				break;
+			case 3: /* the length */
+				r->len = (uint16_t)(r->len + 8 * (int)((v >> 16) % 9) - 32);
+				break;
+			case 4: { /* a lane position */
+				_Atomic uint64_t *ps[] = {&l->tail, &l->head,
+							  &l->reserve, &l->next_seq};
+				_Atomic uint64_t *p = ps[(v >> 16) % 4];
+				int64_t d = (int64_t)((v >> 20) % 512) - 256;
+				atomic_store(p, atomic_load(p) + (uint64_t)(d * 8));
+				break;
+			}
+			default: { /* a TORN header flipped to COMMITTED */
+				uint16_t len = r->len;
+				memset((char *)r + 16, 0, REC_HDR - 16);
+				r->len = len;
+				break;
+			}
+			}
+		}
+		struct dump d;
+		dump(m.name, 100000, &d);
+		check_sane(&d, 100000);
+		shown += d.records;
+		bad += d.bad + d.disorder;
+		corrupt += (long)d.corrupt;
+		img_done(&m);
+	}
+	printf("random damage: %u buffers, %ld records shown, %ld not whole "
+	       "or out of order, %ld damaged places\n",
+	       images, shown, bad, corrupt);
+}
+
 int main(void)
 {
 	head_inside_record();
@@ -395,5 +486,6 @@ int main(void)
 	state_flips();
 	word_shifted();
 	big_flipped();
+	random_damage(600);
 	return test_done("test_damage");
 }
