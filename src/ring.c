@@ -68,7 +68,8 @@
  *   1. walk tail past the records the new one will overwrite;
  *      tail = new tail                                           LMM(A)
  *      release fence                                             LMM(B)
- *   2. void (zero) the word of each record walked over
+ *   2. void (zero) the word of each record walked over, and the word
+ *      where the new record will start
  *   3. reserve = end of the new record (and of a PAD before it)
  *      release fence                                             LMM(C)
  *   4. write PAD header if needed, record header, tag, message
@@ -102,8 +103,11 @@
  * records up voids them first: the tail walk (step 2, a PAD's bytes too),
  * a claim of a dead writer's lane (what lies behind tail and past reserve:
  * it may have died before voiding), a reset of a lane that makes no sense
- * (the whole lane). A dead writer's record is repaired only after the
- * words under it were voided: step 2 precedes 3.
+ * (the whole lane). And step 2 voids the word where the new record will
+ * start: a lap is written in order, so an old record a new one overwrites
+ * has lost its word first even if damage (a rewritten length) made the
+ * walk pass it. A dead writer's record is repaired only after the words
+ * under it were voided: step 2 precedes 3.
  *
  * Progress. A reader's cursor only moves forward: to the end of a record
  * it checked, to tail when tail is ahead of it, or past damage. It reads
@@ -423,6 +427,13 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		TESTPOINT(10);
 		lane_void_words(&s->fixed, w, old_tail, &walked);
 	}
+	/* Step 2c: void the word where the record starts, before its header
+	 * goes there. With the bytes of a lap written in order, every old
+	 * record this one overwrites then has lost its word first, whatever
+	 * the walk above made of a damaged lane: either it starts here, or
+	 * its word was overwritten by an earlier record of this lap. */
+	atomic_store_explicit(&rec_at(w->data, pad ? 0 : off)->word, 0,
+			      memory_order_relaxed);
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release); /* LMM(C) */
 	TESTPOINT(1);
