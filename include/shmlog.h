@@ -399,7 +399,9 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * SHMLOG_EV_RECORD (filling *rec), SHMLOG_EV_LOST (filling *lost, once per
  * gap, before the record that follows it), or SHMLOG_EV_NONE when there is
  * nothing more for now. Skips records that fail validation (counted as
- * torn). Never blocks. Returns -EIO, once, if the buffer's file was
+ * torn) and steps over a damaged lane once (shmlog_lane_stats.corrupt);
+ * never returns a record twice, nor a lane's records out of order, so a
+ * loop until SHMLOG_EV_NONE ends whatever the file holds. Never blocks. Returns -EIO, once, if the buffer's file was
  * truncated under the reader (it survives the SIGBUS; see
  * docs/SECURITY.md), and SHMLOG_EV_NONE after that. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
@@ -413,7 +415,11 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending,
- * where pending are committed records the reader has not consumed yet. */
+ * where pending are committed records the reader has not consumed yet.
+ * Records lost where the lane was found damaged (a record or a position
+ * that no writer could have made: a corrupt or tampered file) count as
+ * torn; @corrupt counts the places, each once. (@corrupt is the newest
+ * field, added at the end: the ones before it keep their places.) */
 struct shmlog_lane_stats {
 	uint64_t written; /* records the lane's writers have started */
 	uint64_t read; /* returned by this reader */
@@ -426,6 +432,7 @@ struct shmlog_lane_stats {
 	 * right across pid namespaces and pid reuse), 0 if it is free or its
 	 * owner died (the next writer to claim it takes it over) */
 	uint32_t owner_alive;
+	uint64_t corrupt; /* places found damaged (each counted once) */
 };
 
 /* Number of lanes of the reader's buffer. */

@@ -399,8 +399,16 @@ struct shmlog__rlane {
 	uint64_t pos;
 	uint64_t head_seen; /* the lane's head when last loaded */
 	uint64_t next_seq;
-	bool started, seq_known, have;
+	uint64_t last_seq; /* of the newest record taken (seq_seen) */
+	uint64_t chained; /* end of that record (and of PADs after it) */
+	bool begun; /* has looked at the lane (pos is meaningful) */
+	bool started, seq_known, seq_seen, have;
+	bool after_damage; /* records lost before the next one were damaged */
+	uint64_t damage_bytes; /* skipped as damaged since the last record */
+	bool damaged; /* stuck on damage: read again when fp changes */
+	uint64_t fp[3]; /* head, tail and word at pos when it got stuck */
 	uint64_t read, overwritten, torn, skipped;
+	uint64_t corrupt; /* places the lane was found damaged */
 	uint64_t lost_overwritten, lost_torn; /* not yet reported */
 	struct shmlog__rec rec; /* pending record header */
 	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
@@ -410,6 +418,10 @@ struct shmlog__rlane {
 /* Try to make @c hold the lane's next record. Returns true if it does. */
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			struct shmlog__rlane *c, uint64_t clear_raw);
+/* Has the lane anything @c has not taken yet? (A damaged lane: has it
+ * changed since the cursor got stuck on it?) */
+bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
+			  const struct shmlog__rlane *c);
 /* Start @c after the lane's newest record (readers opened at the tail). */
 void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 			       struct shmlog__rlane *c);

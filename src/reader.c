@@ -340,16 +340,9 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 /* Is anything new published in any lane? */
 static bool reader_has_new(struct shmlog_reader *r)
 {
-	const struct shmlog__fixed *f = &r->seg.fixed;
-	for (unsigned i = 0; i < f->lane_count; i++) {
-		struct shmlog__rlane *c = &r->lanes[i];
-		if (c->have)
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
+		if (shmlog__lane_has_new(&r->seg, i, &r->lanes[i]))
 			return true;
-		uint64_t head = atomic_load_explicit(&seg_lane(&r->seg, i)->head,
-						     memory_order_acquire);
-		if (c->pos != head)
-			return true;
-	}
 	return false;
 }
 
@@ -479,6 +472,7 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	s.overwritten = c->overwritten;
 	s.torn = c->torn;
 	s.skipped = c->skipped;
+	s.corrupt = c->corrupt;
 	/* a writer that died inside a write: its record is torn, though no
 	 * claimer has marked it yet */
 	if (reserve != head && alive == 0) {

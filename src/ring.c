@@ -70,7 +70,8 @@
  *   1. walk tail past the records the new one will overwrite;
  *      tail = new tail                                           LMM(A)
  *      release fence                                             LMM(B)
- *   2. void (zero) the word of each record walked over
+ *   2. void (zero) the word of each record walked over, and the word
+ *      where the new record will start
  *   3. reserve = end of the new record (and of a PAD before it)
  *      release fence                                             LMM(C)
  *   4. write PAD header if needed, record header, tag, message
@@ -89,18 +90,41 @@
  *      pairs with LMM(C): if the copy saw any byte written over the
  *      record, the word it re-reads is the voided one
  *   5. the copy is whole iff the word is unchanged; otherwise the record
- *      was overwritten while we copied: resume at tail. A word that was
- *      not a record at step 2 is told apart (overwritten, or a corrupt
- *      lane) by tail, which moved past it first (LMM(A,B)). Losses are
- *      counted exactly by sequence gaps.
+ *      was overwritten while we copied: resume at tail. Only a whole copy
+ *      is judged. A word that was not a record at step 2 is told apart
+ *      (overwritten, or a damaged lane) by tail, which moved past it
+ *      first (LMM(A,B)). Losses are counted exactly by sequence gaps.
  *
  * This is a seqlock per record: the writer voids a record's word before it
  * destroys any of its bytes, the reader checks after copying that the word
  * it started from is still there. It needs nothing but the record itself,
  * so a reader that keeps up does not touch the writer's hot line for every
  * record, and a process that tampers with the lane's positions can make a
- * reader skip records, never return a torn one. (A dead writer's record is
- * repaired only after the words under it were voided: step 2 precedes 3.)
+ * reader skip records, never return a torn one. Invariant: outside
+ * [tail, reserve) no word names its own position. Every path that gives
+ * records up voids them first: the tail walk (step 2, a PAD's bytes too),
+ * a claim of a dead writer's lane (what lies behind tail and past reserve:
+ * it may have died before voiding), a reset of a lane that makes no sense
+ * (the whole lane). And step 2 voids the word where the new record will
+ * start: a lap is written in order, so an old record a new one overwrites
+ * has lost its word first even if damage (a rewritten length) made the
+ * walk pass it. A dead writer's record is repaired only after the words
+ * under it were voided: step 2 precedes 3.
+ *
+ * Progress. A reader's cursor only moves forward: to the end of a record
+ * it checked, to tail when tail is ahead of it, or past damage. It reads
+ * only records that end at or below a head loaded with acquire, and takes
+ * a record only if it is numbered last + 1 right after the record before
+ * it (the numbers of a lane follow its positions, across claims and
+ * repairs), or above every number taken after a jump. Damage (a word, a
+ * length or a header no writer makes, a PAD inside the chain, a record out
+ * of sequence) is stepped over by one scan, bounded by the lane size, for
+ * the next word that names its own position; the records lost there count
+ * as torn, the place once (corrupt). A lane the cursor cannot get past
+ * (its head behind the cursor or off a record boundary) is left alone
+ * until its head, tail or the word at the cursor change. So a lane of N
+ * bytes yields at most N/8 records per lap of its writer, whatever the
+ * file says, and a damaged lane costs a sleeping reader nothing.
  *
  * ===================================================================
  * Dead writers
@@ -125,16 +149,21 @@
  *
  * The next writer to claim the lane (shmlog__lane_claim) first walks the
  * chain [tail, head) to learn the newest sequence number (next_seq lags by
- * one if the writer died between steps 5 and 6), then finds one of:
+ * one if the writer died between steps 5 and 6), voids what lies outside
+ * [tail, reserve), then finds one of:
  *   - reserve == head: the writer died between records; nothing to do.
- *   - reserve != head: the writer died inside steps 2-6. A PAD at head is
- *     kept; a record whose word says COMMITTED at the end of the
- *     reservation is published (the writer died after step 4); anything
- *     else is marked TORN over [lpos, reserve) with the next seq, and the
- *     lane's torn counter is bumped. Readers skip TORN records and count
- *     them.
+ *   - reserve != head: the writer died inside steps 2-6. A reservation
+ *     that runs past the lane's end is a PAD to the end (written, or
+ *     written now) and the record at offset 0. A record whose word says
+ *     COMMITTED (or TORN: a claimer died repairing it) with the next seq
+ *     is published as it is; anything else is marked TORN over
+ *     [lpos, reserve) with the next seq (its header reads as no writer's:
+ *     priority 0), and the lane's torn counter is bumped, once. Readers
+ *     skip TORN records and count them. A reservation no writer could
+ *     have made is forgotten; the lane's history is kept.
  * Whatever a lane holds is validated on claim: a lane whose positions do
- * not make sense (a corrupted or hostile segment) is reset to empty.
+ * not make sense (a corrupted or hostile segment) is voided and started
+ * afresh after its newest byte, numbering on after its newest record.
  *
  * ===================================================================
  * Waking readers
@@ -162,8 +191,9 @@
  * Anyone who may write the file may write anything into it. Readers
  * therefore copy before they look, check every position, offset and length
  * against the mapping, and bound every loop by the lane size. A writer
- * treats the records it walks over when advancing tail the same way and
- * resets its lane rather than follow a bad length. pid, tid and tag are
+ * treats the records it walks over when advancing tail the same way: it
+ * steps over a record that does not check out to the next one that
+ * proves itself, rather than follow a bad length. pid, tid and tag are
  * what the writer says they are.
  */
 #include <errno.h>
@@ -222,18 +252,21 @@ static struct shmlog__rec *rec_at(unsigned char *data, uint32_t off)
 }
 
 /* Length of the record at the tail of the writer's lane, or 0 if it does
- * not check out. The writer's own records, but shared memory: checked as a
- * reader would (rec_check), inlined because it runs once per record. */
+ * not check out; *@pad set if it is a PAD. The writer's own records, but
+ * shared memory: checked as a reader would (rec_check), inlined because it
+ * runs once per record. */
 static inline uint32_t tail_len(const struct shmlog__fixed *f,
 				const unsigned char *data, uint64_t tail,
-				uint32_t off)
+				uint32_t off, bool *pad)
 {
 	const struct shmlog__rec *r = rec_at((unsigned char *)data, off);
 	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
 	if (SHMLOG_UNLIKELY((word & ~(uint64_t)REC_STATE_MASK) != tail))
 		return 0;
-	if ((word & REC_STATE_MASK) == REC_PAD)
+	if ((word & REC_STATE_MASK) == REC_PAD) {
+		*pad = true;
 		return f->lane_size - off;
+	}
 	if (SHMLOG_UNLIKELY(off + REC_HDR > f->lane_size))
 		return 0;
 	uint32_t len = r->len;
@@ -243,19 +276,63 @@ static inline uint32_t tail_len(const struct shmlog__fixed *f,
 	return len;
 }
 
+/* Void every word in the @n bytes from offset @off (at most the lane,
+ * wrapping at its end) that names its own position, in any lap, as a
+ * record's word would: whatever record starts there is then nothing to a
+ * reader, before its bytes are reused. Rare paths only (damage, claims,
+ * long walks): one load per 8 bytes. */
+__attribute__((noinline, cold)) static void
+lane_void_span(const struct shmlog__fixed *f, unsigned char *data, uint32_t off,
+	       uint64_t n)
+{
+	if (n > f->lane_size)
+		n = f->lane_size;
+	for (uint64_t k = 0; k < n; k += REC_ALIGN) {
+		_Atomic uint64_t *p = &rec_at(data, off)->word;
+		uint64_t word = atomic_load_explicit(p, memory_order_relaxed);
+		unsigned state = (unsigned)(word & REC_STATE_MASK);
+		if (state >= REC_COMMITTED && state <= REC_TORN &&
+		    seg_off(f, word & ~(uint64_t)REC_STATE_MASK) == off)
+			atomic_store_explicit(p, 0, memory_order_relaxed);
+		off += REC_ALIGN;
+		if (off == f->lane_size)
+			off = 0;
+	}
+}
+
+/* The record at the writer's tail does not check out (a damaged lane): the
+ * first position after it, up to @pos, where a record proves itself (its
+ * word names it), or @pos. One pass, at most lane_size / 8 words. */
+__attribute__((noinline, cold)) static uint64_t
+lane_resync(const struct shmlog__fixed *f, const unsigned char *data,
+	    uint64_t tail, uint64_t pos)
+{
+	bool pad;
+	for (uint64_t p = tail + REC_ALIGN; p != pos && pos - p <= f->lane_size;
+	     p += REC_ALIGN)
+		if (tail_len(f, data, p, seg_off(f, p), &pad))
+			return p;
+	return pos;
+}
+
 /* Records a walk of the tail remembers, to void their words (step 2b)
  * without walking again; a longer walk (a big record over many small ones)
- * walks again. */
+ * or one that met damage voids the whole stretch it passed. */
 #define VOID_MAX 8
 
 struct walked {
-	unsigned n; /* records passed; > VOID_MAX: walk again */
+	unsigned n; /* records passed; > VOID_MAX: void the stretch */
 	uint32_t off[VOID_MAX];
 };
 
+/* The walk passed bytes that were not a chain of records, or a PAD (which
+ * damage may have put over records): void every word in the stretch. */
+#define WALKED_DAMAGED (1u << 30)
+
 /* Step 1: walk tail past every record that [.., end) overwrites. A record
- * that does not check out (corruption) ends the walk: the lane then starts
- * afresh at @pos, and readers see everything older as overwritten. */
+ * that does not check out (damage) is stepped over to the next record that
+ * proves itself (lane_resync), so that one bad word costs one record, not
+ * the lane's history; everything the walk passed is voided in step 2b. */
 static inline void lane_make_room(const struct shmlog__fixed *f,
 				  struct shmlog__wlane *w, uint64_t pos,
 				  uint32_t off, uint64_t end,
@@ -265,12 +342,22 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 	uint32_t toff = w->tail_off;
 	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
 	     end - tail > f->lane_size; guard--) {
-		uint32_t len = tail_len(f, w->data, tail, toff);
-		if (SHMLOG_UNLIKELY(!len || !guard || tail == pos)) {
+		bool pad = false;
+		uint32_t len = tail_len(f, w->data, tail, toff, &pad);
+		if (SHMLOG_UNLIKELY(!guard || tail == pos)) {
 			tail = pos;
 			toff = off;
+			walked->n = WALKED_DAMAGED;
 			break;
 		}
+		if (SHMLOG_UNLIKELY(!len)) {
+			walked->n = WALKED_DAMAGED;
+			tail = lane_resync(f, w->data, tail, pos);
+			toff = seg_off(f, tail);
+			continue;
+		}
+		if (SHMLOG_UNLIKELY(pad)) /* void its bytes too, below */
+			walked->n = WALKED_DAMAGED;
 		if (walked->n < VOID_MAX)
 			walked->off[walked->n] = toff;
 		walked->n++;
@@ -286,30 +373,20 @@ static inline void lane_make_room(const struct shmlog__fixed *f,
 /* Step 2b: void the word of every record the walk passed, before any byte
  * of them is overwritten. A reader that copied one of them re-reads its
  * word after the copy (LMM(H)): a torn copy is caught even if the lane's
- * positions were tampered with. */
+ * positions were tampered with. Past a PAD (once a lap) or damage, every
+ * word of the stretch walked is voided: a PAD that damage put in the
+ * middle of the chain covers records of its own. */
 static inline void lane_void_words(const struct shmlog__fixed *f,
 				   struct shmlog__wlane *w, uint64_t from,
-				   uint32_t off, const struct walked *walked)
+				   const struct walked *walked)
 {
-	if (SHMLOG_LIKELY(walked->n <= VOID_MAX)) {
-		for (unsigned i = 0; i < walked->n; i++)
-			atomic_store_explicit(
-				&rec_at(w->data, walked->off[i])->word, 0,
-				memory_order_relaxed);
+	if (SHMLOG_UNLIKELY(walked->n > VOID_MAX)) {
+		lane_void_span(f, w->data, seg_off(f, from), w->tail - from);
 		return;
 	}
-	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
-	     from != w->tail && guard; guard--) {
-		uint32_t len = tail_len(f, w->data, from, off);
-		if (!len || w->tail - from < len)
-			break; /* changed under us: corruption, stop */
-		atomic_store_explicit(&rec_at(w->data, off)->word, 0,
+	for (unsigned i = 0; i < walked->n; i++)
+		atomic_store_explicit(&rec_at(w->data, walked->off[i])->word, 0,
 				      memory_order_relaxed);
-		from += len;
-		off += len;
-		if (off == f->lane_size)
-			off = 0;
-	}
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -341,7 +418,6 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint64_t end = pos + pad + len;
 
 	uint64_t old_tail = w->tail;
-	uint32_t old_toff = w->tail_off;
 	struct walked walked;
 	walked.n = 0;
 	if (end - old_tail > lane_size) {
@@ -349,8 +425,16 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		atomic_store_explicit(&ctl->tail, w->tail,
 				      memory_order_relaxed); /* LMM(A) */
 		atomic_thread_fence(memory_order_release); /* LMM(B) */
-		lane_void_words(&s->fixed, w, old_tail, old_toff, &walked);
+		TESTPOINT(10);
+		lane_void_words(&s->fixed, w, old_tail, &walked);
 	}
+	/* Step 2c: void the word where the record starts, before its header
+	 * goes there. With the bytes of a lap written in order, every old
+	 * record this one overwrites then has lost its word first, whatever
+	 * the walk above made of a damaged lane: either it starts here, or
+	 * its word was overwritten by an earlier record of this lap. */
+	atomic_store_explicit(&rec_at(w->data, pad ? 0 : off)->word, 0,
+			      memory_order_relaxed);
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release); /* LMM(C) */
 	TESTPOINT(1);
@@ -408,48 +492,69 @@ static bool lane_sane(const struct shmlog__fixed *f, uint64_t tail,
 }
 
 /* The owner died inside a write: publish or mark torn what it left in
- * [head, reserve). Only called with the lane's ownership held. */
+ * [head, reserve). A reservation that runs past the lane's end is a PAD to
+ * the end and the record at offset 0 (ring_append wrote or was about to
+ * write both). A reservation no writer could have made (damage) is given
+ * up, the lane's history kept. Only called with the lane's ownership held;
+ * whatever the dead writer had walked over was voided before it stored
+ * reserve (or is voided by the claim, lane_void_free). */
 static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 			uint64_t reserve)
 {
 	struct shmlog__lane *ctl = w->ctl;
-	uint64_t pos = w->head;
-	uint32_t off = w->head_off;
-
-	struct shmlog__rec *r = rec_at(w->data, off);
-	uint32_t rlen;
-	if (rec_check(f, r, pos, off, &rlen) == REC_PAD && pos + rlen != reserve) {
-		pos += rlen;
-		off = 0;
-		r = rec_at(w->data, off);
+	uint64_t pos = w->head, len = reserve - pos;
+	uint32_t off = w->head_off, pad = 0;
+	if (len <= f->lane_size && off + len > f->lane_size) {
+		pad = f->lane_size - off;
+		len -= pad;
 	}
-	uint64_t len = reserve - pos;
-	if (rec_check(f, r, pos, off, &rlen) == REC_COMMITTED && rlen == len &&
-	    r->seq == w->seq) {
-		w->seq++; /* died after commit: the record is whole */
-	} else if (len >= REC_HDR && len <= f->max_record &&
-		   off + len <= f->lane_size) {
-		memset(r, 0, REC_HDR);
+	uint32_t roff = pad ? 0 : off;
+	if (len < REC_HDR || len > f->max_record || len % REC_ALIGN ||
+	    roff + len > f->lane_size) {
+		/* nonsense: keep what the lane holds, forget the reservation */
+		atomic_store_explicit(&ctl->reserve, pos, memory_order_relaxed);
+		return;
+	}
+	TESTPOINT(8);
+	if (pad) {
+		atomic_store_explicit(&rec_at(w->data, off)->word, pos | REC_PAD,
+				      memory_order_relaxed);
+		pos += pad;
+	}
+	struct shmlog__rec *r = rec_at(w->data, roff);
+	uint32_t rlen;
+	unsigned state = rec_check(f, r, pos, roff, &rlen);
+	if (state && state != REC_PAD && rlen == len && r->seq == w->seq) {
+		/* died after the commit: the record is whole; or a claimer
+		 * died after marking it torn: counted already */
+		w->seq++;
+	} else {
+		/* the header reads as no writer's (priority 0): a TORN
+		 * record flipped to COMMITTED is still not shown */
+		atomic_store_explicit(&r->word, 0, memory_order_relaxed);
+		memset((char *)r + sizeof(r->word), 0,
+		       REC_HDR - sizeof(r->word));
 		r->seq = w->seq++;
 		r->len = (uint16_t)len;
 		atomic_store_explicit(&r->word, pos | REC_TORN,
 				      memory_order_release);
 		atomic_fetch_add_explicit(&ctl->torn, 1, memory_order_relaxed);
-	} else {
-		/* nonsense: give up the lane's history */
-		w->tail = w->head = reserve;
-		w->tail_off = w->head_off = seg_off(f, reserve);
-		atomic_store_explicit(&ctl->tail, reserve, memory_order_relaxed);
-		atomic_store_explicit(&ctl->head, reserve,
-				      memory_order_release);
-		atomic_store_explicit(&ctl->next_seq, w->seq,
-				      memory_order_relaxed);
-		return;
 	}
+	TESTPOINT(9);
 	w->head = reserve;
 	w->head_off = seg_off(f, reserve);
 	atomic_store_explicit(&ctl->head, reserve, memory_order_release);
 	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
+}
+
+/* A lane taken from a dead owner: void what may be left of records behind
+ * tail (the owner may have died while voiding the records it walked over,
+ * step 2) and beyond the reservation, before any byte there is reused. */
+static void lane_void_free(const struct shmlog__fixed *f,
+			   struct shmlog__wlane *w, uint64_t reserve)
+{
+	uint64_t n = w->tail + f->lane_size - reserve;
+	lane_void_span(f, w->data, seg_off(f, reserve), n);
 }
 
 /* Walk the committed chain [tail, head) of a lane just claimed: the newest
@@ -532,15 +637,27 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	 * dead owner is walked, for next_seq may lag its last record. */
 	bool broken = !lane_sane(f, tail, head, reserve) ||
 		      (owner && !lane_last_seq(f, w, &last));
+	TESTPOINT(7);
 	if (broken) {
-		/* nonsense: start the lane afresh after its newest byte */
-		tail = head = reserve = (reserve > head ? reserve : head) &
-					~(uint64_t)(REC_ALIGN - 1);
+		/* nonsense: start the lane afresh after its newest byte, its
+		 * records voided first (a reader copying one must not take
+		 * the new bytes for its own), numbering on after the newest
+		 * record seen */
+		uint64_t hint = atomic_load_explicit(&ctl->next_seq,
+						     memory_order_relaxed) - 1;
+		if ((int64_t)(hint - last) > 0)
+			last = hint;
+		tail = head = reserve =
+			((int64_t)(reserve - head) > 0 ? reserve : head) &
+			~(uint64_t)(REC_ALIGN - 1);
+		lane_void_span(f, w->data, 0, f->lane_size);
 		w->tail = w->head = tail;
 		w->tail_off = w->head_off = seg_off(f, tail);
 		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
 		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
 		atomic_store_explicit(&ctl->head, tail, memory_order_release);
+	} else if (owner) {
+		lane_void_free(f, w, reserve);
 	}
 	w->seq = last + 1;
 	if (owner)
@@ -548,6 +665,7 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 				      memory_order_relaxed);
 	if (reserve != head)
 		lane_repair(f, w, reserve);
+	atomic_thread_fence(memory_order_release); /* voids before new bytes */
 	return true;
 }
 
@@ -573,30 +691,182 @@ copy_out(void *dst, const void *src, size_t n)
 	memcpy(dst, src, n);
 }
 
-/* Resume a lane cursor at the lane's oldest whole record. */
-static void cursor_resync(const struct shmlog__fixed *f,
-			  const struct shmlog__lane *ctl,
-			  struct shmlog__rlane *c, uint64_t head)
+/* Where a reader starts on a lane it has not looked at yet: the lane's
+ * oldest record, or its head if tail makes no sense. */
+static void cursor_begin(const struct shmlog__fixed *f,
+			 const struct shmlog__lane *ctl, struct shmlog__rlane *c)
 {
+	uint64_t head = c->head_seen =
+		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(F) */
 	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
 	if ((tail & (REC_ALIGN - 1)) || head - tail > f->lane_size)
 		tail = head;
 	c->pos = tail;
+	c->next_seq = f->initial_seq;
+	c->seq_known = true;
+	c->begun = true;
+}
+
+/* The writer lapped the cursor: it moved tail past the cursor before it
+ * voided or overwrote anything there (LMM(A,B)). Move the cursor forward
+ * to tail; false if tail is not ahead of it (or makes no sense). */
+static bool cursor_to_tail(const struct shmlog__fixed *f,
+			   const struct shmlog__lane *ctl,
+			   struct shmlog__rlane *c)
+{
+	(void)f;
+	/* tail first: the head loaded after it is at or past it (a writer
+	 * stores tail before head), however far the writer got between */
+	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+	uint64_t head = c->head_seen =
+		atomic_load_explicit(&ctl->head, memory_order_acquire);
+	if ((tail & (REC_ALIGN - 1)) || (int64_t)(head - tail) < 0 ||
+	    (int64_t)(tail - c->pos) <= 0)
+		return false;
+	c->pos = tail;
+	return true;
+}
+
+/* The cursor is not in [head - lane_size, head): the writer lapped it, or
+ * the lane's positions were damaged. Move it forward only: to tail, or to
+ * head if tail makes no sense. false if the cursor cannot move forward (it
+ * is ahead of head, or head is not aligned). */
+static bool cursor_catch_up(const struct shmlog__fixed *f,
+			    const struct shmlog__lane *ctl,
+			    struct shmlog__rlane *c, uint64_t head)
+{
+	if (cursor_to_tail(f, ctl, c))
+		return true;
+	if (!(head & (REC_ALIGN - 1)) && (int64_t)(head - c->pos) > 0) {
+		c->pos = head;
+		return true;
+	}
+	return false;
+}
+
+/* What a damaged lane looked like when the reader gave up on it: it reads
+ * it again only once one of these changed (a writer wrote on). */
+static void lane_fingerprint(const struct shmlog__fixed *f,
+			     const struct shmlog__lane *ctl,
+			     const unsigned char *data, uint64_t pos,
+			     uint64_t fp[3])
+{
+	fp[0] = atomic_load_explicit(&ctl->head, memory_order_acquire);
+	fp[1] = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+	fp[2] = pos & (REC_ALIGN - 1)
+			? 0
+			: atomic_load_explicit(
+				  &((const struct shmlog__rec *)(const void *)(data +
+									       seg_off(f, pos)))
+					   ->word,
+				  memory_order_relaxed);
+}
+
+static void cursor_stop(const struct shmlog__fixed *f,
+			const struct shmlog__lane *ctl,
+			const unsigned char *data, struct shmlog__rlane *c)
+{
+	if (!c->damaged)
+		c->corrupt++;
+	c->damaged = true;
+	lane_fingerprint(f, ctl, data, c->pos, c->fp);
+}
+
+static bool lane_changed(const struct shmlog__fixed *f,
+			 const struct shmlog__lane *ctl,
+			 const unsigned char *data,
+			 const struct shmlog__rlane *c)
+{
+	uint64_t fp[3];
+	lane_fingerprint(f, ctl, data, c->pos, fp);
+	return fp[0] != c->fp[0] || fp[1] != c->fp[1] || fp[2] != c->fp[2];
+}
+
+/* The first record in [@from, @head) that proves itself: its word names
+ * its own position, its header checks out and it ends by @head. One pass,
+ * at most lane_size / 8 words. */
+static bool lane_find_record(const struct shmlog__fixed *f,
+			     const unsigned char *data, uint64_t from,
+			     uint64_t head, uint64_t *at)
+{
+	if (from & (REC_ALIGN - 1))
+		return false;
+	for (uint64_t pos = from; pos != head && head - pos <= f->lane_size;
+	     pos += REC_ALIGN) {
+		uint32_t off = seg_off(f, pos), len;
+		struct shmlog__rec r;
+		uint32_t hlen = f->lane_size - off < REC_HDR ? f->lane_size - off
+							     : REC_HDR;
+		memset(&r, 0, sizeof(r));
+		copy_out(&r, data + off, hlen);
+		if (rec_check(f, &r, pos, off, &len) && len <= head - pos) {
+			*at = pos;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The record at the cursor is damaged (its word, its length, its content
+ * or its place in the chain): go on at the next record boundary that
+ * proves itself, or at head. The cursor moves forward; the records lost on
+ * the way are counted as torn (by the gap in sequence numbers at the next
+ * record), the damage once. */
+static void cursor_skip_damage(const struct shmlog__fixed *f,
+			       const unsigned char *data,
+			       struct shmlog__rlane *c, uint64_t head)
+{
+	uint64_t at;
+	if (!lane_find_record(f, data, c->pos + REC_ALIGN, head, &at))
+		at = head;
+	c->damage_bytes += at - c->pos;
+	c->pos = at;
+	c->corrupt++;
+	c->after_damage = true;
+}
+
+/* Does a record numbered @seq belong where the cursor is? Right after the
+ * record read before it (the cursor got there by that record's length, over
+ * PADs at most) it must be the very next number: records of a lane are
+ * numbered in the order of their positions, across claims and repairs.
+ * After a jump (lapped, past damage) it must only be newer than every
+ * record read from the lane before. */
+static bool cursor_seq_fits(const struct shmlog__rlane *c, uint64_t seq)
+{
+	if (!c->seq_seen)
+		return true;
+	if (c->chained == c->pos)
+		return seq == c->last_seq + 1;
+	return (int64_t)(seq - c->last_seq) > 0;
 }
 
 /* A COMMITTED or TORN record with sequence number @seq was found: account
- * for the records between the last one and it. */
+ * for the records between the last one and it. Records lost where the lane
+ * was damaged are counted as torn (they failed validation), others as
+ * overwritten. */
 static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 {
 	if (c->seq_known && seq != c->next_seq) {
 		uint64_t gap = seq - c->next_seq;
 		if (gap < (1ull << 62)) { /* forward gap: records lost */
-			c->overwritten += gap;
+			/* no more than the damaged bytes could hold */
+			uint64_t torn = 0;
+			if (c->after_damage)
+				torn = c->seq_seen ? gap : 1;
+			if (torn > c->damage_bytes / (REC_HDR + REC_ALIGN) + 1)
+				torn = c->damage_bytes / (REC_HDR + REC_ALIGN) + 1;
+			c->torn += torn;
+			c->lost_torn += torn;
+			c->overwritten += gap - torn;
 			if (c->started)
-				c->lost_overwritten += gap;
+				c->lost_overwritten += gap - torn;
 		}
 	}
+	c->after_damage = false;
+	c->damage_bytes = 0;
 	c->seq_known = true;
+	c->seq_seen = true;
+	c->last_seq = seq;
 	c->next_seq = seq + 1;
 }
 
@@ -609,8 +879,37 @@ void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
 	c->seq_known = true;
 	c->started = true;
+	c->begun = true;
 }
 
+/* Could a writer of ours have committed this header? Anything else is a
+ * damaged (or forged) record: a TORN header flipped to COMMITTED has
+ * priority 0, for one. */
+static bool rec_plausible(const struct shmlog__rec *r)
+{
+	return r->tag_len <= SHMLOG_TAG_MAX && r->prio >= SHMLOG_VERBOSE &&
+	       r->prio <= SHMLOG_FATAL && !(r->flags & ~SHMLOG_REC_TRUNCATED) &&
+	       !r->reserved;
+}
+
+bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
+			  const struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	if (c->have)
+		return true;
+	if (c->damaged)
+		return lane_changed(&s->fixed, ctl, seg_data(s, lane), c);
+	return c->pos != atomic_load_explicit(&ctl->head, memory_order_acquire);
+}
+
+/* Progress: every step of the loop below moves the cursor strictly forward
+ * or ends the call; a record is returned only if its sequence number is
+ * above every one returned from the lane before. So a lane of N bytes
+ * yields at most N/8 records per lap of its writer, whatever the file
+ * says, and a lane found damaged in a way the cursor cannot get past (its
+ * head behind the cursor or off a record boundary) is left alone until it
+ * changes. */
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			struct shmlog__rlane *c, uint64_t clear_raw)
 {
@@ -620,19 +919,18 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 
 	if (c->have)
 		return true;
+	if (c->damaged) {
+		if (!lane_changed(f, ctl, data, c))
+			return false;
+		c->damaged = false;
+	}
+	if (!c->begun)
+		cursor_begin(f, ctl, c); /* first look: its oldest record */
 	for (uint32_t guard = f->lane_size / REC_ALIGN + 4; guard; guard--) {
 		/* head is loaded again only when the cursor reaches the head
 		 * last seen: the line it lives on is the writer's, written on
 		 * every record, and each load of it costs the writer a miss */
 		uint64_t head = c->head_seen;
-		if (!c->started && !c->seq_known) {
-			/* first look at this lane: start at its oldest record */
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire); /* LMM(F) */
-			cursor_resync(f, ctl, c, head);
-			c->next_seq = f->initial_seq;
-			c->seq_known = true;
-		}
 		if (c->pos == head) {
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire); /* LMM(F) */
@@ -642,8 +940,13 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		if (head - c->pos > f->lane_size || (c->pos & (REC_ALIGN - 1))) {
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
-			cursor_resync(f, ctl, c, head); /* fell behind */
-			continue;
+			if (head - c->pos <= f->lane_size &&
+			    !(c->pos & (REC_ALIGN - 1)))
+				continue;
+			if (cursor_catch_up(f, ctl, c, head))
+				continue; /* fell behind */
+			cursor_stop(f, ctl, data, c); /* ahead of head */
+			return false;
 		}
 		uint32_t off = seg_off(f, c->pos);
 		uint32_t hlen = f->lane_size - off < REC_HDR
@@ -654,7 +957,7 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		copy_out(&r, data + off, hlen);
 		uint32_t len = 0;
 		unsigned state = rec_check(f, &r, c->pos, off, &len);
-		if (state == REC_COMMITTED) {
+		if (state == REC_COMMITTED && rec_plausible(&r)) {
 			/* tag and message, each NUL-terminated, ready to hand
 			 * out: the reader's only copy */
 			const unsigned char *src = data + off + REC_HDR;
@@ -670,33 +973,61 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 				 ->word,
 			memory_order_relaxed); /* LMM(H) */
 		if (word != atomic_load_explicit(&r.word, memory_order_relaxed)) {
-			/* voided (or rewritten) while we copied: overwritten */
-			cursor_resync(f, ctl, c, head);
+			/* voided (or rewritten) while we copied: overwritten,
+			 * and tail moved first (LMM(A,B)); else look again */
+			cursor_to_tail(f, ctl, c);
 			continue;
+		}
+		/* The copy is consistent: only now may it be judged. */
+		if (state && len > head - c->pos) {
+			/* only what lies below a head loaded with acquire
+			 * is published: a record (or a PAD) running past it
+			 * is not whole yet, or the lane is damaged */
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire);
+			if (head - c->pos > f->lane_size)
+				continue;
+			uint64_t at;
+			if (len > head - c->pos) {
+				/* a record boundary inside it: a PAD in the
+				 * middle of the chain, a bad length */
+				if (lane_find_record(f, data,
+						     c->pos + REC_ALIGN, head,
+						     &at)) {
+					cursor_skip_damage(f, data, c, head);
+					continue;
+				}
+				/* head is off a record boundary */
+				cursor_stop(f, ctl, data, c);
+				return false;
+			}
 		}
 		if (!state) {
 			/* Not a record: voided or overwritten before we looked
 			 * (the writer moved tail past it first, LMM(A)), or,
-			 * inside the published chain, a corrupt lane: skip to
-			 * its newest record. */
-			uint64_t tail = atomic_load_explicit(
-				&ctl->tail, memory_order_relaxed);
-			if ((int64_t)(tail - c->pos) > 0) {
-				cursor_resync(f, ctl, c, head);
-				continue;
-			}
-			c->torn++;
-			c->pos = head;
-			c->seq_known = false;
+			 * inside the published chain, a damaged lane: go on
+			 * at the next record that proves itself. */
+			if (!cursor_to_tail(f, ctl, c))
+				cursor_skip_damage(f, data, c, head);
+			continue;
+		}
+		if (state == REC_PAD) {
+			if (c->chained == c->pos)
+				c->chained += len;
+			c->pos += len;
+			continue;
+		}
+		if ((state == REC_COMMITTED && !rec_plausible(&r)) ||
+		    !cursor_seq_fits(c, r.seq)) {
+			/* no writer of ours made it, or it is out of place in
+			 * the chain (a stale header brought back to life, a
+			 * damaged one): its length is not to be trusted */
+			cursor_skip_damage(f, data, c, head);
 			continue;
 		}
 		c->pos += len;
-		if (state == REC_PAD)
-			continue;
+		c->chained = c->pos;
 		cursor_seq(c, r.seq);
-		/* fits its lane but no writer of ours makes it: garbage */
-		if (state == REC_COMMITTED && r.tag_len > SHMLOG_TAG_MAX)
-			state = REC_TORN;
 		if (state == REC_TORN) {
 			c->torn++;
 			c->lost_torn++;

@@ -3,11 +3,15 @@
  * Writers killed mid-write (SIGKILL).
  *
  * Part 1, every step: a writer is killed at each test point of the write
- * protocol (ring.c, TESTPOINT), in a one-lane buffer so that the next writer
- * must take over the dead writer's lane and repair it. Every record
- * committed before the kill is read intact; the interrupted record is
- * either published whole (killed after its commit) or counted torn, never
- * shown half-written; the next writer is not held up.
+ * protocol (ring.c, TESTPOINT 1-6), on ordinary records and on records
+ * that wrap (a PAD to the lane's end, then the record at its start), in a
+ * one-lane buffer so that the next writer must take over the dead writer's
+ * lane and repair it. Then the same again with the writer that takes over
+ * killed too, inside its claim and its repair (test points 7-9), before a
+ * third one repairs the lane. Every record committed before the kill is
+ * read intact, the dead writer's history is kept, the interrupted record is
+ * either published whole (killed after its commit) or counted torn once,
+ * never shown half-written, and the next writer is not held up.
  *
  * Part 2, at random: WRITERS processes write self-describing records into
  * as many lanes, and are killed at random and replaced KILLS times, while
@@ -29,11 +33,35 @@
 #define POINTS 6
 
 static int kill_at;
+static bool want_wrap; /* kill only inside a record that wraps */
+static bool cur_wraps; /* the record being written wraps */
+static const struct shmlog__lane *lane0;
+static uint32_t lane_size;
+static uint64_t initial_pos;
+
+/* Does the reservation the writer just made [head, reserve) run past the
+ * lane's end (a PAD, then the record at offset 0)? */
+static bool reservation_wraps(void)
+{
+	uint64_t head = atomic_load(&lane0->head);
+	uint64_t reserve = atomic_load(&lane0->reserve);
+	uint64_t off = (head - initial_pos) % lane_size;
+	return off + (reserve - head) > lane_size;
+}
 
 static void die_here(int point)
 {
-	if (point == kill_at)
+	if (point == 1 && lane0)
+		cur_wraps = reservation_wraps();
+	if (point == kill_at && (!want_wrap || cur_wraps || point > 6))
 		kill(getpid(), SIGKILL);
+}
+
+static void hook_lane(shmlog_t *h)
+{
+	lane0 = seg_lane(&h->seg, 0);
+	lane_size = h->seg.fixed.lane_size;
+	initial_pos = h->seg.fixed.initial_pos;
 }
 
 static uint64_t now_ns(void)
@@ -75,10 +103,16 @@ static void read_all(const char *b, struct seen *s)
 }
 
 /* Kill a writer at test point @point of its first write from record
- * @arm on (point 2, the PAD, is reached only when a record wraps). */
-static void kill_at_step(int point, int arm)
+ * @arm on (point 2, the PAD, is reached only when a record wraps; with
+ * @wrap, every point is hit on a record that wraps). With @claim_point
+ * (7-9), the first writer to take the lane over is killed at that point of
+ * its claim and repair, and another one repairs the lane after it. */
+static void kill_at_step(int point, int arm, bool wrap, int claim_point)
 {
 	const char *b = test_buffer("step");
+	if (getenv("CRASH_VERBOSE"))
+		fprintf(stderr, "point %d arm %d wrap %d claim %d\n", point,
+			arm, wrap, claim_point);
 	struct shmlog_create_opts o;
 	shmlog_create_opts_init(&o);
 	o.size = 64 * 1024;
@@ -93,12 +127,14 @@ static void kill_at_step(int point, int arm)
 		shmlog_t *h;
 		if (shmlog_open(b, 0, &h))
 			_exit(1);
+		hook_lane(h);
 		char tag[16], msg[512];
 		int prio;
 		for (long i = 0; i < 1000000; i++) {
 			*cur = i;
 			if (i == arm) {
 				kill_at = point;
+				want_wrap = wrap;
 				shmlog__testpoint_hook = die_here;
 			}
 			size_t len = sc_make(1, (uint64_t)i, tag, &prio, msg);
@@ -115,18 +151,35 @@ static void kill_at_step(int point, int arm)
 	struct seen s;
 	read_all(b, &s);
 	bool published = point >= 6; /* head stored: the record is visible */
+	long held = (long)s.count[1]; /* the dead writer's history */
 	CHECK_EQ(s.bad, 0);
 	CHECK_EQ(s.last_i[1], published ? j : j - 1);
+	CHECK(held > 0 || j == 0);
 	CHECK_EQ(s.sum.torn, published ? 0 : 1);
 	CHECK_EQ(s.sum.written, j + 1);
 	CHECK_EQ(s.sum.written, s.sum.read + s.sum.overwritten + s.sum.torn);
 
-	/* new writers take over the lanes at once; the one that gets the
-	 * dead writer's lane repairs it */
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	char tag[16], msg[512];
 	int prio;
+	if (claim_point) {
+		/* a writer dies in the middle of taking the lane over */
+		pid_t c = fork();
+		if (c == 0) {
+			hook_lane(h);
+			kill_at = claim_point;
+			want_wrap = false;
+			shmlog__testpoint_hook = die_here;
+			size_t len = sc_make(3, 0, tag, &prio, msg);
+			shmlog_write_n(h, prio, tag, msg, len);
+			_exit(3); /* the test point was never reached */
+		}
+		REQUIRE(waitpid(c, &st, 0) == c);
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
+	/* new writers take over the lanes at once; the one that gets the
+	 * dead writer's lane repairs it */
 	uint64_t t0 = now_ns();
 	for (int t = 0; t < 4; t++) {
 		pid_t c = fork();
@@ -153,6 +206,12 @@ static void kill_at_step(int point, int arm)
 	CHECK_EQ(s.sum.torn, whole ? 0 : 1);
 	CHECK_EQ(s.sum.written, j + 1 + 40);
 	CHECK_EQ(s.sum.written, s.sum.read + s.sum.overwritten + s.sum.torn);
+	/* the history survives the repair: only what the 40 new records
+	 * overwrote is gone (they take less than half a lane) */
+	CHECK((long)s.count[1] >= held / 3);
+	struct shmlog_info in;
+	REQUIRE(shmlog_stat(b, &in) == 0);
+	CHECK_EQ(in.torn, whole ? 0 : 1); /* repaired once, counted once */
 	munmap((void *)cur, 4096);
 	shmlog_remove(b);
 }
@@ -271,8 +330,19 @@ int main(int argc, char **argv)
 {
 	long kills = argc > 1 ? atol(argv[1]) : 300;
 	for (int point = 1; point <= POINTS; point++)
-		for (int arm = 0; arm < 900; arm += 97)
-			kill_at_step(point, arm);
+		for (int arm = 0; arm < 900; arm += 97) {
+			kill_at_step(point, arm, false, 0);
+			kill_at_step(point, arm, true, 0);
+		}
+	/* the writer taking the lane over dies too, in its claim (7) or its
+	 * repair (8, 9), after the first died on any step */
+	for (int claim = 7; claim <= 9; claim++)
+		/* 8 and 9 are reached only if there is something to repair */
+		for (int point = 1; point <= (claim == 7 ? POINTS : 5); point++)
+			for (int arm = 0; arm < 900; arm += 299) {
+				kill_at_step(point, arm, false, claim);
+				kill_at_step(point, arm, true, claim);
+			}
 	random_kills(kills);
 	return test_done("test_crash");
 }

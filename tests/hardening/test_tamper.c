@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live tampering: a mutator scribbles on record words (state bits, single
+ * bits, words moved 8 bytes into their own header), record lengths and
+ * lane positions (tail, head, reserve, next_seq) of lanes that writers are
+ * writing at full speed, while readers follow: one that keeps up and one
+ * that lags (so that writers lap it, the window where a torn copy would
+ * slip through).
+ *
+ * The mutator never touches a message byte, so every record a reader
+ * returns must be one a writer wrote whole: each is checked against its
+ * self-description (the message, tag and priority of record i of writer
+ * w are a function of (w, i), like a checksum the writer put in it), and
+ * each writer's records must come in order, none twice. Zero bad records
+ * allowed. Writers must never fail nor crash; every reader call is timed.
+ *
+ * usage: test_tamper [SECONDS]
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "hostile.h"
+#include "internal.h"
+
+#define LANES 4
+#define WRITERS 3
+
+static const char *buffer;
+static char path[512];
+
+/* A record start in lane @lane, walked from tail (racy: the writer is
+ * writing; whatever is found is only a target), or NULL. */
+static struct shmlog__rec *pick(unsigned char *base,
+				const struct shmlog__fixed *f, unsigned lane,
+				uint64_t v, uint64_t *pos_out)
+{
+	struct shmlog__lane *l =
+		(void *)(base + f->lanes_off + lane * sizeof(struct shmlog__lane));
+	unsigned char *data = base + f->data_off + (uint64_t)lane * f->lane_size;
+	uint64_t pos = atomic_load(&l->tail);
+	unsigned steps = (unsigned)(v % 64);
+	struct shmlog__rec *r = NULL;
+	for (unsigned k = 0; k <= steps; k++) {
+		uint32_t off = seg_off(f, pos);
+		if (pos % 8 || off + REC_HDR > f->lane_size)
+			return r;
+		struct shmlog__rec *c = (void *)(data + off);
+		uint64_t w = atomic_load(&c->word);
+		if ((w & ~7ull) != pos)
+			return r;
+		r = c;
+		*pos_out = pos;
+		if ((w & 7) == REC_PAD) {
+			pos += f->lane_size - off;
+			continue;
+		}
+		uint16_t len = c->len;
+		if (!len || len % 8)
+			return r;
+		pos += len;
+	}
+	return r;
+}
+
+static void mutator(uint64_t seed)
+{
+	int fd = open(path, O_RDWR);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		_exit(20);
+	unsigned char *base = mmap(NULL, (size_t)st.st_size,
+				   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		_exit(21);
+	struct shmlog__fixed f;
+	memcpy(&f, base, sizeof(f));
+	for (uint64_t n = 0;; n++) {
+		seed = sc_mix(seed + n);
+		uint64_t v = sc_mix(seed ^ 0xabcdef);
+		unsigned lane = (unsigned)(v % f.lane_count);
+		unsigned what = (unsigned)(seed % 6);
+		uint64_t pos = 0;
+		if (what == 5) { /* a lane position */
+			struct shmlog__lane *l =
+				(void *)(base + f.lanes_off +
+					 lane * sizeof(struct shmlog__lane));
+			_Atomic uint64_t *w[] = {&l->tail, &l->reserve,
+						 &l->head, &l->next_seq};
+			_Atomic uint64_t *p = w[(v >> 8) % 4];
+			uint64_t x = atomic_load(p);
+			switch ((v >> 12) % 5) {
+			case 0: x = sc_mix(v); break;
+			case 1: x += 8; break;
+			case 2: x -= 8; break;
+			case 3: x += (v >> 20) % 2048; break;
+			default: x ^= 1ull << ((v >> 20) % 64); break;
+			}
+			atomic_store(p, x);
+		} else {
+			struct shmlog__rec *r = pick(base, &f, lane, v >> 8, &pos);
+			if (!r)
+				continue;
+			uint64_t w = atomic_load(&r->word);
+			if ((w & ~7ull) != pos)
+				continue;
+			/* The writer may reuse these bytes at any moment:
+			 * every change is a compare-and-swap against what
+			 * was read while the word named the record, so that
+			 * it lands on that record's header or not at all,
+			 * never in a message. */
+			_Atomic uint64_t *word = &r->word;
+			_Atomic uint64_t *seq = (void *)((char *)r + 8);
+			_Atomic uint64_t *time = (void *)((char *)r + 16);
+			_Atomic uint64_t *ids = (void *)((char *)r + 24);
+			_Atomic uint64_t *meta = (void *)((char *)r + 32);
+			uint64_t sv = atomic_load(seq), tv = atomic_load(time);
+			uint64_t iv = atomic_load(ids), mv = atomic_load(meta);
+			if (atomic_load(word) != w)
+				continue; /* reused meanwhile */
+			switch (what) {
+			case 0: /* state bits only */
+				atomic_compare_exchange_strong(
+					word, &w, (w & ~7ull) | ((v >> 16) % 8));
+				break;
+			case 1: /* one bit of the word */
+				atomic_compare_exchange_strong(
+					word, &w, w ^ (1ull << ((v >> 16) % 64)));
+				break;
+			case 2: /* moved 8 bytes up, into its own seq: as is,
+				 * or naming its new place */
+				if (atomic_compare_exchange_strong(word, &w, 0))
+					atomic_compare_exchange_strong(
+						seq, &sv,
+						(v >> 16) & 1 ? w : (pos + 8) | (w & 7));
+				break;
+			case 3: { /* the length (low 16 bits of meta) */
+				uint64_t len = mv & 0xffff;
+				switch ((v >> 16) % 3) {
+				case 0: len ^= 8u << ((v >> 20) % 8); break;
+				case 1: len += 8; break;
+				default: len -= 8; break;
+				}
+				uint64_t nv = (mv & ~0xffffull) | (len & 0xffff);
+				if (atomic_load(word) == w)
+					atomic_compare_exchange_strong(meta, &mv, nv);
+				break;
+			}
+			default: /* a TORN header flipped to COMMITTED: the
+				  * header as a repair leaves it (seq, len) */
+				if (!atomic_compare_exchange_strong(word, &w, 0))
+					break;
+				atomic_compare_exchange_strong(time, &tv, 0);
+				atomic_compare_exchange_strong(ids, &iv, 0);
+				atomic_compare_exchange_strong(meta, &mv,
+							       mv & 0xffff);
+				uint64_t zero = 0;
+				atomic_compare_exchange_strong(
+					word, &zero, pos | REC_COMMITTED);
+				break;
+			}
+		}
+		if (n % 8 == 0)
+			sleep_ns(30000);
+	}
+}
+
+struct result {
+	uint64_t records, bad, disorder, torn, corrupt, lat_max;
+};
+
+/* Follow for @secs; @lag_ns: pause between batches (to be lapped). */
+static void follow(double secs, uint64_t lag_ns, struct result *res)
+{
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	while (now_ns() < end) {
+		shmlog_reader_t *r;
+		REQUIRE(shmlog_reader_open(buffer, 0, &r) == 0);
+		int64_t last[WRITERS];
+		for (int k = 0; k < WRITERS; k++)
+			last[k] = -1;
+		uint64_t reopen = now_ns() + 200000000;
+		unsigned batch = 0;
+		while (now_ns() < reopen && now_ns() < end) {
+			struct shmlog_record rec;
+			struct shmlog_lost l;
+			uint64_t t0 = now_ns();
+			int ev = shmlog_reader_next(r, &rec, &l);
+			uint64_t dt = now_ns() - t0;
+			if (dt > res->lat_max)
+				res->lat_max = dt;
+			CHECK(ev >= 0);
+			if (ev == SHMLOG_EV_NONE || (lag_ns && ++batch % 64 == 0)) {
+				if (lag_ns)
+					sleep_ns(lag_ns);
+				else
+					shmlog_reader_wait(r, 5);
+				continue;
+			}
+			if (ev != SHMLOG_EV_RECORD)
+				continue;
+			res->records++;
+			unsigned w;
+			uint64_t i;
+			if (!sc_check(&rec, &w, &i) || w < 100 ||
+			    w >= 100 + WRITERS) {
+				if (res->bad++ < 5)
+					fprintf(stderr, "not whole: lane %u tag "
+							"%.20s msg %.60s\n",
+						rec.lane, rec.tag, rec.msg);
+				continue;
+			}
+			if ((int64_t)i <= last[w - 100])
+				res->disorder++;
+			last[w - 100] = (int64_t)i;
+		}
+		struct shmlog_lane_stats s = hw_sum(r);
+		res->torn += s.torn;
+		for (unsigned k = 0; k < shmlog_reader_lanes(r); k++) {
+			struct shmlog_lane_stats st;
+			REQUIRE(shmlog_reader_lane_stats(r, k, &st) == 0);
+			res->corrupt += st.corrupt;
+		}
+		shmlog_reader_close(r);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 10;
+	buffer = test_buffer("tamper");
+	REQUIRE(shmlog_path(buffer, path, sizeof(path)) > 0);
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 128 * 1024;
+	o.lanes = LANES;
+	REQUIRE(shmlog_create(buffer, &o) == 0);
+	pid_t w[WRITERS];
+	for (unsigned k = 0; k < WRITERS; k++)
+		w[k] = hw_spawn(buffer, 100 + k, 0, 0, k == 2 ? 20000 : 0);
+	pid_t mut = fork();
+	REQUIRE(mut >= 0);
+	if (mut == 0)
+		mutator(1234);
+
+	struct result keep, lag;
+	memset(&keep, 0, sizeof(keep));
+	memset(&lag, 0, sizeof(lag));
+	follow(secs / 2, 0, &keep);
+	follow(secs / 2, 1000000, &lag);
+	hw_kill(mut);
+	for (unsigned k = 0; k < WRITERS; k++) {
+		/* writers never failed nor crashed */
+		CHECK(kill(w[k], 0) == 0);
+		int st;
+		CHECK(waitpid(w[k], &st, WNOHANG) == 0);
+		hw_kill(w[k]);
+	}
+	struct result *rs[] = {&keep, &lag};
+	const char *names[] = {"reader keeping up", "reader lapped"};
+	for (int k = 0; k < 2; k++) {
+		printf("live tampering, %s (%.0f s): %llu records, %llu not "
+		       "whole, %llu out of order, %llu torn, %llu damaged "
+		       "places; slowest reader_next %.1f ms\n",
+		       names[k], secs / 2, (unsigned long long)rs[k]->records,
+		       (unsigned long long)rs[k]->bad,
+		       (unsigned long long)rs[k]->disorder,
+		       (unsigned long long)rs[k]->torn,
+		       (unsigned long long)rs[k]->corrupt,
+		       (double)rs[k]->lat_max / 1e6);
+		CHECK(rs[k]->records > 0);
+		CHECK_EQ(rs[k]->bad, 0);
+		CHECK_EQ(rs[k]->disorder, 0);
+		CHECK(rs[k]->corrupt > 0); /* the damage was seen */
+		CHECK(rs[k]->lat_max < 1000000000);
+	}
+	shmlog_remove(buffer);
+	return test_done("test_tamper");
+}
