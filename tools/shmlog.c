@@ -365,17 +365,20 @@ static int cmd_info(int argc, char **argv)
 			;
 		/* OWNER: "live" while the writer's process holds the lane's
 		 * lock, "dead" when it died holding the lane (the next writer
-		 * takes it over); PID/TID as the writer saw them */
-		printf("\n%5s %5s %8s %8s %12s %10s %12s %6s %8s\n", "LANE",
-		       "OWNER", "PID", "TID", "WRITTEN", "HELD", "OVERWRITTEN",
-		       "TORN", "CLEARED");
+		 * takes it over); PID/TID as the writer saw them; DAMAGED:
+		 * places where the lane did not check out (each once) */
+		printf("\n%5s %5s %8s %8s %12s %10s %12s %6s %8s %8s\n",
+		       "LANE", "OWNER", "PID", "TID", "WRITTEN", "HELD",
+		       "OVERWRITTEN", "TORN", "CLEARED", "DAMAGED");
+		uint64_t damaged = 0;
 		for (unsigned i = 0; i < shmlog_reader_lanes(rd); i++) {
 			struct shmlog_lane_stats st;
 			if (shmlog_reader_lane_stats(rd, i, &st) ||
 			    (!st.written && !st.owner_pid))
 				continue;
+			damaged += st.corrupt;
 			printf("%5u %5s %8u %8u %12llu %10llu %12llu %6llu "
-			       "%8llu\n",
+			       "%8llu %8llu\n",
 			       i,
 			       st.owner_alive ? "live"
 			       : st.owner_pid || st.owner_tid ? "dead"
@@ -385,9 +388,16 @@ static int cmd_info(int argc, char **argv)
 			       (unsigned long long)st.read,
 			       (unsigned long long)st.overwritten,
 			       (unsigned long long)st.torn,
-			       (unsigned long long)st.skipped);
+			       (unsigned long long)st.skipped,
+			       (unsigned long long)st.corrupt);
 		}
 		shmlog_reader_close(rd);
+		if (damaged)
+			printf("\ndamaged:   %llu (places where a lane did not "
+			       "check out: something wrote over the buffer's "
+			       "records; the records around them are shown, "
+			       "the lost ones counted as torn)\n",
+			       (unsigned long long)damaged);
 	}
 	return 0;
 }

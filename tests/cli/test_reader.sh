@@ -396,6 +396,11 @@ with open(path, "r+b") as f:
 			echo "FAIL: $cmd on a bad lane ignored SIGINT" >&2; fail=$((fail + 1))
 		fi
 	done
+	# and without a signal, info ends by itself and names the damage
+	out=$(timeout -k 5 10 "$S" info -b $B-3 2>&1)
+	same "info on a bad lane ends by itself" 0 $?
+	has "info names the damage" "damaged: +1 " "$out"
+	has "info's lane books count it" "DAMAGED" "$out"
 	"$S" rm -b $B-3
 fi
 

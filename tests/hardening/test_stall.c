@@ -12,7 +12,7 @@
  * slice (a few ms, sometimes more). So the test asserts on a statistic
  * that preemption cannot move but waiting would: the 99.9th percentile of
  * the survivors' write latency is below 10 ms (a writer that waited for a
- * dead one would wait forever: the seed-000 design), and reports the p99,
+ * dead one would wait forever: the design of the 2012 LKML shared-memory logger RFC), and reports the p99,
  * p99.9, max and the number of writes above 10 ms. Replacements also time
  * their first write, which claims a dead writer's lane and repairs it.
  *
