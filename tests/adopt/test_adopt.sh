@@ -10,38 +10,7 @@ fail=0 checks=0
 export NO_COLOR=1
 unset SHMLOG_BUFFER SHMLOG_TAGS SHMLOG_DEBUG
 
-ok() { # ok DESCRIPTION COMMAND...: must succeed
-	local d=$1; shift
-	checks=$((checks + 1))
-	if ! out=$("$@" 2>&1); then
-		echo "FAIL: $d: exit $?: $out" >&2; fail=$((fail + 1))
-	fi
-}
-bad() { # bad DESCRIPTION PATTERN COMMAND...: must fail, stderr matching
-	local d=$1 pat=$2; shift 2
-	checks=$((checks + 1))
-	if out=$("$@" 2>&1); then
-		echo "FAIL: $d: succeeded: $out" >&2; fail=$((fail + 1))
-	elif ! grep -qiE -- "$pat" <<<"$out"; then
-		echo "FAIL: $d: message lacks /$pat/: $out" >&2; fail=$((fail + 1))
-	fi
-}
-has() { # has DESCRIPTION PATTERN TEXT
-	checks=$((checks + 1))
-	if ! grep -qE -- "$2" <<<"$3"; then
-		echo "FAIL: $1: /$2/ not in: $3" >&2; fail=$((fail + 1))
-	fi
-}
-hasnt() { # hasnt DESCRIPTION PATTERN TEXT
-	checks=$((checks + 1))
-	if grep -qE -- "$2" <<<"$3"; then
-		echo "FAIL: $1: /$2/ found in: $3" >&2; fail=$((fail + 1))
-	fi
-}
-eq() { # eq DESCRIPTION EXPECTED ACTUAL
-	checks=$((checks + 1))
-	[ "$2" = "$3" ] || { echo "FAIL: $1: want '$2', got '$3'" >&2; fail=$((fail + 1)); }
-}
+. "$(dirname "$0")/../cli/checks.sh"
 dump() { "$S" cat -b $B -v brief; }
 reset() { "$S" clear -b $B; }
 cleanup() {
@@ -68,7 +37,7 @@ for p in "emerg F" "alert F" "crit F" "err E" "error E" "warning W" "warn W" \
 	set -- $p
 	reset
 	ok "write -p $1" "$S" write -b $B -p "$1" -t prio "as $1"
-	eq "write -p $1 gives $2" "$2/prio" "$(dump | cut -d' ' -f1)"
+	same "write -p $1 gives $2" "$2/prio" "$(dump | cut -d' ' -f1)"
 done
 bad "bad facility" "bad priority.*facility.level" "$S" write -b $B -p nosuch.err x
 bad "bad level" "bad priority" "$S" write -b $B -p user.loud x
@@ -88,7 +57,7 @@ ok "level reset" "$S" level -b $B ''
 # --- run: stdout at I, stderr at W, <N> prefixes, pid, exit status
 reset
 "$S" run -b $B -- sh -c 'echo "pid $$"; echo to-err >&2; echo "<3>an error"; echo "<7>a debug"; echo "<9>not a level"; exit 3'
-eq "run passes the exit status" 3 $?
+same "run passes the exit status" 3 $?
 out=$(dump)
 pid=$(sed -n 's/.*: pid \([0-9]*\)$/\1/p' <<<"$out")
 has "stdout at I" "^I/sh *\( *$pid\): pid $pid$" "$out"
@@ -110,13 +79,13 @@ reset
 long=$(head -c 9000 /dev/zero | tr '\0' 'x')
 ok "run long" "$S" run -b $B -t long -- sh -c "printf 'a\n\nb\n%s\nend-without-newline' $long"
 out=$("$S" cat -b $B -v raw)
-eq "records of long output" "a||b|4000|4000|1000|end-without-newline|exited with status 0" \
+same "records of long output" "a||b|4000|4000|1000|end-without-newline|exited with status 0" \
 	"$(awk '{ if (length($0) > 100) printf "%s%d", sep, length($0); else printf "%s%s", sep, $0; sep="|" }' <<<"$out")"
 
 # a signal that kills the program: 128+N, logged as E
 reset
 "$S" run -b $B -t sig -- sh -c 'kill -SEGV $$'
-eq "killed: 128+11" 139 $?
+same "killed: 128+11" 139 $?
 has "killed is logged" "^E/sig .*killed by signal 11" "$(dump)"
 
 # signals sent to `shmlog run` reach the program
@@ -126,7 +95,7 @@ runpid=$!
 for _ in $(seq 200); do grep -q ready <<<"$(dump)" && break; sleep 0.05; done
 kill -TERM $runpid
 wait $runpid
-eq "forwarded TERM: the program's status" 7 $?
+same "forwarded TERM: the program's status" 7 $?
 runpid=
 out=$(dump)
 has "the program handled TERM" "got TERM" "$out"
@@ -136,7 +105,7 @@ has "and its status is logged" "exited with status 7" "$out"
 reset
 bad "missing program" "cannot run 'no-such-program-xyz'.*not found" "$S" run -b $B -- no-such-program-xyz
 "$S" run -b $B -- no-such-program-xyz 2>/dev/null
-eq "missing program: 127" 127 $?
+same "missing program: 127" 127 $?
 has "and it is logged" "cannot run" "$(dump)"
 bad "run without command" "no command given" "$S" run -b $B
 has "run --help" "--stderr-priority" "$("$S" run --help)"

@@ -10,28 +10,7 @@ fail=0 checks=0
 export NO_COLOR=1
 unset SHMLOG_BUFFER SHMLOG_TAGS
 
-ok() { # ok DESCRIPTION COMMAND...: must succeed
-	local d=$1; shift
-	checks=$((checks + 1))
-	if ! out=$("$@" 2>&1); then
-		echo "FAIL: $d: exit $?: $out" >&2; fail=$((fail + 1))
-	fi
-}
-bad() { # bad DESCRIPTION PATTERN COMMAND...: must fail, stderr matching
-	local d=$1 pat=$2; shift 2
-	checks=$((checks + 1))
-	if out=$("$@" 2>&1); then
-		echo "FAIL: $d: succeeded: $out" >&2; fail=$((fail + 1))
-	elif ! grep -qiE -- "$pat" <<<"$out"; then
-		echo "FAIL: $d: message lacks /$pat/: $out" >&2; fail=$((fail + 1))
-	fi
-}
-has() { # has DESCRIPTION PATTERN TEXT
-	checks=$((checks + 1))
-	if ! grep -qE -- "$2" <<<"$3"; then
-		echo "FAIL: $1: /$2/ not in: $3" >&2; fail=$((fail + 1))
-	fi
-}
+. "$(dirname "$0")/checks.sh"
 cleanup() { "$S" rm -b $B >/dev/null 2>&1; "$S" rm -b $B-2 >/dev/null 2>&1; rm -f /tmp/$B.buf; }
 trap cleanup EXIT
 cleanup
