@@ -18,6 +18,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from plot_units import dur, size  # noqa: E402
+
 
 def load(path):
     with open(path) as f:
@@ -41,22 +44,6 @@ def mechanisms(rows):
         if r["mechanism"] not in seen:
             seen.append(r["mechanism"])
     return seen
-
-
-def dur(ns, _pos=None):
-    """A duration in ns as a reader writes it: '420 ns', '1.2 us', '3 ms'."""
-    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
-        if ns >= div * 0.9995:
-            return "%.3g %s" % (ns / div, unit)
-    return "%.3g ns" % ns
-
-
-def size(b, _pos=None):
-    """Bytes as a reader writes them: '64 B', '1 KiB', '1 MiB'."""
-    for div, unit in ((1 << 20, "MiB"), (1 << 10, "KiB")):
-        if b >= div:
-            return "%g %s" % (b / div, unit)
-    return "%g B" % b
 
 
 def colour(plt, i):
