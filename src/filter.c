@@ -374,16 +374,11 @@ int shmlog_enabled(shmlog_t *h, int prio, const char *tag)
 	return wanted;
 }
 
-int shmlog__tag_enabled(int prio, const char *tag)
+/* Recompute a call site's answer for @tag (NULL keeps the site's own)
+ * from the filter of @h, the default handle (NULL: none, log nothing). */
+int shmlog__site_set(struct shmlog_site *site, struct shmlog *h, int prio,
+		     const char *tag)
 {
-	shmlog_t *h = shmlog_default();
-	return h ? shmlog__write_wanted_slow(h, prio, tag) : 0;
-}
-
-/* Recompute a call site's answer for @tag; NULL keeps the site's own. */
-static int site_refresh(struct shmlog_site *site, int prio, const char *tag)
-{
-	shmlog_t *h = shmlog_default();
 	pthread_mutex_lock(&filter_lock);
 	if (tag)
 		site->tag = tag;
@@ -397,20 +392,6 @@ static int site_refresh(struct shmlog_site *site, int prio, const char *tag)
 	__atomic_store_n(&site->gen, gen, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&filter_lock);
 	return prio >= level && level < SHMLOG_SILENT;
-}
-
-/* For binaries built with an older header, whose sites never pass it. */
-int shmlog__site_refresh(struct shmlog_site *site, int prio)
-{
-	return site_refresh(site, prio, NULL);
-}
-
-/* The tag of this call, not the one the site was initialised with: in C++ a
- * constant array may live on the stack of the call that first ran the
- * site, and be gone by the next. */
-int shmlog__site_update(struct shmlog_site *site, int prio, const char *tag)
-{
-	return site_refresh(site, prio, tag);
 }
 
 /* Take the spec's sequence lock. A setter that died holding it (odd for

@@ -449,6 +449,10 @@ void shmlog__filter_free_all(struct shmlog *h);
 /* Does the filter let a write of @prio with @tag through? The slow half of
  * write_wanted() in writer.c: no lock unless the filter changed. */
 bool shmlog__write_wanted_slow(struct shmlog *h, int prio, const char *tag);
+/* The macros' call sites (shmlog__site_update() in writer.c, which knows
+ * the default handle): set @site's cached answer from @h's filter. */
+int shmlog__site_set(struct shmlog_site *site, struct shmlog *h, int prio,
+		     const char *tag);
 
 /* ---- SHMLOG_DEBUG=1: why nothing is logged (util.c) ---- */
 enum shmlog__debug_cause {

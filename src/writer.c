@@ -631,3 +631,25 @@ shmlog_t *shmlog_default(void)
 	pthread_once(&default_once, default_open);
 	return __atomic_load_n(&default_handle, __ATOMIC_ACQUIRE);
 }
+
+/* ---- the SHMLOG_x macros' call sites (include/shmlog.h) ---- */
+
+int shmlog__tag_enabled(int prio, const char *tag)
+{
+	shmlog_t *h = shmlog_default();
+	return h ? shmlog__write_wanted_slow(h, prio, tag) : 0;
+}
+
+/* For binaries built with an older header, whose sites never pass it. */
+int shmlog__site_refresh(struct shmlog_site *site, int prio)
+{
+	return shmlog__site_set(site, shmlog_default(), prio, NULL);
+}
+
+/* The tag of this call, not the one the site was initialised with: in C++ a
+ * constant array may live on the stack of the call that first ran the
+ * site, and be gone by the next. */
+int shmlog__site_update(struct shmlog_site *site, int prio, const char *tag)
+{
+	return shmlog__site_set(site, shmlog_default(), prio, tag);
+}
