@@ -6,7 +6,10 @@
 #ifndef SHMLOG_HOSTILE_H
 #define SHMLOG_HOSTILE_H
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -85,6 +88,25 @@ static inline pid_t hw_spawn(const char *b, unsigned w, uint64_t from,
 	if (pid == 0)
 		hw_writer(b, w, from, to, gap_ns);
 	return pid;
+}
+
+/* Map a buffer's file read-write, as a hostile process would: its base,
+ * or NULL (errno says why); its size in *@size. */
+static inline unsigned char *hw_map_rw(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDWR);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	void *base = MAP_FAILED;
+	if (fstat(fd, &st) == 0)
+		base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return NULL;
+	*size = (size_t)st.st_size;
+	return base;
 }
 
 static inline int hw_reap(pid_t pid)

@@ -65,13 +65,9 @@ static size_t walk_lane(unsigned char *base, const struct shmlog__fixed *f,
 static void mutator(bool forge, uint64_t seed, const unsigned *static_lanes,
 		    unsigned nstatic)
 {
-	int fd = open(path, O_RDWR);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		_exit(20);
-	unsigned char *base = mmap(NULL, (size_t)st.st_size,
-				   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
+	size_t size;
+	unsigned char *base = hw_map_rw(path, &size);
+	if (!base)
 		_exit(21);
 	struct shmlog__fixed f;
 	memcpy(&f, base, sizeof(f)); /* trusted: we made it */
@@ -297,12 +293,9 @@ static void long_tag(void)
 	REQUIRE(shmlog_write(h, SHMLOG_INFO, "t", "after") == 0);
 	shmlog_close(h);
 	REQUIRE(shmlog_path(b, path, sizeof(path)) > 0);
-	int fd = open(path, O_RDWR);
-	struct stat st;
-	REQUIRE(fd >= 0 && fstat(fd, &st) == 0);
-	unsigned char *base = mmap(NULL, (size_t)st.st_size,
-				   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	REQUIRE(base != MAP_FAILED);
+	size_t size;
+	unsigned char *base = hw_map_rw(path, &size);
+	REQUIRE(base != NULL);
 	const struct shmlog__fixed *f = (const void *)base;
 	struct target t[4];
 	size_t n = 0;
@@ -327,8 +320,7 @@ static void long_tag(void)
 	CHECK_EQ(s.torn, 1);
 	CHECK_EQ(s.written, s.read + s.torn + s.overwritten);
 	shmlog_reader_close(rd);
-	munmap(base, (size_t)st.st_size);
-	close(fd);
+	munmap(base, size);
 	shmlog_remove(b);
 }
 

@@ -65,13 +65,9 @@ static struct shmlog__rec *pick(unsigned char *base,
 
 static void mutator(uint64_t seed)
 {
-	int fd = open(path, O_RDWR);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		_exit(20);
-	unsigned char *base = mmap(NULL, (size_t)st.st_size,
-				   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
+	size_t size;
+	unsigned char *base = hw_map_rw(path, &size);
+	if (!base)
 		_exit(21);
 	struct shmlog__fixed f;
 	memcpy(&f, base, sizeof(f));

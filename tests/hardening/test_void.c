@@ -36,13 +36,8 @@ static void img_open(struct img *m, const char *name)
 	m->name = name;
 	char path[512];
 	REQUIRE(shmlog_path(name, path, sizeof(path)) > 0);
-	int fd = open(path, O_RDWR);
-	struct stat st;
-	REQUIRE(fd >= 0 && fstat(fd, &st) == 0);
-	m->size = (size_t)st.st_size;
-	m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	REQUIRE(m->base != MAP_FAILED);
-	close(fd);
+	m->base = hw_map_rw(path, &m->size);
+	REQUIRE(m->base != NULL);
 	memcpy(&m->f, m->base, sizeof(m->f));
 }
 
