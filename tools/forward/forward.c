@@ -532,25 +532,32 @@ static int parse_positive(const char *s, double max, double *out)
 	return 0;
 }
 
+/* The filter specs after the options, as `shmlog cat` takes them. Returns
+ * 0, or the exit status of the error it printed. */
 static int compile_filter(struct forwarder *f, int argc, char **argv)
 {
 	if (optind >= argc)
 		return 0;
-	char spec[4096] = "";
-	size_t used = 0;
-	for (int i = optind; i < argc && used < sizeof(spec); i++)
-		used += (size_t)snprintf(spec + used, sizeof(spec) - used,
-					 "%s ", argv[i]);
+	char *spec = cli_join_args(argc, argv, optind);
+	if (!spec)
+		return cli_fail("forward", -ENOMEM);
 	size_t bad = 0;
-	if (shmlog_filter_new(spec, &bad, &f->filter)) {
-		char tok[128];
-		snprintf(tok, sizeof(tok), "%.*s",
-			 (int)strcspn(spec + bad, " "), spec + bad);
-		return cli_usage_error("forward",
-				       "bad filter '%s': write TAG:P or *:P "
-				       "with P one of V D I W E F S",
-				       tok);
-	}
+	int err = shmlog_filter_new(spec, &bad, &f->filter);
+	int rc = err == -EINVAL ? cli_bad_filter("forward", spec, bad)
+		 : err		? cli_fail("forward", err)
+				: 0;
+	free(spec);
+	return rc;
+}
+
+/* A --timeout or --max-backoff: seconds (fractions allowed, up to an
+ * hour) as milliseconds, at least 1. -1 if it is not such a number. */
+static int parse_seconds_ms(const char *s, int *ms)
+{
+	double v;
+	if (parse_positive(s, 3600, &v))
+		return -1;
+	*ms = (int)(v * 1000) ? (int)(v * 1000) : 1;
 	return 0;
 }
 
@@ -593,23 +600,20 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 			f->batch_max = (size_t)v;
 			break;
 		case 'T':
-			if (parse_positive(optarg, 3600, &v))
+			if (parse_seconds_ms(optarg, &timeout_ms))
 				return cli_usage_error("forward",
 						       "bad --timeout '%s': "
 						       "give seconds, up to "
 						       "3600",
 						       optarg);
-			timeout_ms = (int)(v * 1000) ? (int)(v * 1000) : 1;
 			break;
 		case 'M':
-			if (parse_positive(optarg, 3600, &v))
+			if (parse_seconds_ms(optarg, &f->max_backoff_ms))
 				return cli_usage_error("forward",
 						       "bad --max-backoff '%s': "
 						       "give seconds, up to "
 						       "3600",
 						       optarg);
-			f->max_backoff_ms = (int)(v * 1000) ? (int)(v * 1000)
-							    : 1;
 			break;
 		case 'F':
 			if (parse_positive(optarg, 23, &v) && strcmp(optarg, "0"))
