@@ -17,8 +17,8 @@
 #include "shmlog.h"
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
-#define SHMLOG__VERSION_MAJOR 1
-#define SHMLOG__VERSION_MINOR 1 /* 1: clock anchors in page 0 */
+#define SHMLOG__VERSION_MAJOR 2 /* 2: elastic lanes (chunks) */
+#define SHMLOG__VERSION_MINOR 0
 
 #define SHMLOG__CACHELINE 64
 #define SHMLOG__PAGE 4096
@@ -29,7 +29,7 @@
  * earlier lap never matches. 0 is never valid. */
 enum {
 	REC_COMMITTED = 1, /* a complete record */
-	REC_PAD = 2, /* filler up to the end of the lane */
+	REC_PAD = 2, /* filler up to the end of the chunk */
 	REC_TORN = 3, /* its writer died before committing it */
 	REC_STATE_MASK = 7,
 };
@@ -45,14 +45,14 @@ struct shmlog__fixed {
 	uint32_t fixed_size; /* sizeof(struct shmlog__fixed) */
 	uint64_t file_size;
 	uint64_t lanes_off; /* lane control table */
-	uint64_t data_off; /* lane data areas, lane i at data_off + i*lane_size */
-	uint32_t lane_count;
-	uint32_t lane_size; /* multiple of 64 */
+	uint64_t data_off; /* chunks: chunk i at data_off + i*chunk_size */
+	uint32_t lane_count; /* writer slots */
+	uint32_t chunk_size; /* power of two, 4 KiB .. 1 MiB */
 	uint32_t lane_ctl_size; /* sizeof(struct shmlog__lane) */
 	uint32_t max_record; /* largest record, header included */
 	uint32_t clock; /* enum shmlog_clock, never DEFAULT */
 	uint32_t flags; /* none defined yet */
-	uint64_t initial_pos; /* logical position of every lane's byte 0 */
+	uint64_t initial_pos; /* position of incarnation 0's byte 0 */
 	uint64_t initial_seq; /* first sequence number of every lane */
 	int64_t created_ns; /* CLOCK_REALTIME at creation */
 	/* raw clock -> ns: ns = cal_ns + ((raw - cal_raw) * cal_mult >> cal_shift) */
@@ -60,7 +60,10 @@ struct shmlog__fixed {
 	int64_t cal_ns;
 	uint32_t cal_mult;
 	uint32_t cal_shift;
-	uint64_t reserved[4];
+	uint64_t chunks_off; /* struct shmlog__space, then the descriptors */
+	uint32_t chunk_count;
+	uint32_t reserved0; /* 0 */
+	uint64_t reserved[2]; /* 0 */
 	uint64_t checksum; /* FNV-1a 64 of every byte above */
 };
 
@@ -94,14 +97,53 @@ struct shmlog__lane {
 	_Atomic uint64_t claims; /* times the lane was taken over */
 	_Atomic uint64_t torn; /* records repaired as torn by claimers */
 	uint64_t pad0[5];
-	_Atomic uint64_t tail SHMLOG__ALIGNED; /* oldest record still whole */
+	uint64_t reserved1 SHMLOG__ALIGNED; /* 0 */
 	_Atomic uint64_t reserve; /* end of the newest reservation */
 	_Atomic uint64_t head; /* end of the newest committed record */
 	_Atomic uint64_t next_seq; /* seq of the next record */
 	uint64_t pad1[4];
 };
 
-/* A record in a lane: this header, the tag, the message, padding to 8. */
+/* The space line, at chunks_off: written once per chunk taken. */
+struct shmlog__space {
+	_Atomic uint64_t epoch; /* incarnations handed out so far */
+	uint64_t pad[7];
+} SHMLOG__ALIGNED;
+
+/* A chunk descriptor word: inc << 20 | lane << 4 | state. The incarnation
+ * (inc) is unique per taking of a chunk and names the chunk's positions:
+ * its byte 0 is at initial_pos + inc * chunk_size. 0: never used. */
+enum {
+	CHUNK_LIVE = 1, /* holds records of @lane; anyone may take it */
+	CHUNK_OPEN = 2, /* @lane's owner writes into it; nobody takes it */
+	CHUNK_STATE_MASK = 0xf,
+	CHUNK_LANE_SHIFT = 4,
+	CHUNK_INC_SHIFT = 20,
+};
+#define CHUNK_NONE UINT32_MAX
+#define CHUNK_INC_MASK ((UINT64_C(1) << (64 - CHUNK_INC_SHIFT)) - 1)
+
+static inline uint64_t chunk_word(uint64_t inc, unsigned lane, unsigned state)
+{
+	return inc << CHUNK_INC_SHIFT | (uint64_t)lane << CHUNK_LANE_SHIFT |
+	       state;
+}
+static inline unsigned chunk_state(uint64_t w)
+{
+	return (unsigned)(w & CHUNK_STATE_MASK);
+}
+static inline unsigned chunk_lane(uint64_t w)
+{
+	return (unsigned)(w >> CHUNK_LANE_SHIFT) & 0xffff;
+}
+/* What a chunk's bytes belong to: the word without its state (a lane's
+ * chunk goes OPEN -> LIVE -> OPEN with its records untouched). */
+static inline uint64_t chunk_id(uint64_t w)
+{
+	return w & ~(uint64_t)CHUNK_STATE_MASK;
+}
+
+/* A record in a chunk: this header, the tag, the message, padding to 8. */
 struct shmlog__rec {
 	_Atomic uint64_t word; /* logical position | state */
 	uint64_t seq;
@@ -122,6 +164,7 @@ struct shmlog__rec {
 
 _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
 _Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
+_Static_assert(sizeof(struct shmlog__space) == 64, "space is one line");
 _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
 
 /* Clock anchors (clock.c): (raw clock, wall time) pairs that writers add
@@ -183,15 +226,39 @@ static inline struct shmlog__lane *seg_lane(const struct shmlog__seg *s,
 				       (uint64_t)i * sizeof(struct shmlog__lane));
 }
 
-static inline unsigned char *seg_data(const struct shmlog__seg *s, unsigned i)
+static inline struct shmlog__space *seg_space(const struct shmlog__seg *s)
 {
-	return s->base + s->fixed.data_off + (uint64_t)i * s->fixed.lane_size;
+	return (struct shmlog__space *)(void *)(s->base + s->fixed.chunks_off);
 }
 
-/* Physical offset of a logical position inside its lane. */
-static inline uint32_t seg_off(const struct shmlog__fixed *f, uint64_t pos)
+/* Chunk @i's descriptor word (i < chunk_count). */
+static inline _Atomic uint64_t *seg_chunk(const struct shmlog__seg *s,
+					  unsigned i)
 {
-	return (uint32_t)((pos - f->initial_pos) % f->lane_size);
+	return (_Atomic uint64_t *)(void *)(s->base + s->fixed.chunks_off +
+					    sizeof(struct shmlog__space) +
+					    (uint64_t)i * 8);
+}
+
+/* Chunk @i's bytes. */
+static inline unsigned char *seg_chunk_data(const struct shmlog__seg *s,
+					    unsigned i)
+{
+	return s->base + s->fixed.data_off + (uint64_t)i * s->fixed.chunk_size;
+}
+
+/* Position of byte 0 of the chunk incarnation a descriptor word names. */
+static inline uint64_t chunk_base(const struct shmlog__fixed *f, uint64_t w)
+{
+	return f->initial_pos + (w >> CHUNK_INC_SHIFT) * f->chunk_size;
+}
+
+/* Is @w a descriptor word a writer could have stored for a lane? */
+static inline bool chunk_valid(const struct shmlog__fixed *f, uint64_t w)
+{
+	unsigned st = chunk_state(w);
+	return (st == CHUNK_LIVE || st == CHUNK_OPEN) &&
+	       chunk_lane(w) < f->lane_count && (w >> CHUNK_INC_SHIFT) != 0;
 }
 
 /* ---- surviving truncation (guard.c): see the comment there ---- */
@@ -311,9 +378,11 @@ struct shmlog__wlane {
 	uint64_t handle_id; /* 0: slot unused */
 	struct shmlog *h;
 	struct shmlog__lane *ctl;
-	unsigned char *data;
-	uint64_t head, tail, seq;
-	uint32_t head_off, tail_off;
+	unsigned char *cdata; /* the OPEN chunk's bytes */
+	uint64_t head, seq;
+	uint64_t cbase, cend; /* its positions; cend == head: none */
+	uint64_t cword; /* its descriptor word */
+	uint32_t chunk; /* its index, CHUNK_NONE */
 	uint32_t pid, tid;
 	unsigned lane;
 	volatile unsigned busy; /* a write is in progress on this thread */
@@ -378,6 +447,9 @@ int shmlog__owner_reopen(struct shmlog *h);
  * with @w filled. @w->h and @w->tid must be set. */
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
+/* Make lane @lane's OPEN chunks LIVE (its owner is gone: shmlog_close()
+ * of a handle whose threads held it). */
+void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane);
 /* Give a lane back; @announce: tell threads without a lane to try again
  * (not for a shared lane lent for one record). */
 void shmlog__lane_release(struct shmlog__wlane *w, bool announce);
@@ -387,16 +459,28 @@ static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
 {
 	return f->lane_count - f->lane_count / 8;
 }
-/* Append one record to the lane @w owns. */
-void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
+/* Append one record to the lane @w owns. false if no chunk could be had
+ * (the record is dropped: count it). */
+bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
 			 const char *msg);
+/* Bytes of the data area holding records: every LIVE chunk whole, each
+ * OPEN chunk up to its lane's head. With @per_lane (lane_count entries,
+ * zeroed by the caller): each lane's bytes and, in per_lane[lane_count +
+ * lane], its chunks. Reads the mapping: call it guarded. */
+uint64_t shmlog__space_used(const struct shmlog__seg *s, uint64_t *per_lane);
+/* Claim and give back (repairing them) the lanes of dead owners that still
+ * hold chunks, so that their space counts as nobody's share. Slow path:
+ * a lock probe per such lane. */
+void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid);
 /* Wake sleeping readers if any (slow path of every append). */
 void shmlog__ring_wake(struct shmlog__hdr *hdr);
 
 /* A reader's cursor over one lane. */
 struct shmlog__rlane {
 	uint64_t pos;
+	uint32_t chunk; /* the chunk pos is in, CHUNK_NONE: find it */
+	uint64_t cid, cbase, cend; /* its chunk_id() and positions */
 	uint64_t head_seen; /* the lane's head when last loaded */
 	uint64_t next_seq;
 	uint64_t last_seq; /* of the newest record taken (seq_seen) */
@@ -406,7 +490,7 @@ struct shmlog__rlane {
 	bool after_damage; /* records lost before the next one were damaged */
 	uint64_t damage_bytes; /* skipped as damaged since the last record */
 	bool damaged; /* stuck on damage: read again when fp changes */
-	uint64_t fp[3]; /* head, tail and word at pos when it got stuck */
+	uint64_t fp[3]; /* head, chunk and word at pos when it got stuck */
 	uint64_t read, overwritten, torn, skipped;
 	uint64_t corrupt; /* places the lane was found damaged */
 	uint64_t lost_overwritten, lost_torn; /* not yet reported */
@@ -422,6 +506,8 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
  * changed since the cursor got stuck on it?) */
 bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
 			  const struct shmlog__rlane *c);
+/* Does lane @lane hold no chunk? */
+bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane);
 /* Start @c after the lane's newest record (readers opened at the tail). */
 void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 			       struct shmlog__rlane *c);
@@ -474,7 +560,7 @@ struct shmlog {
 	uint64_t id; /* unique per process lifetime; never reused */
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
-	_Atomic unsigned char *prefaulted; /* per lane: pages made resident */
+	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */
 	/* Per lane: the thread of ours holding it through this handle (its
 	 * tid), 0 if none. The description's lock (owner.c) cannot tell our
 	 * threads apart; this does. */

@@ -300,11 +300,9 @@ static void reader_start(struct shmlog_reader *r, bool at_tail)
 {
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
-	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
-		const struct shmlog__lane *l = seg_lane(&r->seg, i);
-		if (at_tail || atomic_load(&l->head) == atomic_load(&l->tail))
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
+		if (at_tail || shmlog__lane_empty(&r->seg, i))
 			shmlog__lane_skip_to_head(&r->seg, i, &r->lanes[i]);
-	}
 	if (!at_tail)
 		refresh(r, clear);
 }

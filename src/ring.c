@@ -1,169 +1,203 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The shmlog ring protocol: how records are written into a lane, how a lane
- * left by a dead writer is repaired, and how readers copy records out.
+ * The shmlog ring protocol: how records are written into a lane's chunks,
+ * how space moves between lanes, how a lane left by a dead writer is
+ * repaired, and how readers copy records out.
  *
  * ===================================================================
- * Segment layout (all offsets from the start of the file)
+ * Segment layout (all offsets from the start of the file; format 2)
  * ===================================================================
  *
  *   0      page 0: struct shmlog__hdr
- *            line 0-2  fixed header: magic, version, sizes, clock
- *                      calibration, FNV-1a checksum (immutable)
- *            line 4    notify: futex word, sleepers flag (readers write)
- *            line 5    stats: dropped writes (rare)
- *            line 6    config: filter generation, clear mark (read-mostly)
- *            8..       filter spec text
- *            2560..    clock anchors (clock.c: stable wall-clock times)
+ *            lines 0-2  fixed header: magic, version, sizes, clock
+ *                       calibration, FNV-1a checksum (immutable)
+ *            line 3     notify: futex word, sleepers flag (readers write)
+ *            line 4     stats: dropped writes, releases (rare)
+ *            line 5     config: filter generation, clear mark (read-mostly)
+ *            384..      filter spec text
+ *            2560..     clock anchors (clock.c: stable wall-clock times)
  *   4096   lane table: lane_count x struct shmlog__lane (128 bytes each)
  *            line 0    owner (pid<<32|tid: who, not whether alive),
  *                      claims, torn                        (claim/release)
- *            line 1    tail, reserve, head, next_seq       (owner, per record)
- *   data   lane_count x lane_size bytes of records, page aligned
+ *            line 1    reserve, head, next_seq             (owner, per record)
+ *   chunks_off  the space line: epoch (once per chunk taken)
+ *          + 64: chunk_count descriptor words, 8 bytes each
+ *   data_off    chunk_count chunks of chunk_size bytes, page aligned
  *
- * The file is built under a temporary name and link(2)ed into place, so a
- * segment with a name is always completely initialised.
+ * The byte-exact tables are in docs/DESIGN.md ("Segment format") and are
+ * asserted at compile time in segment.c. The file is built under a
+ * temporary name and link(2)ed into place, so a segment with a name is
+ * always completely initialised.
  *
  * ===================================================================
- * Lanes and fairness
+ * Lanes, chunks and the space policy
  * ===================================================================
  *
  * Each writing thread owns one lane while it logs (it claims a free lane on
  * its first write and releases it when it exits or closes the handle). A
- * lane has exactly one writer at a time, so the write path needs no atomic
- * read-modify-write at all: plain stores, ordered by release semantics.
- * Overwriting happens only inside a lane: a writer that floods the buffer
- * overwrites its own oldest records and never anybody else's. The
- * guarantee, per writer: its most recent lane_size bytes of records
- * survive whatever other writers do.
+ * lane has exactly one writer at a time, so the per-record write path needs
+ * no atomic read-modify-write: plain stores, ordered by release semantics.
  *
- * Positions are 64-bit logical byte counts ("lpos"); byte lpos lives at
- * (lpos - initial_pos) % lane_size. initial_pos starts close to 2^64 so the
- * wrap of the position counter is exercised from the first lap on. All
- * comparisons of positions are by unsigned difference.
+ * The lane's records live in chunks. The data area is cut into chunk_count
+ * chunks of chunk_size bytes, each described by one 64-bit word,
+ *
+ *     inc << 20 | lane << 4 | state          (0: never used)
+ *
+ * where inc, the incarnation, is taken from the global epoch counter each
+ * time a chunk changes hands (one fetch_add per chunk, never per record),
+ * and names the chunk's positions: its byte 0 is at initial_pos +
+ * inc * chunk_size. Positions ("lpos") are 64-bit and globally unique: a
+ * word left by an earlier incarnation never names a position of a later
+ * one, so nothing has to be voided when a chunk is reused. A lane's
+ * positions grow across its chunks (each chunk it takes has a larger inc),
+ * with holes between them. initial_pos starts close to 2^64 so the wrap of
+ * the position counter is exercised from the first chunks on. All
+ * comparisons of positions are by unsigned or signed difference.
+ *
+ *   OPEN   the owner's current chunk: the owner appends into it. Nobody
+ *          else ever takes an OPEN chunk, and nobody else writes it.
+ *   LIVE   a chunk of the lane's history, complete: anyone may take it
+ *          with a compare-and-swap of its word.
+ *
+ * A writer whose record does not fit the rest of its OPEN chunk ends the
+ * chunk with a PAD, makes it LIVE, and takes a chunk (chunk_take), in this
+ * order of preference:
+ *   1. a chunk never used;
+ *   2. the oldest LIVE chunk of the lane furthest above its fair share,
+ *      share = chunk_count / N, N the lanes holding chunks whose owner
+ *      word is set (a released lane's share is 0); ties go to the taker;
+ *   3. its own oldest LIVE chunk: it is at or under its share and so is
+ *      everyone else. A lone writer recycles its own oldest chunk.
+ * So a lone writer keeps all chunks but the one it is filling, and with
+ * N writers each keeps its share whatever the others write: a writer at
+ * or under its share is only taken from when nobody is above it, and then
+ * it takes from itself. A writer that went quiet keeps its chunks until
+ * somebody above it needs space. The guarantee is in whole chunks: a
+ * writer holding S chunks keeps at least S - 1 full ones, less the PAD at
+ * each chunk's end (under one record).
+ *
+ * Taking a chunk is a compare-and-swap of its word from what the taker saw
+ * (LIVE, some lane, some inc, or 0) to OPEN(new inc, taker's lane). The
+ * whole word is the generation: inc only grows, so the CAS cannot succeed
+ * on a chunk that changed hands meanwhile (no ABA). A failed CAS means
+ * somebody else took it: look again, at most TAKE_TRIES times, then drop
+ * the record (counted). Nobody waits for anybody.
  *
  * ===================================================================
  * Records
  * ===================================================================
  *
  * A record is a 40-byte struct shmlog__rec, the tag, the message, padded to
- * 8 bytes. Its first word is (lpos | state): a record is only taken as what
- * it says when its word names the very position it was found at.
+ * 8 bytes, wholly inside one chunk. Its first word is (lpos | state): a
+ * record is only taken as what it says when its word names the very
+ * position it was found at.
  *
  *   COMMITTED  complete; safe to copy (and re-check, below)
- *   PAD        filler to the end of the lane when a record would not fit
+ *   PAD        filler to the end of the chunk when a record would not fit
  *   TORN       left unfinished by a writer that died; written by the writer
  *              that claimed the lane afterwards, so readers can skip it
  *
- * Lane positions, all advanced by the owner only:
+ * Lane positions, advanced by the owner only:
  *
- *   tail <= head <= reserve,  reserve - tail <= lane_size
- *
- *   tail      the oldest record still whole. A writer about to overwrite
- *             bytes walks tail forward over the records it destroys.
  *   reserve   end of the bytes being written now (a claimer repairs
  *             [head, reserve) if the writer died there).
- *   head      end of the newest committed record: everything in
- *             [tail, head) is a chain of COMMITTED/PAD/TORN records.
+ *   head      end of the newest committed record: everything from the
+ *             OPEN chunk's base to head is a chain of COMMITTED/TORN
+ *             records; the lane's LIVE chunks are whole chains, each
+ *             ended by a PAD or by its last byte.
  *
- * Writer (owner of the lane), one record:
- *   1. walk tail past the records the new one will overwrite;
- *      tail = new tail                                           LMM(A)
- *      release fence                                             LMM(B)
- *   2. void (zero) the word of each record walked over, and the word
- *      where the new record will start
- *   3. reserve = end of the new record (and of a PAD before it)
- *      release fence                                             LMM(C)
- *   4. write PAD header if needed, record header, tag, message
- *   5. word = lpos | COMMITTED (release)                         LMM(D)
- *   6. head = end (release)                                      LMM(E)
- *   7. next_seq = seq + 1
- *   8. if a reader sleeps, wake it (see below)                   LMM(W)
+ * Writer (owner of the lane), one record of len bytes at pos = head:
+ *   0. if pos + len runs past the OPEN chunk: chunk_switch (below)
+ *   1. reserve = pos + len; release fence                        LMM(C)
+ *   2. record header, tag, message
+ *   3. word = pos | COMMITTED (release)                          LMM(D)
+ *   4. head = pos + len (release)                                LMM(E)
+ *   5. next_seq = seq + 1
+ *   6. if a reader sleeps, wake it (see below)                   LMM(W)
  *
- * Reader, one record at lpos:
+ * chunk_switch, once per chunk:
+ *   a. PAD word at head if head is not the chunk's end; head = chunk end
+ *      (release)                                                 LMM(E)
+ *   b. the chunk's word OPEN -> LIVE (release): from now on it may be
+ *      taken                                                     LMM(K)
+ *   c. inc = fetch_add(epoch); choose a chunk (the policy above)
+ *   d. CAS its word to OPEN(inc, lane) (acq_rel)                 LMM(Q)
+ *   e. release fence: the word changes before any byte of the
+ *      chunk is rewritten                                        LMM(R)
+ *   f. reserve = head = the new chunk's base (release)           LMM(E)
+ *
+ * Reader, one record at lpos in chunk c, whose word it read as id:
  *   1. h = head (acquire), pairs with LMM(E): everything below h is
- *      published, words included. Loaded again only when the cursor
- *      reaches the h it has: the line is the writer's, hot.      LMM(F)
- *   2. copy the header, check word == lpos | state and the lengths
+ *      published. Loaded again only when the cursor reaches the h it
+ *      has: the line is the writer's, hot.                       LMM(F)
+ *   2. copy the header, check word == lpos | state and the lengths, which
+ *      must end inside the chunk and at or below h
  *   3. copy the body into private memory
- *   4. acquire fence, then read the record's word again       LMM(G,H)
- *      pairs with LMM(C): if the copy saw any byte written over the
- *      record, the word it re-reads is the voided one
- *   5. the copy is whole iff the word is unchanged; otherwise the record
- *      was overwritten while we copied: resume at tail. Only a whole copy
- *      is judged. A word that was not a record at step 2 is told apart
- *      (overwritten, or a damaged lane) by tail, which moved past it
- *      first (LMM(A,B)). Losses are counted exactly by sequence gaps.
+ *   4. acquire fence, then read the record's word and c's descriptor
+ *      word again                                            LMM(G,H,J)
+ *      pairs with LMM(R): if the copy saw any byte a new owner of c wrote,
+ *      the descriptor it re-reads names the new incarnation
+ *   5. the copy is whole iff both are unchanged; otherwise c changed
+ *      hands while we copied: go on in the lane's next chunk. Losses are
+ *      counted exactly by sequence gaps (they are "overwritten").
  *
- * This is a seqlock per record: the writer voids a record's word before it
- * destroys any of its bytes, the reader checks after copying that the word
- * it started from is still there. It needs nothing but the record itself,
- * so a reader that keeps up does not touch the writer's hot line for every
- * record, and a process that tampers with the lane's positions can make a
- * reader skip records, never return a torn one. Invariant: outside
- * [tail, reserve) no word names its own position. Every path that gives
- * records up voids them first: the tail walk (step 2, a PAD's bytes too),
- * a claim of a dead writer's lane (what lies behind tail and past reserve:
- * it may have died before voiding), a reset of a lane that makes no sense
- * (the whole lane). And step 2 voids the word where the new record will
- * start: a lap is written in order, so an old record a new one overwrites
- * has lost its word first even if damage (a rewritten length) made the
- * walk pass it. A dead writer's record is repaired only after the words
- * under it were voided: step 2 precedes 3.
+ * Within one incarnation nothing is ever rewritten: a chunk's records are
+ * appended once. So the descriptor word is a seqlock for the whole chunk,
+ * and the record word names the record's place. Every path that gives
+ * records up changes the descriptor word first (LMM(Q,R)): a steal, the
+ * recycling of one's own oldest chunk.
+ *
+ * Reader's walk over a lane: its chunks in order of base (the positions
+ * grow), found by a scan of the descriptor table (chunk_find: the chunk of
+ * the lane with the smallest base that ends past the cursor; at most
+ * chunk_count words, once per chunk). A chunk is entered only if its base
+ * is at or below the lane's head (it holds something published).
  *
  * Progress. A reader's cursor only moves forward: to the end of a record
- * it checked, to tail when tail is ahead of it, or past damage. It reads
- * only records that end at or below a head loaded with acquire, and takes
- * a record only if it is numbered last + 1 right after the record before
- * it (the numbers of a lane follow its positions, across claims and
- * repairs), or above every number taken after a jump. Damage (a word, a
- * length or a header no writer makes, a PAD inside the chain, a record out
- * of sequence) is stepped over by one scan, bounded by the lane size, for
- * the next word that names its own position; the records lost there count
- * as torn, the place once (corrupt). A lane the cursor cannot get past
- * (its head behind the cursor or off a record boundary) is left alone
- * until its head, tail or the word at the cursor change. So a lane of N
- * bytes yields at most N/8 records per lap of its writer, whatever the
- * file says, and a damaged lane costs a sleeping reader nothing.
+ * it checked, to the next chunk of the lane, or past damage. It reads only
+ * records that end at or below a head loaded with acquire, and takes a
+ * record only if it is numbered last + 1 right after the record before it
+ * in the same chunk, or above every number taken after a jump (a chunk
+ * boundary, damage). Damage (a word, a length or a header no writer makes,
+ * a PAD inside the chain, a record out of sequence) is stepped over by one
+ * scan, bounded by the chunk, for the next word that names its own
+ * position; the records lost there count as torn, the place once
+ * (corrupt). A lane the cursor cannot get past is left alone until its
+ * head, its chunk's word or the word at the cursor change. Every fetch is
+ * bounded by the capacity / 8 plus the chunk count.
  *
  * ===================================================================
  * Dead writers
  * ===================================================================
  *
  * A writer killed at any instruction leaves its lane's owner word naming a
- * dead thread. Nobody waits for it: other writers have lanes of their own.
+ * dead thread, and its OPEN chunk OPEN. Nobody waits for it: other writers
+ * have lanes and chunks of their own, and take LIVE chunks only.
  *
  * Whether an owner is alive is never judged from the pid and tid in its
- * word (they mean nothing, or another process, in another pid namespace,
- * and outlive their process): a lane is held by the open file description
- * that holds the lane's OFD lock, one byte at 2^62 + lane in the buffer's
- * file, which the kernel drops when the owner's process dies, however and
- * wherever. A claimer takes the lock first (that serialises claimers across
- * processes), then finds the word set only if its owner died. Within a
- * process, whose threads share the description, the handle's table of
- * holders and tgkill() in our own namespace tell threads apart. Robust
- * futexes were rejected: glibc owns each thread's only robust list, and a
- * robust mutex in the segment would let whoever may write the file steer
- * glibc's list-unlinking stores in the writer. All of it is in owner.c and
+ * word: a lane is held by the open file description that holds the lane's
+ * OFD lock, one byte at 2^62 + lane in the buffer's file, which the kernel
+ * drops when the owner's process dies. All of it is in owner.c and
  * docs/DESIGN.md ("Lane ownership").
  *
- * The next writer to claim the lane (shmlog__lane_claim) first walks the
- * chain [tail, head) to learn the newest sequence number (next_seq lags by
- * one if the writer died between steps 5 and 6), voids what lies outside
- * [tail, reserve), then finds one of:
- *   - reserve == head: the writer died between records; nothing to do.
- *   - reserve != head: the writer died inside steps 2-6. A reservation
- *     that runs past the lane's end is a PAD to the end (written, or
- *     written now) and the record at offset 0. A record whose word says
- *     COMMITTED (or TORN: a claimer died repairing it) with the next seq
- *     is published as it is; anything else is marked TORN over
- *     [lpos, reserve) with the next seq (its header reads as no writer's:
- *     priority 0), and the lane's torn counter is bumped, once. Readers
- *     skip TORN records and count them. A reservation no writer could
- *     have made is forgotten; the lane's history is kept.
- * Whatever a lane holds is validated on claim: a lane whose positions do
- * not make sense (a corrupted or hostile segment) is voided and started
- * afresh after its newest byte, numbering on after its newest record.
+ * The next writer to claim the lane (shmlog__lane_claim; also a writer
+ * that reaps dead lanes, shmlog__reap_dead, when it claims its own) finds
+ * the lane's OPEN chunk, if any, and then one of:
+ *   - head inside it: walk the chain [base, head) for the newest sequence
+ *     number (next_seq lags by one if the writer died between steps 4
+ *     and 5); reserve == head: nothing else to do; reserve != head: the
+ *     writer died in steps 1-4: a record whose word says COMMITTED (or
+ *     TORN: a claimer died repairing it) with the next seq is published
+ *     as it is; anything else is marked TORN over [head, reserve) with
+ *     the next seq and the lane's torn counter is bumped, once;
+ *   - head outside it: the writer died in chunk_switch between d and f:
+ *     head = the chunk's base, and the same repair from there;
+ *   - no OPEN chunk: the writer died between b and d, or released the
+ *     lane cleanly: the newest LIVE chunk of the lane is made OPEN again
+ *     (CAS) if head is inside it, else the next record takes a chunk.
+ * A chain that does not make sense (damage) gives its chunk up (LIVE) and
+ * the lane starts in a new chunk, numbering on after its newest record.
+ * A dead lane reaped is released: its chunks become nobody's share.
  *
  * ===================================================================
  * Waking readers
@@ -185,16 +219,35 @@
  * writer clears it with one futex call, and that is the whole cost.
  *
  * ===================================================================
+ * Memory-barrier pairs
+ * ===================================================================
+ *
+ *   writer                      pairs with             guarantees
+ *   LMM(C) reserve, fence       claimer's lock (full)  a dead writer's
+ *                                                      reservation is seen
+ *   LMM(D) record word release  reader LMM(F)          via head, below
+ *   LMM(E) head release         reader LMM(F)          records (and the PAD
+ *                                                      ending a chunk) below
+ *                                                      head are published
+ *   LMM(K) OPEN -> LIVE release taker's CAS LMM(Q)     the chunk's records
+ *                                                      are complete
+ *   LMM(Q) take CAS acq_rel     reader LMM(J)          (with R) below
+ *   LMM(R) release fence        reader LMM(G) fence,   a copy that saw a
+ *                               LMM(J) descriptor      byte of the new owner
+ *                               re-read                sees the new word
+ *   LMM(W) wake check           reader membarrier      no lost wake-up
+ *
+ * ===================================================================
  * Trust
  * ===================================================================
  *
  * Anyone who may write the file may write anything into it. Readers
- * therefore copy before they look, check every position, offset and length
- * against the mapping, and bound every loop by the lane size. A writer
- * treats the records it walks over when advancing tail the same way: it
- * steps over a record that does not check out to the next one that
- * proves itself, rather than follow a bad length. pid, tid and tag are
- * what the writer says they are.
+ * therefore copy before they look, check every position, offset, index
+ * and length against the mapping, and bound every loop by the capacity.
+ * Writers treat the descriptor table the same way: a word no writer
+ * stores is a free chunk to them, a lane index is checked before use, and
+ * every scan is bounded by chunk_count. pid, tid and tag are what the
+ * writer says they are.
  */
 #include <errno.h>
 #include <limits.h>
@@ -202,6 +255,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -211,31 +265,30 @@
 void (*shmlog__testpoint_hook)(int point);
 #endif
 
-/* ---- reading a record header (shared by writers' tail walk and readers) */
+/* ---- reading a record header (shared by claimers and readers) ------- */
 
-/* Is @r, found at @pos at offset @off, a well-formed record of some state?
- * Returns the state (0: not a record) and its length in *@len. Only the
- * first word of a PAD is read: a PAD always runs to the end of the lane and
- * may be shorter than a header. */
+/* Is @r, found at @pos, a well-formed record of some state, with @room
+ * bytes left in its chunk? Returns the state (0: not a record) and its
+ * length in *@len. Only the first word of a PAD is read: a PAD always runs
+ * to the end of the chunk and may be shorter than a header. */
 static unsigned rec_check(const struct shmlog__fixed *f,
 			  const struct shmlog__rec *r, uint64_t pos,
-			  uint32_t off, uint32_t *len)
+			  uint64_t room, uint32_t *len)
 {
 	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
 	unsigned state = (unsigned)(word & REC_STATE_MASK);
 	if ((word & ~(uint64_t)REC_STATE_MASK) != pos)
 		return 0;
 	if (state == REC_PAD) {
-		*len = f->lane_size - off;
+		*len = (uint32_t)room;
 		return state;
 	}
 	if (state != REC_COMMITTED && state != REC_TORN)
 		return 0;
-	if (off + REC_HDR > f->lane_size)
+	if (room < REC_HDR)
 		return 0;
 	uint32_t l = r->len;
-	if (l < REC_HDR || l % REC_ALIGN || l > f->max_record ||
-	    l > f->lane_size - off)
+	if (l < REC_HDR || l % REC_ALIGN || l > f->max_record || l > room)
 		return 0;
 	if (state == REC_COMMITTED &&
 	    (uint32_t)r->tag_len + r->msg_len > l - REC_HDR)
@@ -244,149 +297,259 @@ static unsigned rec_check(const struct shmlog__fixed *f,
 	return state;
 }
 
-/* ---- writer side ---------------------------------------------------- */
-
-static struct shmlog__rec *rec_at(unsigned char *data, uint32_t off)
+static struct shmlog__rec *rec_at(unsigned char *data, uint64_t off)
 {
 	return (struct shmlog__rec *)(void *)(data + off);
 }
 
-/* Length of the record at the tail of the writer's lane, or 0 if it does
- * not check out; *@pad set if it is a PAD. The writer's own records, but
- * shared memory: checked as a reader would (rec_check), inlined because it
- * runs once per record. */
-static inline uint32_t tail_len(const struct shmlog__fixed *f,
-				const unsigned char *data, uint64_t tail,
-				uint32_t off, bool *pad)
+/* ---- the chunk table ------------------------------------------------- */
+
+/* Is @a before @b? Positions compare by signed difference. */
+static inline bool pos_before(uint64_t a, uint64_t b)
 {
-	const struct shmlog__rec *r = rec_at((unsigned char *)data, off);
-	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
-	if (SHMLOG_UNLIKELY((word & ~(uint64_t)REC_STATE_MASK) != tail))
-		return 0;
-	if ((word & REC_STATE_MASK) == REC_PAD) {
-		*pad = true;
-		return f->lane_size - off;
-	}
-	if (SHMLOG_UNLIKELY(off + REC_HDR > f->lane_size))
-		return 0;
-	uint32_t len = r->len;
-	if (SHMLOG_UNLIKELY(len < REC_HDR || len % REC_ALIGN ||
-			    len > f->lane_size - off))
-		return 0;
-	return len;
+	return (int64_t)(a - b) < 0;
 }
 
-/* Void every word in the @n bytes from offset @off (at most the lane,
- * wrapping at its end) that names its own position, in any lap, as a
- * record's word would: whatever record starts there is then nothing to a
- * reader, before its bytes are reused. Rare paths only (damage, claims,
- * long walks): one load per 8 bytes. */
-__attribute__((noinline, cold)) static void
-lane_void_span(const struct shmlog__fixed *f, unsigned char *data, uint32_t off,
-	       uint64_t n)
+/* Lane @lane's chunk with the smallest base that ends past @from (holds
+ * @from, or lies after it), among those whose base is at or before
+ * @limit. One pass over the descriptor table, bounded by chunk_count.
+ * @states: CHUNK_LIVE, CHUNK_OPEN or both (bits 1 << state). */
+static bool chunk_find(const struct shmlog__seg *s, unsigned lane,
+		       uint64_t from, uint64_t limit, unsigned states,
+		       unsigned *idx, uint64_t *word)
 {
-	if (n > f->lane_size)
-		n = f->lane_size;
-	for (uint64_t k = 0; k < n; k += REC_ALIGN) {
-		_Atomic uint64_t *p = &rec_at(data, off)->word;
-		uint64_t word = atomic_load_explicit(p, memory_order_relaxed);
-		unsigned state = (unsigned)(word & REC_STATE_MASK);
-		if (state >= REC_COMMITTED && state <= REC_TORN &&
-		    seg_off(f, word & ~(uint64_t)REC_STATE_MASK) == off)
-			atomic_store_explicit(p, 0, memory_order_relaxed);
-		off += REC_ALIGN;
-		if (off == f->lane_size)
-			off = 0;
-	}
-}
-
-/* The record at the writer's tail does not check out (a damaged lane): the
- * first position after it, up to @pos, where a record proves itself (its
- * word names it), or @pos. One pass, at most lane_size / 8 words. */
-__attribute__((noinline, cold)) static uint64_t
-lane_resync(const struct shmlog__fixed *f, const unsigned char *data,
-	    uint64_t tail, uint64_t pos)
-{
-	bool pad;
-	for (uint64_t p = tail + REC_ALIGN; p != pos && pos - p <= f->lane_size;
-	     p += REC_ALIGN)
-		if (tail_len(f, data, p, seg_off(f, p), &pad))
-			return p;
-	return pos;
-}
-
-/* Records a walk of the tail remembers, to void their words (step 2b)
- * without walking again; a longer walk (a big record over many small ones)
- * or one that met damage voids the whole stretch it passed. */
-#define VOID_MAX 8
-
-struct walked {
-	unsigned n; /* records passed; > VOID_MAX: void the stretch */
-	uint32_t off[VOID_MAX];
-};
-
-/* The walk passed bytes that were not a chain of records, or a PAD (which
- * damage may have put over records): void every word in the stretch. */
-#define WALKED_DAMAGED (1u << 30)
-
-/* Step 1: walk tail past every record that [.., end) overwrites. A record
- * that does not check out (damage) is stepped over to the next record that
- * proves itself (lane_resync), so that one bad word costs one record, not
- * the lane's history; everything the walk passed is voided in step 2b. */
-static inline void lane_make_room(const struct shmlog__fixed *f,
-				  struct shmlog__wlane *w, uint64_t pos,
-				  uint32_t off, uint64_t end,
-				  struct walked *walked)
-{
-	uint64_t tail = w->tail;
-	uint32_t toff = w->tail_off;
-	for (uint32_t guard = f->lane_size / REC_ALIGN + 1;
-	     end - tail > f->lane_size; guard--) {
-		bool pad = false;
-		uint32_t len = tail_len(f, w->data, tail, toff, &pad);
-		if (SHMLOG_UNLIKELY(!guard || tail == pos)) {
-			tail = pos;
-			toff = off;
-			walked->n = WALKED_DAMAGED;
-			break;
-		}
-		if (SHMLOG_UNLIKELY(!len)) {
-			walked->n = WALKED_DAMAGED;
-			tail = lane_resync(f, w->data, tail, pos);
-			toff = seg_off(f, tail);
+	const struct shmlog__fixed *f = &s->fixed;
+	bool found = false;
+	uint64_t best = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_acquire);
+		if (chunk_lane(w) != lane || !chunk_valid(f, w) ||
+		    !(states & 1u << chunk_state(w)))
 			continue;
+		uint64_t base = chunk_base(f, w);
+		if (!pos_before(from, base + f->chunk_size) ||
+		    pos_before(limit, base))
+			continue;
+		if (!found || pos_before(base, best)) {
+			found = true;
+			best = base;
+			*idx = i;
+			*word = w;
 		}
-		if (SHMLOG_UNLIKELY(pad)) /* void its bytes too, below */
-			walked->n = WALKED_DAMAGED;
-		if (walked->n < VOID_MAX)
-			walked->off[walked->n] = toff;
-		walked->n++;
-		tail += len;
-		toff += len;
-		if (toff == f->lane_size)
-			toff = 0;
 	}
-	w->tail = tail;
-	w->tail_off = toff;
+	return found;
 }
 
-/* Step 2b: void the word of every record the walk passed, before any byte
- * of them is overwritten. A reader that copied one of them re-reads its
- * word after the copy (LMM(H)): a torn copy is caught even if the lane's
- * positions were tampered with. Past a PAD (once a lap) or damage, every
- * word of the stretch walked is voided: a PAD that damage put in the
- * middle of the chain covers records of its own. */
-static inline void lane_void_words(const struct shmlog__fixed *f,
-				   struct shmlog__wlane *w, uint64_t from,
-				   const struct walked *walked)
+/* Lane @lane's chunk with the largest base in @states. */
+static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
+			 unsigned states, unsigned *idx, uint64_t *word)
 {
-	if (SHMLOG_UNLIKELY(walked->n > VOID_MAX)) {
-		lane_void_span(f, w->data, seg_off(f, from), w->tail - from);
-		return;
+	const struct shmlog__fixed *f = &s->fixed;
+	bool found = false;
+	uint64_t best = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_acquire);
+		if (chunk_lane(w) != lane || !chunk_valid(f, w) ||
+		    !(states & 1u << chunk_state(w)))
+			continue;
+		uint64_t base = chunk_base(f, w);
+		if (!found || pos_before(best, base)) {
+			found = true;
+			best = base;
+			*idx = i;
+			*word = w;
+		}
 	}
-	for (unsigned i = 0; i < walked->n; i++)
-		atomic_store_explicit(&rec_at(w->data, walked->off[i])->word, 0,
+	return found;
+}
+
+#define IN_LIVE (1u << CHUNK_LIVE)
+#define IN_OPEN (1u << CHUNK_OPEN)
+
+/* ---- the space policy: which chunk a writer takes -------------------- */
+
+/* The chunk @w's lane takes next (chunk_switch step c): a never-used one,
+ * else the oldest LIVE chunk of the lane furthest above its fair share,
+ * else the taker's own oldest LIVE chunk. *@word is what the descriptor
+ * held (the CAS's expected value). false: no chunk can be taken (every
+ * chunk is some live writer's OPEN one). */
+static bool chunk_pick(const struct shmlog__seg *s,
+		       const struct shmlog__wlane *w, unsigned *out,
+		       uint64_t *word)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint32_t held[SHMLOG_LANES_MAX]; /* chunks per lane; bit 31: a LIVE one */
+	memset(held, 0, f->lane_count * sizeof(held[0]));
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (!chunk_valid(f, d)) {
+			/* never used, or a word no writer stores: free */
+			*out = i;
+			*word = d;
+			return true;
+		}
+		unsigned l = chunk_lane(d);
+		held[l] = (held[l] + 1) |
+			  (chunk_state(d) == CHUNK_LIVE ? 1u << 31 : 0);
+	}
+	/* N: the lanes with a writer that hold chunks, and us */
+	int64_t n = 0;
+	bool owned[SHMLOG_LANES_MAX];
+	for (unsigned l = 0; l < f->lane_count; l++) {
+		owned[l] = false;
+		if (!held[l] && l != w->lane)
+			continue;
+		owned[l] = l == w->lane ||
+			   atomic_load_explicit(&seg_lane(s, l)->owner,
+						memory_order_relaxed) != 0;
+		n += owned[l];
+	}
+	/* excess over the share, scaled by N: held * N - chunk_count */
+	unsigned victim = UINT_MAX;
+	int64_t most = 0;
+	for (unsigned l = 0; l < f->lane_count; l++) {
+		if (!(held[l] >> 31))
+			continue; /* no LIVE chunk to give */
+		int64_t h = held[l] & ~(1u << 31);
+		int64_t excess = h * n - (owned[l] ? (int64_t)f->chunk_count : 0);
+		if (victim == UINT_MAX || excess > most ||
+		    (excess == most && l == w->lane)) {
+			victim = l;
+			most = excess;
+		}
+	}
+	if (victim == UINT_MAX)
+		return false;
+	/* at or under the share everybody: our own oldest, if we have one */
+	if (most <= 0 && (held[w->lane] >> 31))
+		victim = w->lane;
+	return chunk_find(s, victim, w->head - (UINT64_C(1) << 62),
+			  w->head + (UINT64_C(1) << 62), IN_LIVE, out, word);
+}
+
+/* ---- writer side ---------------------------------------------------- */
+
+/* Make chunk @i's pages resident and writable in this process, once per
+ * handle, so that appends take no page fault. */
+static void chunk_prefault(const struct shmlog__seg *s, struct shmlog *h,
+			   unsigned i)
+{
+	if (!h || !h->prefaulted ||
+	    atomic_exchange_explicit(&h->prefaulted[i], 1,
+				     memory_order_relaxed))
+		return;
+	uintptr_t a = (uintptr_t)seg_chunk_data(s, i);
+	uintptr_t b = a + s->fixed.chunk_size;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	/* Older kernels: a write fault per page that changes nothing. */
+	for (uintptr_t p = a; p < b; p += SHMLOG__PAGE)
+		atomic_fetch_add_explicit((_Atomic uint64_t *)p, 0,
+					  memory_order_relaxed);
+}
+
+/* Make chunk @i, whose word is now @word (OPEN, ours), the writer's. */
+static void chunk_install(const struct shmlog__seg *s, struct shmlog__wlane *w,
+			  unsigned i, uint64_t word)
+{
+	w->chunk = i;
+	w->cword = word;
+	w->cdata = seg_chunk_data(s, i);
+	w->cbase = chunk_base(&s->fixed, word);
+	w->cend = w->cbase + s->fixed.chunk_size;
+}
+
+/* The writer has no chunk: the next append takes one. */
+static void chunk_none(struct shmlog__wlane *w)
+{
+	w->chunk = CHUNK_NONE;
+	w->cdata = NULL;
+	w->cword = 0;
+	w->cbase = w->cend = w->head;
+}
+
+/* Give the OPEN chunk back to the lane's history (switch step b, and a
+ * release): from now on anybody may take it. */
+static void chunk_close(const struct shmlog__seg *s, struct shmlog__wlane *w)
+{
+	if (w->chunk == CHUNK_NONE)
+		return;
+	uint64_t live = (w->cword & ~(uint64_t)CHUNK_STATE_MASK) | CHUNK_LIVE;
+	uint64_t open = w->cword;
+	/* a CAS, not a store: a hostile file may have changed it */
+	atomic_compare_exchange_strong_explicit(seg_chunk(s, w->chunk), &open,
+						live, memory_order_release,
+						memory_order_relaxed); /* LMM(K) */
+	chunk_none(w);
+}
+
+/* A new incarnation number, never 0. */
+static uint64_t chunk_inc(const struct shmlog__seg *s)
+{
+	for (;;) {
+		uint64_t inc = (atomic_fetch_add_explicit(&seg_space(s)->epoch, 1,
+							  memory_order_relaxed) +
+				1) &
+			       CHUNK_INC_MASK;
+		if (inc)
+			return inc;
+	}
+}
+
+#define TAKE_TRIES 4
+
+/* The record does not fit the OPEN chunk (or there is none): end it and
+ * take another (steps a-f in the design comment). false: none could be
+ * had; the writer is left without a chunk and the record is dropped. */
+static __attribute__((noinline)) bool
+chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	if (w->chunk != CHUNK_NONE) {
+		if (w->head != w->cend) { /* a: PAD to the chunk's end */
+			atomic_store_explicit(
+				&rec_at(w->cdata, w->head - w->cbase)->word,
+				w->head | REC_PAD, memory_order_relaxed);
+			TESTPOINT(2);
+			w->head = w->cend;
+			atomic_store_explicit(&ctl->reserve, w->head,
+					      memory_order_relaxed);
+			atomic_store_explicit(&ctl->head, w->head,
+					      memory_order_release); /* LMM(E) */
+		}
+		TESTPOINT(10);
+		chunk_close(s, w); /* b */
+		TESTPOINT(11);
+	}
+	uint64_t inc = chunk_inc(s); /* c */
+	for (int t = 0; t < TAKE_TRIES; t++) {
+		unsigned i;
+		uint64_t old;
+		if (!chunk_pick(s, w, &i, &old))
+			break;
+		uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
+		if (!atomic_compare_exchange_strong_explicit(
+			    seg_chunk(s, i), &old, open, memory_order_acq_rel,
+			    memory_order_relaxed)) /* d: LMM(Q) */
+			continue;
+		atomic_thread_fence(memory_order_release); /* e: LMM(R) */
+		TESTPOINT(12);
+		chunk_install(s, w, i, open);
+		w->head = w->cbase; /* f */
+		atomic_store_explicit(&ctl->reserve, w->head,
 				      memory_order_relaxed);
+		atomic_store_explicit(&ctl->head, w->head,
+				      memory_order_release); /* LMM(E) */
+		TESTPOINT(13);
+		chunk_prefault(s, w->h, i);
+		return true;
+	}
+	return false;
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -403,54 +566,25 @@ _Static_assert(offsetof(struct shmlog__rec, len) == 32 &&
 		       offsetof(struct shmlog__rec, tag_len) == 38,
 	       "rec_meta() packs the header's word at offset 32");
 
-void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
+bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
 			 const char *msg)
 {
-	const uint32_t lane_size = s->fixed.lane_size;
 	struct shmlog__lane *ctl = w->ctl;
 	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
+	if (SHMLOG_UNLIKELY(w->cend - w->head < len) &&
+	    !chunk_switch(s, w))
+		return false;
 	uint64_t pos = w->head, seq = w->seq;
-	uint32_t off = w->head_off;
-	uint32_t pad = off + len > lane_size ? lane_size - off : 0;
-	uint64_t end = pos + pad + len;
-
-	uint64_t old_tail = w->tail;
-	struct walked walked;
-	walked.n = 0;
-	if (end - old_tail > lane_size) {
-		lane_make_room(&s->fixed, w, pos, off, end, &walked);
-		atomic_store_explicit(&ctl->tail, w->tail,
-				      memory_order_relaxed); /* LMM(A) */
-		atomic_thread_fence(memory_order_release); /* LMM(B) */
-		TESTPOINT(10);
-		lane_void_words(&s->fixed, w, old_tail, &walked);
-	}
-	/* Step 2c: void the word where the record starts, before its header
-	 * goes there. With the bytes of a lap written in order, every old
-	 * record this one overwrites then has lost its word first, whatever
-	 * the walk above made of a damaged lane: either it starts here, or
-	 * its word was overwritten by an earlier record of this lap. */
-	atomic_store_explicit(&rec_at(w->data, pad ? 0 : off)->word, 0,
-			      memory_order_relaxed);
+	uint64_t end = pos + len;
 	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release); /* LMM(C) */
 	TESTPOINT(1);
 
-	unsigned char *data = w->data;
-	if (SHMLOG_UNLIKELY(pad)) {
-		struct shmlog__rec *p = rec_at(data, off);
-		atomic_store_explicit(&p->word, pos | REC_PAD,
-				      memory_order_relaxed);
-		pos += pad;
-		off = 0;
-		TESTPOINT(2);
-	}
-
-	/* the header but its word, which commits the record (step 4) */
-	struct shmlog__rec *r = rec_at(data, off);
+	/* the header but its word, which commits the record */
+	struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
 	r->seq = seq;
 	r->time = time;
 	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;
@@ -467,63 +601,34 @@ void shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	TESTPOINT(5);
 	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
 	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_relaxed);
+	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
 
-	off += len;
 	w->head = end;
-	w->head_off = off == lane_size ? 0 : off;
 	w->seq = seq + 1;
+	return true;
 }
 
 /* ---- claiming and repairing a lane ------------------------------------ */
 
-/* Are a lane's published positions consistent? */
-static bool lane_sane(const struct shmlog__fixed *f, uint64_t tail,
-		      uint64_t head, uint64_t reserve)
-{
-	if ((tail | head | reserve) & (REC_ALIGN - 1))
-		return false;
-	if (head - tail > f->lane_size || reserve - tail > f->lane_size)
-		return false;
-	if (reserve - head > f->lane_size)
-		return false;
-	/* tail and head must sit on record boundaries of this layout */
-	return true;
-}
-
 /* The owner died inside a write: publish or mark torn what it left in
- * [head, reserve). A reservation that runs past the lane's end is a PAD to
- * the end and the record at offset 0 (ring_append wrote or was about to
- * write both). A reservation no writer could have made (damage) is given
- * up, the lane's history kept. Only called with the lane's ownership held;
- * whatever the dead writer had walked over was voided before it stored
- * reserve (or is voided by the claim, lane_void_free). */
+ * [head, reserve) of its OPEN chunk. A reservation no writer could have
+ * made (damage) is given up, the lane's history kept. Only called with the
+ * lane's ownership held. */
 static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 			uint64_t reserve)
 {
 	struct shmlog__lane *ctl = w->ctl;
 	uint64_t pos = w->head, len = reserve - pos;
-	uint32_t off = w->head_off, pad = 0;
-	if (len <= f->lane_size && off + len > f->lane_size) {
-		pad = f->lane_size - off;
-		len -= pad;
-	}
-	uint32_t roff = pad ? 0 : off;
 	if (len < REC_HDR || len > f->max_record || len % REC_ALIGN ||
-	    roff + len > f->lane_size) {
+	    len > w->cend - pos) {
 		/* nonsense: keep what the lane holds, forget the reservation */
 		atomic_store_explicit(&ctl->reserve, pos, memory_order_relaxed);
 		return;
 	}
 	TESTPOINT(8);
-	if (pad) {
-		atomic_store_explicit(&rec_at(w->data, off)->word, pos | REC_PAD,
-				      memory_order_relaxed);
-		pos += pad;
-	}
-	struct shmlog__rec *r = rec_at(w->data, roff);
+	struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
 	uint32_t rlen;
-	unsigned state = rec_check(f, r, pos, roff, &rlen);
+	unsigned state = rec_check(f, r, pos, w->cend - pos, &rlen);
 	if (state && state != REC_PAD && rlen == len && r->seq == w->seq) {
 		/* died after the commit: the record is whole; or a claimer
 		 * died after marking it torn: counted already */
@@ -542,42 +647,78 @@ static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 	}
 	TESTPOINT(9);
 	w->head = reserve;
-	w->head_off = seg_off(f, reserve);
 	atomic_store_explicit(&ctl->head, reserve, memory_order_release);
 	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_relaxed);
 }
 
-/* A lane taken from a dead owner: void what may be left of records behind
- * tail (the owner may have died while voiding the records it walked over,
- * step 2) and beyond the reservation, before any byte there is reused. */
-static void lane_void_free(const struct shmlog__fixed *f,
-			   struct shmlog__wlane *w, uint64_t reserve)
-{
-	uint64_t n = w->tail + f->lane_size - reserve;
-	lane_void_span(f, w->data, seg_off(f, reserve), n);
-}
-
-/* Walk the committed chain [tail, head) of a lane just claimed: the newest
- * record's seq tells where numbering resumes (next_seq may lag by one when
- * the last owner died between its last two stores). false if the chain is
- * broken (corruption). */
+/* Walk the chain [base, head) of the OPEN chunk of a lane just claimed:
+ * the newest record's seq tells where numbering resumes (next_seq may lag
+ * by one when the last owner died between its last two stores). false if
+ * the chain is broken (corruption). */
 static bool lane_last_seq(const struct shmlog__fixed *f,
 			  const struct shmlog__wlane *w, uint64_t *last)
 {
-	uint64_t pos = w->tail;
-	uint32_t off = w->tail_off;
-	for (uint32_t guard = f->lane_size / REC_ALIGN + 1; pos != w->head;) {
-		struct shmlog__rec *r = rec_at(w->data, off);
+	uint64_t pos = w->cbase;
+	for (uint32_t guard = f->chunk_size / REC_ALIGN + 1; pos != w->head;) {
+		struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
 		uint32_t len;
-		unsigned state = rec_check(f, r, pos, off, &len);
-		if (!state || !guard-- || w->head - pos < len)
+		unsigned state = rec_check(f, r, pos, w->cend - pos, &len);
+		if (!state || state == REC_PAD || !guard-- ||
+		    w->head - pos < len)
 			return false;
-		if (state != REC_PAD)
-			*last = r->seq;
+		*last = r->seq;
 		pos += len;
-		off = off + len == f->lane_size ? 0 : off + len;
 	}
 	return true;
+}
+
+/* Take the lane's place in its chunks after a claim: its OPEN chunk (a
+ * dead owner's), or its newest LIVE one made OPEN again if head is inside
+ * it (a lane released cleanly); else none, and the first append takes
+ * one. Returns the reservation left to repair (== w->head: none). */
+static uint64_t lane_resume(const struct shmlog__seg *s,
+			    struct shmlog__wlane *w, uint64_t head,
+			    uint64_t reserve)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	unsigned i;
+	uint64_t word;
+	w->head = head & ~(uint64_t)(REC_ALIGN - 1);
+	chunk_none(w);
+	if (chunk_newest(s, w->lane, IN_OPEN, &i, &word)) {
+		/* other OPEN chunks of ours (damage) go to the history */
+		unsigned j;
+		uint64_t other;
+		for (unsigned guard = f->chunk_count;
+		     guard && chunk_find(s, w->lane, chunk_base(f, word) -
+							(UINT64_C(1) << 62),
+					 chunk_base(f, word) - 1, IN_OPEN, &j,
+					 &other);
+		     guard--) {
+			uint64_t live = chunk_id(other) | CHUNK_LIVE;
+			atomic_compare_exchange_strong(seg_chunk(s, j), &other,
+						       live);
+		}
+	} else if (!chunk_newest(s, w->lane, IN_LIVE, &i, &word) ||
+		   head - chunk_base(f, word) > f->chunk_size) {
+		return w->head; /* nothing to resume in */
+	} else {
+		uint64_t open = chunk_id(word) | CHUNK_OPEN;
+		if (!atomic_compare_exchange_strong(seg_chunk(s, i), &word,
+						    open))
+			return w->head; /* taken meanwhile */
+		word = open;
+	}
+	chunk_install(s, w, i, word);
+	if (head - w->cbase > f->chunk_size || (head & (REC_ALIGN - 1))) {
+		/* died after taking the chunk, before its head moved in */
+		w->head = w->cbase;
+		atomic_store_explicit(&w->ctl->head, w->head,
+				      memory_order_release);
+	}
+	if (reserve - w->head > w->cend - w->head)
+		reserve = w->head; /* not a reservation in this chunk */
+	return reserve;
 }
 
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
@@ -621,58 +762,49 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	atomic_fetch_add_explicit(&ctl->claims, 1, memory_order_relaxed);
 
 	w->ctl = ctl;
-	w->data = seg_data(s, lane);
 	w->lane = lane;
-	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	uint64_t reserve =
 		atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
 	uint64_t last = atomic_load_explicit(&ctl->next_seq,
 					     memory_order_relaxed) - 1;
-	w->tail = tail;
-	w->tail_off = seg_off(f, tail);
-	w->head = head;
-	w->head_off = seg_off(f, head);
+	reserve = lane_resume(s, w, head, reserve);
+	TESTPOINT(7);
 	/* A lane given back cleanly resumes from next_seq; one taken from a
 	 * dead owner is walked, for next_seq may lag its last record. */
-	bool broken = !lane_sane(f, tail, head, reserve) ||
-		      (owner && !lane_last_seq(f, w, &last));
-	TESTPOINT(7);
-	if (broken) {
-		/* nonsense: start the lane afresh after its newest byte, its
-		 * records voided first (a reader copying one must not take
-		 * the new bytes for its own), numbering on after the newest
-		 * record seen */
-		uint64_t hint = atomic_load_explicit(&ctl->next_seq,
-						     memory_order_relaxed) - 1;
-		if ((int64_t)(hint - last) > 0)
-			last = hint;
-		tail = head = reserve =
-			((int64_t)(reserve - head) > 0 ? reserve : head) &
-			~(uint64_t)(REC_ALIGN - 1);
-		lane_void_span(f, w->data, 0, f->lane_size);
-		w->tail = w->head = tail;
-		w->tail_off = w->head_off = seg_off(f, tail);
-		atomic_store_explicit(&ctl->tail, tail, memory_order_relaxed);
-		atomic_store_explicit(&ctl->reserve, tail, memory_order_relaxed);
-		atomic_store_explicit(&ctl->head, tail, memory_order_release);
-	} else if (owner) {
-		lane_void_free(f, w, reserve);
+	if (owner && w->chunk != CHUNK_NONE) {
+		uint64_t walked = last;
+		if (lane_last_seq(f, w, &walked)) {
+			if ((int64_t)(walked - last) > 0)
+				last = walked;
+		} else {
+			/* nonsense: the chunk goes to the history as it is
+			 * (readers step over its damage) and the lane goes
+			 * on in a new one, numbering after the newest seen */
+			if ((int64_t)(walked - last) > 0)
+				last = walked;
+			chunk_close(s, w);
+			reserve = w->head;
+		}
 	}
 	w->seq = last + 1;
 	if (owner)
 		atomic_store_explicit(&ctl->next_seq, w->seq,
 				      memory_order_relaxed);
-	if (reserve != head)
+	if (reserve != w->head)
 		lane_repair(f, w, reserve);
-	atomic_thread_fence(memory_order_release); /* voids before new bytes */
+	else
+		atomic_store_explicit(&ctl->reserve, w->head,
+				      memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	return true;
 }
 
 void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 {
-	/* The word before the lock: whoever takes the lock next finds the
-	 * lane free, not abandoned. */
+	/* The chunk, then the word, then the lock: whoever takes the lock
+	 * next finds the lane free, not abandoned. */
+	chunk_close(&w->h->seg, w);
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
 	shmlog__lane_unlock(w->h, w->lane);
 	/* threads borrowing lanes watch this to try for one of their own */
@@ -681,125 +813,152 @@ void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 					  memory_order_relaxed);
 }
 
+void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid)
+{
+	const struct shmlog__seg *s = &h->seg;
+	const struct shmlog__fixed *f = &s->fixed;
+	bool holds[SHMLOG_LANES_MAX];
+	memset(holds, 0, f->lane_count * sizeof(holds[0]));
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (chunk_valid(f, d))
+			holds[chunk_lane(d)] = true;
+	}
+	for (unsigned l = 0; l < f->lane_count; l++) {
+		if (!holds[l] || !atomic_load_explicit(&seg_lane(s, l)->owner,
+						       memory_order_relaxed))
+			continue;
+		struct shmlog__wlane tmp;
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.h = h;
+		tmp.tid = tid;
+		/* succeeds only if its owner is dead: repairs, then frees */
+		if (shmlog__lane_claim(s, l, me, true, &tmp))
+			shmlog__lane_release(&tmp, true);
+	}
+}
+
 /* ---- reader side ---------------------------------------------------- */
 
 /* Copy @n bytes out of the segment. The writer may be rewriting them: the
- * copy is checked afterwards (LMM(G,H)), never trusted before. */
+ * copy is checked afterwards (LMM(G,H,J)), never trusted before. */
 __attribute__((no_sanitize("thread"))) static void
 copy_out(void *dst, const void *src, size_t n)
 {
 	memcpy(dst, src, n);
 }
 
-/* Where a reader starts on a lane it has not looked at yet: the lane's
- * oldest record, or its head if tail makes no sense. */
-static void cursor_begin(const struct shmlog__fixed *f,
-			 const struct shmlog__lane *ctl, struct shmlog__rlane *c)
+/* How far back from head a lane's oldest chunk may lie. */
+#define LANE_SPAN (UINT64_C(1) << 62)
+
+/* Where a reader starts on a lane it has not looked at yet: before its
+ * oldest chunk. */
+static void cursor_begin(const struct shmlog__seg *s, unsigned lane,
+			 struct shmlog__rlane *c)
 {
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	uint64_t head = c->head_seen =
 		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(F) */
-	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-	if ((tail & (REC_ALIGN - 1)) || head - tail > f->lane_size)
-		tail = head;
-	c->pos = tail;
-	c->next_seq = f->initial_seq;
+	c->pos = (head & ~(uint64_t)(REC_ALIGN - 1)) - LANE_SPAN;
+	c->chunk = CHUNK_NONE;
+	c->next_seq = s->fixed.initial_seq;
 	c->seq_known = true;
 	c->begun = true;
 }
 
-/* The writer lapped the cursor: it moved tail past the cursor before it
- * voided or overwrote anything there (LMM(A,B)). Move the cursor forward
- * to tail; false if tail is not ahead of it (or makes no sense). */
-static bool cursor_to_tail(const struct shmlog__fixed *f,
-			   const struct shmlog__lane *ctl,
-			   struct shmlog__rlane *c)
-{
-	(void)f;
-	/* tail first: the head loaded after it is at or past it (a writer
-	 * stores tail before head), however far the writer got between */
-	uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-	uint64_t head = c->head_seen =
-		atomic_load_explicit(&ctl->head, memory_order_acquire);
-	if ((tail & (REC_ALIGN - 1)) || (int64_t)(head - tail) < 0 ||
-	    (int64_t)(tail - c->pos) <= 0)
-		return false;
-	c->pos = tail;
-	return true;
-}
+static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
+			struct shmlog__rlane *c, uint64_t head);
 
-/* The cursor is not in [head - lane_size, head): the writer lapped it, or
- * the lane's positions were damaged. Move it forward only: to tail, or to
- * head if tail makes no sense. false if the cursor cannot move forward (it
- * is ahead of head, or head is not aligned). */
-static bool cursor_catch_up(const struct shmlog__fixed *f,
-			    const struct shmlog__lane *ctl,
-			    struct shmlog__rlane *c, uint64_t head)
+/* Put the cursor in the lane's chunk that holds its position, or the next
+ * one, if something in it is published (its base at or below head). A
+ * lane with no such chunk and a head ahead of the cursor had its records
+ * taken: the cursor goes to head. false if there is no chunk to read. */
+static bool cursor_enter(const struct shmlog__seg *s, unsigned lane,
+			 struct shmlog__rlane *c)
 {
-	if (cursor_to_tail(f, ctl, c))
-		return true;
-	if (!(head & (REC_ALIGN - 1)) && (int64_t)(head - c->pos) > 0) {
-		c->pos = head;
-		return true;
+	const struct shmlog__fixed *f = &s->fixed;
+	unsigned i;
+	uint64_t word;
+	uint64_t head = c->head_seen;
+	if (!chunk_find(s, lane, c->pos, head, IN_LIVE | IN_OPEN, &i, &word)) {
+		/* every chunk up to head was taken: what they held is
+		 * overwritten, counted up to the lane's next_seq if head has
+		 * not moved meanwhile (else the next look does it) */
+		if (pos_before(c->pos, head) && !(head & (REC_ALIGN - 1)) &&
+		    cursor_gone(s, lane, c, head))
+			c->pos = head;
+		return false;
 	}
-	return false;
+	c->chunk = i;
+	c->cid = chunk_id(word);
+	c->cbase = chunk_base(f, word);
+	c->cend = c->cbase + f->chunk_size;
+	if (pos_before(c->pos, c->cbase))
+		c->pos = c->cbase;
+	return true;
 }
 
 /* What a damaged lane looked like when the reader gave up on it: it reads
  * it again only once one of these changed (a writer wrote on). */
-static void lane_fingerprint(const struct shmlog__fixed *f,
-			     const struct shmlog__lane *ctl,
-			     const unsigned char *data, uint64_t pos,
-			     uint64_t fp[3])
+static void lane_fingerprint(const struct shmlog__seg *s, unsigned lane,
+			     const struct shmlog__rlane *c, uint64_t fp[3])
 {
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	fp[0] = atomic_load_explicit(&ctl->head, memory_order_acquire);
-	fp[1] = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-	fp[2] = pos & (REC_ALIGN - 1)
+	fp[1] = c->chunk == CHUNK_NONE
+			? 0
+			: atomic_load_explicit(seg_chunk(s, c->chunk),
+					       memory_order_relaxed);
+	fp[2] = c->chunk == CHUNK_NONE || (c->pos & (REC_ALIGN - 1)) ||
+				c->cend - c->pos < REC_ALIGN ||
+				c->pos - c->cbase >= s->fixed.chunk_size
 			? 0
 			: atomic_load_explicit(
-				  &((const struct shmlog__rec *)(const void *)(data +
-									       seg_off(f, pos)))
+				  &rec_at(seg_chunk_data(s, c->chunk),
+					  c->pos - c->cbase)
 					   ->word,
 				  memory_order_relaxed);
 }
 
-static void cursor_stop(const struct shmlog__fixed *f,
-			const struct shmlog__lane *ctl,
-			const unsigned char *data, struct shmlog__rlane *c)
+static void cursor_stop(const struct shmlog__seg *s, unsigned lane,
+			struct shmlog__rlane *c)
 {
 	if (!c->damaged)
 		c->corrupt++;
 	c->damaged = true;
-	lane_fingerprint(f, ctl, data, c->pos, c->fp);
+	lane_fingerprint(s, lane, c, c->fp);
 }
 
-static bool lane_changed(const struct shmlog__fixed *f,
-			 const struct shmlog__lane *ctl,
-			 const unsigned char *data,
+static bool lane_changed(const struct shmlog__seg *s, unsigned lane,
 			 const struct shmlog__rlane *c)
 {
 	uint64_t fp[3];
-	lane_fingerprint(f, ctl, data, c->pos, fp);
+	lane_fingerprint(s, lane, c, fp);
 	return fp[0] != c->fp[0] || fp[1] != c->fp[1] || fp[2] != c->fp[2];
 }
 
-/* The first record in [@from, @head) that proves itself: its word names
- * its own position, its header checks out and it ends by @head. One pass,
- * at most lane_size / 8 words. */
-static bool lane_find_record(const struct shmlog__fixed *f,
-			     const unsigned char *data, uint64_t from,
-			     uint64_t head, uint64_t *at)
+/* The first record in [@from, @limit) of the cursor's chunk that proves
+ * itself: its word names its own position, its header checks out and it
+ * ends by @limit. One pass, at most chunk_size / 8 words. */
+static bool chunk_find_record(const struct shmlog__fixed *f,
+			      const unsigned char *data,
+			      const struct shmlog__rlane *c, uint64_t from,
+			      uint64_t limit, uint64_t *at)
 {
 	if (from & (REC_ALIGN - 1))
 		return false;
-	for (uint64_t pos = from; pos != head && head - pos <= f->lane_size;
+	for (uint64_t pos = from;
+	     pos != limit && limit - pos <= f->chunk_size &&
+	     pos - c->cbase < f->chunk_size;
 	     pos += REC_ALIGN) {
-		uint32_t off = seg_off(f, pos), len;
+		uint64_t room = c->cend - pos;
+		uint32_t len;
 		struct shmlog__rec r;
-		uint32_t hlen = f->lane_size - off < REC_HDR ? f->lane_size - off
-							     : REC_HDR;
 		memset(&r, 0, sizeof(r));
-		copy_out(&r, data + off, hlen);
-		if (rec_check(f, &r, pos, off, &len) && len <= head - pos) {
+		copy_out(&r, data + (pos - c->cbase),
+			 room < REC_HDR ? room : REC_HDR);
+		if (rec_check(f, &r, pos, room, &len) && len <= limit - pos) {
 			*at = pos;
 			return true;
 		}
@@ -809,16 +968,16 @@ static bool lane_find_record(const struct shmlog__fixed *f,
 
 /* The record at the cursor is damaged (its word, its length, its content
  * or its place in the chain): go on at the next record boundary that
- * proves itself, or at head. The cursor moves forward; the records lost on
- * the way are counted as torn (by the gap in sequence numbers at the next
- * record), the damage once. */
+ * proves itself, or at @limit. The cursor moves forward; the records lost
+ * on the way are counted as torn (by the gap in sequence numbers at the
+ * next record), the damage once. */
 static void cursor_skip_damage(const struct shmlog__fixed *f,
 			       const unsigned char *data,
-			       struct shmlog__rlane *c, uint64_t head)
+			       struct shmlog__rlane *c, uint64_t limit)
 {
 	uint64_t at;
-	if (!lane_find_record(f, data, c->pos + REC_ALIGN, head, &at))
-		at = head;
+	if (!chunk_find_record(f, data, c, c->pos + REC_ALIGN, limit, &at))
+		at = limit;
 	c->damage_bytes += at - c->pos;
 	c->pos = at;
 	c->corrupt++;
@@ -826,11 +985,10 @@ static void cursor_skip_damage(const struct shmlog__fixed *f,
 }
 
 /* Does a record numbered @seq belong where the cursor is? Right after the
- * record read before it (the cursor got there by that record's length, over
- * PADs at most) it must be the very next number: records of a lane are
- * numbered in the order of their positions, across claims and repairs.
- * After a jump (lapped, past damage) it must only be newer than every
- * record read from the lane before. */
+ * record read before it in the same chunk it must be the very next
+ * number: records of a lane are numbered in the order of their positions,
+ * across chunks, claims and repairs. After a jump (a chunk boundary, past
+ * damage) it must only be newer than every record read from the lane. */
 static bool cursor_seq_fits(const struct shmlog__rlane *c, uint64_t seq)
 {
 	if (!c->seq_seen)
@@ -870,12 +1028,39 @@ static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 	c->next_seq = seq + 1;
 }
 
+/* The records up to the lane's head, @head, are gone (their chunks were
+ * taken): count them as overwritten, as a gap before the next record
+ * would, up to the lane's next_seq. That is the count for @head only if
+ * head has not moved since (next_seq is stored after head, with release,
+ * so a next_seq seen with the same head is no newer than it; it may lag
+ * by the newest record, which a later gap counts). false if head moved. */
+static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
+			struct shmlog__rlane *c, uint64_t head)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	uint64_t next = atomic_load_explicit(&ctl->next_seq,
+					     memory_order_acquire);
+	if (atomic_load_explicit(&ctl->head, memory_order_acquire) != head)
+		return false;
+	uint64_t gap = next - c->next_seq;
+	if (!c->seq_known || gap == 0 || gap >= (1ull << 62))
+		return true;
+	c->overwritten += gap;
+	if (c->started)
+		c->lost_overwritten += gap;
+	c->next_seq = next;
+	c->after_damage = false;
+	c->damage_bytes = 0;
+	return true;
+}
+
 void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 			       struct shmlog__rlane *c)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	c->pos = c->head_seen =
 		atomic_load_explicit(&ctl->head, memory_order_acquire);
+	c->chunk = CHUNK_NONE;
 	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
 	c->seq_known = true;
 	c->started = true;
@@ -899,34 +1084,55 @@ bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
 	if (c->have)
 		return true;
 	if (c->damaged)
-		return lane_changed(&s->fixed, ctl, seg_data(s, lane), c);
+		return lane_changed(s, lane, c);
+	if (!c->begun)
+		return true;
 	return c->pos != atomic_load_explicit(&ctl->head, memory_order_acquire);
+}
+
+/* The end of what the cursor may read in its chunk: head if head is in
+ * it, the chunk's end if head is past it; false if head is before the
+ * chunk (the cursor cannot read it). */
+static bool cursor_limit(const struct shmlog__fixed *f,
+			 const struct shmlog__rlane *c, uint64_t head,
+			 uint64_t *limit)
+{
+	if (head - c->cbase <= f->chunk_size)
+		*limit = head;
+	else if (pos_before(c->cend, head))
+		*limit = c->cend;
+	else
+		return false;
+	return true;
 }
 
 /* Progress: every step of the loop below moves the cursor strictly forward
  * or ends the call; a record is returned only if its sequence number is
- * above every one returned from the lane before. So a lane of N bytes
- * yields at most N/8 records per lap of its writer, whatever the file
- * says, and a lane found damaged in a way the cursor cannot get past (its
- * head behind the cursor or off a record boundary) is left alone until it
- * changes. */
+ * above every one returned from the lane before. So a lane yields at most
+ * capacity/8 records per turnover of the buffer, whatever the file says,
+ * and a lane found damaged in a way the cursor cannot get past is left
+ * alone until it changes. */
 bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			struct shmlog__rlane *c, uint64_t clear_raw)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	const unsigned char *data = seg_data(s, lane);
 
 	if (c->have)
 		return true;
 	if (c->damaged) {
-		if (!lane_changed(f, ctl, data, c))
+		if (!lane_changed(s, lane, c))
 			return false;
 		c->damaged = false;
 	}
 	if (!c->begun)
-		cursor_begin(f, ctl, c); /* first look: its oldest record */
-	for (uint32_t guard = f->lane_size / REC_ALIGN + 4; guard; guard--) {
+		cursor_begin(s, lane, c); /* first look: its oldest record */
+	uint64_t guard = (uint64_t)f->chunk_count *
+				 (f->chunk_size / REC_ALIGN + 2) + 4;
+	/* steps that did not move the cursor: something changed under us;
+	 * a few are normal, many are a file being scribbled on */
+	unsigned again = 0;
+	for (; guard && again < 64; guard--) {
 		/* head is loaded again only when the cursor reaches the head
 		 * last seen: the line it lives on is the writer's, written on
 		 * every record, and each load of it costs the writer a miss */
@@ -937,26 +1143,52 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			if (c->pos == head)
 				return false;
 		}
-		if (head - c->pos > f->lane_size || (c->pos & (REC_ALIGN - 1))) {
+		if (c->chunk == CHUNK_NONE && !cursor_enter(s, lane, c)) {
+			/* nothing up to the head we have: a newer one? */
+			uint64_t seen = head;
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
-			if (head - c->pos <= f->lane_size &&
-			    !(c->pos & (REC_ALIGN - 1)))
+			if (head == seen || c->pos == head)
+				return false;
+			again++;
+			continue;
+		}
+		uint64_t limit;
+		if (!cursor_limit(f, c, head, &limit)) {
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire);
+			if (cursor_limit(f, c, head, &limit)) {
+				again++;
 				continue;
-			if (cursor_catch_up(f, ctl, c, head))
-				continue; /* fell behind */
-			cursor_stop(f, ctl, data, c); /* ahead of head */
+			}
+			cursor_stop(s, lane, c); /* head before its chunk */
 			return false;
 		}
-		uint32_t off = seg_off(f, c->pos);
-		uint32_t hlen = f->lane_size - off < REC_HDR
-					? f->lane_size - off
-					: REC_HDR;
+		if (c->pos == limit) {
+			if (limit == c->cend) { /* on to the next chunk */
+				c->chunk = CHUNK_NONE;
+				continue;
+			}
+			/* at head: look again */
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire);
+			if (c->pos == head)
+				return false;
+			again++;
+			continue;
+		}
+		if ((c->pos & (REC_ALIGN - 1)) || pos_before(limit, c->pos)) {
+			cursor_stop(s, lane, c); /* off a record boundary */
+			return false;
+		}
+		const unsigned char *data = seg_chunk_data(s, c->chunk);
+		uint64_t room = c->cend - c->pos;
+		uint64_t off = c->pos - c->cbase;
 		struct shmlog__rec r;
 		memset(&r, 0, sizeof(r));
-		copy_out(&r, data + off, hlen);
+		copy_out(&r, data + off, room < REC_HDR ? room : REC_HDR);
 		uint32_t len = 0;
-		unsigned state = rec_check(f, &r, c->pos, off, &len);
+		unsigned state = rec_check(f, &r, c->pos, room, &len);
 		if (state == REC_COMMITTED && rec_plausible(&r)) {
 			/* tag and message, each NUL-terminated, ready to hand
 			 * out: the reader's only copy */
@@ -969,52 +1201,34 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		}
 		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
 		uint64_t word = atomic_load_explicit(
-			&((const struct shmlog__rec *)(const void *)(data + off))
-				 ->word,
+			&rec_at((unsigned char *)data, off)->word,
 			memory_order_relaxed); /* LMM(H) */
+		uint64_t desc = atomic_load_explicit(
+			seg_chunk(s, c->chunk), memory_order_relaxed); /* LMM(J) */
+		if (chunk_id(desc) != c->cid) {
+			/* the chunk changed hands while we copied (or
+			 * before): its records are gone, the gap in sequence
+			 * numbers counts them; on to the lane's next chunk */
+			c->chunk = CHUNK_NONE;
+			c->pos = c->cend;
+			continue;
+		}
 		if (word != atomic_load_explicit(&r.word, memory_order_relaxed)) {
-			/* voided (or rewritten) while we copied: overwritten,
-			 * and tail moved first (LMM(A,B)); else look again */
-			cursor_to_tail(f, ctl, c);
+			again++; /* rewritten under us: damage; look again */
 			continue;
 		}
 		/* The copy is consistent: only now may it be judged. */
-		if (state && len > head - c->pos) {
-			/* only what lies below a head loaded with acquire
-			 * is published: a record (or a PAD) running past it
-			 * is not whole yet, or the lane is damaged */
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire);
-			if (head - c->pos > f->lane_size)
-				continue;
-			uint64_t at;
-			if (len > head - c->pos) {
-				/* a record boundary inside it: a PAD in the
-				 * middle of the chain, a bad length */
-				if (lane_find_record(f, data,
-						     c->pos + REC_ALIGN, head,
-						     &at)) {
-					cursor_skip_damage(f, data, c, head);
-					continue;
-				}
-				/* head is off a record boundary */
-				cursor_stop(f, ctl, data, c);
-				return false;
-			}
-		}
-		if (!state) {
-			/* Not a record: voided or overwritten before we looked
-			 * (the writer moved tail past it first, LMM(A)), or,
-			 * inside the published chain, a damaged lane: go on
-			 * at the next record that proves itself. */
-			if (!cursor_to_tail(f, ctl, c))
-				cursor_skip_damage(f, data, c, head);
+		if (!state || len > limit - c->pos ||
+		    (state == REC_PAD && limit != c->cend)) {
+			/* not a record, or one (or a PAD) running past what
+			 * is published: inside the published chain, a
+			 * damaged lane: go on at the next record that proves
+			 * itself */
+			cursor_skip_damage(f, data, c, limit);
 			continue;
 		}
 		if (state == REC_PAD) {
-			if (c->chained == c->pos)
-				c->chained += len;
-			c->pos += len;
+			c->pos = c->cend;
 			continue;
 		}
 		if ((state == REC_COMMITTED && !rec_plausible(&r)) ||
@@ -1022,7 +1236,7 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			/* no writer of ours made it, or it is out of place in
 			 * the chain (a stale header brought back to life, a
 			 * damaged one): its length is not to be trusted */
-			cursor_skip_damage(f, data, c, head);
+			cursor_skip_damage(f, data, c, limit);
 			continue;
 		}
 		c->pos += len;
@@ -1046,4 +1260,52 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		return true;
 	}
 	return false;
+}
+
+/* ---- what the buffer holds (shmlog_stat, shmlog info) ---------------- */
+
+uint64_t shmlog__space_used(const struct shmlog__seg *s, uint64_t *per_lane)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t used = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (!chunk_valid(f, w))
+			continue;
+		uint64_t n = f->chunk_size;
+		if (chunk_state(w) == CHUNK_OPEN) {
+			uint64_t head = atomic_load_explicit(
+				&seg_lane(s, chunk_lane(w))->head,
+				memory_order_relaxed);
+			uint64_t in = head - chunk_base(f, w);
+			n = in <= f->chunk_size ? in : 0;
+		}
+		used += n;
+		if (per_lane) {
+			per_lane[chunk_lane(w)] += n;
+			per_lane[f->lane_count + chunk_lane(w)]++;
+		}
+	}
+	return used;
+}
+
+void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (chunk_valid(f, w) && chunk_lane(w) == lane &&
+		    chunk_state(w) == CHUNK_OPEN)
+			atomic_compare_exchange_strong(
+				seg_chunk(s, i), &w, chunk_id(w) | CHUNK_LIVE);
+	}
+}
+
+bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane)
+{
+	unsigned i;
+	uint64_t w;
+	return !chunk_newest(s, lane, IN_LIVE | IN_OPEN, &i, &w);
 }

@@ -94,6 +94,23 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
+/* The chunk size for a buffer of @size bytes and @lanes writer slots: a
+ * power of two near size / 256 (at least 32 KiB, so records of the longest
+ * message fit in a quarter of a chunk; at most 1 MiB), halved for small
+ * buffers until there are at least 16 chunks and two per lane, down to a
+ * page. Fewer, larger chunks make the writers' scan of the chunk table
+ * (once per chunk) rarer; more of them make the fair share finer: a
+ * writer keeps its share less one chunk. */
+static uint32_t chunk_size_for(uint64_t size, unsigned lanes)
+{
+	uint64_t cs = 32 * 1024;
+	while (cs < (1u << 20) && cs * 2 <= size / 256)
+		cs *= 2;
+	while (cs > SHMLOG__PAGE && (size / cs < 16 || size / cs < 2 * lanes))
+		cs /= 2;
+	return (uint32_t)cs;
+}
+
 /* Lay out a segment for @o into @f. */
 static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 {
@@ -103,10 +120,10 @@ static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 	unsigned lanes = o->lanes ? o->lanes : default_lanes(size);
 	if (lanes < 1 || lanes > SHMLOG_LANES_MAX)
 		return -EINVAL;
-	uint64_t lane_size = size / lanes / SHMLOG__CACHELINE * SHMLOG__CACHELINE;
-	if (lane_size < SHMLOG_LANE_SIZE_MIN ||
-	    lane_size > SHMLOG_LANE_SIZE_MAX)
-		return -EINVAL;
+	uint32_t cs = chunk_size_for(size, lanes);
+	uint64_t chunks = size / cs;
+	if (chunks < lanes || chunks < 2)
+		return -EINVAL; /* not a chunk for every writer */
 	if (o->clock < SHMLOG_CLOCK_DEFAULT || o->clock > SHMLOG_CLOCK_COARSE)
 		return -EINVAL;
 
@@ -116,25 +133,28 @@ static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 	f->version_minor = SHMLOG__VERSION_MINOR;
 	f->fixed_size = sizeof(*f);
 	f->lanes_off = SHMLOG__PAGE;
-	f->data_off = round_up(f->lanes_off +
-				       (uint64_t)lanes * sizeof(struct shmlog__lane),
+	f->chunks_off = f->lanes_off +
+			(uint64_t)lanes * sizeof(struct shmlog__lane);
+	f->data_off = round_up(f->chunks_off + sizeof(struct shmlog__space) +
+				       chunks * 8,
 			       SHMLOG__PAGE);
 	f->lane_count = lanes;
-	f->lane_size = (uint32_t)lane_size;
+	f->chunk_size = cs;
+	f->chunk_count = (uint32_t)chunks;
 	f->lane_ctl_size = sizeof(struct shmlog__lane);
 	uint64_t maxrec = REC_HDR + SHMLOG_TAG_MAX + SHMLOG_MSG_MAX;
 	maxrec = round_up(maxrec, REC_ALIGN);
-	if (maxrec > lane_size / 4)
-		maxrec = lane_size / 4 / REC_ALIGN * REC_ALIGN;
+	if (maxrec > cs / 4)
+		maxrec = cs / 4 / REC_ALIGN * REC_ALIGN;
 	f->max_record = (uint32_t)maxrec;
-	f->file_size = f->data_off + (uint64_t)lanes * lane_size;
+	f->file_size = f->data_off + chunks * cs;
 	f->clock = o->clock ? (uint32_t)o->clock
 			    : (uint32_t)shmlog__clock_default();
-	/* Start positions a few laps below 2^64, so that every buffer
+	/* Start positions a few chunks below 2^64, so that every buffer
 	 * exercises the wrap of its position counters early. */
 	f->initial_pos = o->initial_pos
 				 ? o->initial_pos & ~(uint64_t)(REC_ALIGN - 1)
-				 : (uint64_t)0 - 4 * lane_size;
+				 : (uint64_t)0 - 4 * (uint64_t)cs;
 	f->initial_seq = o->initial_seq;
 	f->created_ns = shmlog__realtime_ns();
 	shmlog__clock_calibrate(f);
@@ -154,22 +174,29 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 	if (f->fixed_size != sizeof(*f) ||
 	    f->lane_ctl_size != sizeof(struct shmlog__lane))
 		return -ENODATA;
+	if (f->flags || f->reserved0 || f->reserved[0] || f->reserved[1])
+		return -EPROTONOSUPPORT; /* features this version lacks */
 	if (f->lane_count < 1 || f->lane_count > SHMLOG_LANES_MAX)
 		return -ENODATA;
-	if (f->lane_size < SHMLOG_LANE_SIZE_MIN ||
-	    f->lane_size % SHMLOG__CACHELINE ||
-	    f->lane_size > SHMLOG_LANE_SIZE_MAX)
+	if (f->chunk_size < SHMLOG__PAGE || f->chunk_size > (1u << 20) ||
+	    (f->chunk_size & (f->chunk_size - 1)))
 		return -ENODATA;
-	if (f->max_record < REC_HDR + 8 || f->max_record > f->lane_size / 4 ||
+	if (f->chunk_count < 2 || f->chunk_count > (1u << 24))
+		return -ENODATA;
+	if (f->max_record < REC_HDR + 8 || f->max_record > f->chunk_size / 4 ||
 	    f->max_record > REC_MAX_LEN || f->max_record % REC_ALIGN)
 		return -ENODATA;
 	if (f->lanes_off < sizeof(struct shmlog__hdr) ||
 	    f->lanes_off % SHMLOG__CACHELINE)
 		return -ENODATA;
 	uint64_t table = (uint64_t)f->lane_count * sizeof(struct shmlog__lane);
-	if (f->data_off < f->lanes_off + table || f->data_off % SHMLOG__PAGE)
+	if (f->chunks_off < f->lanes_off + table ||
+	    f->chunks_off % SHMLOG__CACHELINE)
 		return -ENODATA;
-	uint64_t data = (uint64_t)f->lane_count * f->lane_size;
+	uint64_t descs = sizeof(struct shmlog__space) + (uint64_t)f->chunk_count * 8;
+	if (f->data_off < f->chunks_off + descs || f->data_off % SHMLOG__PAGE)
+		return -ENODATA;
+	uint64_t data = (uint64_t)f->chunk_count * f->chunk_size;
 	if (f->file_size != file_size || f->data_off + data != file_size)
 		return -ENODATA;
 	if (f->clock < SHMLOG_CLOCK_TSC || f->clock > SHMLOG_CLOCK_COARSE)
@@ -215,7 +242,8 @@ static int create_tmp(const char *path, mode_t mode, gid_t gid,
 	_Atomic uint64_t due = 0;
 	shmlog__anchor_refresh(f, hdr, shmlog__clock_raw((int)f->clock), &due);
 	munmap(p, SHMLOG__PAGE);
-	/* Lane positions: every lane starts empty at initial_pos. */
+	/* Lane positions: every lane starts empty at initial_pos; the
+	 * chunk table is zero: every chunk unused, epoch 0. */
 	size_t tbl = (size_t)(f->data_off - f->lanes_off);
 	p = mmap(NULL, tbl, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 (off_t)f->lanes_off);
@@ -225,7 +253,6 @@ static int create_tmp(const char *path, mode_t mode, gid_t gid,
 	}
 	for (unsigned i = 0; i < f->lane_count; i++) {
 		struct shmlog__lane *l = (struct shmlog__lane *)p + i;
-		atomic_store(&l->tail, f->initial_pos);
 		atomic_store(&l->reserve, f->initial_pos);
 		atomic_store(&l->head, f->initial_pos);
 		atomic_store(&l->next_seq, f->initial_seq);
@@ -448,17 +475,14 @@ static int stat_lanes(const struct shmlog__seg *s, struct shmlog_info *in)
 	}
 	shmlog__guard_arm(&g, s);
 	in->dropped = atomic_load(&s->hdr->stats.dropped);
+	in->used = shmlog__space_used(s, NULL);
 	for (unsigned i = 0; i < f->lane_count; i++) {
 		struct shmlog__lane *l = seg_lane(s, i);
 		uint64_t owner = atomic_load(&l->owner);
-		uint64_t tail = atomic_load(&l->tail);
-		uint64_t head = atomic_load(&l->head);
 		uint64_t seq = atomic_load(&l->next_seq);
 		int alive = owner ? shmlog__owner_alive(s, i, owner) : 0;
 		if (alive > 0 || (alive < 0 && owner))
 			in->writers++;
-		if (head - tail <= f->lane_size)
-			in->used += head - tail;
 		if (seq - f->initial_seq < (1ull << 62))
 			in->written += seq - f->initial_seq;
 		in->torn += atomic_load(&l->torn);
@@ -477,7 +501,7 @@ int shmlog_stat(const char *name, struct shmlog_info *info)
 	struct shmlog_info in;
 	memset(&in, 0, sizeof(in));
 	in.file_size = s.size;
-	in.capacity = (uint64_t)f->lane_count * f->lane_size;
+	in.capacity = (uint64_t)f->chunk_count * f->chunk_size;
 	in.lanes = f->lane_count;
 	in.version_major = f->version_major;
 	in.version_minor = f->version_minor;

@@ -113,28 +113,6 @@ static void tls_init(void)
 	membarrier_ok = shmlog__membarrier_register();
 }
 
-/* Make the pages of a lane (and its control block) resident and writable
- * now, so the write path never takes a page fault. */
-static void prefault(struct shmlog *h, unsigned lane)
-{
-	if (atomic_exchange_explicit(&h->prefaulted[lane], 1,
-				     memory_order_relaxed))
-		return;
-	const struct shmlog__seg *s = &h->seg;
-	uintptr_t pg = SHMLOG__PAGE - 1;
-	uintptr_t a = (uintptr_t)seg_data(s, lane) & ~pg;
-	uintptr_t b = ((uintptr_t)seg_data(s, lane) + s->fixed.lane_size + pg) &
-		      ~pg;
-#ifdef MADV_POPULATE_WRITE
-	if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
-		return;
-#endif
-	/* Older kernels: a write fault per page that changes nothing. */
-	for (uintptr_t p = a; p < b; p += SHMLOG__PAGE)
-		atomic_fetch_add_explicit((_Atomic uint64_t *)p, 0,
-					  memory_order_relaxed);
-}
-
 /* Try the lanes [from, to) starting at a place that spreads threads out. */
 static bool claim_in(struct shmlog *h, struct shmlog__wlane *w, uint64_t me,
 		     unsigned from, unsigned to, unsigned hint)
@@ -170,7 +148,8 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
 	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
 	if (claim_in(h, w, me, 0, excl, w->tid))
-		prefault(h, w->lane);
+		/* dead writers' chunks are nobody's share from now on */
+		shmlog__reap_dead(h, me, w->tid);
 	else
 		w->ctl = NULL;
 	w->handle_id = h->id; /* last: slot now valid */
@@ -192,12 +171,12 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	uint64_t me = shmlog__borrow_word(h, w->tid);
 	if (!claim_in(h, &tmp, me, excl, f->lane_count, w->tid))
 		return -EAGAIN;
-	prefault(h, tmp.lane);
 	if (as_pid)
 		tmp.pid = tmp.tid = as_pid;
-	shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag, d->msg);
+	bool ok = shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag,
+				      d->msg);
 	shmlog__lane_release(&tmp, false);
-	return 0;
+	return ok ? 0 : -EAGAIN;
 }
 
 static void count_drop(struct shmlog *h)
@@ -221,7 +200,7 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		return err;
 	}
 	h->lock_fd = -1;
-	h->prefaulted = calloc(h->seg.fixed.lane_count, 1);
+	h->prefaulted = calloc(h->seg.fixed.chunk_count, 1);
 	h->holder = calloc(h->seg.fixed.lane_count, sizeof(*h->holder));
 	char path[512];
 	err = !h->prefaulted || !h->holder ? -ENOMEM : 0;
@@ -272,6 +251,7 @@ static void close_lanes(struct shmlog *h)
 	for (unsigned i = 0; i < h->seg.fixed.lane_count; i++) {
 		if (!atomic_load(&h->holder[i]))
 			continue;
+		shmlog__lane_close_chunks(&h->seg, i);
 		atomic_store(&seg_lane(&h->seg, i)->owner, 0);
 		atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
 	}
@@ -394,19 +374,19 @@ static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
 /* Append in the thread's own lane, the record saying it comes from process
  * @as_pid if not 0 (shmlog_write_ex(): `shmlog run` logs for its child). The
  * lane stays owned by this thread's own ids. */
-static void append_own(struct shmlog *h, struct shmlog__wlane *w,
+static bool append_own(struct shmlog *h, struct shmlog__wlane *w,
 		       const struct shmlog__recdesc *d, uint32_t as_pid)
 {
-	if (SHMLOG_LIKELY(!as_pid)) {
-		shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
-				    d->msg);
-		return;
-	}
+	if (SHMLOG_LIKELY(!as_pid))
+		return shmlog__ring_append(&h->seg, w, d->time, d->meta,
+					   d->tag, d->msg);
 	uint32_t pid = w->pid, tid = w->tid;
 	w->pid = w->tid = as_pid;
-	shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag, d->msg);
+	bool ok = shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
+				      d->msg);
 	w->pid = pid;
 	w->tid = tid;
+	return ok;
 }
 
 /* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
@@ -445,10 +425,8 @@ static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
 		if (rel != w->releases_seen)
 			lane_acquire(h, w);
 	}
-	if (w->ctl) {
-		append_own(h, w, d, as_pid);
-		return 0;
-	}
+	if (w->ctl)
+		return append_own(h, w, d, as_pid) ? 0 : -EAGAIN;
 	return write_borrowed(h, w, d, as_pid);
 }
 
@@ -530,9 +508,14 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 		return err;
 	}
 	anchor_check(h, d.time);
-	append_own(h, w, &d, as_pid);
+	bool ok = append_own(h, w, &d, as_pid);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
+	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
+		count_drop(h);
+		shmlog__debug(SHMLOG__DBG_NO_LANE, -EAGAIN, NULL);
+		return -EAGAIN;
+	}
 	wake_readers(h);
 	return 0;
 }

@@ -49,29 +49,19 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Each lane is a ring of its own, SHMLOG_LANE_SIZE_MIN to _MAX bytes: say
- * which bound --size / --lanes misses, and what would fit. */
+/* The data area is cut into chunks of at least a page, and every lane (a
+ * writer slot) needs one: say what --size / --lanes misses, and what would
+ * fit. */
 static int check_lane_size(uint64_t size, unsigned lanes)
 {
-	uint64_t lane = size / lanes;
-	char what[160];
-	if (lane < SHMLOG_LANE_SIZE_MIN) {
-		snprintf(what, sizeof(what),
-			 "%u lanes of %llu bytes: each lane needs at least "
-			 "%u bytes: give at most %llu lanes, or a larger "
-			 "--size",
-			 lanes, (unsigned long long)lane, SHMLOG_LANE_SIZE_MIN,
-			 (unsigned long long)(size / SHMLOG_LANE_SIZE_MIN));
-	} else if (lane > SHMLOG_LANE_SIZE_MAX) {
-		snprintf(what, sizeof(what),
-			 "%u lane%s of %llu bytes: a lane holds less than 2 GiB: "
-			 "give --lanes %llu or more, or a smaller --size",
-			 lanes, lanes == 1 ? "" : "s", (unsigned long long)lane,
-			 (unsigned long long)((size + SHMLOG_LANE_SIZE_MAX - 64) /
-					      (SHMLOG_LANE_SIZE_MAX - 63)));
-	} else {
+	uint64_t most = size / 4096;
+	if (lanes <= most)
 		return 0;
-	}
+	char what[160];
+	snprintf(what, sizeof(what),
+		 "%u lanes in %llu bytes: every lane needs a chunk of at least "
+		 "4096 bytes: give at most %llu lanes, or a larger --size",
+		 lanes, (unsigned long long)size, (unsigned long long)most);
 	return cli_usage_error("create", "--size and --lanes do not fit: %s",
 			       what);
 }

@@ -3,8 +3,10 @@
  * Writers killed mid-write (SIGKILL).
  *
  * Part 1, every step: a writer is killed at each test point of the write
- * protocol (ring.c, TESTPOINT 1-6), on ordinary records and on records
- * that wrap (a PAD to the lane's end, then the record at its start), in a
+ * protocol (ring.c, TESTPOINT 1-6) and of the switch to a new chunk
+ * (TESTPOINT 2 and 10-13: the PAD, the chunk given to the history, the
+ * compare-and-swap that takes the next chunk, the lane's head moved into
+ * it), on ordinary records and on records that take a new chunk, in a
  * one-lane buffer so that the next writer must take over the dead writer's
  * lane and repair it. Then the same again with the writer that takes over
  * killed too, inside its claim and its repair (test points 7-9), before a
@@ -16,7 +18,8 @@
  * Part 2, at random: WRITERS processes write self-describing records into
  * as many lanes, and are killed at random and replaced KILLS times, while
  * the reader follows. No record read is damaged, each writer's records come
- * in order, and written = read + overwritten + torn per lane.
+ * in order, and written = read + overwritten + torn per lane. Then, with
+ * every writer dead, a new one takes the whole buffer: no chunk leaked.
  *
  * usage: test_crash [KILLS]
  */
@@ -30,38 +33,22 @@
 #include "test.h"
 
 #define WRITERS 8
-#define POINTS 6
+
+/* The writer's test points: inside a record (1, 3-6) and inside the
+ * switch to a new chunk (2, 10-13). */
+static const int points[] = {1, 2, 3, 4, 5, 6, 10, 11, 12, 13};
+#define POINTS (sizeof(points) / sizeof(points[0]))
 
 static int kill_at;
-static bool want_wrap; /* kill only inside a record that wraps */
-static bool cur_wraps; /* the record being written wraps */
-static const struct shmlog__lane *lane0;
-static uint32_t lane_size;
-static uint64_t initial_pos;
-
-/* Does the reservation the writer just made [head, reserve) run past the
- * lane's end (a PAD, then the record at offset 0)? */
-static bool reservation_wraps(void)
-{
-	uint64_t head = atomic_load(&lane0->head);
-	uint64_t reserve = atomic_load(&lane0->reserve);
-	uint64_t off = (head - initial_pos) % lane_size;
-	return off + (reserve - head) > lane_size;
-}
+static bool want_switch; /* kill only in a write that takes a new chunk */
+static bool switching; /* the write under way took a new chunk */
 
 static void die_here(int point)
 {
-	if (point == 1 && lane0)
-		cur_wraps = reservation_wraps();
-	if (point == kill_at && (!want_wrap || cur_wraps || point > 6))
+	if (point == 2 || point >= 10)
+		switching = true;
+	if (point == kill_at && (!want_switch || switching || point > 6))
 		kill(getpid(), SIGKILL);
-}
-
-static void hook_lane(shmlog_t *h)
-{
-	lane0 = seg_lane(&h->seg, 0);
-	lane_size = h->seg.fixed.lane_size;
-	initial_pos = h->seg.fixed.initial_pos;
 }
 
 static uint64_t now_ns(void)
@@ -103,8 +90,8 @@ static void read_all(const char *b, struct seen *s)
 }
 
 /* Kill a writer at test point @point of its first write from record
- * @arm on (point 2, the PAD, is reached only when a record wraps; with
- * @wrap, every point is hit on a record that wraps). With @claim_point
+ * @arm on (points 2 and 10-13 are reached only when a write takes a new
+ * chunk; with @wrap, every point is hit in such a write). With @claim_point
  * (7-9), the first writer to take the lane over is killed at that point of
  * its claim and repair, and another one repairs the lane after it. */
 static void kill_at_step(int point, int arm, bool wrap, int claim_point)
@@ -127,14 +114,14 @@ static void kill_at_step(int point, int arm, bool wrap, int claim_point)
 		shmlog_t *h;
 		if (shmlog_open(b, 0, &h))
 			_exit(1);
-		hook_lane(h);
 		char tag[16], msg[512];
 		int prio;
 		for (long i = 0; i < 1000000; i++) {
 			*cur = i;
+			switching = false;
 			if (i == arm) {
 				kill_at = point;
-				want_wrap = wrap;
+				want_switch = wrap;
 				shmlog__testpoint_hook = die_here;
 			}
 			size_t len = sc_make(1, (uint64_t)i, tag, &prio, msg);
@@ -150,13 +137,17 @@ static void kill_at_step(int point, int arm, bool wrap, int claim_point)
 	/* after the kill, before anyone repairs */
 	struct seen s;
 	read_all(b, &s);
-	bool published = point >= 6; /* head stored: the record is visible */
+	/* record j reserved (not killed in the switch before it), committed,
+	 * published (head stored: visible before any repair) */
+	bool begun = point != 2 && point < 10;
+	bool whole = point == 5 || point == 6;
+	bool published = point == 6;
 	long held = (long)s.count[1]; /* the dead writer's history */
 	CHECK_EQ(s.bad, 0);
 	CHECK_EQ(s.last_i[1], published ? j : j - 1);
 	CHECK(held > 0 || j == 0);
-	CHECK_EQ(s.sum.torn, published ? 0 : 1);
-	CHECK_EQ(s.sum.written, j + 1);
+	CHECK_EQ(s.sum.torn, begun && !published ? 1 : 0);
+	CHECK_EQ(s.sum.written, j + (begun ? 1 : 0));
 	CHECK_EQ(s.sum.written, s.sum.read + s.sum.overwritten + s.sum.torn);
 
 	shmlog_t *h;
@@ -167,9 +158,8 @@ static void kill_at_step(int point, int arm, bool wrap, int claim_point)
 		/* a writer dies in the middle of taking the lane over */
 		pid_t c = fork();
 		if (c == 0) {
-			hook_lane(h);
 			kill_at = claim_point;
-			want_wrap = false;
+			want_switch = false;
 			shmlog__testpoint_hook = die_here;
 			size_t len = sc_make(3, 0, tag, &prio, msg);
 			shmlog_write_n(h, prio, tag, msg, len);
@@ -199,19 +189,18 @@ static void kill_at_step(int point, int arm, bool wrap, int claim_point)
 	CHECK(took < 1000000000); /* nobody waited for the dead writer */
 	shmlog_close(h);
 	read_all(b, &s);
-	bool whole = point >= 5; /* committed before the kill */
 	CHECK_EQ(s.bad, 0);
 	CHECK_EQ(s.last_i[1], whole ? j : j - 1);
 	CHECK_EQ(s.count[2], 40);
-	CHECK_EQ(s.sum.torn, whole ? 0 : 1);
-	CHECK_EQ(s.sum.written, j + 1 + 40);
+	CHECK_EQ(s.sum.torn, begun && !whole ? 1 : 0);
+	CHECK_EQ(s.sum.written, j + (begun ? 1 : 0) + 40);
 	CHECK_EQ(s.sum.written, s.sum.read + s.sum.overwritten + s.sum.torn);
 	/* the history survives the repair: only what the 40 new records
 	 * overwrote is gone (they take less than half a lane) */
 	CHECK((long)s.count[1] >= held / 3);
 	struct shmlog_info in;
 	REQUIRE(shmlog_stat(b, &in) == 0);
-	CHECK_EQ(in.torn, whole ? 0 : 1); /* repaired once, counted once */
+	CHECK_EQ(in.torn, begun && !whole ? 1 : 0); /* repaired once, once */
 	munmap((void *)cur, 4096);
 	shmlog_remove(b);
 }
@@ -237,6 +226,42 @@ static pid_t spawn(const char *b, unsigned id)
 	if (pid == 0)
 		random_writer(b, id);
 	return pid;
+}
+
+/* Every writer of @b is dead: a new one, writing two buffers' worth,
+ * ends up holding every chunk (the dead lanes were reaped, no chunk
+ * leaked) and keeps at least 90 % of the capacity in records. */
+static void whole_buffer_after(const char *b)
+{
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	const struct shmlog__fixed *f = &h->seg.fixed;
+	uint64_t capacity = (uint64_t)f->chunk_count * f->chunk_size;
+	char tag[16], msg[512];
+	int prio;
+	for (uint64_t i = 0, bytes = 0; bytes < 2 * capacity; i++) {
+		size_t len = sc_make(WRITERS + 1, i, tag, &prio, msg);
+		CHECK_EQ(shmlog_write_n(h, prio, tag, msg, len), 0);
+		bytes += len;
+	}
+	uint64_t *per = calloc(2 * f->lane_count, sizeof(*per));
+	REQUIRE(per);
+	shmlog__space_used(&h->seg, per);
+	uint64_t most = 0, chunks = 0;
+	for (unsigned l = 0; l < f->lane_count; l++) {
+		if (per[l] > most)
+			most = per[l];
+		chunks = per[f->lane_count + l] > chunks ? per[f->lane_count + l]
+							 : chunks;
+	}
+	printf("after every writer died: a new writer holds %llu of %u chunks, "
+	       "%.1f%% of the capacity\n",
+	       (unsigned long long)chunks, f->chunk_count,
+	       100.0 * (double)most / (double)capacity);
+	CHECK_EQ(chunks, f->chunk_count);
+	CHECK(most >= capacity * 9 / 10);
+	free(per);
+	shmlog_close(h);
 }
 
 static void random_kills(long kills)
@@ -323,26 +348,32 @@ static void random_kills(long kills)
 	CHECK(read > 0);
 	free(last);
 	shmlog_reader_close(r);
+	whole_buffer_after(b);
 	shmlog_remove(b);
 }
 
 int main(int argc, char **argv)
 {
 	long kills = argc > 1 ? atol(argv[1]) : 300;
-	for (int point = 1; point <= POINTS; point++)
+	for (size_t p = 0; p < POINTS; p++)
 		for (int arm = 0; arm < 900; arm += 97) {
-			kill_at_step(point, arm, false, 0);
-			kill_at_step(point, arm, true, 0);
+			kill_at_step(points[p], arm, false, 0);
+			kill_at_step(points[p], arm, true, 0);
 		}
 	/* the writer taking the lane over dies too, in its claim (7) or its
 	 * repair (8, 9), after the first died on any step */
 	for (int claim = 7; claim <= 9; claim++)
-		/* 8 and 9 are reached only if there is something to repair */
-		for (int point = 1; point <= (claim == 7 ? POINTS : 5); point++)
+		for (size_t p = 0; p < POINTS; p++) {
+			/* 8 and 9 are reached only if there is a record to
+			 * repair: the first writer died inside it */
+			int point = points[p];
+			if (claim > 7 && (point == 2 || point >= 5))
+				continue;
 			for (int arm = 0; arm < 900; arm += 299) {
 				kill_at_step(point, arm, false, claim);
 				kill_at_step(point, arm, true, claim);
 			}
+		}
 	random_kills(kills);
 	return test_done("test_crash");
 }
