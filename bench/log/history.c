@@ -60,8 +60,8 @@ static void hk_phase(struct hk_run *run, struct hk_writer *me, int p)
 	while (bytes < me->target[p]) {
 		const struct lb_msg *m = &me->w->m[i++ % LB_WORK_N];
 		if (shmlog_write_n(run->h, m->prio, m->tag, m->msg, m->len)) {
-			me->errs++;
-			continue;
+			me->errs++; /* shown with the figures, which are void */
+			break;
 		}
 		bytes += kept_record_bytes(m->tag_len, m->len);
 		me->recs[p]++;
@@ -147,7 +147,8 @@ static int hk_run_once(int n, const struct lb_work *w, struct lb_history *hs,
 			run.wr[k].target[0] = FLOOD_X * info.capacity / 2;
 			run.wr[k].target[1] = FLOOD_X * info.capacity / 2;
 		} else {
-			run.wr[k].target[0] = (uint64_t)(OTHERS_X * (double)share);
+			run.wr[k].target[0] =
+			    (uint64_t)(OTHERS_X * (double)share);
 		}
 	}
 	pthread_barrier_init(&run.bar, NULL, (unsigned)n + 1);
@@ -189,9 +190,9 @@ static int hk_run_once(int n, const struct lb_work *w, struct lb_history *hs,
 		if ((double)run.wr[k].kept / cap < row->others_min)
 			row->others_min = (double)run.wr[k].kept / cap;
 	row->flooder = (double)run.wr[0].kept / cap;
-	row->flood_ns = run.wr[0].recs[1]
-			    ? (double)run.wr[0].ns[1] / (double)run.wr[0].recs[1]
-			    : NAN;
+	const struct hk_writer *fl = &run.wr[0];
+	row->flood_ns =
+	    fl->recs[1] ? (double)fl->ns[1] / (double)fl->recs[1] : NAN;
 	for (int k = 0; k < n; k++)
 		row->errs += run.wr[k].errs;
 	return 0;

@@ -97,7 +97,8 @@ static uint64_t buffer_new(void)
 	struct shmlog_info info;
 	shmlog_create_opts_init(&o);
 	o.size = BUFFER_SIZE; /* lanes: the default for the size */
-	snprintf(buffer_name, sizeof(buffer_name), "%s", test_buffer("capacity"));
+	snprintf(buffer_name, sizeof(buffer_name), "%s",
+		 test_buffer("capacity"));
 	REQUIRE(shmlog_path(buffer_name, buffer_file, sizeof(buffer_file)) > 0);
 	shmlog_remove(buffer_name); /* a leftover of a killed run */
 	REQUIRE(shmlog_create(buffer_name, &o) == 0);
@@ -184,16 +185,18 @@ static void phase_write(shmlog_t *h, struct writer *w, const struct phase *p)
 {
 	char tag[16], msg[MSG_MAX + 1];
 	int prio;
-	for (uint64_t recs = 0, bytes = 0; !phase_done(p, recs, bytes); recs++) {
+	uint64_t recs = 0, bytes = 0;
+	while (!phase_done(p, recs, bytes)) {
 		size_t len = rec_make(w->id, w->written, tag, &prio, msg);
 		if (shmlog_write_n(h, prio, tag, msg, len)) {
-			w->failed++;
-			continue;
+			w->failed++; /* a writer with a place never fails */
+			return;
 		}
 		uint64_t b = kept_record_bytes(strlen(tag), len);
 		w->written++;
 		w->written_b += b;
 		bytes += b;
+		recs++;
 	}
 }
 
@@ -281,10 +284,9 @@ static void crew_start(struct crew *cr)
 	}
 }
 
-/* Run every writer's phase @p, and wait until all are done with it. */
-static void crew_phase(struct crew *cr, int p)
+/* Run every writer's next phase, and wait until all are done with it. */
+static void crew_phase(struct crew *cr)
 {
-	(void)p;
 	for (unsigned k = 0; k < cr->n; k++)
 		REQUIRE(write(cr->w[k].go[1], "g", 1) == 1);
 	for (unsigned k = 0; k < cr->n; k++) {
@@ -419,7 +421,7 @@ static void crew_run(struct crew *cr)
 	REQUIRE(shmlog_reader_open(buffer_name, 0, &r) == 0);
 	crew_start(cr);
 	for (int p = 0; p < PHASES; p++)
-		crew_phase(cr, p);
+		crew_phase(cr);
 	measure(cr, r); /* while every writer still holds on */
 	crew_finish(cr);
 	shmlog_reader_close(r);
@@ -452,7 +454,8 @@ static void expect_kept(const char *what, const struct writer *w,
 		fprintf(stderr,
 			"test_capacity: %s: %s %u keeps %llu B, wants >= "
 			"%.0f B (%.0f %% of %llu B, or all it wrote)\n",
-			case_name, what, w->id, (unsigned long long)w->kept_b, want,
+			case_name, what, w->id, (unsigned long long)w->kept_b,
+			want,
 			BOUND * 100, (unsigned long long)share);
 	}
 }
