@@ -145,6 +145,39 @@ static void json_readers(struct jsonw *j, const struct lb_readers *r)
 	jsonw_end_obj(j);
 }
 
+/* Added after the first committed results: readers of older files find no
+ * "history_kept" (scripts/render-results reads none of it yet). */
+static void json_history(struct jsonw *j, const struct lb_history *hs)
+{
+	jsonw_key(j, "history_kept");
+	jsonw_begin_obj(j);
+	jsonw_int(j, "skipped", !hs->ok);
+	jsonw_str(j, "skip_reason", hs->ok ? "" : hs->why);
+	if (hs->ok) {
+		jsonw_str(j, "record_bytes",
+			  "40 + tag_len + msg_len, padded to 8");
+		jsonw_int(j, "capacity", (long long)hs->capacity);
+		jsonw_int(j, "lanes", hs->lanes);
+		jsonw_num(j, "flood_x_capacity", hs->flood_x);
+		jsonw_num(j, "others_x_fair_share", hs->others_x);
+		jsonw_key(j, "rows");
+		jsonw_begin_arr(j);
+		for (int i = 0; i < LB_N_HISTORY; i++) {
+			const struct lb_history_row *w = &hs->rows[i];
+			jsonw_begin_obj(j);
+			jsonw_int(j, "writers", w->writers);
+			jsonw_num(j, "fair_share", w->fair_share);
+			jsonw_num(j, "others_min_share", w->others_min);
+			jsonw_num(j, "flooder_share", w->flooder);
+			jsonw_num(j, "flood_ns_per_rec", w->flood_ns);
+			jsonw_int(j, "write_errors", (long long)w->errs);
+			jsonw_end_obj(j);
+		}
+		jsonw_end_arr(j);
+	}
+	jsonw_end_obj(j);
+}
+
 int lb_write_json(const char *path, const struct lb_report *r)
 {
 	struct jsonw j;
@@ -183,6 +216,7 @@ int lb_write_json(const char *path, const struct lb_report *r)
 			json_entry(&j, &lb_entries[i]);
 	jsonw_end_arr(&j);
 	json_readers(&j, r->rd);
+	json_history(&j, r->hk);
 	jsonw_key(&j, "targets");
 	jsonw_begin_arr(&j);
 	for (int i = 0; i < r->nt; i++) {

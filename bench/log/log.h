@@ -17,6 +17,7 @@
  *                   draining, syscall counting under strace
  *   workload.c      the 2012 RFC's 16 sample messages, the size sweep
  *   readers.c       shmlog's readers: dump rate, follow latency, follower cost
+ *   history.c       shmlog's history kept per writer, one of them flooding
  *   contenders/     one file per contender, each a struct lb_contender
  *
  * A contender is driven in three places:

@@ -65,9 +65,21 @@ static void measure_readers(const struct lb_opts *o, struct lb_readers *rd)
 	lb_readers_run(&o->main, rd);
 }
 
+static void measure_history(const struct lb_opts *o, struct lb_history *hk)
+{
+	memset(hk, 0, sizeof(*hk));
+	if (o->no_history || !lb_selected(o, &lb_shmlog_default)) {
+		snprintf(hk->why, sizeof(hk->why), "not selected");
+		return;
+	}
+	fprintf(stderr, "  %-16s %s\n", "shmlog", "history kept");
+	lb_history_run(&o->main, hk);
+}
+
 static void print_tables(const struct lb_opts *o,
 			 const struct bench_machine *m, double timer_ns,
-			 const struct lb_work *w, const struct lb_readers *rd)
+			 const struct lb_work *w, const struct lb_readers *rd,
+			 const struct lb_history *hk)
 {
 	lb_print_main(stdout, o, timer_ns, w);
 	lb_print_per_call(stdout, timer_ns);
@@ -76,6 +88,7 @@ static void print_tables(const struct lb_opts *o,
 		lb_print_sweep(stdout);
 	if (!o->no_scaling)
 		lb_print_scaling(stdout);
+	lb_print_history(stdout, hk);
 	lb_print_readers(stdout, rd);
 }
 
@@ -117,10 +130,12 @@ int bench_log_main(int argc, char **argv)
 	uint64_t t0 = bench_now_ns();
 	select_contenders(&o);
 	lb_measure_all(&o, &w);
+	struct lb_history hk;
+	measure_history(&o, &hk);
 	struct lb_readers rd;
 	measure_readers(&o, &rd);
 
-	print_tables(&o, &m, timer_ns, &w, &rd);
+	print_tables(&o, &m, timer_ns, &w, &rd, &hk);
 	struct lb_target t[LB_MAX_TARGETS];
 	int nt = lb_targets_collect(t, timer_ns);
 	lb_print_targets(stdout, t, nt);
@@ -128,6 +143,6 @@ int bench_log_main(int argc, char **argv)
 	printf("# total time %.1f s\n", (double)(bench_now_ns() - t0) / 1e9);
 	fflush(stdout);
 
-	struct lb_report r = {&m, &o, timer_ns, &clk, &w, &rd, t, nt};
+	struct lb_report r = {&m, &o, timer_ns, &clk, &w, &rd, &hk, t, nt};
 	return write_outputs(&o, &r);
 }

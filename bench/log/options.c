@@ -13,7 +13,9 @@ static void usage(FILE *f)
 		"shmlog against the other ways a Linux program can log, side by "
 		"side in one run:\n"
 		"one writer, then a message-size sweep, then 1-8 writers, then "
-		"shmlog's readers.\n"
+		"shmlog's readers\n"
+		"and the history each of shmlog's writers keeps while one "
+		"floods.\n"
 		"\n"
 		"  --quick          short runs (the CI smoke test, < 30 s)\n"
 		"  --json FILE      write every figure as JSON\n"
@@ -32,8 +34,9 @@ static void usage(FILE *f)
 		"(default /tmp)\n"
 		"  --wide           print every column (wider than 100 "
 		"characters)\n"
-		"  --no-strace --no-sweep --no-scaling --no-readers  skip "
-		"parts\n"
+		"  --no-strace --no-sweep --no-scaling --no-readers "
+		"--no-history\n"
+		"                   skip parts\n"
 		"\ncontenders:\n",
 		LB_MAX_REPS);
 	for (int i = 0; i < lb_n_contenders; i++)
@@ -77,6 +80,8 @@ static bool flag(const char *a, struct lb_opts *o)
 		o->no_scaling = true;
 	else if (!strcmp(a, "--no-readers"))
 		o->no_readers = true;
+	else if (!strcmp(a, "--no-history"))
+		o->no_history = true;
 	else if (!strcmp(a, "--with-kmsg"))
 		o->with_kmsg = true;
 	else if (!strcmp(a, "--wide"))

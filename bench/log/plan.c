@@ -7,7 +7,8 @@
  *   2. syscalls per record under strace (difference of two run lengths)
  *   3. message-size sweep, 16 B .. 4 KiB, single writer
  *   4. scaling: 1, 2, 4, 8 writers as threads and as processes
- * (shmlog's readers, the fifth part, are measured by readers.c.)
+ * (shmlog's readers, the fifth part, are measured by readers.c; the history
+ * each writer keeps, the sixth, by history.c.)
  */
 #include <math.h>
 #include <string.h>

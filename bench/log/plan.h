@@ -23,7 +23,7 @@ extern const int lb_scale_writers[LB_N_SCALE];
 struct lb_opts {
 	struct lb_config main, sweep, scale;
 	const char *json, *plot, *only;
-	bool no_sweep, no_scaling, no_readers;
+	bool no_sweep, no_scaling, no_readers, no_history;
 	bool with_kmsg; /* /dev/kmsg writes into the machine's kernel log */
 	bool wide;	/* every column, past 100 characters */
 };
@@ -75,6 +75,31 @@ double lb_cpu_ns_per_rec(const struct lb_entry *e);
 /* Quantile @q of the every-call histogram less the timer's cost. */
 double lb_call_q(const struct lb_entry *e, double q, double timer_ns);
 
+/* ---- history kept (history.c) ---- */
+#define LB_N_HISTORY 3
+extern const int lb_history_writers[LB_N_HISTORY]; /* 1, 2, 8 */
+
+/* Shares of the buffer's capacity, in bytes of each writer's newest
+ * records still readable (common/kept.h), with writer 0 flooding. */
+struct lb_history_row {
+	int writers;
+	double fair_share; /* 1 / writers */
+	double others_min; /* least kept by a writer that does not flood;
+			    * NaN with one writer */
+	double flooder;	   /* kept by the flooder (the lone writer) */
+	double flood_ns;   /* the flood's write cost, ns per record */
+	uint64_t errs;	   /* writes that failed */
+};
+struct lb_history {
+	bool ok;
+	char why[200];
+	uint64_t capacity;
+	unsigned lanes;
+	double flood_x, others_x; /* flood in capacities, others in shares */
+	struct lb_history_row rows[LB_N_HISTORY];
+};
+void lb_history_run(const struct lb_config *cfg, struct lb_history *hs);
+
 /* ---- tables (tables.c) ---- */
 void lb_print_main(FILE *f, const struct lb_opts *o, double timer_ns,
 		   const struct lb_work *w);
@@ -83,6 +108,7 @@ void lb_print_rfc_table(FILE *f, const struct bench_machine *m);
 void lb_print_sweep(FILE *f);
 void lb_print_scaling(FILE *f);
 void lb_print_readers(FILE *f, const struct lb_readers *r);
+void lb_print_history(FILE *f, const struct lb_history *hs);
 void lb_print_legend(FILE *f);
 
 /* ---- targets (targets.c) ---- */
@@ -105,6 +131,7 @@ struct lb_report {
 	const struct lb_clocks *clk;
 	const struct lb_work *w;
 	const struct lb_readers *rd;
+	const struct lb_history *hk;
 	const struct lb_target *t;
 	int nt;
 };

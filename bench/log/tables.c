@@ -209,6 +209,50 @@ void lb_print_scaling(FILE *f)
 	}
 }
 
+/* A share as a percentage; "-" where there is none (NaN). */
+static const char *pct(char *buf, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.1f %%", v * 100);
+	return buf;
+}
+
+void lb_print_history(FILE *f, const struct lb_history *hs)
+{
+	fprintf(f, "\n# history kept (shmlog): the bytes of each writer's "
+		   "newest records still readable\n"
+		   "# (40 B header + tag + message, padded to 8) as a share of "
+		   "the capacity;\n"
+		   "# writer 0 floods, the others first write more than their "
+		   "fair share\n");
+	if (!hs->ok) {
+		fprintf(f, "not measured: %s\n", hs->why);
+		return;
+	}
+	fprintf(f,
+		"# (capacity %llu KiB, %u lanes; flood %g x capacity, others "
+		"%g x capacity / writers;\n"
+		"# flood/rec: the flood's write cost, the ring full, the "
+		"others idle)\n",
+		(unsigned long long)(hs->capacity >> 10), hs->lanes,
+		hs->flood_x, hs->others_x);
+	fprintf(f, "%-8s %11s %13s %10s %10s\n", "writers", "fair share",
+		"others (min)", "flooder", "flood/rec");
+	for (int i = 0; i < LB_N_HISTORY; i++) {
+		const struct lb_history_row *r = &hs->rows[i];
+		char a[16], b[16], c[16];
+		fprintf(f, "%-8d %11s %13s %10s %10s\n", r->writers,
+			pct(a, sizeof(a), r->fair_share),
+			pct(b, sizeof(b), r->others_min),
+			pct(c, sizeof(c), r->flooder), D(r->flood_ns));
+		if (r->errs)
+			fprintf(f, "%-8s   ! %llu write errors\n", "",
+				(unsigned long long)r->errs);
+	}
+}
+
 void lb_print_readers(FILE *f, const struct lb_readers *r)
 {
 	fprintf(f, "\n# shmlog's readers\n");
