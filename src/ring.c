@@ -368,6 +368,34 @@ static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
 #define IN_LIVE (1u << CHUNK_LIVE)
 #define IN_OPEN (1u << CHUNK_OPEN)
 
+/* Lane @lane's oldest LIVE chunk, and in *@held how many chunks it holds
+ * (LIVE and OPEN). One pass over the descriptor table. */
+static bool lane_oldest(const struct shmlog__seg *s, unsigned lane,
+			unsigned *idx, uint64_t *word, uint32_t *held)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	bool found = false;
+	uint64_t best = 0;
+	*held = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (chunk_lane(w) != lane || !chunk_valid(f, w))
+			continue;
+		++*held;
+		if (chunk_state(w) != CHUNK_LIVE)
+			continue;
+		uint64_t base = chunk_base(f, w);
+		if (!found || pos_before(base, best)) {
+			found = true;
+			best = base;
+			*idx = i;
+			*word = w;
+		}
+	}
+	return found;
+}
+
 /* ---- the space policy: which chunk a writer takes -------------------- */
 
 /* The chunk @w's lane takes next (chunk_switch step c): a never-used one,
@@ -423,11 +451,20 @@ static bool chunk_pick(const struct shmlog__seg *s,
 	}
 	if (victim == UINT_MAX)
 		return false;
+	bool own = held[w->lane] >> 31;
 	/* at or under the share everybody: our own oldest, if we have one */
-	if (most <= 0 && (held[w->lane] >> 31))
+	if (most <= 0 && own)
 		victim = w->lane;
-	return chunk_find(s, victim, w->head - (UINT64_C(1) << 62),
-			  w->head + (UINT64_C(1) << 62), IN_LIVE, out, word);
+	/* The table was read word by word while chunks changed hands: look
+	 * at the victim once more, as it is now, and take from another
+	 * writer only if it is still above its share. */
+	uint32_t now = 0;
+	if (!lane_oldest(s, victim, out, word, &now))
+		return false;
+	if (victim != w->lane && owned[victim] &&
+	    (int64_t)now * n <= (int64_t)f->chunk_count && own)
+		return lane_oldest(s, w->lane, out, word, &now);
+	return true;
 }
 
 /* ---- writer side ---------------------------------------------------- */

@@ -95,15 +95,15 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 }
 
 /* The chunk size for a buffer of @size bytes and @lanes writer slots: a
- * power of two near size / 256 (at least 32 KiB, so records of the longest
- * message fit in a quarter of a chunk; at most 1 MiB), halved for small
- * buffers until there are at least 16 chunks and two per lane, down to a
- * page. Fewer, larger chunks make the writers' scan of the chunk table
- * (once per chunk) rarer; more of them make the fair share finer: a
- * writer keeps its share less one chunk. */
+ * power of two near size / 256 (at least 16 KiB, so that a record of the
+ * longest message fits in a third of a chunk; at most 1 MiB), halved for
+ * small buffers until there are at least 16 chunks and two per lane, down
+ * to a page. Fewer, larger chunks make the writers' scan of the chunk
+ * table (once per chunk) rarer; more of them make the fair share finer: a
+ * writer keeps its share less a chunk or two. */
 static uint32_t chunk_size_for(uint64_t size, unsigned lanes)
 {
-	uint64_t cs = 32 * 1024;
+	uint64_t cs = 16 * 1024;
 	while (cs < (1u << 20) && cs * 2 <= size / 256)
 		cs *= 2;
 	while (cs > SHMLOG__PAGE && (size / cs < 16 || size / cs < 2 * lanes))
@@ -144,8 +144,8 @@ static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 	f->lane_ctl_size = sizeof(struct shmlog__lane);
 	uint64_t maxrec = REC_HDR + SHMLOG_TAG_MAX + SHMLOG_MSG_MAX;
 	maxrec = round_up(maxrec, REC_ALIGN);
-	if (maxrec > cs / 4)
-		maxrec = cs / 4 / REC_ALIGN * REC_ALIGN;
+	if (maxrec > cs / 3)
+		maxrec = cs / 3 / REC_ALIGN * REC_ALIGN;
 	f->max_record = (uint32_t)maxrec;
 	f->file_size = f->data_off + chunks * cs;
 	f->clock = o->clock ? (uint32_t)o->clock
@@ -183,7 +183,7 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 		return -ENODATA;
 	if (f->chunk_count < 2 || f->chunk_count > (1u << 24))
 		return -ENODATA;
-	if (f->max_record < REC_HDR + 8 || f->max_record > f->chunk_size / 4 ||
+	if (f->max_record < REC_HDR + 8 || f->max_record > f->chunk_size / 3 ||
 	    f->max_record > REC_MAX_LEN || f->max_record % REC_ALIGN)
 		return -ENODATA;
 	if (f->lanes_off < sizeof(struct shmlog__hdr) ||

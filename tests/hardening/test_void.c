@@ -259,7 +259,7 @@ static void broken_chunk_given_up(void)
 	struct shmlog__fixed f;
 	memcpy(&f, base, sizeof(f));
 	long offs[64];
-	size_t n = hw_lane_records(base, &f, 0, offs, 64);
+	size_t n = hw_lane_records(base, &f, 0, offs, NULL, 64);
 	REQUIRE(n > 10);
 	/* the word of a record in the middle of the chain */
 	atomic_store((_Atomic uint64_t *)(void *)(base + offs[n / 2]),
