@@ -2,9 +2,11 @@
 /*
  * Writes the seed corpus of the fuzz targets: real segments made by the
  * library, in the geometry fuzz_reader.c's overlay mode uses (64 KiB, 16
- * lanes of 4 KiB, CLOCK_REALTIME), after various histories: empty, a few
- * records, wrapped lanes with PADs, a torn record left by a "dead" writer,
- * several writers, a filter spec, a clear mark.
+ * lanes, 16 chunks of 4 KiB, CLOCK_REALTIME), after various histories:
+ * empty, a few records, a lane recycling its chunks (PADs), a torn record
+ * left by a "dead" writer in its OPEN chunk, several writers (LIVE chunks),
+ * writers that died holding their lanes (OPEN chunks) and took chunks from
+ * each other, a filter spec, a clear mark.
  *
  * usage: make_seeds DIR   (writes the files of DIR/header and DIR/reader)
  */
@@ -58,28 +60,32 @@ static unsigned busy_lane(const unsigned char *b)
 	return 0;
 }
 
+/* Chunk @i's descriptor word in the segment image @b. */
+static uint64_t *desc(unsigned char *b, unsigned i)
+{
+	const struct shmlog__fixed *f = (const void *)b;
+	return (uint64_t *)(void *)(b + f->chunks_off +
+				    sizeof(struct shmlog__space) + (uint64_t)i * 8);
+}
+
 /* Save a segment as both targets' seeds. The reader overlay seed stops
- * after the data of the last lane that holds something, to stay small. */
+ * after the last chunk that holds something, to stay small. */
 static void save_segment(const char *name, const char *path)
 {
 	size_t n;
 	unsigned char *b = slurp(path, &n);
 	const struct shmlog__fixed *f = (const void *)b;
-	unsigned lanes_used = 1;
-	for (unsigned i = 0; i < f->lane_count; i++) {
-		const struct shmlog__lane *l =
-			(const void *)(b + f->lanes_off + i * sizeof(*l));
-		if (atomic_load(&l->head) != f->initial_pos ||
-		    atomic_load(&l->reserve) != f->initial_pos)
-			lanes_used = i + 1;
-	}
+	unsigned chunks_used = 1;
+	for (unsigned i = 0; i < f->chunk_count; i++)
+		if (*desc(b, i))
+			chunks_used = i + 1;
 	unsigned char hs[sizeof(*f) + 9];
 	memcpy(hs, f, sizeof(*f));
 	memcpy(hs + sizeof(*f), &f->file_size, 8);
 	hs[sizeof(*f) + 8] = 0;
 	save("header", name, hs, sizeof(hs));
 	size_t from = offsetof(struct shmlog__hdr, notify);
-	size_t to = f->data_off + (size_t)lanes_used * f->lane_size;
+	size_t to = f->data_off + (size_t)chunks_used * f->chunk_size;
 	unsigned char *s = malloc(to - from + 1);
 	for (int mode = 0; mode < 2; mode++) {
 		s[0] = (unsigned char)mode; /* overlay, from start or tail */
@@ -130,9 +136,10 @@ int main(int argc, char **argv)
 	write_n(h, 5, 20, "few");
 	save_segment("few", path);
 
-	/* a lane wrapped several times: PADs, overwritten records */
-	write_n(h, 200, 90, "wrap");
-	save_segment("wrapped", path);
+	/* a lane that took every chunk and recycled its own: PADs,
+	 * overwritten records, LIVE chunks and the OPEN one */
+	write_n(h, 600, 90, "wrap");
+	save_segment("recycled", path);
 	shmlog_close(h);
 
 	/* a filter spec and a clear mark in page 0 */
@@ -160,6 +167,19 @@ int main(int argc, char **argv)
 		atomic_store(&l.owner, (uint64_t)0x7ffffff0 << 32 | 0x7ffffff0);
 		if (pwrite(fd, &l, sizeof(l), at) != sizeof(l))
 			return 1;
+		/* its chunk that holds head OPEN again: the writer died in it */
+		for (unsigned i = 0; i < f->chunk_count; i++) {
+			uint64_t w = *desc(b, i);
+			uint64_t base = chunk_base(f, w);
+			if (!chunk_valid(f, w) ||
+			    chunk_lane(w) != busy_lane(b) ||
+			    head - base > f->chunk_size)
+				continue;
+			w = chunk_id(w) | CHUNK_OPEN;
+			off_t d = (off_t)((unsigned char *)desc(b, i) - b);
+			if (pwrite(fd, &w, 8, d) != 8)
+				return 1;
+		}
 		close(fd);
 		free(b);
 		save_segment("torn", path);
@@ -185,6 +205,31 @@ int main(int argc, char **argv)
 		waitpid(p, &st, 0);
 	}
 	save_segment("writers", path);
+	shmlog_remove(path);
+
+	/* lanes still held: writers that died without closing (their
+	 * chunks OPEN, their owner words set) and took chunks from each
+	 * other, and this process's own lane, open while it is saved */
+	if (shmlog_create(path, &o) || shmlog_open(path, 0, &h))
+		return 1;
+	write_n(h, 20, 120, "self");
+	for (int k = 0; k < 4; k++) {
+		pid_t p = fork();
+		if (p == 0) {
+			shmlog_t *c;
+			if (shmlog_open(path, 0, &c))
+				_exit(1);
+			char tag[8];
+			snprintf(tag, sizeof(tag), "d%d", k);
+			write_n(c, 40 + 60 * k, 100 + 40 * k, tag);
+			_exit(0); /* no close: as if killed */
+		}
+		int st;
+		waitpid(p, &st, 0);
+	}
+	write_n(h, 10, 60, "self");
+	save_segment("held", path);
+	shmlog_close(h);
 	shmlog_remove(path);
 	return 0;
 }

@@ -8,11 +8,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "internal.h"
 #include "selfcheck.h"
 #include "test.h"
 
@@ -107,6 +109,152 @@ static inline unsigned char *hw_map_rw(const char *path, size_t *size)
 		return NULL;
 	*size = (size_t)st.st_size;
 	return base;
+}
+
+/* Chunk @i's descriptor word in the file mapped at @base (i < chunk_count). */
+static inline _Atomic uint64_t *hw_desc(unsigned char *base,
+					const struct shmlog__fixed *f,
+					unsigned i)
+{
+	return (_Atomic uint64_t *)(void *)(base + f->chunks_off +
+					    sizeof(struct shmlog__space) +
+					    (uint64_t)i * 8);
+}
+
+/* The record headers of lane @lane in the file mapped at @base, whose
+ * trusted header is @f: file offsets into @offs (at most @max), oldest
+ * first, and the position each one's word named into @pos (if not NULL);
+ * returns how many. The lane's chunks (descriptor words that name
+ * it) in order of base, each walked along its chain from its base, up to
+ * the lane's head, a PAD (listed) or the chunk's end, and no further than
+ * anything that does not check out: a word that does not name its place,
+ * a state no writer stores, a length that leaves the chunk. COMMITTED,
+ * TORN and PAD headers alike; the state is in each word (its low 3 bits).
+ * Safe on a damaged file, and while writers write (then racy: what it
+ * finds is a place that held a record a moment ago). */
+static inline size_t hw_lane_records(const unsigned char *base,
+				     const struct shmlog__fixed *f,
+				     unsigned lane, long *offs, uint64_t *pos,
+				     size_t max)
+{
+	const struct shmlog__lane *l =
+		(const void *)(base + f->lanes_off +
+			       (uint64_t)lane * sizeof(struct shmlog__lane));
+	uint64_t head = atomic_load(&l->head);
+	unsigned *idx = malloc(f->chunk_count * sizeof(*idx));
+	uint64_t *cw = malloc(f->chunk_count * sizeof(*cw));
+	REQUIRE(idx && cw);
+	size_t nc = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load(hw_desc((unsigned char *)base, f, i));
+		if (!chunk_valid(f, w) || chunk_lane(w) != lane)
+			continue;
+		/* in order of base, by signed difference (positions wrap) */
+		size_t k = nc++;
+		while (k > 0 && (int64_t)(chunk_base(f, cw[k - 1]) -
+					  chunk_base(f, w)) > 0) {
+			idx[k] = idx[k - 1];
+			cw[k] = cw[k - 1];
+			k--;
+		}
+		idx[k] = i;
+		cw[k] = w;
+	}
+	size_t n = 0;
+	for (size_t c = 0; c < nc && n < max; c++) {
+		uint64_t cbase = chunk_base(f, cw[c]);
+		uint64_t at = f->data_off + (uint64_t)idx[c] * f->chunk_size;
+		uint64_t off = 0;
+		for (uint32_t step = 0; step < f->chunk_size / 8 && n < max;
+		     step++) {
+			uint64_t p = cbase + off;
+			if (p == head || off + REC_HDR > f->chunk_size)
+				break;
+			const struct shmlog__rec *r = (const void *)(base + at + off);
+			uint64_t w = atomic_load(&r->word);
+			unsigned st = (unsigned)(w & REC_STATE_MASK);
+			if ((w & ~(uint64_t)REC_STATE_MASK) != p ||
+			    (st != REC_COMMITTED && st != REC_PAD &&
+			     st != REC_TORN))
+				break;
+			if (pos)
+				pos[n] = p;
+			offs[n++] = (long)(at + off);
+			if (st == REC_PAD)
+				break;
+			uint16_t len = r->len;
+			if (len < REC_HDR || len % REC_ALIGN ||
+			    off + len > f->chunk_size)
+				break;
+			/* in the chunk that holds head, nothing past it */
+			if ((int64_t)(head - p) > 0 &&
+			    (int64_t)(head - (p + len)) < 0) {
+				n--;
+				break;
+			}
+			off += len;
+		}
+	}
+	free(idx);
+	free(cw);
+	return n;
+}
+
+/* Damage the chunk table of the file mapped at @base as @v says: the space
+ * line's epoch (random, moved back or forth), or one descriptor word
+ * (random; valid-looking but naming another lane or a lane out of range;
+ * its incarnation changed; its state flipped OPEN <-> LIVE or to junk).
+ * Returns which (0: the epoch, 1..6: a descriptor). */
+static inline unsigned hw_tamper_chunks(unsigned char *base,
+					const struct shmlog__fixed *f,
+					uint64_t v)
+{
+	unsigned kind = (unsigned)((v >> 32) % 7);
+	uint64_t r = sc_mix(v);
+	int64_t d = (int64_t)(r % 9) - 4; /* -4 .. 4 */
+	if (kind == 0) {
+		_Atomic uint64_t *e = (void *)(base + f->chunks_off);
+		uint64_t x = atomic_load(e);
+		atomic_store(e, r & 1 ? r : x + (uint64_t)d);
+		return kind;
+	}
+	_Atomic uint64_t *p = hw_desc(base, f, (unsigned)(v % f->chunk_count));
+	uint64_t w = atomic_load(p), inc = w >> CHUNK_INC_SHIFT;
+	unsigned lane = chunk_lane(w), st = chunk_state(w);
+	if (st != CHUNK_LIVE && st != CHUNK_OPEN)
+		st = CHUNK_LIVE;
+	if (!inc)
+		inc = 1 + (r >> 8) % 64;
+	switch (kind) {
+	case 1: /* anything */
+		w = r;
+		break;
+	case 2: /* another lane's, if there is another */
+		w = chunk_word(inc, (lane + 1 + (unsigned)(r >> 8) %
+						     f->lane_count) %
+					    f->lane_count,
+			       st);
+		break;
+	case 3: /* a lane that does not exist */
+		w = chunk_word(inc, f->lane_count + (unsigned)(r >> 8) %
+						     (0x10000 - f->lane_count),
+			       st);
+		break;
+	case 4: /* another incarnation: near, or anywhere */
+		inc = r & 0x100 ? (inc + (uint64_t)d) & CHUNK_INC_MASK
+				: (r >> 12) & CHUNK_INC_MASK;
+		w = chunk_word(inc, lane, st);
+		break;
+	case 5: /* OPEN <-> LIVE */
+		w = chunk_word(inc, lane,
+			       st == CHUNK_OPEN ? CHUNK_LIVE : CHUNK_OPEN);
+		break;
+	default: /* a state no writer stores */
+		w = chunk_word(inc, lane, 3 + (unsigned)(r >> 8) % 13);
+		break;
+	}
+	atomic_store(p, w);
+	return kind;
 }
 
 static inline int hw_reap(pid_t pid)

@@ -27,7 +27,7 @@ struct img {
 	struct shmlog__fixed f;
 };
 
-/* A buffer of @lanes lanes of @size bytes with @n self-describing records
+/* A buffer of @size bytes and @lanes lanes with @n self-describing records
  * of writer 1 in lane 0 (the writer is gone: the lane is free), mapped
  * read-write for tampering. */
 static void img_make(struct img *m, size_t size, unsigned lanes, long n)
@@ -64,46 +64,37 @@ static struct shmlog__lane *img_lane(struct img *m, unsigned i)
 			i * sizeof(struct shmlog__lane));
 }
 
-/* The record starting @k records after lane @i's tail. */
+/* Record @k of lane @i (PADs not counted), oldest first, and its
+ * position. */
 static struct shmlog__rec *img_rec(struct img *m, unsigned i, unsigned k,
 				   uint64_t *pos)
 {
-	uint64_t p = atomic_load(&img_lane(m, i)->tail);
-	unsigned char *data = m->base + m->f.data_off + (uint64_t)i * m->f.lane_size;
-	for (;;) {
-		struct shmlog__rec *r = (void *)(data + seg_off(&m->f, p));
-		REQUIRE((atomic_load(&r->word) & ~7ull) == p);
-		if ((atomic_load(&r->word) & 7) == REC_PAD) {
-			p += m->f.lane_size - seg_off(&m->f, p);
+	static long offs[16384];
+	size_t n = hw_lane_records(m->base, &m->f, i, offs, NULL, 16384);
+	for (size_t j = 0; j < n; j++) {
+		struct shmlog__rec *r = (void *)(m->base + offs[j]);
+		uint64_t w = atomic_load(&r->word);
+		if ((w & REC_STATE_MASK) == REC_PAD || k--)
 			continue;
-		}
-		if (!k--) {
-			if (pos)
-				*pos = p;
-			return r;
-		}
-		p += r->len;
+		if (pos)
+			*pos = w & ~(uint64_t)REC_STATE_MASK;
+		return r;
 	}
+	REQUIRE(!"lane holds that many records");
+	return NULL;
 }
 
-/* Records (not PADs) in lane @i, from tail to head. */
+/* Records (not PADs) in lane @i. */
 static unsigned img_count(struct img *m, unsigned i)
 {
-	struct shmlog__lane *l = img_lane(m, i);
-	uint64_t p = atomic_load(&l->tail), head = atomic_load(&l->head);
-	unsigned char *data = m->base + m->f.data_off + (uint64_t)i * m->f.lane_size;
-	unsigned n = 0;
-	while (p != head) {
-		uint32_t off = seg_off(&m->f, p);
-		struct shmlog__rec *r = (void *)(data + off);
-		if ((atomic_load(&r->word) & 7) == REC_PAD) {
-			p += m->f.lane_size - off;
-			continue;
-		}
-		n++;
-		p += r->len;
+	static long offs[16384];
+	size_t n = hw_lane_records(m->base, &m->f, i, offs, NULL, 16384);
+	unsigned records = 0;
+	for (size_t j = 0; j < n; j++) {
+		struct shmlog__rec *r = (void *)(m->base + offs[j]);
+		records += (atomic_load(&r->word) & REC_STATE_MASK) != REC_PAD;
 	}
-	return n;
+	return records;
 }
 
 struct dump {
@@ -176,8 +167,8 @@ static void check_sane(const struct dump *d, long max_calls)
 
 /* head moved off a record boundary into the last record: the records
  * below it are read once, the one across it is not (yet), and the reader
- * neither loops nor goes back to tail (it used to: the same three records
- * again and again, for ever). */
+ * neither loops nor goes back to the oldest (it used to: the same three
+ * records again and again, for ever). */
 static void head_inside_record(void)
 {
 	struct img m;
@@ -210,7 +201,8 @@ static void head_past_records(void)
 	}
 }
 
-/* head misaligned, and head behind tail: nothing to read, and no loop. */
+/* head misaligned, or behind records already there: no loop, nothing
+ * past head. */
 static void head_nonsense(void)
 {
 	uint64_t deltas[] = {3, 4, 12, (uint64_t)-8, (uint64_t)-4096};
@@ -231,7 +223,7 @@ static void head_nonsense(void)
 
 /* A record in the middle of the lane marked PAD: the reader goes on at
  * the next record instead of jumping to the lane's end (and, as it was,
- * overshooting head and starting again at tail). */
+ * overshooting head and starting again at the oldest). */
 static void pad_in_middle(void)
 {
 	struct img m;
@@ -375,8 +367,7 @@ static void big_flipped(void)
 	uint64_t intact_ns = now_ns() - t0;
 	unsigned flipped = 0;
 	for (unsigned i = 0; i < lanes; i++) {
-		struct shmlog__lane *l = img_lane(&m, i);
-		if (atomic_load(&l->head) == atomic_load(&l->tail))
+		if (!img_count(&m, i))
 			continue;
 		struct shmlog__rec *r = img_rec(&m, i, 0, NULL);
 		atomic_store(&r->word, atomic_load(&r->word) ^ (1u << 20));
@@ -401,9 +392,10 @@ static void big_flipped(void)
 }
 
 /* Many random damages of the same kinds, one to four at a time, on a lane
- * that wrapped (PADs included): record words (state bits, a bit, moved by
- * 8 bytes into their own header), lengths, lane positions. No message
- * byte is written, so every record shown must be whole. */
+ * that recycled its chunks (PADs included): record words (state bits, a
+ * bit, moved by 8 bytes into their own header), lengths, lane positions,
+ * the chunk table (descriptor words, the epoch). No message byte is
+ * written, so every record shown must be whole. */
 static void random_damage(unsigned images)
 {
 	uint64_t v = 77;
@@ -428,7 +420,7 @@ static void random_damage(unsigned images)
 			uint64_t pos = tpos[j];
 			struct shmlog__rec *r = target[j];
 			uint64_t w = atomic_load(&r->word);
-			switch ((v >> 8) % 6) {
+			switch ((v >> 8) % 7) {
 			case 0: /* state bits */
 				atomic_store(&r->word, (w & ~7ull) | ((v >> 16) % 8));
 				break;
@@ -443,19 +435,22 @@ static void random_damage(unsigned images)
 				r->len = (uint16_t)(r->len + 8 * (int)((v >> 16) % 9) - 32);
 				break;
 			case 4: { /* a lane position */
-				_Atomic uint64_t *ps[] = {&l->tail, &l->head,
-							  &l->reserve, &l->next_seq};
-				_Atomic uint64_t *p = ps[(v >> 16) % 4];
+				_Atomic uint64_t *ps[] = {&l->head, &l->reserve,
+							  &l->next_seq};
+				_Atomic uint64_t *p = ps[(v >> 16) % 3];
 				int64_t d = (int64_t)((v >> 20) % 512) - 256;
 				atomic_store(p, atomic_load(p) + (uint64_t)(d * 8));
 				break;
 			}
-			default: { /* a TORN header flipped to COMMITTED */
+			case 5: { /* a TORN header flipped to COMMITTED */
 				uint16_t len = r->len;
 				memset((char *)r + 16, 0, REC_HDR - 16);
 				r->len = len;
 				break;
 			}
+			default: /* the epoch, a chunk's descriptor */
+				hw_tamper_chunks(m.base, &m.f, sc_mix(v));
+				break;
 			}
 		}
 		struct dump d;

@@ -7,8 +7,9 @@
  * touch memory outside its mapping (ASan; guard pages, checked here), and
  * never return a record that fails the self-describing check, as long as
  * the mutator damages the structure: page 0 (fixed header included), every
- * lane's positions (tail, reserve, head, next_seq), and the record headers
- * (word, len, tag_len, msg_len) of lanes whose writers are done. What it
+ * lane's positions (reserve, head, next_seq), the chunk table (descriptor
+ * words, the epoch), and the record headers (word, len, tag_len, msg_len)
+ * of lanes whose writers are done. What it
  * damages must be counted (torn, overwritten), never shown.
  *
  * What the mutator cannot do without being caught, it can do by forging:
@@ -34,31 +35,20 @@
 static const char *buffer;
 static char path[512];
 
-struct target { /* a record start in a lane whose writer is done */
-	uint32_t lane, off;
-};
-
-/* Record starts of lane @i, walked from its tail while nobody writes it. */
+/* COMMITTED record starts of lane @i (its writer is done), as file
+ * offsets, and their positions. */
 static size_t walk_lane(unsigned char *base, const struct shmlog__fixed *f,
-			unsigned i, struct target *t, size_t max)
+			unsigned i, long *t, uint64_t *pos, size_t max)
 {
-	struct shmlog__lane *l =
-		(void *)(base + f->lanes_off + i * sizeof(struct shmlog__lane));
-	uint64_t pos = atomic_load(&l->tail), head = atomic_load(&l->head);
-	size_t n = 0;
-	for (int guard = 0; pos != head && n < max && guard < 100000; guard++) {
-		uint32_t off = seg_off(f, pos);
-		struct shmlog__rec *r =
-			(void *)(base + f->data_off + (uint64_t)i * f->lane_size + off);
-		uint64_t word = atomic_load(&r->word);
-		if ((word & ~7ull) != pos)
-			break;
-		uint32_t len = (word & 7) == REC_PAD ? f->lane_size - off : r->len;
-		if ((word & 7) == REC_COMMITTED)
-			t[n++] = (struct target){i, off};
-		pos += len;
+	size_t n = hw_lane_records(base, f, i, t, pos, max), k = 0;
+	for (size_t j = 0; j < n; j++) {
+		_Atomic uint64_t *w = (void *)(base + t[j]);
+		if ((atomic_load(w) & REC_STATE_MASK) == REC_COMMITTED) {
+			pos[k] = pos[j];
+			t[k++] = t[j];
+		}
 	}
-	return n;
+	return k;
 }
 
 /* The mutator: runs until killed. @forge: scribble anywhere. */
@@ -71,15 +61,21 @@ static void mutator(bool forge, uint64_t seed, const unsigned *static_lanes,
 		_exit(21);
 	struct shmlog__fixed f;
 	memcpy(&f, base, sizeof(f)); /* trusted: we made it */
-	static struct target t[STATIC_WRITERS * 4096];
+	static long t[STATIC_WRITERS * 4096];
+	static uint64_t tpos[STATIC_WRITERS * 4096]; /* what each word names */
 	size_t nt = 0;
 	for (unsigned k = 0; k < nstatic; k++)
-		nt += walk_lane(base, &f, static_lanes[k], t + nt,
+		nt += walk_lane(base, &f, static_lanes[k], t + nt, tpos + nt,
 				sizeof(t) / sizeof(t[0]) - nt);
 	for (uint64_t n = 0;; n++) {
 		seed = sc_mix(seed + n);
 		uint64_t v = sc_mix(seed ^ 0x5555);
-		unsigned what = (unsigned)(seed % (forge ? 5 : 4));
+		/* the chunk table (4) only when forging: a scribbled
+		 * descriptor can hand a live writer's chunk to another one,
+		 * and then two writers write over each other's records (the
+		 * reader is then safe from crashes and hangs, not from
+		 * forged content: docs/SECURITY.md) */
+		unsigned what = (unsigned)(seed % (forge ? 6 : 4));
 		if (what == 0) { /* page 0, the fixed header too */
 			size_t off = (size_t)(v % SHMLOG__PAGE);
 			unsigned char was = base[off];
@@ -95,9 +91,9 @@ static void mutator(bool forge, uint64_t seed, const unsigned *static_lanes,
 			struct shmlog__lane *l =
 				(void *)(base + f.lanes_off +
 					 lane * sizeof(struct shmlog__lane));
-			_Atomic uint64_t *w[] = {&l->tail, &l->reserve,
-						 &l->head, &l->next_seq};
-			_Atomic uint64_t *p = w[(v >> 8) % 4];
+			_Atomic uint64_t *w[] = {&l->reserve, &l->head,
+						 &l->next_seq};
+			_Atomic uint64_t *p = w[(v >> 8) % 3];
 			uint64_t x = atomic_load(p);
 			switch ((v >> 12) % 4) {
 			case 0: x = sc_mix(v); break;
@@ -106,28 +102,35 @@ static void mutator(bool forge, uint64_t seed, const unsigned *static_lanes,
 			default: x ^= 1ull << ((v >> 20) % 64); break;
 			}
 			atomic_store(p, x);
-		} else if (what == 2 && nt) { /* a record's word or len */
-			struct target *g = &t[(v >> 8) % nt];
-			struct shmlog__rec *r =
-				(void *)(base + f.data_off +
-					 (uint64_t)g->lane * f.lane_size + g->off);
-			if ((v >> 40) & 1)
-				atomic_store(&r->word, atomic_load(&r->word) ^
-							      (1ull << ((v >> 20) % 64)));
-			else
-				r->len = (uint16_t)(v >> 20);
-		} else if (what == 3 && nt) { /* lengths no writer makes */
-			struct target *g = &t[(v >> 8) % nt];
-			struct shmlog__rec *r =
-				(void *)(base + f.data_off +
-					 (uint64_t)g->lane * f.lane_size + g->off);
-			if ((v >> 40) & 1)
-				r->tag_len = (uint8_t)(SHMLOG_TAG_MAX + 1 +
-						       (v >> 20) % 190);
-			else
-				r->msg_len = (uint16_t)(r->len + (v >> 20) % 1000);
-		} else if (what == 4) { /* forge: any byte of any lane */
-			uint64_t span = (uint64_t)f.lane_count * f.lane_size;
+		} else if ((what == 2 || what == 3) && nt) { /* a header */
+			size_t j = (size_t)((v >> 8) % nt);
+			_Atomic uint64_t *word = (void *)(base + t[j]);
+			_Atomic uint64_t *meta = (void *)(base + t[j] + 32);
+			uint64_t w = atomic_load(word), m = atomic_load(meta);
+			uint64_t x = (v >> 20) & 0xffff, nm;
+			if (what == 2) /* len */
+				nm = (m & ~0xffffull) | x;
+			else if ((v >> 40) & 1) /* tag_len no writer makes */
+				nm = (m & ~(0xffull << 48)) |
+				     (uint64_t)(SHMLOG_TAG_MAX + 1 + x % 190) << 48;
+			else /* msg_len past the record */
+				nm = (m & ~(0xffffull << 16)) |
+				     (((m & 0xffff) + x % 1000) & 0xffff) << 16;
+			/* Only while the word still names the record: its
+			 * chunk may have gone to a live writer since, whose
+			 * messages are not the mutator's to change. A
+			 * compare-and-swap lands on that header or nowhere. */
+			if ((w & ~7ull) != tpos[j])
+				;
+			else if (what == 2 && (v >> 40) & 1)
+				atomic_compare_exchange_strong(
+					word, &w, w ^ (1ull << ((v >> 20) % 64)));
+			else if (atomic_load(word) == w)
+				atomic_compare_exchange_strong(meta, &m, nm);
+		} else if (what == 4) { /* the epoch, a chunk's descriptor */
+			hw_tamper_chunks(base, &f, sc_mix(v));
+		} else if (what == 5) { /* forge: any byte of any chunk */
+			uint64_t span = (uint64_t)f.chunk_count * f.chunk_size;
 			base[f.data_off + v % span] = (unsigned char)(v >> 32);
 		}
 		if (n % 64 == 0)
@@ -297,14 +300,13 @@ static void long_tag(void)
 	unsigned char *base = hw_map_rw(path, &size);
 	REQUIRE(base != NULL);
 	const struct shmlog__fixed *f = (const void *)base;
-	struct target t[4];
+	long t[4];
+	uint64_t tp[4];
 	size_t n = 0;
 	for (unsigned i = 0; i < f->lane_count && !n; i++)
-		n = walk_lane(base, f, i, t, 4);
+		n = walk_lane(base, f, i, t, tp, 4);
 	REQUIRE(n == 2);
-	struct shmlog__rec *r = (void *)(base + f->data_off +
-					 (uint64_t)t[0].lane * f->lane_size +
-					 t[0].off);
+	struct shmlog__rec *r = (void *)(base + t[0]);
 	r->tag_len = 200;
 	r->msg_len = 100;
 	shmlog_reader_t *rd;

@@ -3,15 +3,17 @@
  * The CLI over mutated buffers.
  *
  * Real buffers are made by the real CLI (several writers, a lane that
- * wrapped, a clear mark, a filter, a record left torn by a writer killed
- * mid-record), then copied and mutated: random bit flips anywhere, and
- * targeted changes to the fields a reader trusts least: a lane's tail,
- * head, reserve and next_seq (random, +-8, +-a few records, a flipped bit),
- * record words (state bits, a flipped bit, moved by 8 bytes), record
- * lengths, the lane table, page 0 (with and without a fixed-up header
- * checksum). Each mutated buffer goes through `shmlog cat`, `shmlog info`,
- * `shmlog tail -n 5` and `shmlog cat -f` (stopped with SIGINT after a
- * moment, which it must obey).
+ * recycled its chunks, a clear mark, a filter, a record left torn by a
+ * writer killed mid-record), then copied and mutated: random bit flips
+ * anywhere, and targeted changes to the fields a reader trusts least: a
+ * lane's head, reserve and next_seq (random, +-8, +-a few records, a
+ * flipped bit), record words (state bits, a flipped bit, moved by 8
+ * bytes), record lengths, the lane table, the chunk table (descriptor
+ * words: random, naming another lane or none, another incarnation, OPEN
+ * and LIVE swapped, a junk state; the epoch), page 0 (with and without a
+ * fixed-up header checksum). Each mutated buffer goes through `shmlog
+ * cat`, `shmlog info`, `shmlog tail -n 5` and `shmlog cat -f` (stopped
+ * with SIGINT after a moment, which it must obey).
  *
  * Fails on: a run past its time bound (a hang is a failure like a crash),
  * output beyond what the buffer can hold (a reader returning records
@@ -202,7 +204,7 @@ static void snapshot(const char *path)
 static void make_bases(void)
 {
 	char b[128], path[512];
-	/* several writers, one lane wrapped many times */
+	/* several writers, one lane that recycled its chunks many times */
 	snprintf(b, sizeof(b), "test-mutate-a-%d", (int)getpid());
 	cli_ok("create", "-b", b, "--size", "64K");
 	cli_write(b, "net", 40);
@@ -262,28 +264,13 @@ static void flip_bits(unsigned char *img, size_t len, int n)
 	}
 }
 
-/* A record start in lane @lane (walking its chain from tail), or -1. */
+/* A record header (PADs included) in lane @lane, as a file offset, or -1. */
 static long pick_record(unsigned char *img, const struct shmlog__fixed *f,
 			unsigned lane)
 {
-	struct shmlog__lane *l = (void *)(img + f->lanes_off +
-					  lane * sizeof(struct shmlog__lane));
-	uint64_t pos = atomic_load(&l->tail), head = atomic_load(&l->head);
 	long found[512];
-	int n = 0;
-	for (int guard = 0; pos != head && guard < 4096 && n < 512; guard++) {
-		uint32_t off = seg_off(f, pos);
-		if (pos % 8 || off + REC_HDR > f->lane_size)
-			break;
-		struct shmlog__rec *r = (void *)(img + f->data_off +
-						 (uint64_t)lane * f->lane_size + off);
-		uint64_t w = atomic_load(&r->word);
-		if ((w & ~7ull) != pos)
-			break;
-		found[n++] = (long)(f->data_off + (uint64_t)lane * f->lane_size + off);
-		pos += (w & 7) == REC_PAD ? f->lane_size - off : r->len;
-	}
-	return n ? found[rnd() % (uint64_t)n] : -1;
+	size_t n = hw_lane_records(img, f, lane, found, NULL, 512);
+	return n ? found[rnd() % n] : -1;
 }
 
 static void mutate_position(uint64_t *p)
@@ -310,16 +297,15 @@ static int mutate(unsigned char *img, size_t len,
 	unsigned lane = (unsigned)(rnd() % f.lane_count);
 	struct shmlog__lane *l = (void *)(img + f.lanes_off +
 					  lane * sizeof(struct shmlog__lane));
-	int kind = (int)(rnd() % 9);
+	int kind = (int)(rnd() % 10);
 	long at;
 	switch (kind) {
 	case 0: /* random bits anywhere */
 		flip_bits(img, len, 1 + (int)(rnd() % 8));
 		break;
 	case 1: { /* a lane position */
-		_Atomic uint64_t *w[] = {&l->tail, &l->reserve, &l->head,
-					 &l->next_seq};
-		_Atomic uint64_t *p = w[rnd() % 4];
+		_Atomic uint64_t *w[] = {&l->reserve, &l->head, &l->next_seq};
+		_Atomic uint64_t *p = w[rnd() % 3];
 		uint64_t x = atomic_load(p);
 		mutate_position(&x);
 		atomic_store(p, x);
@@ -371,6 +357,9 @@ static int mutate(unsigned char *img, size_t len,
 		flip_bits(img, offsetof(struct shmlog__fixed, checksum), 1);
 		fix_checksum(img);
 		break;
+	case 8: /* the chunk table: a descriptor word, the epoch */
+		hw_tamper_chunks(img, &f, rnd());
+		break;
 	default: /* several of the above */
 		for (int k = 0; k < 4; k++)
 			mutate(img, len, pristine);
@@ -406,7 +395,7 @@ int main(int argc, char **argv)
 	atexit(remove_work);
 	make_bases();
 	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
-	unsigned long images = 0, runs = 0, failures = 0, kinds[9] = {0};
+	unsigned long images = 0, runs = 0, failures = 0, kinds[10] = {0};
 	unsigned char *img = NULL;
 	size_t img_cap = 0;
 	while (now_ns() < end) {
@@ -467,9 +456,10 @@ int main(int argc, char **argv)
 	printf("mutated buffers: %lu images (%lu random flips, %lu lane "
 	       "positions, %lu state bits, %lu words flipped or moved, %lu "
 	       "lengths, %lu lane table, %lu page 0, %lu fixed header, %lu "
-	       "several), %lu CLI runs, %lu failed\n",
+	       "chunk table, %lu several), %lu CLI runs, %lu failed\n",
 	       images, kinds[0], kinds[1], kinds[2], kinds[3], kinds[4],
-	       kinds[5], kinds[6], kinds[7], kinds[8], runs, failures);
+	       kinds[5], kinds[6], kinds[7], kinds[8], kinds[9], runs,
+	       failures);
 	CHECK(images > 0);
 	CHECK_EQ(failures, 0);
 	for (unsigned k = 0; k < nbase; k++)

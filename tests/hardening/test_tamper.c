@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Live tampering: a mutator scribbles on record words (state bits, single
- * bits, words moved 8 bytes into their own header), record lengths and
- * lane positions (tail, head, reserve, next_seq) of lanes that writers are
- * writing at full speed, while readers follow: one that keeps up and one
- * that lags (so that writers lap it, the window where a torn copy would
- * slip through).
+ * bits, words moved 8 bytes into their own header), record lengths, lane
+ * positions (head, reserve, next_seq) and the chunk table (descriptor
+ * words, the epoch) of lanes that writers are writing at full speed,
+ * while readers follow: one that keeps up and one that lags (so that
+ * writers lap it, the window where a torn copy would slip through).
  *
  * The mutator never touches a message byte, so every record a reader
  * returns must be one a writer wrote whole: each is checked against its
@@ -13,6 +13,12 @@
  * w are a function of (w, i), like a checksum the writer put in it), and
  * each writer's records must come in order, none twice. Zero bad records
  * allowed. Writers must never fail nor crash; every reader call is timed.
+ *
+ * Then the chunk table alone: a scribbled descriptor can give a live
+ * writer's chunk to another writer, and two writers then write over each
+ * other's records, so what a reader returns is no longer the point (it is
+ * counted and printed); readers must not crash nor hang, and writers must
+ * not crash (they may drop records, counted).
  *
  * usage: test_tamper [SECONDS]
  */
@@ -29,41 +35,24 @@
 static const char *buffer;
 static char path[512];
 
-/* A record start in lane @lane, walked from tail (racy: the writer is
- * writing; whatever is found is only a target), or NULL. */
+/* One of the first 64 record headers of lane @lane, picked by @v (racy:
+ * the writer is writing; whatever is found is only a target), and the
+ * position its word named; NULL if none. */
 static struct shmlog__rec *pick(unsigned char *base,
 				const struct shmlog__fixed *f, unsigned lane,
 				uint64_t v, uint64_t *pos_out)
 {
-	struct shmlog__lane *l =
-		(void *)(base + f->lanes_off + lane * sizeof(struct shmlog__lane));
-	unsigned char *data = base + f->data_off + (uint64_t)lane * f->lane_size;
-	uint64_t pos = atomic_load(&l->tail);
-	unsigned steps = (unsigned)(v % 64);
-	struct shmlog__rec *r = NULL;
-	for (unsigned k = 0; k <= steps; k++) {
-		uint32_t off = seg_off(f, pos);
-		if (pos % 8 || off + REC_HDR > f->lane_size)
-			return r;
-		struct shmlog__rec *c = (void *)(data + off);
-		uint64_t w = atomic_load(&c->word);
-		if ((w & ~7ull) != pos)
-			return r;
-		r = c;
-		*pos_out = pos;
-		if ((w & 7) == REC_PAD) {
-			pos += f->lane_size - off;
-			continue;
-		}
-		uint16_t len = c->len;
-		if (!len || len % 8)
-			return r;
-		pos += len;
-	}
-	return r;
+	long offs[64];
+	uint64_t pos[64];
+	size_t n = hw_lane_records(base, f, lane, offs, pos, 64);
+	if (!n)
+		return NULL;
+	size_t k = (size_t)(v % 64) < n ? (size_t)(v % 64) : n - 1;
+	*pos_out = pos[k];
+	return (void *)(base + offs[k]);
 }
 
-static void mutator(uint64_t seed)
+static void mutator(uint64_t seed, bool tables)
 {
 	size_t size;
 	unsigned char *base = hw_map_rw(path, &size);
@@ -75,15 +64,17 @@ static void mutator(uint64_t seed)
 		seed = sc_mix(seed + n);
 		uint64_t v = sc_mix(seed ^ 0xabcdef);
 		unsigned lane = (unsigned)(v % f.lane_count);
-		unsigned what = (unsigned)(seed % 6);
+		unsigned what = tables ? 6 : (unsigned)(seed % 6);
 		uint64_t pos = 0;
-		if (what == 5) { /* a lane position */
+		if (what == 6) { /* the epoch, a chunk's descriptor */
+			hw_tamper_chunks(base, &f, v);
+		} else if (what == 5) { /* a lane position */
 			struct shmlog__lane *l =
 				(void *)(base + f.lanes_off +
 					 lane * sizeof(struct shmlog__lane));
-			_Atomic uint64_t *w[] = {&l->tail, &l->reserve,
-						 &l->head, &l->next_seq};
-			_Atomic uint64_t *p = w[(v >> 8) % 4];
+			_Atomic uint64_t *w[] = {&l->reserve, &l->head,
+						 &l->next_seq};
+			_Atomic uint64_t *p = w[(v >> 8) % 3];
 			uint64_t x = atomic_load(p);
 			switch ((v >> 12) % 5) {
 			case 0: x = sc_mix(v); break;
@@ -237,11 +228,12 @@ int main(int argc, char **argv)
 	pid_t mut = fork();
 	REQUIRE(mut >= 0);
 	if (mut == 0)
-		mutator(1234);
+		mutator(1234, false);
 
-	struct result keep, lag;
+	struct result keep, lag, tables;
 	memset(&keep, 0, sizeof(keep));
 	memset(&lag, 0, sizeof(lag));
+	memset(&tables, 0, sizeof(tables));
 	follow(secs / 2, 0, &keep);
 	follow(secs / 2, 1000000, &lag);
 	hw_kill(mut);
@@ -250,8 +242,28 @@ int main(int argc, char **argv)
 		CHECK(kill(w[k], 0) == 0);
 		int st;
 		CHECK(waitpid(w[k], &st, WNOHANG) == 0);
-		hw_kill(w[k]);
 	}
+	mut = fork();
+	REQUIRE(mut >= 0);
+	if (mut == 0)
+		mutator(4321, true);
+	follow(secs / 4, 0, &tables);
+	hw_kill(mut);
+	for (unsigned k = 0; k < WRITERS; k++) {
+		int st;
+		pid_t got = waitpid(w[k], &st, WNOHANG);
+		CHECK(got == 0 || !WIFSIGNALED(st)); /* no writer crashed */
+		if (got == 0)
+			hw_kill(w[k]);
+	}
+	printf("chunk table scribbled on for %.1f s: %llu records read "
+	       "(%llu not whole, %llu out of order: forged by the scribbles), "
+	       "reader_next max %.1f ms\n",
+	       secs / 4, (unsigned long long)tables.records,
+	       (unsigned long long)tables.bad,
+	       (unsigned long long)tables.disorder,
+	       (double)tables.lat_max / 1e6);
+	CHECK(tables.lat_max < 1000000000);
 	struct result *rs[] = {&keep, &lag};
 	const char *names[] = {"reader keeping up", "reader lapped"};
 	for (int k = 0; k < 2; k++) {

@@ -157,15 +157,88 @@ static void test_hostile_files(void)
 	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
 	plant(b, img, (size_t)st.st_size, 0600);
 	CHECK_EQ(try_open(b), -EPROTONOSUPPORT);
-	f->version_major = SHMLOG__VERSION_MAJOR;
 
-	f->lane_size = 1u << 30; /* sizes that do not fit the file */
+	/* format 1 (one ring per lane), checksum and all: refused by
+	 * readers and writers alike, never read as chunks */
+	f->version_major = 1;
 	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
 	plant(b, img, (size_t)st.st_size, 0600);
-	CHECK_EQ(try_open(b), -ENODATA);
-	f->lane_size = (uint32_t)((st.st_size - (off_t)f->data_off) /
-				  f->lane_count);
+	shmlog_reader_t *r1 = NULL;
+	CHECK_EQ(shmlog_reader_open(b, 0, &r1), -EPROTONOSUPPORT);
+	shmlog_t *h1 = NULL;
+	CHECK_EQ(shmlog_open(b, 0, &h1), -EPROTONOSUPPORT);
+	f->version_major = SHMLOG__VERSION_MAJOR;
 	f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed, checksum));
+
+	/* the chunk geometry: each change, checksum fixed up, is refused */
+	const struct shmlog__fixed good_f = *f;
+	struct {
+		const char *what;
+		uint32_t *field;
+		uint32_t value;
+		int err;
+	} bad[] = {
+		{"chunk_size not a power of two", &f->chunk_size,
+		 good_f.chunk_size + 4096, -ENODATA},
+		{"chunk_size not a power of two, odd", &f->chunk_size,
+		 good_f.chunk_size - 8, -ENODATA},
+		{"chunk_size below a page", &f->chunk_size, 2048, -ENODATA},
+		{"chunk_size above 1 MiB", &f->chunk_size, 2u << 20, -ENODATA},
+		{"chunk_size twice: chunks past the file", &f->chunk_size,
+		 good_f.chunk_size * 2, -ENODATA},
+		{"chunk_size half: the file ends past the chunks",
+		 &f->chunk_size, good_f.chunk_size / 2, -ENODATA},
+		{"one chunk more than the file holds", &f->chunk_count,
+		 good_f.chunk_count + 1, -ENODATA},
+		{"one chunk fewer", &f->chunk_count, good_f.chunk_count - 1,
+		 -ENODATA},
+		{"a chunk count that wraps the size", &f->chunk_count,
+		 UINT32_MAX, -ENODATA},
+		{"no chunks", &f->chunk_count, 0, -ENODATA},
+		{"one chunk", &f->chunk_count, 1, -ENODATA},
+		{"max_record over half a chunk", &f->max_record,
+		 good_f.chunk_size / 2 + 8, -ENODATA},
+		{"max_record not a multiple of 8", &f->max_record,
+		 good_f.max_record - 4, -ENODATA},
+		{"flags", &f->flags, 1, -EPROTONOSUPPORT},
+		{"reserved0", &f->reserved0, 1, -EPROTONOSUPPORT},
+		{"reserved[0]", (uint32_t *)(void *)&f->reserved[0], 1,
+		 -EPROTONOSUPPORT},
+		{"reserved[1], high half", (uint32_t *)(void *)&f->reserved[1] + 1,
+		 0x80000000u, -EPROTONOSUPPORT},
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		*f = good_f;
+		*bad[k].field = bad[k].value;
+		f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed,
+							 checksum));
+		plant(b, img, (size_t)st.st_size, 0600);
+		int got = try_open(b);
+		if (got != bad[k].err)
+			fprintf(stderr, "%s: %d, not %d\n", bad[k].what, got,
+				bad[k].err);
+		CHECK_EQ(got, bad[k].err);
+	}
+	/* the chunk table where the lanes are, or the data over it */
+	struct {
+		uint64_t *field;
+		uint64_t value;
+	} bad64[] = {
+		{&f->chunks_off, good_f.lanes_off},
+		{&f->chunks_off, good_f.chunks_off + 8},
+		{&f->data_off, good_f.chunks_off},
+		{&f->data_off, good_f.data_off + 4096},
+		{&f->lanes_off, good_f.chunks_off},
+	};
+	for (size_t k = 0; k < sizeof(bad64) / sizeof(bad64[0]); k++) {
+		*f = good_f;
+		*bad64[k].field = bad64[k].value;
+		f->checksum = shmlog__fnv1a(f, offsetof(struct shmlog__fixed,
+							 checksum));
+		plant(b, img, (size_t)st.st_size, 0600);
+		CHECK_EQ(try_open(b), -ENODATA);
+	}
+	*f = good_f;
 
 	f->checksum ^= 1; /* checksum mismatch */
 	plant(b, img, (size_t)st.st_size, 0600);
