@@ -300,9 +300,19 @@ static void reader_start(struct shmlog_reader *r, bool at_tail)
 {
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
-	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
-		if (at_tail || shmlog__lane_empty(&r->seg, i))
-			shmlog__lane_skip_to_head(&r->seg, i, &r->lanes[i]);
+	const struct shmlog__fixed *f = &r->seg.fixed;
+	for (unsigned i = 0; i < f->lane_count; i++) {
+		struct shmlog__rlane *c = &r->lanes[i];
+		if (at_tail) {
+			shmlog__lane_skip_to_head(&r->seg, i, c);
+		} else if (shmlog__lane_empty(&r->seg, i)) {
+			/* whatever the lane wrote is gone (its chunks went to
+			 * other writers): counted, not reported */
+			shmlog__lane_skip_to_head(&r->seg, i, c);
+			if (c->next_seq - f->initial_seq < (UINT64_C(1) << 62))
+				c->overwritten += c->next_seq - f->initial_seq;
+		}
+	}
 	if (!at_tail)
 		refresh(r, clear);
 }

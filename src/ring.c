@@ -413,12 +413,13 @@ static bool chunk_pick(const struct shmlog__seg *s,
 	for (unsigned i = 0; i < f->chunk_count; i++) {
 		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
 						  memory_order_relaxed);
-		if (!chunk_valid(f, d)) {
-			/* never used, or a word no writer stores: free */
+		if (d == 0) { /* never used */
 			*out = i;
 			*word = d;
 			return true;
 		}
+		if (!chunk_valid(f, d))
+			continue; /* a word no writer stores: not ours to take */
 		unsigned l = chunk_lane(d);
 		held[l] = (held[l] + 1) |
 			  (chunk_state(d) == CHUNK_LIVE ? 1u << 31 : 0);
@@ -538,7 +539,7 @@ static uint64_t chunk_inc(const struct shmlog__seg *s)
 	}
 }
 
-#define TAKE_TRIES 4
+#define TAKE_TRIES 16
 
 /* The record does not fit the OPEN chunk (or there is none): end it and
  * take another (steps a-f in the design comment). false: none could be
@@ -547,6 +548,8 @@ static __attribute__((noinline)) bool
 chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 {
 	struct shmlog__lane *ctl = w->ctl;
+	uint32_t last = w->chunk;
+	uint64_t last_word = chunk_id(w->cword) | CHUNK_LIVE;
 	if (w->chunk != CHUNK_NONE) {
 		if (w->head != w->cend) { /* a: PAD to the chunk's end */
 			atomic_store_explicit(
@@ -586,7 +589,22 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 		chunk_prefault(s, w->h, i);
 		return true;
 	}
-	return false;
+	/* Nothing to take: every chunk is some live writer's OPEN one, or
+	 * the table was scribbled on. The chunk we just filled is ours: go
+	 * on in it, a new incarnation, rather than lose every record. */
+	if (last == CHUNK_NONE)
+		return false;
+	uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
+	if (!atomic_compare_exchange_strong_explicit(
+		    seg_chunk(s, last), &last_word, open, memory_order_acq_rel,
+		    memory_order_relaxed)) /* LMM(Q) */
+		return false; /* taken meanwhile */
+	atomic_thread_fence(memory_order_release); /* LMM(R) */
+	chunk_install(s, w, last, open);
+	w->head = w->cbase;
+	atomic_store_explicit(&ctl->reserve, w->head, memory_order_relaxed);
+	atomic_store_explicit(&ctl->head, w->head, memory_order_release);
+	return true;
 }
 
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
@@ -611,6 +629,17 @@ bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
+	/* Our OPEN chunk is ours as long as its word says so: nobody else
+	 * changes it, unless the file was scribbled on (then another writer
+	 * may take it: leave it to them). One load of a line written once
+	 * per chunk. */
+	if (SHMLOG_UNLIKELY(w->chunk != CHUNK_NONE &&
+			    atomic_load_explicit(seg_chunk(s, w->chunk),
+						 memory_order_relaxed) !=
+				    w->cword)) {
+		w->head = w->cend; /* no PAD: not ours to write */
+		chunk_none(w);
+	}
 	if (SHMLOG_UNLIKELY(w->cend - w->head < len) &&
 	    !chunk_switch(s, w))
 		return false;

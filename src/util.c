@@ -44,7 +44,7 @@ const char *shmlog_strerror(int err)
 	switch (err) {
 	case 0: return "success";
 	case -EBADMSG: return "not a shmlog buffer (bad magic or checksum)";
-	case -EPROTONOSUPPORT: return "buffer format version not supported";
+	case -EPROTONOSUPPORT: return "buffer made by another version of shmlog (its format is not supported)";
 	case -ENODATA: return "buffer header does not fit the file";
 	case -EPERM: return "not permitted: a file that is not a buffer we may trust (symlink, FIFO, hard link, foreign owner or world-writable), or, creating one, a group the caller is not a member of";
 	case -EAGAIN: return "every lane is held by a live writer";
