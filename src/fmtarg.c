@@ -310,11 +310,12 @@ static int spec_add(struct shmlog__fmt_spec *sp, int cls, int role, int prec)
 
 static int spec_add_conv(struct shmlog__fmt_spec *sp, const struct conv *c)
 {
+	const int star = SHMLOG__FMT_INT32;
 	int err = 0;
 	if (c->width == STAR)
-		err = spec_add(sp, SHMLOG__FMT_INT32, SHMLOG__FMT_ROLE_WIDTH, 0);
+		err = spec_add(sp, star, SHMLOG__FMT_ROLE_WIDTH, 0);
 	if (!err && c->prec == STAR)
-		err = spec_add(sp, SHMLOG__FMT_INT32, SHMLOG__FMT_ROLE_PREC, 0);
+		err = spec_add(sp, star, SHMLOG__FMT_ROLE_PREC, 0);
 	if (err)
 		return err;
 	int prec = c->prec == STAR   ? SHMLOG__FMT_PREC_STAR :
@@ -698,9 +699,9 @@ static void format_value(struct out *o, const struct conv *c,
 	switch (c->cls) {
 	case SHMLOG__FMT_INT32:
 	case SHMLOG__FMT_INT64: {
-		uint64_t raw = c->cls == SHMLOG__FMT_INT32 ?
-				       (uint64_t)(int64_t)(int32_t)get_le(v->data, 4) :
-				       get_le(v->data, 8);
+		uint64_t raw = get_le(v->data, payload_size[c->cls]);
+		if (c->cls == SHMLOG__FMT_INT32) /* an int: sign-extend */
+			raw = (uint64_t)(int64_t)(int32_t)raw;
 		if (c->conv == 'c') {
 			build_spec(sp, c->flags, "", 'c');
 			out_printf(o, sp, width, prec, (int)(int32_t)raw);

@@ -242,7 +242,7 @@ static int gen_star(void)
 	case 0:
 		return -(int)below(40);
 	case 1:
-		return below(2) ? SHMLOG__FMT_WIDTH_MAX : -SHMLOG__FMT_WIDTH_MAX;
+		return (below(2) ? 1 : -1) * SHMLOG__FMT_WIDTH_MAX;
 	case 2:
 		return (int)below(SHMLOG__FMT_WIDTH_MAX);
 	default:
@@ -270,7 +270,8 @@ static long long gen_i64(void)
 					  (long long)UINT64_MAX,
 					  INT_MIN, INT_MAX,
 					  (long long)UINT32_MAX,
-					  INT64_C(1) << 32, -(INT64_C(1) << 53) };
+					  INT64_C(1) << 32,
+					  -(INT64_C(1) << 53) };
 	switch (below(3)) {
 	case 0:
 		return edge[below(sizeof(edge) / sizeof(edge[0]))];
