@@ -1153,7 +1153,8 @@ bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
 		return lane_changed(s, lane, c);
 	if (!c->begun)
 		return true;
-	return c->pos != atomic_load_explicit(&ctl->head, memory_order_acquire);
+	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
+						       memory_order_acquire));
 }
 
 /* The end of what the cursor may read in its chunk: head if head is in
@@ -1202,11 +1203,13 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 		/* head is loaded again only when the cursor reaches the head
 		 * last seen: the line it lives on is the writer's, written on
 		 * every record, and each load of it costs the writer a miss */
+		/* (a head behind the cursor: the chunk it was in was taken
+		 * from a lane whose writer is gone; nothing new) */
 		uint64_t head = c->head_seen;
-		if (c->pos == head) {
+		if (!pos_before(c->pos, head)) {
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire); /* LMM(F) */
-			if (c->pos == head)
+			if (!pos_before(c->pos, head))
 				return false;
 		}
 		if (c->chunk == CHUNK_NONE && !cursor_enter(s, lane, c)) {
@@ -1277,6 +1280,12 @@ bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
 			 * numbers counts them; on to the lane's next chunk */
 			c->chunk = CHUNK_NONE;
 			c->pos = c->cend;
+			/* if the lane's head was in it (or at its end), no
+			 * later record will show the gap: count it now */
+			head = c->head_seen = atomic_load_explicit(
+				&ctl->head, memory_order_acquire);
+			if (!pos_before(c->pos, head))
+				cursor_gone(s, lane, c, head);
 			continue;
 		}
 		if (word != atomic_load_explicit(&r.word, memory_order_relaxed)) {
