@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "format.h"
+#include "kept.h"
 #include "shmlog.h"
 #include "write.h"
 #include "forward/forward.h"
@@ -327,13 +328,14 @@ static int cmd_info(int argc, char **argv)
 	printf("file:      %s (%llu bytes)\n", path,
 	       (unsigned long long)in.file_size);
 	printf("format:    version %u.%u\n", in.version_major, in.version_minor);
-	printf("capacity:  %s in %u lanes of %llu bytes\n", sz, in.lanes,
-	       (unsigned long long)(in.capacity / in.lanes));
+	printf("capacity:  %s in %u lanes (writer slots), for whoever "
+	       "writes\n",
+	       sz, in.lanes);
 	printf("clock:     %s\n", clock_name(in.clock));
 	printf("created:   %s\n", when);
 	printf("owner:     %s:%s mode %04o\n", pw ? pw->pw_name : "?",
 	       gr ? gr->gr_name : "?", (unsigned)in.mode);
-	printf("used:      %.1f%% (%llu bytes)\n",
+	printf("used:      %.1f%% (%llu bytes in chunks holding records)\n",
 	       100.0 * (double)in.used / (double)in.capacity,
 	       (unsigned long long)in.used);
 	printf("writers:   %u live\n", in.writers);
@@ -347,28 +349,57 @@ static int cmd_info(int argc, char **argv)
 
 	/* Per lane: read everything there is, so that what is held and what
 	 * was overwritten are exact (a reader's books: written = held +
-	 * overwritten + torn + hidden by a clear). */
+	 * overwritten + torn + hidden by a clear), and the bytes of records
+	 * each lane keeps. */
 	shmlog_reader_t *rd;
 	if (shmlog_reader_open(cli_buffer, 0, &rd) == 0) {
+		unsigned lanes = shmlog_reader_lanes(rd);
+		uint64_t *bytes = calloc(lanes, sizeof(*bytes));
 		struct shmlog_record rec;
-		while (!cli_stop && shmlog_reader_next(rd, &rec, NULL) > 0)
-			;
+		int ev;
+		while (!cli_stop && (ev = shmlog_reader_next(rd, &rec, NULL)) > 0)
+			if (ev == SHMLOG_EV_RECORD && bytes && rec.lane < lanes)
+				bytes[rec.lane] +=
+					kept_record_bytes(rec.tag_len, rec.msg_len);
+		/* a writer's fair share: the capacity over the lanes that
+		 * have a writer and hold records */
+		unsigned sharers = 0;
+		struct shmlog_lane_stats st;
+		for (unsigned i = 0; i < lanes; i++)
+			if (!shmlog_reader_lane_stats(rd, i, &st) &&
+			    (st.owner_pid || st.owner_tid) && st.read)
+				sharers++;
+		double share = sharers ? (double)in.capacity / sharers : 0;
+		if (sharers) {
+			human_size((uint64_t)share, sz, sizeof(sz));
+			printf("share:     %s each for %u writer%s holding "
+			       "records (capacity / writers)\n",
+			       sz, sharers, sharers == 1 ? "" : "s");
+		}
 		/* OWNER: "live" while the writer's process holds the lane's
 		 * lock, "dead" when it died holding the lane (the next writer
-		 * takes it over); PID/TID as the writer saw them; DAMAGED:
-		 * places where the lane did not check out (each once) */
-		printf("\n%5s %5s %8s %8s %12s %10s %12s %6s %8s %8s\n",
-		       "LANE", "OWNER", "PID", "TID", "WRITTEN", "HELD",
-		       "OVERWRITTEN", "TORN", "CLEARED", "DAMAGED");
+		 * takes it over); PID/TID as the writer saw them; HELD: the
+		 * records the buffer keeps, BYTES their size, SHARE that as
+		 * a share of the fair share ("-": no writer, its records go
+		 * first when space is needed); DAMAGED: places where the
+		 * lane did not check out (each once) */
+		printf("\n%5s %5s %8s %8s %12s %10s %10s %6s %12s %6s %8s "
+		       "%8s\n",
+		       "LANE", "OWNER", "PID", "TID", "WRITTEN", "HELD", "BYTES",
+		       "SHARE", "OVERWRITTEN", "TORN", "CLEARED", "DAMAGED");
 		uint64_t damaged = 0;
-		for (unsigned i = 0; i < shmlog_reader_lanes(rd); i++) {
-			struct shmlog_lane_stats st;
+		for (unsigned i = 0; i < lanes; i++) {
 			if (shmlog_reader_lane_stats(rd, i, &st) ||
 			    (!st.written && !st.owner_pid))
 				continue;
 			damaged += st.corrupt;
-			printf("%5u %5s %8u %8u %12llu %10llu %12llu %6llu "
-			       "%8llu %8llu\n",
+			uint64_t b = bytes ? bytes[i] : 0;
+			char pct[16] = "-";
+			if ((st.owner_pid || st.owner_tid) && share > 0)
+				snprintf(pct, sizeof(pct), "%.0f%%",
+					 100.0 * (double)b / share);
+			printf("%5u %5s %8u %8u %12llu %10llu %10llu %6s %12llu "
+			       "%6llu %8llu %8llu\n",
 			       i,
 			       st.owner_alive ? "live"
 			       : st.owner_pid || st.owner_tid ? "dead"
@@ -376,11 +407,13 @@ static int cmd_info(int argc, char **argv)
 			       st.owner_pid, st.owner_tid,
 			       (unsigned long long)st.written,
 			       (unsigned long long)st.read,
+			       (unsigned long long)b, pct,
 			       (unsigned long long)st.overwritten,
 			       (unsigned long long)st.torn,
 			       (unsigned long long)st.skipped,
 			       (unsigned long long)st.corrupt);
 		}
+		free(bytes);
 		shmlog_reader_close(rd);
 		if (damaged)
 			printf("\ndamaged:   %llu (places where a lane did not "

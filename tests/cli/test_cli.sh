@@ -97,7 +97,7 @@ has "bad SHMLOG_TAGS named" "SHMLOG_TAGS is ignored: bad token 'ui:Q'" "$bad_env
 # info, ls, clear
 has "info" "capacity: +256.0K in [0-9]+ lanes" "$("$S" info -b $B)"
 has "info clock" "clock: +realtime" "$("$S" info -b $B)"
-has "info lane books" "LANE +OWNER +PID +TID +WRITTEN +HELD +OVERWRITTEN +TORN +CLEARED" "$("$S" info -b $B)"
+has "info lane books" "LANE +OWNER +PID +TID +WRITTEN +HELD +BYTES +SHARE +OVERWRITTEN +TORN +CLEARED" "$("$S" info -b $B)"
 # a lane's owner: live while its writer's process holds the lane's lock,
 # dead once it is killed holding it
 rm -f /tmp/$B.fifo; mkfifo /tmp/$B.fifo
@@ -107,6 +107,8 @@ exec 7>/tmp/$B.fifo; echo held >&7
 for _ in $(seq 1 200); do "$S" info -b $B | grep -qE "^ +[0-9]+ +live " && break; sleep 0.05; done
 has "info live owner" "^ +[0-9]+ +live " "$("$S" info -b $B)"
 has "info writers" "writers: +1 live" "$("$S" info -b $B)"
+has "info share" "share: +[0-9.]+[KM] each for 1 writer holding records" "$("$S" info -b $B)"
+has "info a live writer's share" "^ +[0-9]+ +live +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+%" "$("$S" info -b $B)"
 kill -KILL "$hold_pid"; wait "$hold_pid" 2>/dev/null
 exec 7>&-; rm -f /tmp/$B.fifo
 has "info dead owner" "^ +[0-9]+ +dead " "$("$S" info -b $B)"
