@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,67 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* The segment format, byte by byte (docs/DESIGN.md, "Segment format 2,
+ * byte by byte"): every row of those tables, checked here. The file is
+ * little-endian: a big-endian build would read every buffer wrong. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "the segment format is little-endian");
+#define AT(type, field, off)                                                   \
+	_Static_assert(offsetof(type, field) == (off),                          \
+		       #type "." #field " at byte " #off)
+AT(struct shmlog__fixed, magic, 0);
+AT(struct shmlog__fixed, version_major, 8);
+AT(struct shmlog__fixed, version_minor, 10);
+AT(struct shmlog__fixed, fixed_size, 12);
+AT(struct shmlog__fixed, file_size, 16);
+AT(struct shmlog__fixed, lanes_off, 24);
+AT(struct shmlog__fixed, data_off, 32);
+AT(struct shmlog__fixed, lane_count, 40);
+AT(struct shmlog__fixed, chunk_size, 44);
+AT(struct shmlog__fixed, lane_ctl_size, 48);
+AT(struct shmlog__fixed, max_record, 52);
+AT(struct shmlog__fixed, clock, 56);
+AT(struct shmlog__fixed, flags, 60);
+AT(struct shmlog__fixed, initial_pos, 64);
+AT(struct shmlog__fixed, initial_seq, 72);
+AT(struct shmlog__fixed, created_ns, 80);
+AT(struct shmlog__fixed, cal_raw, 88);
+AT(struct shmlog__fixed, cal_ns, 96);
+AT(struct shmlog__fixed, cal_mult, 104);
+AT(struct shmlog__fixed, cal_shift, 108);
+AT(struct shmlog__fixed, chunks_off, 112);
+AT(struct shmlog__fixed, chunk_count, 120);
+AT(struct shmlog__fixed, reserved0, 124);
+AT(struct shmlog__fixed, reserved, 128);
+AT(struct shmlog__fixed, checksum, 144);
+_Static_assert(sizeof(struct shmlog__fixed) == 152, "fixed header: 152 bytes");
+AT(struct shmlog__hdr, notify, 192);
+AT(struct shmlog__hdr, stats, 256);
+AT(struct shmlog__hdr, config, 320);
+AT(struct shmlog__hdr, spec, 384);
+_Static_assert(384 + SHMLOG_FILTER_SPEC_MAX <= SHMLOG__ANCHOR_OFF,
+	       "the spec ends before the anchors");
+AT(struct shmlog__lane, owner, 0);
+AT(struct shmlog__lane, claims, 8);
+AT(struct shmlog__lane, torn, 16);
+AT(struct shmlog__lane, reserved1, 64);
+AT(struct shmlog__lane, reserve, 72);
+AT(struct shmlog__lane, head, 80);
+AT(struct shmlog__lane, next_seq, 88);
+AT(struct shmlog__space, epoch, 0);
+AT(struct shmlog__rec, word, 0);
+AT(struct shmlog__rec, seq, 8);
+AT(struct shmlog__rec, time, 16);
+AT(struct shmlog__rec, pid, 24);
+AT(struct shmlog__rec, tid, 28);
+AT(struct shmlog__rec, len, 32);
+AT(struct shmlog__rec, msg_len, 34);
+AT(struct shmlog__rec, prio, 36);
+AT(struct shmlog__rec, flags, 37);
+AT(struct shmlog__rec, tag_len, 38);
+AT(struct shmlog__rec, reserved, 39);
+#undef AT
 
 #define SHM_DIR "/dev/shm"
 #define SHM_PREFIX "shmlog."
