@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -476,41 +477,39 @@ void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid);
 /* Wake sleeping readers if any (slow path of every append). */
 void shmlog__ring_wake(struct shmlog__hdr *hdr);
 
-/* A reader's cursor over one lane. */
-struct shmlog__rlane {
-	uint64_t pos;
-	uint32_t chunk; /* the chunk pos is in, CHUNK_NONE: find it */
-	uint64_t cid, cbase, cend; /* its chunk_id() and positions */
-	uint64_t head_seen; /* the lane's head when last loaded */
-	uint64_t next_seq;
-	uint64_t last_seq; /* of the newest record taken (seq_seen) */
-	uint64_t chained; /* end of that record (and of PADs after it) */
-	bool begun; /* has looked at the lane (pos is meaningful) */
-	bool started, seq_known, seq_seen, have;
-	bool after_damage; /* records lost before the next one were damaged */
-	uint64_t damage_bytes; /* skipped as damaged since the last record */
-	bool damaged; /* stuck on damage: read again when fp changes */
-	uint64_t fp[3]; /* head, chunk and word at pos when it got stuck */
-	uint64_t read, overwritten, torn, skipped;
-	uint64_t corrupt; /* places the lane was found damaged */
-	uint64_t lost_overwritten, lost_torn; /* not yet reported */
-	struct shmlog__rec rec; /* pending record header */
-	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
-	unsigned char *body;
-};
+/* ---- the record protocol for readers (ring.c; cursors: reader.c) ---- */
 
-/* Try to make @c hold the lane's next record. Returns true if it does. */
-bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw);
-/* Has the lane anything @c has not taken yet? (A damaged lane: has it
- * changed since the cursor got stuck on it?) */
-bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
-			  const struct shmlog__rlane *c);
+/* Is @a before @b? Positions compare by signed difference. */
+static inline bool pos_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
+/* The descriptor states shmlog__chunk_find() looks for (bits). */
+#define CHUNK_IN_LIVE (1u << CHUNK_LIVE)
+#define CHUNK_IN_OPEN (1u << CHUNK_OPEN)
+
+/* Lane @lane's chunk (in @states) with the smallest base that ends past
+ * @from, among those whose base is at or before @limit: its index and
+ * word. One pass over the descriptor table. false if none. */
+bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
+			uint64_t from, uint64_t limit, unsigned states,
+			unsigned *idx, uint64_t *word);
+/* Is @r, found at @pos with @room bytes left in its chunk, a well-formed
+ * record? Its state (0: not a record), its length in *@len. */
+unsigned shmlog__rec_check(const struct shmlog__fixed *f,
+			   const struct shmlog__rec *r, uint64_t pos,
+			   uint64_t room, uint32_t *len);
+/* Copy out of the mapping, a writer possibly writing (checked after). */
+void shmlog__copy_out(void *dst, const void *src, size_t n);
+/* After a copy of the record at @off in chunk @chunk, whose word was
+ * @word and the chunk's id @cid: was the copy whole? */
+enum { REC_WHOLE, REC_REWRITTEN, REC_CHUNK_GONE };
+int shmlog__rec_recheck(const struct shmlog__seg *s, unsigned chunk,
+			uint64_t off, uint64_t word, uint64_t cid);
+
 /* Does lane @lane hold no chunk? */
 bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane);
-/* Start @c after the lane's newest record (readers opened at the tail). */
-void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
-			       struct shmlog__rlane *c);
 
 /* ---- test points (compiled in with SHMLOG_TESTPOINTS only) ---- */
 #ifdef SHMLOG_TESTPOINTS

@@ -2,7 +2,10 @@
 /*
  * The shmlog ring protocol: how records are written into a lane's chunks,
  * how space moves between lanes, how a lane left by a dead writer is
- * repaired, and how readers copy records out.
+ * repaired, and the record protocol readers follow to copy records out
+ * (copy, check, re-check: shmlog__rec_check, shmlog__copy_out,
+ * shmlog__rec_recheck). A reader's cursors and books (where it is in each
+ * lane, what it counted lost) are reader.c's.
  *
  * ===================================================================
  * Segment layout (all offsets from the start of the file; format 2)
@@ -253,6 +256,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -271,7 +275,7 @@ void (*shmlog__testpoint_hook)(int point);
  * bytes left in its chunk? Returns the state (0: not a record) and its
  * length in *@len. Only the first word of a PAD is read: a PAD always runs
  * to the end of the chunk and may be shorter than a header. */
-static unsigned rec_check(const struct shmlog__fixed *f,
+unsigned shmlog__rec_check(const struct shmlog__fixed *f,
 			  const struct shmlog__rec *r, uint64_t pos,
 			  uint64_t room, uint32_t *len)
 {
@@ -304,17 +308,11 @@ static struct shmlog__rec *rec_at(unsigned char *data, uint64_t off)
 
 /* ---- the chunk table ------------------------------------------------- */
 
-/* Is @a before @b? Positions compare by signed difference. */
-static inline bool pos_before(uint64_t a, uint64_t b)
-{
-	return (int64_t)(a - b) < 0;
-}
-
 /* Lane @lane's chunk with the smallest base that ends past @from (holds
  * @from, or lies after it), among those whose base is at or before
  * @limit. One pass over the descriptor table, bounded by chunk_count.
  * @states: CHUNK_LIVE, CHUNK_OPEN or both (bits 1 << state). */
-static bool chunk_find(const struct shmlog__seg *s, unsigned lane,
+bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
 		       uint64_t from, uint64_t limit, unsigned states,
 		       unsigned *idx, uint64_t *word)
 {
@@ -365,8 +363,6 @@ static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
 	return found;
 }
 
-#define IN_LIVE (1u << CHUNK_LIVE)
-#define IN_OPEN (1u << CHUNK_OPEN)
 
 /* Lane @lane's oldest LIVE chunk, and in *@held how many chunks it holds
  * (LIVE and OPEN). One pass over the descriptor table. */
@@ -607,6 +603,22 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	return true;
 }
 
+/* The readers' side of Dekker's pattern ("Waking readers"), and the
+ * registration that makes the expedited command usable. */
+bool shmlog__membarrier_register(void)
+{
+	return syscall(SYS_membarrier,
+		       MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
+int shmlog__membarrier(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) ==
+			       0
+		       ? 0
+		       : -errno;
+}
+
 void shmlog__ring_wake(struct shmlog__hdr *hdr)
 {
 	if (!atomic_exchange_explicit(&hdr->notify.sleepers, 0,
@@ -694,7 +706,7 @@ static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 	TESTPOINT(8);
 	struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
 	uint32_t rlen;
-	unsigned state = rec_check(f, r, pos, w->cend - pos, &rlen);
+	unsigned state = shmlog__rec_check(f, r, pos, w->cend - pos, &rlen);
 	if (state && state != REC_PAD && rlen == len && r->seq == w->seq) {
 		/* died after the commit: the record is whole; or a claimer
 		 * died after marking it torn: counted already */
@@ -728,7 +740,7 @@ static bool lane_last_seq(const struct shmlog__fixed *f,
 	for (uint32_t guard = f->chunk_size / REC_ALIGN + 1; pos != w->head;) {
 		struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
 		uint32_t len;
-		unsigned state = rec_check(f, r, pos, w->cend - pos, &len);
+		unsigned state = shmlog__rec_check(f, r, pos, w->cend - pos, &len);
 		if (!state || state == REC_PAD || !guard-- ||
 		    w->head - pos < len)
 			return false;
@@ -751,21 +763,21 @@ static uint64_t lane_resume(const struct shmlog__seg *s,
 	uint64_t word;
 	w->head = head & ~(uint64_t)(REC_ALIGN - 1);
 	chunk_none(w);
-	if (chunk_newest(s, w->lane, IN_OPEN, &i, &word)) {
+	if (chunk_newest(s, w->lane, CHUNK_IN_OPEN, &i, &word)) {
 		/* other OPEN chunks of ours (damage) go to the history */
 		unsigned j;
 		uint64_t other;
 		for (unsigned guard = f->chunk_count;
-		     guard && chunk_find(s, w->lane, chunk_base(f, word) -
+		     guard && shmlog__chunk_find(s, w->lane, chunk_base(f, word) -
 							(UINT64_C(1) << 62),
-					 chunk_base(f, word) - 1, IN_OPEN, &j,
+					 chunk_base(f, word) - 1, CHUNK_IN_OPEN, &j,
 					 &other);
 		     guard--) {
 			uint64_t live = chunk_id(other) | CHUNK_LIVE;
 			atomic_compare_exchange_strong(seg_chunk(s, j), &other,
 						       live);
 		}
-	} else if (!chunk_newest(s, w->lane, IN_LIVE, &i, &word) ||
+	} else if (!chunk_newest(s, w->lane, CHUNK_IN_LIVE, &i, &word) ||
 		   head - chunk_base(f, word) > f->chunk_size) {
 		return w->head; /* nothing to resume in */
 	} else {
@@ -905,436 +917,28 @@ void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid)
 	}
 }
 
-/* ---- reader side ---------------------------------------------------- */
+/* ---- the record protocol, for readers (reader.c) -------------------- */
 
 /* Copy @n bytes out of the segment. The writer may be rewriting them: the
- * copy is checked afterwards (LMM(G,H,J)), never trusted before. */
-__attribute__((no_sanitize("thread"))) static void
-copy_out(void *dst, const void *src, size_t n)
+ * copy is checked afterwards (shmlog__rec_recheck), never trusted before. */
+__attribute__((no_sanitize("thread"))) void
+shmlog__copy_out(void *dst, const void *src, size_t n)
 {
 	memcpy(dst, src, n);
 }
 
-/* How far back from head a lane's oldest chunk may lie. */
-#define LANE_SPAN (UINT64_C(1) << 62)
-
-/* Where a reader starts on a lane it has not looked at yet: before its
- * oldest chunk. */
-static void cursor_begin(const struct shmlog__seg *s, unsigned lane,
-			 struct shmlog__rlane *c)
+int shmlog__rec_recheck(const struct shmlog__seg *s, unsigned chunk,
+			uint64_t off, uint64_t word, uint64_t cid)
 {
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	uint64_t head = c->head_seen =
-		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(F) */
-	c->pos = (head & ~(uint64_t)(REC_ALIGN - 1)) - LANE_SPAN;
-	c->chunk = CHUNK_NONE;
-	c->next_seq = s->fixed.initial_seq;
-	c->seq_known = true;
-	c->begun = true;
-}
-
-static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t head);
-
-/* Put the cursor in the lane's chunk that holds its position, or the next
- * one, if something in it is published (its base at or below head). A
- * lane with no such chunk and a head ahead of the cursor had its records
- * taken: the cursor goes to head. false if there is no chunk to read. */
-static bool cursor_enter(const struct shmlog__seg *s, unsigned lane,
-			 struct shmlog__rlane *c)
-{
-	const struct shmlog__fixed *f = &s->fixed;
-	unsigned i;
-	uint64_t word;
-	uint64_t head = c->head_seen;
-	if (!chunk_find(s, lane, c->pos, head, IN_LIVE | IN_OPEN, &i, &word)) {
-		/* every chunk up to head was taken: what they held is
-		 * overwritten, counted up to the lane's next_seq if head has
-		 * not moved meanwhile (else the next look does it) */
-		if (pos_before(c->pos, head) && !(head & (REC_ALIGN - 1)) &&
-		    cursor_gone(s, lane, c, head))
-			c->pos = head;
-		return false;
-	}
-	c->chunk = i;
-	c->cid = chunk_id(word);
-	c->cbase = chunk_base(f, word);
-	c->cend = c->cbase + f->chunk_size;
-	if (pos_before(c->pos, c->cbase))
-		c->pos = c->cbase;
-	return true;
-}
-
-/* What a damaged lane looked like when the reader gave up on it: it reads
- * it again only once one of these changed (a writer wrote on). */
-static void lane_fingerprint(const struct shmlog__seg *s, unsigned lane,
-			     const struct shmlog__rlane *c, uint64_t fp[3])
-{
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	fp[0] = atomic_load_explicit(&ctl->head, memory_order_acquire);
-	fp[1] = c->chunk == CHUNK_NONE
-			? 0
-			: atomic_load_explicit(seg_chunk(s, c->chunk),
-					       memory_order_relaxed);
-	fp[2] = c->chunk == CHUNK_NONE || (c->pos & (REC_ALIGN - 1)) ||
-				c->cend - c->pos < REC_ALIGN ||
-				c->pos - c->cbase >= s->fixed.chunk_size
-			? 0
-			: atomic_load_explicit(
-				  &rec_at(seg_chunk_data(s, c->chunk),
-					  c->pos - c->cbase)
-					   ->word,
-				  memory_order_relaxed);
-}
-
-static void cursor_stop(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c)
-{
-	if (!c->damaged)
-		c->corrupt++;
-	c->damaged = true;
-	lane_fingerprint(s, lane, c, c->fp);
-}
-
-static bool lane_changed(const struct shmlog__seg *s, unsigned lane,
-			 const struct shmlog__rlane *c)
-{
-	uint64_t fp[3];
-	lane_fingerprint(s, lane, c, fp);
-	return fp[0] != c->fp[0] || fp[1] != c->fp[1] || fp[2] != c->fp[2];
-}
-
-/* The first record in [@from, @limit) of the cursor's chunk that proves
- * itself: its word names its own position, its header checks out and it
- * ends by @limit. One pass, at most chunk_size / 8 words. */
-static bool chunk_find_record(const struct shmlog__fixed *f,
-			      const unsigned char *data,
-			      const struct shmlog__rlane *c, uint64_t from,
-			      uint64_t limit, uint64_t *at)
-{
-	if (from & (REC_ALIGN - 1))
-		return false;
-	for (uint64_t pos = from;
-	     pos != limit && limit - pos <= f->chunk_size &&
-	     pos - c->cbase < f->chunk_size;
-	     pos += REC_ALIGN) {
-		uint64_t room = c->cend - pos;
-		uint32_t len;
-		struct shmlog__rec r;
-		memset(&r, 0, sizeof(r));
-		copy_out(&r, data + (pos - c->cbase),
-			 room < REC_HDR ? room : REC_HDR);
-		if (rec_check(f, &r, pos, room, &len) && len <= limit - pos) {
-			*at = pos;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The record at the cursor is damaged (its word, its length, its content
- * or its place in the chain): go on at the next record boundary that
- * proves itself, or at @limit. The cursor moves forward; the records lost
- * on the way are counted as torn (by the gap in sequence numbers at the
- * next record), the damage once. */
-static void cursor_skip_damage(const struct shmlog__fixed *f,
-			       const unsigned char *data,
-			       struct shmlog__rlane *c, uint64_t limit)
-{
-	uint64_t at;
-	if (!chunk_find_record(f, data, c, c->pos + REC_ALIGN, limit, &at))
-		at = limit;
-	c->damage_bytes += at - c->pos;
-	c->pos = at;
-	c->corrupt++;
-	c->after_damage = true;
-}
-
-/* Does a record numbered @seq belong where the cursor is? Right after the
- * record read before it in the same chunk it must be the very next
- * number: records of a lane are numbered in the order of their positions,
- * across chunks, claims and repairs. After a jump (a chunk boundary, past
- * damage) it must only be newer than every record read from the lane. */
-static bool cursor_seq_fits(const struct shmlog__rlane *c, uint64_t seq)
-{
-	if (!c->seq_seen)
-		return true;
-	if (c->chained == c->pos)
-		return seq == c->last_seq + 1;
-	return (int64_t)(seq - c->last_seq) > 0;
-}
-
-/* A COMMITTED or TORN record with sequence number @seq was found: account
- * for the records between the last one and it. Records lost where the lane
- * was damaged are counted as torn (they failed validation), others as
- * overwritten. */
-static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
-{
-	if (c->seq_known && seq != c->next_seq) {
-		uint64_t gap = seq - c->next_seq;
-		if (gap < (1ull << 62)) { /* forward gap: records lost */
-			/* no more than the damaged bytes could hold */
-			uint64_t torn = 0;
-			if (c->after_damage)
-				torn = c->seq_seen ? gap : 1;
-			if (torn > c->damage_bytes / (REC_HDR + REC_ALIGN) + 1)
-				torn = c->damage_bytes / (REC_HDR + REC_ALIGN) + 1;
-			c->torn += torn;
-			c->lost_torn += torn;
-			c->overwritten += gap - torn;
-			if (c->started)
-				c->lost_overwritten += gap - torn;
-		}
-	}
-	c->after_damage = false;
-	c->damage_bytes = 0;
-	c->seq_known = true;
-	c->seq_seen = true;
-	c->last_seq = seq;
-	c->next_seq = seq + 1;
-}
-
-/* The records up to the lane's head, @head, are gone (their chunks were
- * taken): count them as overwritten, as a gap before the next record
- * would, up to the lane's next_seq. That is the count for @head only if
- * head has not moved since (next_seq is stored after head, with release,
- * so a next_seq seen with the same head is no newer than it; it may lag
- * by the newest record, which a later gap counts). false if head moved. */
-static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t head)
-{
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	uint64_t next = atomic_load_explicit(&ctl->next_seq,
-					     memory_order_acquire);
-	if (atomic_load_explicit(&ctl->head, memory_order_acquire) != head)
-		return false;
-	uint64_t gap = next - c->next_seq;
-	if (!c->seq_known || gap == 0 || gap >= (1ull << 62))
-		return true;
-	c->overwritten += gap;
-	if (c->started)
-		c->lost_overwritten += gap;
-	c->next_seq = next;
-	c->after_damage = false;
-	c->damage_bytes = 0;
-	return true;
-}
-
-void shmlog__lane_skip_to_head(const struct shmlog__seg *s, unsigned lane,
-			       struct shmlog__rlane *c)
-{
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	c->pos = c->head_seen =
-		atomic_load_explicit(&ctl->head, memory_order_acquire);
-	c->chunk = CHUNK_NONE;
-	c->next_seq = atomic_load_explicit(&ctl->next_seq, memory_order_relaxed);
-	c->seq_known = true;
-	c->started = true;
-	c->begun = true;
-}
-
-/* Could a writer of ours have committed this header? Anything else is a
- * damaged (or forged) record: a TORN header flipped to COMMITTED has
- * priority 0, for one. */
-static bool rec_plausible(const struct shmlog__rec *r)
-{
-	return r->tag_len <= SHMLOG_TAG_MAX && r->prio >= SHMLOG_VERBOSE &&
-	       r->prio <= SHMLOG_FATAL && !(r->flags & ~SHMLOG_REC_TRUNCATED) &&
-	       !r->reserved;
-}
-
-bool shmlog__lane_has_new(const struct shmlog__seg *s, unsigned lane,
-			  const struct shmlog__rlane *c)
-{
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	if (c->have)
-		return true;
-	if (c->damaged)
-		return lane_changed(s, lane, c);
-	if (!c->begun)
-		return true;
-	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
-						       memory_order_acquire));
-}
-
-/* The end of what the cursor may read in its chunk: head if head is in
- * it, the chunk's end if head is past it; false if head is before the
- * chunk (the cursor cannot read it). */
-static bool cursor_limit(const struct shmlog__fixed *f,
-			 const struct shmlog__rlane *c, uint64_t head,
-			 uint64_t *limit)
-{
-	if (head - c->cbase <= f->chunk_size)
-		*limit = head;
-	else if (pos_before(c->cend, head))
-		*limit = c->cend;
-	else
-		return false;
-	return true;
-}
-
-/* Progress: every step of the loop below moves the cursor strictly forward
- * or ends the call; a record is returned only if its sequence number is
- * above every one returned from the lane before. So a lane yields at most
- * capacity/8 records per turnover of the buffer, whatever the file says,
- * and a lane found damaged in a way the cursor cannot get past is left
- * alone until it changes. */
-bool shmlog__lane_fetch(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t clear_raw)
-{
-	const struct shmlog__fixed *f = &s->fixed;
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-
-	if (c->have)
-		return true;
-	if (c->damaged) {
-		if (!lane_changed(s, lane, c))
-			return false;
-		c->damaged = false;
-	}
-	if (!c->begun)
-		cursor_begin(s, lane, c); /* first look: its oldest record */
-	uint64_t guard = (uint64_t)f->chunk_count *
-				 (f->chunk_size / REC_ALIGN + 2) + 4;
-	/* steps that did not move the cursor: something changed under us;
-	 * a few are normal, many are a file being scribbled on */
-	unsigned again = 0;
-	for (; guard && again < 64; guard--) {
-		/* head is loaded again only when the cursor reaches the head
-		 * last seen: the line it lives on is the writer's, written on
-		 * every record, and each load of it costs the writer a miss */
-		/* (a head behind the cursor: the chunk it was in was taken
-		 * from a lane whose writer is gone; nothing new) */
-		uint64_t head = c->head_seen;
-		if (!pos_before(c->pos, head)) {
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire); /* LMM(F) */
-			if (!pos_before(c->pos, head))
-				return false;
-		}
-		if (c->chunk == CHUNK_NONE && !cursor_enter(s, lane, c)) {
-			/* nothing up to the head we have: a newer one? */
-			uint64_t seen = head;
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire);
-			if (head == seen || c->pos == head)
-				return false;
-			again++;
-			continue;
-		}
-		uint64_t limit;
-		if (!cursor_limit(f, c, head, &limit)) {
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire);
-			if (cursor_limit(f, c, head, &limit)) {
-				again++;
-				continue;
-			}
-			cursor_stop(s, lane, c); /* head before its chunk */
-			return false;
-		}
-		if (c->pos == limit) {
-			if (limit == c->cend) { /* on to the next chunk */
-				c->chunk = CHUNK_NONE;
-				continue;
-			}
-			/* at head: look again */
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire);
-			if (c->pos == head)
-				return false;
-			again++;
-			continue;
-		}
-		if ((c->pos & (REC_ALIGN - 1)) || pos_before(limit, c->pos)) {
-			cursor_stop(s, lane, c); /* off a record boundary */
-			return false;
-		}
-		const unsigned char *data = seg_chunk_data(s, c->chunk);
-		uint64_t room = c->cend - c->pos;
-		uint64_t off = c->pos - c->cbase;
-		struct shmlog__rec r;
-		memset(&r, 0, sizeof(r));
-		copy_out(&r, data + off, room < REC_HDR ? room : REC_HDR);
-		uint32_t len = 0;
-		unsigned state = rec_check(f, &r, c->pos, room, &len);
-		if (state == REC_COMMITTED && rec_plausible(&r)) {
-			/* tag and message, each NUL-terminated, ready to hand
-			 * out: the reader's only copy */
-			const unsigned char *src = data + off + REC_HDR;
-			copy_out(c->body, src, r.tag_len);
-			c->body[r.tag_len] = '\0';
-			copy_out(c->body + r.tag_len + 1, src + r.tag_len,
-				 r.msg_len);
-			c->body[r.tag_len + 1 + r.msg_len] = '\0';
-		}
-		atomic_thread_fence(memory_order_acquire); /* LMM(G) */
-		uint64_t word = atomic_load_explicit(
-			&rec_at((unsigned char *)data, off)->word,
-			memory_order_relaxed); /* LMM(H) */
-		uint64_t desc = atomic_load_explicit(
-			seg_chunk(s, c->chunk), memory_order_relaxed); /* LMM(J) */
-		if (chunk_id(desc) != c->cid) {
-			/* the chunk changed hands while we copied (or
-			 * before): its records are gone, the gap in sequence
-			 * numbers counts them; on to the lane's next chunk */
-			c->chunk = CHUNK_NONE;
-			c->pos = c->cend;
-			/* if the lane's head was in it (or at its end), no
-			 * later record will show the gap: count it now */
-			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire);
-			if (!pos_before(c->pos, head))
-				cursor_gone(s, lane, c, head);
-			continue;
-		}
-		if (word != atomic_load_explicit(&r.word, memory_order_relaxed)) {
-			again++; /* rewritten under us: damage; look again */
-			continue;
-		}
-		/* The copy is consistent: only now may it be judged. */
-		if (!state || len > limit - c->pos ||
-		    (state == REC_PAD && limit != c->cend)) {
-			/* not a record, or one (or a PAD) running past what
-			 * is published: inside the published chain, a
-			 * damaged lane: go on at the next record that proves
-			 * itself */
-			cursor_skip_damage(f, data, c, limit);
-			continue;
-		}
-		if (state == REC_PAD) {
-			c->pos = c->cend;
-			continue;
-		}
-		if ((state == REC_COMMITTED && !rec_plausible(&r)) ||
-		    !cursor_seq_fits(c, r.seq)) {
-			/* no writer of ours made it, or it is out of place in
-			 * the chain (a stale header brought back to life, a
-			 * damaged one): its length is not to be trusted */
-			cursor_skip_damage(f, data, c, limit);
-			continue;
-		}
-		c->pos += len;
-		c->chained = c->pos;
-		cursor_seq(c, r.seq);
-		if (state == REC_TORN) {
-			c->torn++;
-			c->lost_torn++;
-			continue;
-		}
-		if (!c->started) {
-			c->started = true;
-			c->lost_overwritten = 0; /* losses before we came */
-		}
-		if ((int64_t)(r.time - clear_raw) < 0 && clear_raw) {
-			c->skipped++;
-			continue;
-		}
-		c->rec = r;
-		c->have = true;
-		return true;
-	}
-	return false;
+	atomic_thread_fence(memory_order_acquire); /* LMM(G) */
+	uint64_t now = atomic_load_explicit(
+		&rec_at(seg_chunk_data(s, chunk), off)->word,
+		memory_order_relaxed); /* LMM(H) */
+	uint64_t desc = atomic_load_explicit(seg_chunk(s, chunk),
+					     memory_order_relaxed); /* LMM(J) */
+	if (chunk_id(desc) != cid)
+		return REC_CHUNK_GONE;
+	return now == word ? REC_WHOLE : REC_REWRITTEN;
 }
 
 /* ---- what the buffer holds (shmlog_stat, shmlog info) ---------------- */
@@ -1382,5 +986,5 @@ bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane)
 {
 	unsigned i;
 	uint64_t w;
-	return !chunk_newest(s, lane, IN_LIVE | IN_OPEN, &i, &w);
+	return !chunk_newest(s, lane, CHUNK_IN_LIVE | CHUNK_IN_OPEN, &i, &w);
 }

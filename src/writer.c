@@ -6,7 +6,6 @@
  * ring.c.
  */
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,19 +34,6 @@ static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 static bool membarrier_ok;
 
-bool shmlog__membarrier_register(void)
-{
-	return syscall(SYS_membarrier,
-		       MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
-}
-
-int shmlog__membarrier(void)
-{
-	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) ==
-			       0
-		       ? 0
-		       : -errno;
-}
 
 static bool handle_live(uint64_t id)
 {
