@@ -197,6 +197,17 @@ int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
 
 /* Flags for shmlog_write_ex() and shmlog_print_ex(). */
 #define SHMLOG_WRITE_UNFILTERED 0x1 /* log even if the filter says no */
+/* shmlog_print_ex() only: @fmt is a string that never changes at its
+ * address (a string literal). The call may then be stored as its format's
+ * place in the buffer's table and its argument values, and formatted by
+ * whichever reader reads it, in any process, at any later time: a copy of
+ * the values instead of vsnprintf in the caller. Conversions it cannot
+ * store (%n, %m, positional, wide characters), and calls made once the
+ * buffer's format table is full, are formatted by the caller as without
+ * the flag (the latter counted: shmlog_stat_formats()). The SHMLOG_x
+ * macros pass it when the format is a string literal. Not for a format
+ * built at run time in a buffer that is reused. */
+#define SHMLOG_WRITE_DEFERRED 0x2
 
 /* As shmlog_write_n(), with @flags (SHMLOG_WRITE_*) and the process the
  * record is from: @pid 0 means the caller (pid and tid as usual), another
@@ -301,6 +312,19 @@ extern "C" {
 #define SHMLOG__TAG_FIXED(tag) 1
 #endif
 
+/* The format of a call (its first argument after the tag), and whether
+ * it is a string literal the compiler can see: then the call is deferred
+ * (SHMLOG_WRITE_DEFERRED). */
+#define SHMLOG__FMT_(fmt, ...) fmt
+#define SHMLOG__FMT(...) SHMLOG__FMT_(__VA_ARGS__, 0)
+#if defined(__GNUC__) || defined(__clang__)
+#define SHMLOG__DEFER(...)                                                     \
+	(__builtin_constant_p(SHMLOG__FMT(__VA_ARGS__)) ? SHMLOG_WRITE_DEFERRED \
+							: 0)
+#else
+#define SHMLOG__DEFER(...) 0
+#endif
+
 /* The cached check of a call site whose tag is fixed. */
 #define SHMLOG__SITE_WANTS(prio, tag)                                          \
 	static struct shmlog_site shmlog__site_ = {0, 0, tag};                 \
@@ -317,7 +341,9 @@ extern "C" {
 			if (SHMLOG__TAG_FIXED(tag)) {                          \
 				SHMLOG__SITE_WANTS(prio, tag)                  \
 				shmlog_print_ex(shmlog_default(),              \
-						SHMLOG_WRITE_UNFILTERED,       \
+						SHMLOG_WRITE_UNFILTERED |      \
+							SHMLOG__DEFER(         \
+								__VA_ARGS__),  \
 						(prio), (tag), __VA_ARGS__);   \
 			} else if (shmlog__tag_enabled((prio), (tag))) {       \
 				shmlog_print_ex(shmlog_default(),              \
@@ -374,6 +400,10 @@ struct shmlog_record {
 };
 
 #define SHMLOG_REC_TRUNCATED 0x1 /* tag or message was cut to fit */
+/* the message was formatted by this reader from the call's format and
+ * argument values (SHMLOG_WRITE_DEFERRED); shmlog_reader_deferred() gives
+ * the format and the values */
+#define SHMLOG_REC_DEFERRED 0x2
 
 /* What shmlog_reader_next() produced. */
 enum shmlog_event {
@@ -406,6 +436,17 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * docs/SECURITY.md), and SHMLOG_EV_NONE after that. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost);
+
+/* The record shmlog_reader_next() returned last, if it was written with
+ * SHMLOG_WRITE_DEFERRED (flag SHMLOG_REC_DEFERRED): its format as found in
+ * the buffer (*@fmt, NUL-terminated, valid until the next call; NULL if
+ * the record named no format the buffer holds) and its argument values as
+ * a JSON array into @args (@cap bytes, NUL-terminated: numbers, strings
+ * escaped as JSON, pointers as "0x..." strings; cut to fit, then closed
+ * with "]"). Returns 0, or -ENOENT if the last record was not deferred.
+ * Not thread-safe with other calls on @r. */
+int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
+			   char *args, size_t cap);
 
 /* Block until a writer may have committed a new record, or @timeout_ms
  * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT, -EINTR

@@ -8,6 +8,7 @@
 #define SHMLOG_INTERNAL_H
 
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,8 +64,9 @@ struct shmlog__fixed {
 	uint32_t cal_shift;
 	uint64_t chunks_off; /* struct shmlog__space, then the descriptors */
 	uint32_t chunk_count;
-	uint32_t reserved0; /* 0 */
-	uint64_t reserved[2]; /* 0 */
+	uint32_t fmt_size; /* bytes of the format table, page multiple */
+	uint64_t fmt_off; /* the format table (deferred.c), page aligned */
+	uint64_t reserved; /* 0 */
 	uint64_t checksum; /* FNV-1a 64 of every byte above */
 };
 
@@ -81,6 +83,10 @@ struct shmlog__hdr {
 	struct {
 		_Atomic uint64_t dropped; /* refused writes: no lane, nested */
 		_Atomic uint32_t releases; /* lanes given back (exclusive) */
+		_Atomic uint32_t pad;
+		/* printf-style calls formatted by the caller because the
+		 * format table was full */
+		_Atomic uint64_t fmt_full;
 	} stats SHMLOG__ALIGNED;
 	/* Read-mostly: the filter and the clear mark. Writers only read it. */
 	struct {
@@ -110,6 +116,22 @@ struct shmlog__space {
 	_Atomic uint64_t epoch; /* incarnations handed out so far */
 	uint64_t pad[7];
 } SHMLOG__ALIGNED;
+
+/* The format table (deferred.c), at fmt_off: this line, then entries at
+ * 8-byte offsets from 64 on. An entry is a word, len | FMT_READY once its
+ * len bytes (a format string, NUL-terminated, padded to 8) follow it; its
+ * offset in the table is the format's id. Written once per call site. */
+struct shmlog__fmt_table {
+	_Atomic uint32_t next; /* offset of the next free byte */
+	_Atomic uint32_t count; /* entries taken */
+	uint64_t pad[7];
+};
+#define FMT_READY 0x80000000u
+#define FMT_ENTRY_HDR 8u
+
+/* A record whose message is a format id (u32) and an argument block:
+ * formatted by the reader (deferred.c). Bit 1 of the header's flags. */
+#define REC_FLAG_DEFERRED 0x2u
 
 /* A chunk descriptor word: inc << 20 | lane << 4 | state. The incarnation
  * (inc) is unique per taking of a chunk and names the chunk's positions:
@@ -166,6 +188,7 @@ struct shmlog__rec {
 _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
 _Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
 _Static_assert(sizeof(struct shmlog__space) == 64, "space is one line");
+_Static_assert(sizeof(struct shmlog__fmt_table) == 64, "one line");
 _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
 
 /* Clock anchors (clock.c): (raw clock, wall time) pairs that writers add
@@ -511,6 +534,33 @@ int shmlog__rec_recheck(const struct shmlog__seg *s, unsigned chunk,
 /* Does lane @lane hold no chunk? */
 bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane);
 
+/* ---- printf-style calls formatted by the reader (deferred.c) ---- */
+
+/* Encode the call (@fmt a string that never changes at its address) as
+ * its format's id and its argument values into @buf (@cap bytes, and no
+ * more than fits a record beside @tag): 0 with *@len and the record's
+ * *@flags, or 1 if it cannot be deferred, and the caller formats the text
+ * itself (a conversion the codec refuses, a full table, a value too big).
+ * Consumes @ap either way. */
+int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
+			 va_list ap, unsigned char *buf, size_t cap,
+			 size_t *len, unsigned *flags);
+/* A deferred record's argument block (@blk, @len bytes: hostile) as a
+ * JSON array into @out (@cap bytes): its length. */
+size_t shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
+			       size_t cap);
+/* Free a handle's cache of call sites (shmlog_close()). */
+void shmlog__defer_free(struct shmlog *h);
+/* A deferred record's message (@msg, @len bytes: the id and the block)
+ * as text into @out (@cap bytes, NUL-terminated); returns the length
+ * (cut to cap - 1). *@fmt and *@fmt_len: the format as found in the
+ * table, copied into @fmt_buf (@fmt_cap bytes); NULL if the id is bad.
+ * Reads the mapping: call it guarded. Hostile input throughout. */
+size_t shmlog__defer_format(const struct shmlog__seg *s,
+			    const unsigned char *msg, size_t len, char *out,
+			    size_t cap, char *fmt_buf, size_t fmt_cap,
+			    size_t *fmt_len);
+
 /* ---- test points (compiled in with SHMLOG_TESTPOINTS only) ---- */
 #ifdef SHMLOG_TESTPOINTS
 extern void (*shmlog__testpoint_hook)(int point);
@@ -554,6 +604,7 @@ enum shmlog__debug_cause {
 void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what);
 
 /* ---- the handle ---- */
+struct shmlog__defer_cache;
 struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
@@ -574,6 +625,8 @@ struct shmlog {
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter; /* read lock-free by writers (atomic) */
 	struct shmlog__filter *retired; /* replaced ones, freed at close */
+	/* call sites whose formats are in the buffer's table (deferred.c) */
+	_Atomic(struct shmlog__defer_cache *) defer;
 	/* The writers' lock-free answer: generation << 32 | the highest level
 	 * any tag needs. A write at or above it passes whatever its tag. */
 	_Atomic uint64_t filter_fast;

@@ -286,7 +286,8 @@ static void cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 static bool rec_plausible(const struct shmlog__rec *r)
 {
 	return r->tag_len <= SHMLOG_TAG_MAX && r->prio >= SHMLOG_VERBOSE &&
-	       r->prio <= SHMLOG_FATAL && !(r->flags & ~SHMLOG_REC_TRUNCATED) &&
+	       r->prio <= SHMLOG_FATAL &&
+	       !(r->flags & ~(SHMLOG_REC_TRUNCATED | REC_FLAG_DEFERRED)) &&
 	       !r->reserved;
 }
 
@@ -497,6 +498,13 @@ struct shmlog_reader {
 	int failed; /* 0, or -EIO once the file was truncated under us */
 	bool failure_reported;
 	uint64_t faults; /* SIGBUS caught while copying */
+	/* the last record returned, if its message was formatted here from
+	 * a format in the buffer's table and its argument values */
+	bool deferred;
+	size_t fmt_len, args_len;
+	const unsigned char *args; /* in its lane's body */
+	char fmt[SHMLOG_MSG_MAX + 1];
+	char text[SHMLOG_MSG_MAX + 1];
 };
 
 /* ---- surviving a file truncated under the reader (SIGBUS) ---- */
@@ -638,6 +646,22 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 	out->tag_len = h->tag_len;
 	out->msg = (const char *)c->body + h->tag_len + 1;
 	out->msg_len = h->msg_len;
+	r->deferred = h->flags & REC_FLAG_DEFERRED;
+	if (r->deferred) {
+		/* a format in the table and the values: the text is made
+		 * here (deferred.c), never trusting either */
+		const unsigned char *m = (const unsigned char *)out->msg;
+		size_t n = shmlog__defer_format(&r->seg, m, h->msg_len, r->text,
+						sizeof(r->text), r->fmt,
+						sizeof(r->fmt), &r->fmt_len);
+		r->args = m + 4;
+		r->args_len = h->msg_len >= 4 ? h->msg_len - 4u : 0;
+		out->msg = r->text;
+		out->msg_len = n;
+		out->flags |= SHMLOG_REC_DEFERRED;
+		if (n == sizeof(r->text) - 1)
+			out->flags |= SHMLOG_REC_TRUNCATED;
+	}
 }
 
 /* ---- merging lanes: a binary heap of the lanes holding a record ---- */
@@ -947,5 +971,19 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	}
 	s.owner_alive = alive > 0 || (alive < 0 && owner);
 	*st = s;
+	return 0;
+}
+
+int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
+			   char *args, size_t cap)
+{
+	if (!r->deferred)
+		return -ENOENT;
+	if (fmt)
+		*fmt = r->fmt[0] ? r->fmt : NULL;
+	/* the block is in the lane's body, copied out already: no mapping
+	 * is read here */
+	if (args && cap)
+		shmlog__defer_args_json(r->args, r->args_len, args, cap);
 	return 0;
 }

@@ -48,8 +48,9 @@ AT(struct shmlog__fixed, cal_mult, 104);
 AT(struct shmlog__fixed, cal_shift, 108);
 AT(struct shmlog__fixed, chunks_off, 112);
 AT(struct shmlog__fixed, chunk_count, 120);
-AT(struct shmlog__fixed, reserved0, 124);
-AT(struct shmlog__fixed, reserved, 128);
+AT(struct shmlog__fixed, fmt_size, 124);
+AT(struct shmlog__fixed, fmt_off, 128);
+AT(struct shmlog__fixed, reserved, 136);
 AT(struct shmlog__fixed, checksum, 144);
 _Static_assert(sizeof(struct shmlog__fixed) == 152, "fixed header: 152 bytes");
 AT(struct shmlog__hdr, notify, 192);
@@ -66,6 +67,8 @@ AT(struct shmlog__lane, reserve, 72);
 AT(struct shmlog__lane, head, 80);
 AT(struct shmlog__lane, next_seq, 88);
 AT(struct shmlog__space, epoch, 0);
+AT(struct shmlog__fmt_table, next, 0);
+AT(struct shmlog__fmt_table, count, 4);
 AT(struct shmlog__rec, word, 0);
 AT(struct shmlog__rec, seq, 8);
 AT(struct shmlog__rec, time, 16);
@@ -197,9 +200,13 @@ static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 	f->lanes_off = SHMLOG__PAGE;
 	f->chunks_off = f->lanes_off +
 			(uint64_t)lanes * sizeof(struct shmlog__lane);
-	f->data_off = round_up(f->chunks_off + sizeof(struct shmlog__space) +
-				       chunks * 8,
-			       SHMLOG__PAGE);
+	f->fmt_off = round_up(f->chunks_off + sizeof(struct shmlog__space) +
+				      chunks * 8,
+			      SHMLOG__PAGE);
+	/* the format table: a call site's format once, about 60 bytes */
+	uint64_t fmts = round_up(size / 64, SHMLOG__PAGE);
+	f->fmt_size = (uint32_t)(fmts < 16384 ? 16384 : fmts > (1u << 20) ? (1u << 20) : fmts);
+	f->data_off = f->fmt_off + f->fmt_size;
 	f->lane_count = lanes;
 	f->chunk_size = cs;
 	f->chunk_count = (uint32_t)chunks;
@@ -236,7 +243,7 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 	if (f->fixed_size != sizeof(*f) ||
 	    f->lane_ctl_size != sizeof(struct shmlog__lane))
 		return -ENODATA;
-	if (f->flags || f->reserved0 || f->reserved[0] || f->reserved[1])
+	if (f->flags || f->reserved)
 		return -EPROTONOSUPPORT; /* features this version lacks */
 	if (f->lane_count < 1 || f->lane_count > SHMLOG_LANES_MAX)
 		return -ENODATA;
@@ -256,7 +263,11 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 	    f->chunks_off % SHMLOG__CACHELINE)
 		return -ENODATA;
 	uint64_t descs = sizeof(struct shmlog__space) + (uint64_t)f->chunk_count * 8;
-	if (f->data_off < f->chunks_off + descs || f->data_off % SHMLOG__PAGE)
+	if (f->fmt_off < f->chunks_off + descs || f->fmt_off % SHMLOG__PAGE ||
+	    f->fmt_size < SHMLOG__PAGE || f->fmt_size > (1u << 20) ||
+	    f->fmt_size % SHMLOG__PAGE)
+		return -ENODATA;
+	if (f->data_off < f->fmt_off + f->fmt_size || f->data_off % SHMLOG__PAGE)
 		return -ENODATA;
 	uint64_t data = (uint64_t)f->chunk_count * f->chunk_size;
 	if (f->file_size != file_size || f->data_off + data != file_size)
@@ -313,6 +324,9 @@ static int create_tmp(const char *path, mode_t mode, gid_t gid,
 		err = -errno;
 		goto fail;
 	}
+	struct shmlog__fmt_table *ft =
+		(void *)((unsigned char *)p + (f->fmt_off - f->lanes_off));
+	atomic_store(&ft->next, sizeof(*ft));
 	for (unsigned i = 0; i < f->lane_count; i++) {
 		struct shmlog__lane *l = (struct shmlog__lane *)p + i;
 		atomic_store(&l->reserve, f->initial_pos);

@@ -281,6 +281,7 @@ void shmlog_close(shmlog_t *h)
 	free(h->prefaulted);
 	free(h->holder);
 	shmlog__filter_free_all(h);
+	shmlog__defer_free(h);
 	free(h);
 }
 
@@ -534,6 +535,20 @@ static int vprint(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 	char buf[SHMLOG_MSG_MAX + 2];
 	if (!fmt)
 		return write_rec(h, prio, tag, NULL, 0, 0, wflags, 0);
+	if (wflags & SHMLOG_WRITE_DEFERRED) {
+		/* the values now, the text in whichever reader (deferred.c) */
+		size_t len;
+		unsigned flags;
+		va_list aq;
+		va_copy(aq, ap);
+		int r = shmlog__defer_encode(h, tag, fmt, aq,
+					     (unsigned char *)buf, SHMLOG_MSG_MAX,
+					     &len, &flags);
+		va_end(aq);
+		if (r == 0)
+			return write_rec(h, prio, tag, buf, len, flags,
+					 wflags & ~SHMLOG_WRITE_DEFERRED, 0);
+	}
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
@@ -552,7 +567,7 @@ int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
 int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 		    const char *fmt, ...)
 {
-	if (flags & ~SHMLOG_WRITE_UNFILTERED)
+	if (flags & ~(SHMLOG_WRITE_UNFILTERED | SHMLOG_WRITE_DEFERRED))
 		return -EINVAL;
 	va_list ap;
 	va_start(ap, fmt);

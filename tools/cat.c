@@ -215,7 +215,21 @@ static bool wanted(const struct view *v, const struct shmlog_record *r)
 struct kept {
 	struct shmlog_record r;
 	char *text; /* tag, NUL, message, NUL */
+	char *fmt, *args; /* a deferred record's format and values, or NULL */
 };
+
+/* The format and values of the record @rd returned last, if it was
+ * formatted by the reader (json shows them): into @args (@cap bytes);
+ * false if it was not. */
+static bool deferred_of(shmlog_reader_t *rd, const struct shmlog_record *r,
+			const char **fmt, char *args, size_t cap)
+{
+	*fmt = NULL;
+	return (r->flags & SHMLOG_REC_DEFERRED) &&
+	       shmlog_reader_deferred(rd, fmt, args, cap) == 0;
+}
+
+#define ARGS_MAX 16384 /* a deferred record's values as JSON */
 
 /* The last @limit records seen (all if @limit is UINT64_MAX), in a ring
  * that grows as records come: memory follows what the buffers hold, never
@@ -226,7 +240,8 @@ struct keeper {
 	uint64_t limit;
 };
 
-static int keep(struct keeper *kp, const struct shmlog_record *r)
+static int keep(struct keeper *kp, const struct shmlog_record *r,
+		const char *fmt, const char *args)
 {
 	if (!kp->limit)
 		return 0;
@@ -243,7 +258,7 @@ static int keep(struct keeper *kp, const struct shmlog_record *r)
 			kp->cap = cap;
 		}
 		slot = &kp->k[kp->len++];
-		slot->text = NULL;
+		slot->text = slot->fmt = slot->args = NULL;
 	} else {
 		slot = &kp->k[kp->head];
 		kp->head = (kp->head + 1) % kp->len;
@@ -259,19 +274,28 @@ static int keep(struct keeper *kp, const struct shmlog_record *r)
 	slot->r = *r;
 	slot->r.tag = text;
 	slot->r.msg = text + r->tag_len + 1;
+	free(slot->fmt);
+	free(slot->args);
+	slot->fmt = fmt ? strdup(fmt) : NULL;
+	slot->args = args ? strdup(args) : NULL;
+	if ((fmt && !slot->fmt) || (args && !slot->args))
+		return -ENOMEM;
 	return 0;
 }
 
 /* The @i-th kept record, oldest first. */
-static const struct shmlog_record *kept_at(const struct keeper *kp, size_t i)
+static const struct kept *kept_at(const struct keeper *kp, size_t i)
 {
-	return &kp->k[(kp->head + i) % kp->len].r;
+	return &kp->k[(kp->head + i) % kp->len];
 }
 
 static void keeper_free(struct keeper *kp)
 {
-	for (size_t i = 0; i < kp->len; i++)
+	for (size_t i = 0; i < kp->len; i++) {
 		free(kp->k[i].text);
+		free(kp->k[i].fmt);
+		free(kp->k[i].args);
+	}
 	free(kp->k);
 }
 
@@ -518,9 +542,10 @@ struct emitter {
 };
 
 /* Show one record; false once -m is reached or output failed. */
-static bool emit(struct emitter *e, const struct shmlog_record *r)
+static bool emit(struct emitter *e, const struct shmlog_record *r,
+		 const char *fmt, const char *args)
 {
-	fmt_record(&e->out, &e->o->view.fmt, r);
+	fmt_record_deferred(&e->out, &e->o->view.fmt, r, fmt, args);
 	e->shown++;
 	if (e->out.failed)
 		return false;
@@ -534,10 +559,16 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 	struct keeper kp = {.limit = o->lines};
 	struct source *from;
 	int ev;
+	bool json = o->view.fmt.kind == FMT_JSON;
+	char *args = json ? malloc(ARGS_MAX) : NULL;
 	while (!cli_stop && (ev = merged_next(o, &from)) != SHMLOG_EV_NONE) {
 		if (ev != SHMLOG_EV_RECORD || !wanted(&o->view, &from->rec))
 			continue;
-		if (keep(&kp, &from->rec)) {
+		const char *fmt = NULL;
+		bool d = args && deferred_of(from->rd, &from->rec, &fmt, args,
+					     ARGS_MAX);
+		if (keep(&kp, &from->rec, fmt, d ? args : NULL)) {
+			free(args);
 			keeper_free(&kp);
 			fprintf(stderr,
 				"shmlog %s: out of memory keeping the last "
@@ -546,9 +577,13 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 			return 1;
 		}
 	}
+	free(args);
 	*more = true;
-	for (size_t i = 0; i < kp.len && *more && !cli_stop; i++)
-		*more = emit(e, kept_at(&kp, o->reverse ? kp.len - 1 - i : i));
+	for (size_t i = 0; i < kp.len && *more && !cli_stop; i++) {
+		const struct kept *k =
+			kept_at(&kp, o->reverse ? kp.len - 1 - i : i);
+		*more = emit(e, &k->r, k->fmt, k->args);
+	}
 	keeper_free(&kp);
 	return 0;
 }
@@ -557,11 +592,16 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 {
 	struct source *from;
+	static char args[ARGS_MAX];
+	bool json = o->view.fmt.kind == FMT_JSON;
 	while (!cli_stop) {
 		int ev = merged_next(o, &from);
 		if (ev == SHMLOG_EV_RECORD) {
+			const char *fmt = NULL;
+			bool d = json && deferred_of(from->rd, &from->rec, &fmt,
+						     args, sizeof(args));
 			if (wanted(&o->view, &from->rec) &&
-			    !emit(e, &from->rec))
+			    !emit(e, &from->rec, fmt, d ? args : NULL))
 				return;
 		} else if (ev == SHMLOG_EV_LOST) {
 			fmt_lost(&e->out, &o->view.fmt, &from->lost);

@@ -805,7 +805,8 @@ static void put_long(struct out *o, const struct fmt *f,
 }
 
 static void put_json(struct out *o, const struct fmt *f,
-		     const struct shmlog_record *r)
+		     const struct shmlog_record *r, const char *fmt,
+		     const char *args)
 {
 	out_room(o, r);
 	bool bad_msg = false;
@@ -813,6 +814,20 @@ static void put_json(struct out *o, const struct fmt *f,
 	put_ids(o, f, r);
 	put_s(o, ",\"msg\":");
 	put_json_str(o, r->msg, r->msg_len, &bad_msg);
+	if (fmt) {
+		/* formatted here from these: the call as it was made */
+		bool bad_fmt = false;
+		size_t n = strlen(fmt);
+		out_room(o, &(struct shmlog_record){.msg_len = n});
+		put_s(o, ",\"fmt\":");
+		put_json_str(o, fmt, n, &bad_fmt);
+	}
+	if (args) {
+		size_t n = strlen(args);
+		out_room(o, &(struct shmlog_record){.msg_len = n});
+		put_s(o, ",\"args\":");
+		put_s(o, args);
+	}
 	put_s(o, ",\"seq\":");
 	put_u64(o, r->seq, 0);
 	put_s(o, ",\"lane\":");
@@ -840,13 +855,20 @@ static void put_json(struct out *o, const struct fmt *f,
 void fmt_record(struct out *o, const struct fmt *f,
 		const struct shmlog_record *r)
 {
+	fmt_record_deferred(o, f, r, NULL, NULL);
+}
+
+void fmt_record_deferred(struct out *o, const struct fmt *f,
+			 const struct shmlog_record *r, const char *fmt,
+			 const char *args)
+{
 	switch (f->kind) {
 	case FMT_RAW:
 		out_room(o, r);
 		put_text(o, f, r->msg, r->msg_len, NULL);
 		put_c(o, '\n');
 		break;
-	case FMT_JSON: put_json(o, f, r); break;
+	case FMT_JSON: put_json(o, f, r, fmt, args); break;
 	case FMT_LONG: put_long(o, f, r); break;
 	default: put_lines(o, f, r);
 	}

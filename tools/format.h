@@ -53,6 +53,12 @@ void out_close(struct out *o);
 
 void fmt_record(struct out *o, const struct fmt *f,
 		const struct shmlog_record *r);
+/* As fmt_record(), and for a record formatted by the reader (flag
+ * SHMLOG_REC_DEFERRED) its format and its values (a JSON array), which
+ * the json format shows; either may be NULL. */
+void fmt_record_deferred(struct out *o, const struct fmt *f,
+			 const struct shmlog_record *r, const char *fmt,
+			 const char *args);
 void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l);
 
 #endif

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printf-style calls formatted by the reader: where the formats live in
+ * the segment, how a call site gets its format's id, what a deferred
+ * record holds, and how a reader turns it back into text. The codec (the
+ * argument block, what is refused, matching glibc byte for byte) is
+ * fmtarg.c's.
+ *
+ * The format table
+ * ----------------
+ * A region of the segment (fixed header: fmt_off, fmt_size), written once
+ * per call site and buffer, read by readers:
+ *
+ *   offset  size  meaning
+ *   0       4     next: offset of the first free byte (64 at creation)
+ *   4       4     count: entries taken
+ *   64..          entries, each at an 8-byte boundary:
+ *     +0    4     word: len | FMT_READY (bit 31) once the bytes are there
+ *     +4    4     0
+ *     +8    len   the format string, its NUL included, padded to 8
+ *
+ * A writer takes room with one fetch-add of next, copies the string in,
+ * then stores the word (release). The entry's offset is the format's id.
+ * A writer that dies before the word is stored wastes the room and nothing
+ * else: no record names an id before its word is ready. A full table (or
+ * one whose next makes no sense) sends the call back to the caller, which
+ * formats the text itself, counted in the header's stats.fmt_full.
+ *
+ * A deferred record
+ * -----------------
+ * Flag REC_FLAG_DEFERRED in its header; its message is the format's id
+ * (u32, little-endian) and the argument block (fmtarg.c). The block is
+ * made to fit the record whole: a string argument is cut instead, and
+ * marked so (the reader prints "<...>" after it).
+ *
+ * Which calls are deferred
+ * ------------------------
+ * Those with SHMLOG_WRITE_DEFERRED: the format is a string that never
+ * changes at its address (the SHMLOG_x macros pass it for string
+ * literals). A handle caches, per format address, the compiled format and
+ * its id (a small open-addressing table: one lookup per call, no lock).
+ * The first call of a site compiles and registers; a thread that finds
+ * the site being made by another formats its own call in the meantime.
+ *
+ * Trust
+ * -----
+ * A reader takes nothing in the table or the record on faith: the id is
+ * checked against the table, the length against the table's end, the
+ * string is copied out and NUL-terminated, and the codec parses it itself
+ * and never hands it to printf.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmtarg.h"
+#include "internal.h"
+
+/* ---- the writer: call sites and the table ----------------------------- */
+
+enum { SITE_EMPTY, SITE_MAKING, SITE_READY, SITE_REFUSED };
+
+struct defer_site {
+	_Atomic(const char *) fmt; /* the key: the format's address */
+	_Atomic uint32_t state;
+	uint32_t id;
+	struct shmlog__fmt_spec spec;
+};
+
+#define DEFER_SITES 1024 /* per handle; a power of two */
+#define DEFER_PROBES 16
+
+struct shmlog__defer_cache {
+	struct defer_site site[DEFER_SITES];
+};
+
+/* The handle's cache, made on the first deferred call. */
+static struct shmlog__defer_cache *defer_cache(struct shmlog *h)
+{
+	struct shmlog__defer_cache *c =
+		atomic_load_explicit(&h->defer, memory_order_acquire);
+	if (c)
+		return c;
+	struct shmlog__defer_cache *made = calloc(1, sizeof(*made));
+	if (!made)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(&h->defer, &c, made,
+						     memory_order_acq_rel,
+						     memory_order_acquire)) {
+		free(made);
+		return c;
+	}
+	return made;
+}
+
+void shmlog__defer_free(struct shmlog *h)
+{
+	free(atomic_load(&h->defer));
+	atomic_store(&h->defer, NULL);
+}
+
+static struct shmlog__fmt_table *fmt_table(const struct shmlog__seg *s)
+{
+	return (struct shmlog__fmt_table *)(void *)(s->base + s->fixed.fmt_off);
+}
+
+/* Put @fmt into the buffer's table: its id, or -ENOSPC (full, or a table
+ * whose next makes no sense) or -E2BIG (longer than a message). */
+static int64_t fmt_register(struct shmlog *h, const char *fmt)
+{
+	const struct shmlog__fixed *f = &h->seg.fixed;
+	size_t len = strnlen(fmt, SHMLOG_MSG_MAX + 1) + 1;
+	if (len > SHMLOG_MSG_MAX)
+		return -E2BIG;
+	uint32_t size = FMT_ENTRY_HDR + (uint32_t)((len + 7) & ~(size_t)7);
+	struct shmlog__fmt_table *t = fmt_table(&h->seg);
+	uint32_t off = atomic_fetch_add_explicit(&t->next, size,
+						 memory_order_relaxed);
+	if (off < sizeof(*t) || off % 8 || off > f->fmt_size ||
+	    size > f->fmt_size - off) {
+		/* full: put next back where it was, if it still is */
+		uint32_t was = off + size;
+		atomic_compare_exchange_strong(&t->next, &was, off);
+		return -ENOSPC;
+	}
+	unsigned char *e = h->seg.base + f->fmt_off + off;
+	memset(e + FMT_ENTRY_HDR + len - 1, 0, size - FMT_ENTRY_HDR - len + 1);
+	memcpy(e + FMT_ENTRY_HDR, fmt, len - 1);
+	atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint32_t *)(void *)e,
+			      (uint32_t)len | FMT_READY, memory_order_release);
+	return off;
+}
+
+static uint32_t site_hash(const char *fmt)
+{
+	uint64_t x = (uint64_t)(uintptr_t)fmt * UINT64_C(0x9e3779b97f4a7c15);
+	return (uint32_t)(x >> 40) & (DEFER_SITES - 1);
+}
+
+/* The call site of @fmt, ready, or NULL: the caller formats this call. */
+static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
+{
+	struct shmlog__defer_cache *c = defer_cache(h);
+	if (!c)
+		return NULL;
+	uint32_t i = site_hash(fmt);
+	for (int p = 0; p < DEFER_PROBES; p++, i = (i + 1) & (DEFER_SITES - 1)) {
+		struct defer_site *s = &c->site[i];
+		const char *k = atomic_load_explicit(&s->fmt,
+						     memory_order_acquire);
+		if (k == fmt) {
+			uint32_t st = atomic_load_explicit(
+				&s->state, memory_order_acquire);
+			return st == SITE_READY ? s : NULL;
+		}
+		if (k)
+			continue;
+		if (!atomic_compare_exchange_strong(&s->fmt, &k, fmt)) {
+			if (k == fmt) /* another thread is making it */
+				return NULL;
+			continue;
+		}
+		/* ours to make: compile, register, publish */
+		uint32_t st = SITE_REFUSED;
+		if (shmlog__fmt_compile(fmt, &s->spec) == 0) {
+			int64_t id = fmt_register(h, fmt);
+			if (id >= 0) {
+				s->id = (uint32_t)id;
+				st = SITE_READY;
+			} else if (id == -ENOSPC) {
+				atomic_fetch_add_explicit(
+					&h->seg.hdr->stats.fmt_full, 1,
+					memory_order_relaxed);
+			}
+		}
+		atomic_store_explicit(&s->state, st, memory_order_release);
+		return st == SITE_READY ? s : NULL;
+	}
+	return NULL; /* the cache is crowded here: format in the caller */
+}
+
+int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
+			 va_list ap, unsigned char *buf, size_t cap,
+			 size_t *len, unsigned *flags)
+{
+	if (!h || !fmt)
+		return 1;
+	const struct defer_site *site = site_get(h, fmt);
+	if (!site)
+		return 1;
+	/* the block must fit the record whole, beside its tag */
+	size_t tag_len = tag && tag[0] ? strnlen(tag, SHMLOG_TAG_MAX) : 1;
+	size_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+	if (room < cap)
+		cap = room;
+	if (cap <= 4)
+		return 1;
+	uint32_t id = site->id;
+	memcpy(buf, &id, 4);
+	bool cut = false;
+	ssize_t n = shmlog__fmt_encode(&site->spec, ap, buf + 4, cap - 4, &cut);
+	if (n < 0)
+		return 1;
+	*len = 4 + (size_t)n;
+	*flags = REC_FLAG_DEFERRED | (cut ? SHMLOG_REC_TRUNCATED : 0);
+	return 0;
+}
+
+/* ---- the reader ------------------------------------------------------- */
+
+/* The format whose id is @id, copied into @buf (@cap bytes, NUL
+ * terminated): its length, or -1 if the id names no ready entry. */
+static ssize_t fmt_lookup(const struct shmlog__seg *s, uint32_t id, char *buf,
+			  size_t cap)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	if (id % 8 || id < sizeof(struct shmlog__fmt_table) ||
+	    id > f->fmt_size - FMT_ENTRY_HDR)
+		return -1;
+	const unsigned char *e = s->base + f->fmt_off + id;
+	uint32_t word = atomic_load_explicit(
+		(const _Atomic uint32_t *)(const void *)e, memory_order_acquire);
+	uint32_t len = word & ~FMT_READY;
+	if (!(word & FMT_READY) || len < 1 || len > cap ||
+	    len > f->fmt_size - id - FMT_ENTRY_HDR)
+		return -1;
+	shmlog__copy_out(buf, e + FMT_ENTRY_HDR, len);
+	buf[len - 1] = '\0';
+	return (ssize_t)strlen(buf);
+}
+
+size_t shmlog__defer_format(const struct shmlog__seg *s,
+			    const unsigned char *msg, size_t len, char *out,
+			    size_t cap, char *fmt_buf, size_t fmt_cap,
+			    size_t *fmt_len)
+{
+	*fmt_len = 0;
+	if (fmt_cap)
+		fmt_buf[0] = '\0';
+	uint32_t id = 0;
+	ssize_t n = -1;
+	if (len >= 4) {
+		memcpy(&id, msg, 4);
+		n = fmt_lookup(s, id, fmt_buf, fmt_cap);
+	}
+	if (n < 0) {
+		/* no format to go by: say so, never guess */
+		int w = snprintf(out, cap, "<no format %u>", id);
+		return w < 0 ? 0 : (size_t)w < cap ? (size_t)w : cap - 1;
+	}
+	*fmt_len = (size_t)n;
+	size_t w = shmlog__fmt_format(fmt_buf, (size_t)n, msg + 4, len - 4, out,
+				      cap);
+	return w < cap ? w : cap - 1;
+}
+
+/* ---- the values as JSON (shmlog_reader_deferred) ---------------------- */
+
+struct jbuf {
+	char *p;
+	size_t cap, n;
+	bool full;
+};
+
+static void jput(struct jbuf *b, const char *s, size_t n)
+{
+	/* keep room for the closing "]" and the NUL */
+	if (b->full || b->n + n + 2 > b->cap) {
+		b->full = true;
+		return;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+
+static void jstr(struct jbuf *b, const unsigned char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	jput(b, "\"", 1);
+	for (size_t i = 0; i < n && !b->full; i++) {
+		unsigned char ch = s[i];
+		char e[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+		if (ch == '"' || ch == '\\') {
+			char q[2] = {'\\', (char)ch};
+			jput(b, q, 2);
+		} else if (ch < 0x20 || ch == 0x7f) {
+			jput(b, e, 6);
+		} else if (ch < 0x80) {
+			jput(b, (const char *)&ch, 1);
+		} else {
+			/* whole UTF-8 characters as they are; any other byte
+			 * as U+FFFD, so the array is valid JSON */
+			size_t k = ch >= 0xf0 && ch < 0xf5   ? 3
+				   : ch >= 0xe0 ? 2
+				   : ch >= 0xc2 && ch < 0xe0 ? 1
+							     : 0;
+			size_t j = 1;
+			while (j <= k && i + j < n && (s[i + j] & 0xc0) == 0x80)
+				j++;
+			if (k && j == k + 1) {
+				jput(b, (const char *)s + i, k + 1);
+				i += k;
+			} else {
+				jput(b, "\\ufffd", 6);
+			}
+		}
+	}
+	jput(b, "\"", 1);
+}
+
+size_t shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
+			       size_t cap)
+{
+	struct jbuf b = {out, cap, 0, false};
+	if (cap < 3) {
+		if (cap)
+			out[0] = '\0';
+		return 0;
+	}
+	jput(&b, "[", 1);
+	size_t i = 0;
+	for (unsigned k = 0; i < len && k < SHMLOG__FMT_MAX_ARGS && !b.full;
+	     k++) {
+		unsigned tag = blk[i++], cls = tag & SHMLOG__FMT_TAG_CLASS;
+		char num[64];
+		int w = -1;
+		if (k)
+			jput(&b, ",", 1);
+		if (cls == SHMLOG__FMT_INT32 && len - i >= 4) {
+			int32_t v;
+			memcpy(&v, blk + i, 4);
+			i += 4;
+			w = snprintf(num, sizeof(num), "%d", (int)v);
+		} else if (cls == SHMLOG__FMT_INT64 && len - i >= 8) {
+			int64_t v;
+			memcpy(&v, blk + i, 8);
+			i += 8;
+			w = snprintf(num, sizeof(num), "%lld", (long long)v);
+		} else if ((cls == SHMLOG__FMT_DOUBLE && len - i >= 8) ||
+			   (cls == SHMLOG__FMT_LDOUBLE && len - i >= 16)) {
+			double v;
+			if (cls == SHMLOG__FMT_DOUBLE) {
+				memcpy(&v, blk + i, 8);
+			} else {
+				long double l;
+				memcpy(&l, blk + i, sizeof(l) < 16 ? sizeof(l) : 16);
+				v = (double)l;
+			}
+			i += cls == SHMLOG__FMT_DOUBLE ? 8 : 16;
+			/* JSON has no NaN nor infinity: those as strings */
+			w = v == v && v - v == 0
+				    ? snprintf(num, sizeof(num), "%.17g", v)
+				    : snprintf(num, sizeof(num), "\"%g\"", v);
+		} else if (cls == SHMLOG__FMT_POINTER && len - i >= 8) {
+			uint64_t v;
+			memcpy(&v, blk + i, 8);
+			i += 8;
+			w = snprintf(num, sizeof(num), "\"0x%llx\"",
+				     (unsigned long long)v);
+		} else if (cls == SHMLOG__FMT_STRING && len - i >= 2) {
+			uint16_t l;
+			memcpy(&l, blk + i, 2);
+			i += 2;
+			if (l > len - i)
+				break; /* a block that does not hold together */
+			jstr(&b, blk + i, l);
+			i += l;
+			continue;
+		} else {
+			break; /* a tag no writer makes, or a cut value */
+		}
+		if (w > 0 && (size_t)w < sizeof(num))
+			jput(&b, num, (size_t)w);
+	}
+	out[b.n++] = ']';
+	out[b.n] = '\0';
+	return b.n;
+}
