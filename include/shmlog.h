@@ -223,6 +223,9 @@ int shmlog_write_ex(shmlog_t *h, unsigned flags, pid_t pid, int prio,
  * call site asked the filter already. */
 int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 		    const char *fmt, ...) SHMLOG_PRINTF(5, 6);
+/* As shmlog_print_ex(), with a va_list. */
+int shmlog_vprint_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
+		     const char *fmt, va_list ap) SHMLOG_PRINTF(5, 0);
 
 /* The process-wide default handle, opened on first use on $SHMLOG_BUFFER
  * (else "main"), creating the buffer if missing. Returns NULL if it cannot
@@ -508,6 +511,17 @@ struct shmlog_info {
  * counts as live while its process holds the lane's lock (docs/DESIGN.md,
  * "Lane ownership"). Thread-safe. */
 int shmlog_stat(const char *name, struct shmlog_info *info);
+
+/* The buffer's table of formats (printf-style calls formatted by the
+ * reader, SHMLOG_WRITE_DEFERRED). */
+struct shmlog_format_stats {
+	uint64_t formats; /* call sites' formats in the table */
+	uint64_t used, size; /* bytes of the table taken, and its size */
+	uint64_t full; /* calls formatted by the caller: the table was full */
+};
+
+/* Fill @st for buffer @name. Errors as shmlog_stat(). Thread-safe. */
+int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st);
 
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */
 char shmlog_prio_char(int prio);

@@ -24,7 +24,8 @@
  * A writer that dies before the word is stored wastes the room and nothing
  * else: no record names an id before its word is ready. A full table (or
  * one whose next makes no sense) sends the call back to the caller, which
- * formats the text itself, counted in the header's stats.fmt_full.
+ * formats the text itself; every such call is counted in the header's
+ * stats.fmt_full (an atomic add per call, only once the table is full).
  *
  * A deferred record
  * -----------------
@@ -60,7 +61,7 @@
 
 /* ---- the writer: call sites and the table ----------------------------- */
 
-enum { SITE_EMPTY, SITE_MAKING, SITE_READY, SITE_REFUSED };
+enum { SITE_EMPTY, SITE_MAKING, SITE_READY, SITE_REFUSED, SITE_FULL };
 
 struct defer_site {
 	_Atomic(const char *) fmt; /* the key: the format's address */
@@ -129,6 +130,7 @@ static int64_t fmt_register(struct shmlog *h, const char *fmt)
 	memset(e + FMT_ENTRY_HDR + len - 1, 0, size - FMT_ENTRY_HDR - len + 1);
 	memcpy(e + FMT_ENTRY_HDR, fmt, len - 1);
 	atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+	TESTPOINT(14); /* room taken, the word not stored */
 	atomic_store_explicit((_Atomic uint32_t *)(void *)e,
 			      (uint32_t)len | FMT_READY, memory_order_release);
 	return off;
@@ -154,6 +156,10 @@ static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
 		if (k == fmt) {
 			uint32_t st = atomic_load_explicit(
 				&s->state, memory_order_acquire);
+			if (st == SITE_FULL) /* every such call is counted */
+				atomic_fetch_add_explicit(
+					&h->seg.hdr->stats.fmt_full, 1,
+					memory_order_relaxed);
 			return st == SITE_READY ? s : NULL;
 		}
 		if (k)
@@ -171,6 +177,7 @@ static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
 				s->id = (uint32_t)id;
 				st = SITE_READY;
 			} else if (id == -ENOSPC) {
+				st = SITE_FULL;
 				atomic_fetch_add_explicit(
 					&h->seg.hdr->stats.fmt_full, 1,
 					memory_order_relaxed);

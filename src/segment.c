@@ -593,3 +593,32 @@ int shmlog_stat(const char *name, struct shmlog_info *info)
 	*info = in;
 	return 0;
 }
+
+int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st)
+{
+	struct shmlog__seg s;
+	int err = shmlog__seg_attach(name, 0, &s);
+	if (err)
+		return err;
+	struct shmlog_format_stats out;
+	memset(&out, 0, sizeof(out));
+	out.size = s.fixed.fmt_size;
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		shmlog__guard_arm(&g, &s);
+		const struct shmlog__fmt_table *t =
+			(const void *)(s.base + s.fixed.fmt_off);
+		uint32_t next = atomic_load(&t->next);
+		out.used = next < out.size ? next : out.size;
+		out.formats = atomic_load(&t->count);
+		out.full = atomic_load(&s.hdr->stats.fmt_full);
+		shmlog__guard_disarm();
+	} else {
+		shmlog__guard_recovered();
+		err = -EIO;
+	}
+	shmlog__seg_detach(&s);
+	if (!err)
+		*st = out;
+	return err;
+}

@@ -564,14 +564,20 @@ int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
 	return vprint(h, 0, prio, tag, fmt, ap);
 }
 
-int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
-		    const char *fmt, ...)
+int shmlog_vprint_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
+		     const char *fmt, va_list ap)
 {
 	if (flags & ~(SHMLOG_WRITE_UNFILTERED | SHMLOG_WRITE_DEFERRED))
 		return -EINVAL;
+	return vprint(h, flags, prio, tag, fmt, ap);
+}
+
+int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
+		    const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vprint(h, flags, prio, tag, fmt, ap);
+	int r = shmlog_vprint_ex(h, flags, prio, tag, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -346,6 +346,15 @@ static int cmd_info(int argc, char **argv)
 	       (unsigned long long)in.dropped);
 	int n = shmlog_get_filter(cli_buffer, spec, sizeof(spec));
 	printf("filter:    %s\n", n > 0 ? spec : "(none: everything is logged)");
+	struct shmlog_format_stats fs;
+	if (shmlog_stat_formats(cli_buffer, &fs) == 0)
+		printf("formats:   %llu call sites formatted by readers (%llu of "
+		       "%llu bytes of the table); %llu calls formatted by the "
+		       "caller: the table was full\n",
+		       (unsigned long long)fs.formats,
+		       (unsigned long long)fs.used,
+		       (unsigned long long)fs.size,
+		       (unsigned long long)fs.full);
 
 	/* Per lane: read everything there is, so that what is held and what
 	 * was overwritten are exact (a reader's books: written = held +

@@ -201,11 +201,18 @@ static void test_hostile_files(void)
 		{"max_record not a multiple of 8", &f->max_record,
 		 good_f.max_record - 4, -ENODATA},
 		{"flags", &f->flags, 1, -EPROTONOSUPPORT},
-		{"reserved0", &f->reserved0, 1, -EPROTONOSUPPORT},
-		{"reserved[0]", (uint32_t *)(void *)&f->reserved[0], 1,
+		{"reserved", (uint32_t *)(void *)&f->reserved, 1,
 		 -EPROTONOSUPPORT},
-		{"reserved[1], high half", (uint32_t *)(void *)&f->reserved[1] + 1,
+		{"reserved, high half", (uint32_t *)(void *)&f->reserved + 1,
 		 0x80000000u, -EPROTONOSUPPORT},
+		{"a format table of no pages", &f->fmt_size, 0, -ENODATA},
+		{"a format table not of whole pages", &f->fmt_size,
+		 good_f.fmt_size - 8, -ENODATA},
+		{"a format table over the chunks", &f->fmt_size,
+		 good_f.fmt_size + 4096, -ENODATA},
+		{"a format table inside the descriptors",
+		 (uint32_t *)(void *)&f->fmt_off, (uint32_t)good_f.chunks_off,
+		 -ENODATA},
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		*f = good_f;
