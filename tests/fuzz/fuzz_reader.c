@@ -140,7 +140,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		PROPERTY(rec.msg_len <= SHMLOG_MSG_MAX + SHMLOG_TAG_MAX);
 		PROPERTY(rec.msg[rec.msg_len] == '\0');
 		PROPERTY(rec.prio >= SHMLOG_VERBOSE && rec.prio <= SHMLOG_FATAL);
-		PROPERTY((rec.flags & ~(unsigned)SHMLOG_REC_TRUNCATED) == 0);
+		PROPERTY((rec.flags & ~(unsigned)(SHMLOG_REC_TRUNCATED |
+						   SHMLOG_REC_DEFERRED)) == 0);
+		if (rec.flags & SHMLOG_REC_DEFERRED) {
+			/* formatted here from a hostile table and block */
+			const char *fmt = NULL;
+			char args[256];
+			PROPERTY(shmlog_reader_deferred(r, &fmt, args,
+							sizeof(args)) == 0);
+			PROPERTY(!fmt || strlen(fmt) <= SHMLOG_MSG_MAX);
+			size_t a = strlen(args);
+			PROPERTY(a < sizeof(args) && args[0] == '[' &&
+				 args[a - 1] == ']');
+		}
 	}
 	for (unsigned i = 0; i < lanes; i++) {
 		struct shmlog_lane_stats st;

@@ -136,6 +136,28 @@ int main(int argc, char **argv)
 	write_n(h, 5, 20, "few");
 	save_segment("few", path);
 
+	/* printf-style calls formatted by the reader: the format table and
+	 * deferred records, a string cut among them */
+	static const char *const fmts[] = {
+		"link %s down after %d ms", "%5.2f|%-8lld|%p|%c", "%*d %.*s",
+		"%s%s%s%s",
+	};
+	char big[3000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	for (int i = 0; i < 4; i++) {
+		shmlog_print_ex(h, SHMLOG_WRITE_DEFERRED, SHMLOG_INFO, "def",
+				fmts[0], "eth0", 1500 + i);
+		shmlog_print_ex(h, SHMLOG_WRITE_DEFERRED, SHMLOG_WARN, "def",
+				fmts[1], 2.5 * i, -9000000000LL * i,
+				(void *)fmts, 'a' + i);
+		shmlog_print_ex(h, SHMLOG_WRITE_DEFERRED, SHMLOG_ERROR, "def",
+				fmts[2], 7, i, 3, "abcdef");
+	}
+	shmlog_print_ex(h, SHMLOG_WRITE_DEFERRED, SHMLOG_ERROR, "def", fmts[3],
+			big, big, "c", "d");
+	save_segment("deferred", path);
+
 	/* a lane that took every chunk and recycled its own: PADs,
 	 * overwritten records, LIVE chunks and the OPEN one */
 	write_n(h, 600, 90, "wrap");
