@@ -10,6 +10,7 @@
 
 const struct lb_contender *const lb_contenders[] = {
     &lb_shmlog_default, &lb_shmlog_realtime, &lb_shmlog_coarse,
+    &lb_shmlog_printf,	&lb_shmlog_vsnprintf,
     &lb_seed,		&lb_kmsg,	     &lb_syslog,
     &lb_logd,		&lb_file_write,	     &lb_file_stdio,
     &lb_pipe,		&lb_mqueue,	     &lb_spdlog,

@@ -16,7 +16,8 @@ enum measure {
 	TAIL_BATCH,   /* p99.9 / p50 of batch means */
 	MINFLT,	      /* minor faults per million records */
 	SYSCALLS,     /* syscalls per record */
-	TWO_PROCESSES /* records/s of 2 writer processes over 1 */
+	TWO_PROCESSES, /* records/s of 2 writer processes over 1 */
+	PRINTF_VS /* printf-style formatted by the reader over by the caller */
 };
 
 static const struct {
@@ -37,6 +38,8 @@ static const struct {
     {"shmlog minor faults per Mrec", MINFLT, NULL, 0, false},
     {"shmlog syscalls per record", SYSCALLS, NULL, 0, false},
     {"shmlog 2 processes / 1 process", TWO_PROCESSES, NULL, 1.7, true},
+    {"printf-style: by the reader vs vsnprintf", PRINTF_VS,
+     &lb_shmlog_vsnprintf, 10, true},
 };
 
 /* The value of measure @m, NaN where it was not measured. */
@@ -65,6 +68,12 @@ static double measure(enum measure m, const struct lb_entry *s,
 		return s->sc_rps[1][0] > 0 && s->sc_rps[1][1] > 0
 			   ? s->sc_rps[1][1] / s->sc_rps[1][0]
 			   : NAN;
+	case PRINTF_VS: {
+		const struct lb_entry *d = lb_entry_of(&lb_shmlog_printf);
+		return lb_usable(d) && lb_usable(p)
+			       ? d->records_per_s / p->records_per_s
+			       : NAN;
+	}
 	}
 	return NAN;
 }

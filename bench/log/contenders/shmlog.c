@@ -101,3 +101,48 @@ SHMLOG_CONTENDER(lb_shmlog_realtime, "shmlog-realtime",
 SHMLOG_CONTENDER(lb_shmlog_coarse, "shmlog-coarse",
 		 "shmlog_write_n(), CLOCK_MONOTONIC_COARSE", setup_coarse,
 		 LB_NO_SCALING);
+
+/* printf-style calls with three arguments, the same call for every record
+ * (the source message's tag and priority; its text is not used): stored
+ * as the format's id and the values, formatted by whoever reads
+ * (SHMLOG_WRITE_DEFERRED, what the SHMLOG_x macros pass for a literal), or
+ * formatted by the caller with vsnprintf (shmlog_print()). */
+static long sl_printf_deferred(void *w, const struct lb_msg *m)
+{
+	int e = shmlog_print_ex(w, SHMLOG_WRITE_DEFERRED, m->prio, m->tag,
+				"request %d from %s took %.3f ms", (int)m->len,
+				"10.1.2.3", (double)m->len * 0.125);
+	return e < 0 ? e : 0;
+}
+
+static long sl_printf_caller(void *w, const struct lb_msg *m)
+{
+	int e = shmlog_print(w, m->prio, m->tag,
+			     "request %d from %s took %.3f ms", (int)m->len,
+			     "10.1.2.3", (double)m->len * 0.125);
+	return e < 0 ? e : 0;
+}
+
+const struct lb_contender lb_shmlog_printf = {
+    .name = "shmlog-printf",
+    .what = "printf-style, 3 values, formatted by the reader "
+	    "(SHMLOG_WRITE_DEFERRED, as the SHMLOG_x macros)",
+    .flags = LB_SHMLOG | LB_NO_SCALING,
+    .setup = setup_default,
+    .teardown = teardown,
+    .open = sl_open,
+    .write = sl_printf_deferred,
+    .close = sl_close,
+};
+
+const struct lb_contender lb_shmlog_vsnprintf = {
+    .name = "shmlog-vsnprintf",
+    .what = "printf-style, 3 values, formatted by the caller "
+	    "(shmlog_print(): vsnprintf)",
+    .flags = LB_SHMLOG | LB_NO_SCALING,
+    .setup = setup_default,
+    .teardown = teardown,
+    .open = sl_open,
+    .write = sl_printf_caller,
+    .close = sl_close,
+};
