@@ -397,6 +397,10 @@ int64_t shmlog__realtime_ns(void);
 
 /* ---- the ring protocol (ring.c) ---- */
 
+/* How many of its own oldest chunks a writer takes before it asks the
+ * space policy again (ring.c). */
+#define SHMLOG__OWN_NEXT 8
+
 /* A writer's private view of the lane it owns (thread-local). */
 struct shmlog__wlane {
 	uint64_t handle_id; /* 0: slot unused */
@@ -407,6 +411,12 @@ struct shmlog__wlane {
 	uint64_t cbase, cend; /* its positions; cend == head: none */
 	uint64_t cword; /* its descriptor word */
 	uint32_t chunk; /* its index, CHUNK_NONE */
+	/* Its own oldest LIVE chunks, next to take while the policy's last
+	 * answer was "our own" (ring.c, chunk_pick): taken in order with a
+	 * CAS each, no scan, until they run out or one fails. */
+	uint8_t own_n, own_at;
+	uint32_t own_idx[SHMLOG__OWN_NEXT];
+	uint64_t own_word[SHMLOG__OWN_NEXT];
 	uint32_t pid, tid;
 	unsigned lane;
 	volatile unsigned busy; /* a write is in progress on this thread */

@@ -392,6 +392,37 @@ static bool lane_oldest(const struct shmlog__seg *s, unsigned lane,
 	return found;
 }
 
+/* Lane @lane's @max oldest LIVE chunks, oldest first, into @idx and
+ * @word: how many. One pass over the descriptor table. */
+static unsigned lane_oldest_n(const struct shmlog__seg *s, unsigned lane,
+			      uint32_t *idx, uint64_t *word, unsigned max)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	unsigned n = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (chunk_lane(w) != lane || !chunk_valid(f, w) ||
+		    chunk_state(w) != CHUNK_LIVE)
+			continue;
+		uint64_t base = chunk_base(f, w);
+		/* insertion into the sorted few */
+		unsigned k = n < max ? n++ : max;
+		while (k > 0 && pos_before(base, chunk_base(f, word[k - 1]))) {
+			if (k < max) {
+				idx[k] = idx[k - 1];
+				word[k] = word[k - 1];
+			}
+			k--;
+		}
+		if (k < max) {
+			idx[k] = i;
+			word[k] = w;
+		}
+	}
+	return n;
+}
+
 /* ---- the space policy: which chunk a writer takes -------------------- */
 
 /* The chunk @w's lane takes next (chunk_switch step c): a never-used one,
@@ -399,9 +430,8 @@ static bool lane_oldest(const struct shmlog__seg *s, unsigned lane,
  * else the taker's own oldest LIVE chunk. *@word is what the descriptor
  * held (the CAS's expected value). false: no chunk can be taken (every
  * chunk is some live writer's OPEN one). */
-static bool chunk_pick(const struct shmlog__seg *s,
-		       const struct shmlog__wlane *w, unsigned *out,
-		       uint64_t *word)
+static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
+		       unsigned *out, uint64_t *word)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	uint32_t held[SHMLOG_LANES_MAX]; /* chunks per lane; bit 31: a LIVE one */
@@ -452,6 +482,24 @@ static bool chunk_pick(const struct shmlog__seg *s,
 	/* at or under the share everybody: our own oldest, if we have one */
 	if (most <= 0 && own)
 		victim = w->lane;
+	if (victim == w->lane) {
+		/* ours: the oldest now, and the next few for the switches
+		 * to come (the answer holds until one of them is taken
+		 * from us, or they run out) */
+		uint32_t idx[SHMLOG__OWN_NEXT + 1];
+		uint64_t wd[SHMLOG__OWN_NEXT + 1];
+		unsigned k = lane_oldest_n(s, w->lane, idx, wd,
+					   SHMLOG__OWN_NEXT + 1);
+		if (!k)
+			return false;
+		*out = idx[0];
+		*word = wd[0];
+		w->own_n = (uint8_t)(k - 1);
+		w->own_at = 0;
+		memcpy(w->own_idx, idx + 1, (k - 1) * sizeof(idx[0]));
+		memcpy(w->own_word, wd + 1, (k - 1) * sizeof(wd[0]));
+		return true;
+	}
 	/* The table was read word by word while chunks changed hands: look
 	 * at the victim once more, as it is now, and take from another
 	 * writer only if it is still above its share. */
@@ -566,13 +614,20 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	for (int t = 0; t < TAKE_TRIES; t++) {
 		unsigned i;
 		uint64_t old;
-		if (!chunk_pick(s, w, &i, &old))
+		if (w->own_at < w->own_n) {
+			/* our own next oldest, as the policy said last */
+			i = w->own_idx[w->own_at];
+			old = w->own_word[w->own_at++];
+		} else if (!chunk_pick(s, w, &i, &old)) {
 			break;
+		}
 		uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
 		if (!atomic_compare_exchange_strong_explicit(
 			    seg_chunk(s, i), &old, open, memory_order_acq_rel,
-			    memory_order_relaxed)) /* d: LMM(Q) */
+			    memory_order_relaxed)) { /* d: LMM(Q) */
+			w->own_n = 0; /* taken from us: ask the policy */
 			continue;
+		}
 		atomic_thread_fence(memory_order_release); /* e: LMM(R) */
 		TESTPOINT(12);
 		chunk_install(s, w, i, open);
@@ -762,6 +817,7 @@ static uint64_t lane_resume(const struct shmlog__seg *s,
 	unsigned i;
 	uint64_t word;
 	w->head = head & ~(uint64_t)(REC_ALIGN - 1);
+	w->own_n = w->own_at = 0;
 	chunk_none(w);
 	if (chunk_newest(s, w->lane, CHUNK_IN_OPEN, &i, &word)) {
 		/* other OPEN chunks of ours (damage) go to the history */
