@@ -518,6 +518,9 @@ struct shmlog_format_stats {
 	uint64_t formats; /* call sites' formats in the table */
 	uint64_t used, size; /* bytes of the table taken, and its size */
 	uint64_t full; /* calls formatted by the caller: the table was full */
+	/* calls formatted by the caller: a conversion the reader does not
+	 * format (%n, %m, positional, wide characters) */
+	uint64_t refused;
 };
 
 /* Fill @st for buffer @name. Errors as shmlog_stat(). Thread-safe. */

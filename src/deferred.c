@@ -156,10 +156,13 @@ static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
 		if (k == fmt) {
 			uint32_t st = atomic_load_explicit(
 				&s->state, memory_order_acquire);
-			if (st == SITE_FULL) /* every such call is counted */
+			if (st == SITE_FULL || st == SITE_REFUSED)
+				/* every such call is counted */
 				atomic_fetch_add_explicit(
-					&h->seg.hdr->stats.fmt_full, 1,
-					memory_order_relaxed);
+					st == SITE_FULL
+						? &h->seg.hdr->stats.fmt_full
+						: &h->seg.hdr->stats.fmt_refused,
+					1, memory_order_relaxed);
 			return st == SITE_READY ? s : NULL;
 		}
 		if (k)
@@ -171,7 +174,10 @@ static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
 		}
 		/* ours to make: compile, register, publish */
 		uint32_t st = SITE_REFUSED;
-		if (shmlog__fmt_compile(fmt, &s->spec) == 0) {
+		if (shmlog__fmt_compile(fmt, &s->spec) != 0) {
+			atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_refused,
+						  1, memory_order_relaxed);
+		} else {
 			int64_t id = fmt_register(h, fmt);
 			if (id >= 0) {
 				s->id = (uint32_t)id;
@@ -198,9 +204,10 @@ int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 	const struct defer_site *site = site_get(h, fmt);
 	if (!site)
 		return 1;
-	/* the block must fit the record whole, beside its tag */
-	size_t tag_len = tag && tag[0] ? strnlen(tag, SHMLOG_TAG_MAX) : 1;
-	size_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+	/* the block must fit the record whole, beside the longest tag (not
+	 * measured here: the write measures it) */
+	(void)tag;
+	size_t room = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
 	if (room < cap)
 		cap = room;
 	if (cap <= 4)

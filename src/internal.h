@@ -84,9 +84,10 @@ struct shmlog__hdr {
 		_Atomic uint64_t dropped; /* refused writes: no lane, nested */
 		_Atomic uint32_t releases; /* lanes given back (exclusive) */
 		_Atomic uint32_t pad;
-		/* printf-style calls formatted by the caller because the
-		 * format table was full */
-		_Atomic uint64_t fmt_full;
+		/* printf-style calls (SHMLOG_WRITE_DEFERRED) formatted by the
+		 * caller: the format table was full; a conversion the codec
+		 * does not take */
+		_Atomic uint64_t fmt_full, fmt_refused;
 	} stats SHMLOG__ALIGNED;
 	/* Read-mostly: the filter and the clear mark. Writers only read it. */
 	struct {

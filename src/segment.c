@@ -612,6 +612,7 @@ int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st)
 		out.used = next < out.size ? next : out.size;
 		out.formats = atomic_load(&t->count);
 		out.full = atomic_load(&s.hdr->stats.fmt_full);
+		out.refused = atomic_load(&s.hdr->stats.fmt_refused);
 		shmlog__guard_disarm();
 	} else {
 		shmlog__guard_recovered();

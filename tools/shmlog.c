@@ -349,12 +349,14 @@ static int cmd_info(int argc, char **argv)
 	struct shmlog_format_stats fs;
 	if (shmlog_stat_formats(cli_buffer, &fs) == 0)
 		printf("formats:   %llu call sites formatted by readers (%llu of "
-		       "%llu bytes of the table); %llu calls formatted by the "
-		       "caller: the table was full\n",
+		       "%llu bytes of the table); formatted by the caller: "
+		       "%llu calls (the table was full), %llu (%%n, %%m, "
+		       "positional or wide conversions)\n",
 		       (unsigned long long)fs.formats,
 		       (unsigned long long)fs.used,
 		       (unsigned long long)fs.size,
-		       (unsigned long long)fs.full);
+		       (unsigned long long)fs.full,
+		       (unsigned long long)fs.refused);
 
 	/* Per lane: read everything there is, so that what is held and what
 	 * was overwritten are exact (a reader's books: written = held +

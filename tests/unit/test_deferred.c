@@ -124,6 +124,18 @@ static void round_trip(void)
 	REQUIRE(shmlog_stat_formats(buffer, &fs) == 0);
 	CHECK_EQ(fs.formats, CALLS);
 	CHECK_EQ(fs.full, 0);
+	CHECK_EQ(fs.refused, 0);
+	/* a conversion the reader does not format: the caller does, and the
+	 * call is counted, each time */
+	char e[64];
+	int n0;
+	both(h, e, sizeof(e), "%d%n refused", 5, &n0);
+	both(h, e, sizeof(e), "%d%n refused", 6, &n0);
+	REQUIRE(shmlog_stat_formats(buffer, &fs) == 0);
+	CHECK_EQ(fs.refused, 2);
+	REQUIRE(shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD);
+	CHECK_STR(rec.msg, "5 refused");
+	CHECK(!(rec.flags & SHMLOG_REC_DEFERRED));
 	shmlog_reader_close(r);
 	shmlog_close(h);
 }
