@@ -308,13 +308,12 @@ static struct shmlog__rec *rec_at(unsigned char *data, uint64_t off)
 
 /* ---- the chunk table ------------------------------------------------- */
 
-/* Lane @lane's chunk with the smallest base that ends past @from (holds
- * @from, or lies after it), among those whose base is at or before
- * @limit. One pass over the descriptor table, bounded by chunk_count.
- * @states: CHUNK_LIVE, CHUNK_OPEN or both (bits 1 << state). */
-bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
+/* Lane @lane's chunk in @states whose base is the smallest (@newest:
+ * the largest) among those that end past @from and begin at or before
+ * @limit. One pass over the descriptor table, bounded by chunk_count. */
+static bool chunk_best(const struct shmlog__seg *s, unsigned lane,
 		       uint64_t from, uint64_t limit, unsigned states,
-		       unsigned *idx, uint64_t *word)
+		       bool newest, unsigned *idx, uint64_t *word)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	bool found = false;
@@ -329,7 +328,8 @@ bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
 		if (!pos_before(from, base + f->chunk_size) ||
 		    pos_before(limit, base))
 			continue;
-		if (!found || pos_before(base, best)) {
+		if (!found || pos_before(newest ? best : base,
+					 newest ? base : best)) {
 			found = true;
 			best = base;
 			*idx = i;
@@ -339,28 +339,27 @@ bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
 	return found;
 }
 
+bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
+			uint64_t from, uint64_t limit, unsigned states,
+			unsigned *idx, uint64_t *word)
+{
+	return chunk_best(s, lane, from, limit, states, false, idx, word);
+}
+
+/* How far a lane's chunks may lie from a reference position. */
+#define LANE_REACH (UINT64_C(1) << 62)
+
 /* Lane @lane's chunk with the largest base in @states. */
 static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
 			 unsigned states, unsigned *idx, uint64_t *word)
 {
-	const struct shmlog__fixed *f = &s->fixed;
-	bool found = false;
-	uint64_t best = 0;
-	for (unsigned i = 0; i < f->chunk_count; i++) {
-		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
-						  memory_order_acquire);
-		if (chunk_lane(w) != lane || !chunk_valid(f, w) ||
-		    !(states & 1u << chunk_state(w)))
-			continue;
-		uint64_t base = chunk_base(f, w);
-		if (!found || pos_before(best, base)) {
-			found = true;
-			best = base;
-			*idx = i;
-			*word = w;
-		}
-	}
-	return found;
+	/* every base lies within reach of the epoch's newest */
+	uint64_t ref = s->fixed.initial_pos +
+		       (atomic_load_explicit(&seg_space(s)->epoch,
+					     memory_order_relaxed) &
+			CHUNK_INC_MASK) * s->fixed.chunk_size;
+	return chunk_best(s, lane, ref - LANE_REACH, ref + LANE_REACH, states,
+			  true, idx, word);
 }
 
 
