@@ -513,17 +513,9 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 
 /* ---- writer side ---------------------------------------------------- */
 
-/* Make chunk @i's pages resident and writable in this process, once per
- * handle, so that appends take no page fault. */
-static void chunk_prefault(const struct shmlog__seg *s, struct shmlog *h,
-			   unsigned i)
+/* Make pages [@a, @b) resident and writable in this process. */
+static void pages_prefault(uintptr_t a, uintptr_t b)
 {
-	if (!h || !h->prefaulted ||
-	    atomic_exchange_explicit(&h->prefaulted[i], 1,
-				     memory_order_relaxed))
-		return;
-	uintptr_t a = (uintptr_t)seg_chunk_data(s, i);
-	uintptr_t b = a + s->fixed.chunk_size;
 #ifdef MADV_POPULATE_WRITE
 	if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
 		return;
@@ -532,6 +524,40 @@ static void chunk_prefault(const struct shmlog__seg *s, struct shmlog *h,
 	for (uintptr_t p = a; p < b; p += SHMLOG__PAGE)
 		atomic_fetch_add_explicit((_Atomic uint64_t *)p, 0,
 					  memory_order_relaxed);
+}
+
+/* Buffers up to this much data are made resident whole, with one call,
+ * the first time a writer of the process takes a chunk; larger ones a
+ * chunk at a time (page tables for gigabytes a writer may never touch). */
+#define PREFAULT_WHOLE (64u << 20)
+
+/* Make chunk @i's pages resident and writable in this process, once per
+ * handle, so that appends take no page fault. */
+static void chunk_prefault(const struct shmlog__seg *s, struct shmlog *h,
+			   unsigned i)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	if (!h || !h->prefaulted ||
+	    atomic_load_explicit(&h->prefaulted[i], memory_order_relaxed))
+		return;
+	uint64_t data = (uint64_t)f->chunk_count * f->chunk_size;
+	if (data <= PREFAULT_WHOLE) {
+		/* the first chunk of this handle: all of them at once */
+		if (atomic_exchange_explicit(&h->prefaulted[0], 2,
+					     memory_order_relaxed) == 2)
+			return;
+		uintptr_t a = (uintptr_t)seg_chunk_data(s, 0);
+		pages_prefault(a, a + data);
+		for (unsigned k = 0; k < f->chunk_count; k++)
+			atomic_store_explicit(&h->prefaulted[k], 2,
+					      memory_order_relaxed);
+		return;
+	}
+	if (atomic_exchange_explicit(&h->prefaulted[i], 1,
+				     memory_order_relaxed))
+		return;
+	uintptr_t a = (uintptr_t)seg_chunk_data(s, i);
+	pages_prefault(a, a + f->chunk_size);
 }
 
 /* Make chunk @i, whose word is now @word (OPEN, ours), the writer's. */
