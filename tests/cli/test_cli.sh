@@ -94,6 +94,27 @@ ok "level reset" "$S" level -b $B ''
 bad_env=$(SHMLOG_TAGS='net:D ui:Q' "$S" level -b $B 2>&1 >/dev/null)
 has "bad SHMLOG_TAGS named" "SHMLOG_TAGS is ignored: bad token 'ui:Q'" "$bad_env"
 
+# a buffer of another format (version 1, made by an older shmlog): every
+# command says so and what to do
+if command -v python3 >/dev/null; then
+	ok "old format buffer made" "$S" create -b $B-old --size 64K
+	python3 - /dev/shm/shmlog.$B-old <<'PY'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read(152))
+struct.pack_into("<H", b, 8, 1)  # version_major 1
+h = 0xcbf29ce484222325
+for x in b[:144]:
+    h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
+struct.pack_into("<Q", b, 144, h)
+with open(p, "r+b") as f:
+    f.write(b)
+PY
+	bad "old format: cat" "another version of shmlog.*Remove it with .shmlog rm -b $B-old. and create it again" "$S" cat -b $B-old
+	bad "old format: write" "another version of shmlog.*create it again" "$S" write -b $B-old -t t hello
+	ok "old format: rm" "$S" rm -b $B-old
+fi
+
 # info, ls, clear
 has "info" "capacity: +256.0K in [0-9]+ lanes" "$("$S" info -b $B)"
 has "info clock" "clock: +realtime" "$("$S" info -b $B)"
