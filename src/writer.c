@@ -527,28 +527,33 @@ int shmlog_write(shmlog_t *h, int prio, const char *tag, const char *msg)
 			      msg ? strnlen(msg, SHMLOG_MSG_MAX + 1) : 0);
 }
 
-static int vprint(shmlog_t *h, unsigned wflags, int prio, const char *tag,
-		  const char *fmt, va_list ap)
+/* A printf-style call stored as its format's id and its values, the text
+ * made by whichever reader (deferred.c). Returns the write's result, or 1
+ * if the call cannot be deferred: the caller formats it (with a va_list
+ * of its own: @ap may have been read). */
+static int print_deferred(shmlog_t *h, unsigned wflags, int prio,
+			  const char *tag, const char *fmt, va_list ap)
+{
+	unsigned char blk[SHMLOG_MSG_MAX];
+	size_t len;
+	unsigned flags;
+	if (shmlog__defer_encode(h, tag, fmt, ap, blk, sizeof(blk), &len,
+				 &flags))
+		return 1;
+	return write_rec(h, prio, tag, (const char *)blk, len, flags,
+			 wflags & ~SHMLOG_WRITE_DEFERRED, 0);
+}
+
+/* A printf-style call formatted here. */
+static int print_text(shmlog_t *h, unsigned wflags, int prio, const char *tag,
+		      const char *fmt, va_list ap)
 {
 	/* One byte past the maximum, so that the cut sees whether it splits
 	 * a UTF-8 character. */
 	char buf[SHMLOG_MSG_MAX + 2];
+	wflags &= ~SHMLOG_WRITE_DEFERRED;
 	if (!fmt)
 		return write_rec(h, prio, tag, NULL, 0, 0, wflags, 0);
-	if (wflags & SHMLOG_WRITE_DEFERRED) {
-		/* the values now, the text in whichever reader (deferred.c) */
-		size_t len;
-		unsigned flags;
-		va_list aq;
-		va_copy(aq, ap);
-		int r = shmlog__defer_encode(h, tag, fmt, aq,
-					     (unsigned char *)buf, SHMLOG_MSG_MAX,
-					     &len, &flags);
-		va_end(aq);
-		if (r == 0)
-			return write_rec(h, prio, tag, buf, len, flags,
-					 wflags & ~SHMLOG_WRITE_DEFERRED, 0);
-	}
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
@@ -561,7 +566,7 @@ static int vprint(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
 		  va_list ap)
 {
-	return vprint(h, 0, prio, tag, fmt, ap);
+	return print_text(h, 0, prio, tag, fmt, ap);
 }
 
 int shmlog_vprint_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
@@ -569,16 +574,38 @@ int shmlog_vprint_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 {
 	if (flags & ~(SHMLOG_WRITE_UNFILTERED | SHMLOG_WRITE_DEFERRED))
 		return -EINVAL;
-	return vprint(h, flags, prio, tag, fmt, ap);
+	if ((flags & SHMLOG_WRITE_DEFERRED) && fmt) {
+		va_list aq;
+		va_copy(aq, ap);
+		int r = print_deferred(h, flags, prio, tag, fmt, aq);
+		va_end(aq);
+		if (r != 1)
+			return r;
+	}
+	return print_text(h, flags, prio, tag, fmt, ap);
 }
 
+/* The macros' entry. With SHMLOG_WRITE_DEFERRED the arguments are walked
+ * twice only when the call cannot be deferred: va_start again rather
+ * than va_copy on every call (copying the va_list just written by
+ * va_start costs a store-forwarding stall on the hot path). */
 int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 		    const char *fmt, ...)
 {
+	if (flags & ~(SHMLOG_WRITE_UNFILTERED | SHMLOG_WRITE_DEFERRED))
+		return -EINVAL;
 	va_list ap;
-	va_start(ap, fmt);
-	int r = shmlog_vprint_ex(h, flags, prio, tag, fmt, ap);
-	va_end(ap);
+	int r = 1;
+	if ((flags & SHMLOG_WRITE_DEFERRED) && fmt) {
+		va_start(ap, fmt);
+		r = print_deferred(h, flags, prio, tag, fmt, ap);
+		va_end(ap);
+	}
+	if (r == 1) {
+		va_start(ap, fmt);
+		r = print_text(h, flags, prio, tag, fmt, ap);
+		va_end(ap);
+	}
 	return r;
 }
 
