@@ -113,6 +113,7 @@ struct lb_ctx {
 #define LB_SINK_BYTES 0x1 /* consumed() counts wire bytes, not records */
 #define LB_SHMLOG 0x2	  /* one of shmlog's own variants */
 #define LB_NO_SCALING 0x4 /* not run in the scaling part */
+#define LB_NO_SWEEP 0x8	  /* writes its own message: no size sweep */
 
 struct lb_contender {
 	const char *name; /* short, used in --only and in JSON */

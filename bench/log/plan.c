@@ -216,7 +216,8 @@ static void cell_result(struct cell *cl, double *rps, double *aux)
 
 static bool fits(const struct lb_entry *e, size_t size)
 {
-	return size <= (e->ct->max_msg ? e->ct->max_msg : LB_MSG_MAX);
+	return !(e->ct->flags & LB_NO_SWEEP) &&
+	       size <= (e->ct->max_msg ? e->ct->max_msg : LB_MSG_MAX);
 }
 
 static void measure_sweep(const struct lb_opts *o)

@@ -127,7 +127,7 @@ const struct lb_contender lb_shmlog_printf = {
     .name = "shmlog-printf",
     .what = "printf-style, 3 values, formatted by the reader "
 	    "(SHMLOG_WRITE_DEFERRED, as the SHMLOG_x macros)",
-    .flags = LB_SHMLOG | LB_NO_SCALING,
+    .flags = LB_SHMLOG | LB_NO_SCALING | LB_NO_SWEEP,
     .setup = setup_default,
     .teardown = teardown,
     .open = sl_open,
@@ -139,7 +139,7 @@ const struct lb_contender lb_shmlog_vsnprintf = {
     .name = "shmlog-vsnprintf",
     .what = "printf-style, 3 values, formatted by the caller "
 	    "(shmlog_print(): vsnprintf)",
-    .flags = LB_SHMLOG | LB_NO_SCALING,
+    .flags = LB_SHMLOG | LB_NO_SCALING | LB_NO_SWEEP,
     .setup = setup_default,
     .teardown = teardown,
     .open = sl_open,
