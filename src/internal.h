@@ -519,6 +519,11 @@ static inline bool pos_before(uint64_t a, uint64_t b)
 	return (int64_t)(a - b) < 0;
 }
 
+/* How far a lane's chunks may lie from a position of the same lane (the
+ * lane's head, the epoch's newest base): the reach of every search of the
+ * descriptor table by position. */
+#define SHMLOG__LANE_REACH (UINT64_C(1) << 62)
+
 /* The descriptor states shmlog__chunk_find() looks for (bits). */
 #define CHUNK_IN_LIVE (1u << CHUNK_LIVE)
 #define CHUNK_IN_OPEN (1u << CHUNK_OPEN)

@@ -60,9 +60,6 @@ struct shmlog__rlane {
 
 /* ---- a cursor per lane: the record protocol of ring.c, and the books -- */
 
-/* How far back from head a lane's oldest chunk may lie. */
-#define LANE_SPAN (UINT64_C(1) << 62)
-
 /* Where a reader starts on a lane it has not looked at yet: before its
  * oldest chunk. */
 static void cursor_begin(const struct shmlog__seg *s, unsigned lane,
@@ -71,15 +68,38 @@ static void cursor_begin(const struct shmlog__seg *s, unsigned lane,
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	uint64_t head = c->head_seen =
 		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(F) */
-	c->pos = (head & ~(uint64_t)(REC_ALIGN - 1)) - LANE_SPAN;
+	c->pos = (head & ~(uint64_t)(REC_ALIGN - 1)) - SHMLOG__LANE_REACH;
 	c->chunk = CHUNK_NONE;
 	c->next_seq = s->fixed.initial_seq;
 	c->seq_known = true;
 	c->begun = true;
 }
 
+/* The records up to the lane's head, @head, are gone (their chunks were
+ * taken): count them as overwritten, as a gap before the next record
+ * would, up to the lane's next_seq. That is the count for @head only if
+ * head has not moved since (next_seq is stored after head, with release,
+ * so a next_seq seen with the same head is no newer than it; it may lag
+ * by the newest record, which a later gap counts). false if head moved. */
 static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t head);
+			struct shmlog__rlane *c, uint64_t head)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	uint64_t next = atomic_load_explicit(&ctl->next_seq,
+					     memory_order_acquire);
+	if (atomic_load_explicit(&ctl->head, memory_order_acquire) != head)
+		return false;
+	uint64_t gap = next - c->next_seq;
+	if (!c->seq_known || gap == 0 || gap >= (1ull << 62))
+		return true;
+	c->overwritten += gap;
+	if (c->started)
+		c->lost_overwritten += gap;
+	c->next_seq = next;
+	c->after_damage = false;
+	c->damage_bytes = 0;
+	return true;
+}
 
 /* Put the cursor in the lane's chunk that holds its position, or the next
  * one, if something in it is published (its base at or below head). A
@@ -239,32 +259,6 @@ static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 	c->seq_seen = true;
 	c->last_seq = seq;
 	c->next_seq = seq + 1;
-}
-
-/* The records up to the lane's head, @head, are gone (their chunks were
- * taken): count them as overwritten, as a gap before the next record
- * would, up to the lane's next_seq. That is the count for @head only if
- * head has not moved since (next_seq is stored after head, with release,
- * so a next_seq seen with the same head is no newer than it; it may lag
- * by the newest record, which a later gap counts). false if head moved. */
-static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
-			struct shmlog__rlane *c, uint64_t head)
-{
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	uint64_t next = atomic_load_explicit(&ctl->next_seq,
-					     memory_order_acquire);
-	if (atomic_load_explicit(&ctl->head, memory_order_acquire) != head)
-		return false;
-	uint64_t gap = next - c->next_seq;
-	if (!c->seq_known || gap == 0 || gap >= (1ull << 62))
-		return true;
-	c->overwritten += gap;
-	if (c->started)
-		c->lost_overwritten += gap;
-	c->next_seq = next;
-	c->after_damage = false;
-	c->damage_bytes = 0;
-	return true;
 }
 
 static void cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,

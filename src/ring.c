@@ -346,9 +346,6 @@ bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
 	return chunk_best(s, lane, from, limit, states, false, idx, word);
 }
 
-/* How far a lane's chunks may lie from a reference position. */
-#define LANE_REACH (UINT64_C(1) << 62)
-
 /* Lane @lane's chunk with the largest base in @states. */
 static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
 			 unsigned states, unsigned *idx, uint64_t *word)
@@ -358,19 +355,20 @@ static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
 		       (atomic_load_explicit(&seg_space(s)->epoch,
 					     memory_order_relaxed) &
 			CHUNK_INC_MASK) * s->fixed.chunk_size;
-	return chunk_best(s, lane, ref - LANE_REACH, ref + LANE_REACH, states,
-			  true, idx, word);
+	return chunk_best(s, lane, ref - SHMLOG__LANE_REACH,
+			  ref + SHMLOG__LANE_REACH, states, true, idx, word);
 }
 
 
-/* Lane @lane's oldest LIVE chunk, and in *@held how many chunks it holds
- * (LIVE and OPEN). One pass over the descriptor table. */
-static bool lane_oldest(const struct shmlog__seg *s, unsigned lane,
-			unsigned *idx, uint64_t *word, uint32_t *held)
+/* Lane @lane's @max oldest LIVE chunks, oldest first, into @idx and
+ * @word: how many; and in *@held how many chunks the lane holds (LIVE and
+ * OPEN). One pass over the descriptor table. */
+static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
+			    uint32_t *idx, uint64_t *word, unsigned max,
+			    uint32_t *held)
 {
 	const struct shmlog__fixed *f = &s->fixed;
-	bool found = false;
-	uint64_t best = 0;
+	unsigned n = 0;
 	*held = 0;
 	for (unsigned i = 0; i < f->chunk_count; i++) {
 		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
@@ -379,30 +377,6 @@ static bool lane_oldest(const struct shmlog__seg *s, unsigned lane,
 			continue;
 		++*held;
 		if (chunk_state(w) != CHUNK_LIVE)
-			continue;
-		uint64_t base = chunk_base(f, w);
-		if (!found || pos_before(base, best)) {
-			found = true;
-			best = base;
-			*idx = i;
-			*word = w;
-		}
-	}
-	return found;
-}
-
-/* Lane @lane's @max oldest LIVE chunks, oldest first, into @idx and
- * @word: how many. One pass over the descriptor table. */
-static unsigned lane_oldest_n(const struct shmlog__seg *s, unsigned lane,
-			      uint32_t *idx, uint64_t *word, unsigned max)
-{
-	const struct shmlog__fixed *f = &s->fixed;
-	unsigned n = 0;
-	for (unsigned i = 0; i < f->chunk_count; i++) {
-		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
-						  memory_order_relaxed);
-		if (chunk_lane(w) != lane || !chunk_valid(f, w) ||
-		    chunk_state(w) != CHUNK_LIVE)
 			continue;
 		uint64_t base = chunk_base(f, w);
 		/* insertion into the sorted few */
@@ -485,10 +459,10 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		/* ours: the oldest now, and the next few for the switches
 		 * to come (the answer holds until one of them is taken
 		 * from us, or they run out) */
-		uint32_t idx[SHMLOG__OWN_NEXT + 1];
+		uint32_t idx[SHMLOG__OWN_NEXT + 1], held_now;
 		uint64_t wd[SHMLOG__OWN_NEXT + 1];
-		unsigned k = lane_oldest_n(s, w->lane, idx, wd,
-					   SHMLOG__OWN_NEXT + 1);
+		unsigned k = lane_oldest(s, w->lane, idx, wd,
+					 SHMLOG__OWN_NEXT + 1, &held_now);
 		if (!k)
 			return false;
 		*out = idx[0];
@@ -502,12 +476,13 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	/* The table was read word by word while chunks changed hands: look
 	 * at the victim once more, as it is now, and take from another
 	 * writer only if it is still above its share. */
-	uint32_t now = 0;
-	if (!lane_oldest(s, victim, out, word, &now))
+	uint32_t now = 0, at;
+	if (!lane_oldest(s, victim, &at, word, 1, &now))
 		return false;
-	if (victim != w->lane && owned[victim] &&
-	    (int64_t)now * n <= (int64_t)f->chunk_count && own)
-		return lane_oldest(s, w->lane, out, word, &now);
+	if (owned[victim] && (int64_t)now * n <= (int64_t)f->chunk_count &&
+	    own && !lane_oldest(s, w->lane, &at, word, 1, &now))
+		return false; /* no longer above its share: our own instead */
+	*out = at;
 	return true;
 }
 
@@ -848,11 +823,12 @@ static uint64_t lane_resume(const struct shmlog__seg *s,
 		/* other OPEN chunks of ours (damage) go to the history */
 		unsigned j;
 		uint64_t other;
+		uint64_t newest = chunk_base(f, word);
 		for (unsigned guard = f->chunk_count;
-		     guard && shmlog__chunk_find(s, w->lane, chunk_base(f, word) -
-							(UINT64_C(1) << 62),
-					 chunk_base(f, word) - 1, CHUNK_IN_OPEN, &j,
-					 &other);
+		     guard && shmlog__chunk_find(s, w->lane,
+						 newest - SHMLOG__LANE_REACH,
+						 newest - 1, CHUNK_IN_OPEN, &j,
+						 &other);
 		     guard--) {
 			uint64_t live = chunk_id(other) | CHUNK_LIVE;
 			atomic_compare_exchange_strong(seg_chunk(s, j), &other,

@@ -285,6 +285,7 @@ static inline struct shmlog_lane_stats hw_sum(shmlog_reader_t *r)
 		sum.overwritten += st.overwritten;
 		sum.torn += st.torn;
 		sum.skipped += st.skipped;
+		sum.corrupt += st.corrupt;
 	}
 	return sum;
 }

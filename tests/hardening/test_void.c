@@ -9,8 +9,9 @@
  * writer recycling its own oldest chunk, a writer taking the oldest chunk
  * of a writer above its share, a claim that gives a dead writer's broken
  * chunk up, a writer killed right after taking a chunk (before its head
- * moved in). This test drives each one deterministically with a reader
- * parked inside the chunk that is given up, then checks that the reader
+ * moved in), another writer taking every chunk of a writer that died.
+ * This test drives each one deterministically with a reader parked inside
+ * the chunk that is given up, then checks that the reader
  * goes on with whole records only, in order, with every record accounted
  * for (written = read + overwritten + torn), and that no chunk's word
  * ever comes back (incarnations only grow).
@@ -273,7 +274,24 @@ static void broken_chunk_given_up(void)
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	struct incs s = {0};
 	incs_sample(&s, h);
-	CHECK_EQ(sc_write(h, 3, 0, 700), 0); /* claim, then recycle it all */
+	CHECK_EQ(sc_write(h, 3, 0, 1), 0); /* the claim */
+	/* the broken chunk went to the history (LIVE), and the lane goes on
+	 * in another chunk */
+	unsigned broken = (unsigned)((offs[n / 2] - (long)f.data_off) /
+				     (long)f.chunk_size);
+	uint64_t bw = atomic_load(hw_desc(base, &f, broken));
+	CHECK(chunk_valid(&f, bw) && chunk_lane(bw) == 0 &&
+	      chunk_state(bw) == CHUNK_LIVE);
+	bool elsewhere = false;
+	for (unsigned i = 0; i < f.chunk_count; i++) {
+		uint64_t d = atomic_load(hw_desc(base, &f, i));
+		elsewhere |= i != broken && chunk_valid(&f, d) &&
+			     chunk_lane(d) == 0 && chunk_state(d) == CHUNK_OPEN;
+	}
+	CHECK(elsewhere);
+	drain(r, &t, -1); /* over the damage, before it is recycled */
+	CHECK(hw_sum(r).corrupt > 0);
+	CHECK_EQ(sc_write(h, 3, 1, 699), 0); /* recycle it all */
 	incs_sample(&s, h);
 	drain(r, &t, -1);
 	struct shmlog_lane_stats sum = hw_sum(r);
@@ -293,6 +311,45 @@ static void broken_chunk_given_up(void)
 	shmlog_remove(b);
 }
 
+/* A writer that has died (its lane reaped by the next writer's claim:
+ * its share 0) and a reader parked in its last chunk, the one its lane's
+ * head is in: another writer takes every chunk of it. No later record of
+ * the lane will show the gap; the reader must count the lost records all
+ * the same (this once went uncounted). */
+static void dead_taken_under_reader(void)
+{
+	const char *b = make(4);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		shmlog_t *h;
+		if (shmlog_open(b, 0, &h) || sc_write(h, 1, 0, 40))
+			_exit(1);
+		_exit(0); /* dies holding its lane: the next claim reaps it */
+	}
+	CHECK_EQ(hw_reap(pid), 0);
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct tally t;
+	tally_init(&t);
+	/* parked in its last chunk: the 37th record read, the cursor after
+	 * it, the 38th to 40th ahead of it in the chunk the lane's head is
+	 * in */
+	drain(r, &t, 37);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	struct incs s = {0};
+	incs_sample(&s, h);
+	CHECK_EQ(sc_write(h, 2, 0, 600), 0); /* takes every chunk */
+	incs_sample(&s, h);
+	finish("a dead writer's last chunk taken under a reader", r, &t, &s,
+	       40 + 600);
+	CHECK_EQ(t.last[1], 36); /* its newest records were taken */
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	recycled_under_reader();
@@ -301,5 +358,6 @@ int main(void)
 	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
 		killed_taking_a_chunk(points[i]);
 	broken_chunk_given_up();
+	dead_taken_under_reader();
 	return test_done("test_void");
 }

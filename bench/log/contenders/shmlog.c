@@ -79,29 +79,6 @@ static void sl_close(void *w)
 	shmlog_close(w);
 }
 
-#define SHMLOG_CONTENDER(var, nm, wh, setupfn, fl)                             \
-	const struct lb_contender var = {                                      \
-	    .name = nm,                                                        \
-	    .what = wh,                                                        \
-	    .flags = LB_SHMLOG | (fl),                                         \
-	    .setup = setupfn,                                                  \
-	    .teardown = teardown,                                              \
-	    .open = sl_open,                                                   \
-	    .write = sl_write,                                                 \
-	    .close = sl_close,                                                 \
-	}
-
-
-SHMLOG_CONTENDER(lb_shmlog_default, "shmlog",
-		 "shmlog_write_n(), default clock (TSC if invariant)",
-		 setup_default, 0);
-SHMLOG_CONTENDER(lb_shmlog_realtime, "shmlog-realtime",
-		 "shmlog_write_n(), CLOCK_REALTIME", setup_realtime,
-		 LB_NO_SCALING);
-SHMLOG_CONTENDER(lb_shmlog_coarse, "shmlog-coarse",
-		 "shmlog_write_n(), CLOCK_MONOTONIC_COARSE", setup_coarse,
-		 LB_NO_SCALING);
-
 /* printf-style calls with three arguments, the same call for every record
  * (the source message's tag and priority; its text is not used): stored
  * as the format's id and the values, formatted by whoever reads
@@ -123,26 +100,33 @@ static long sl_printf_caller(void *w, const struct lb_msg *m)
 	return e < 0 ? e : 0;
 }
 
-const struct lb_contender lb_shmlog_printf = {
-    .name = "shmlog-printf",
-    .what = "printf-style, 3 values, formatted by the reader "
-	    "(SHMLOG_WRITE_DEFERRED, as the SHMLOG_x macros)",
-    .flags = LB_SHMLOG | LB_NO_SCALING | LB_NO_SWEEP,
-    .setup = setup_default,
-    .teardown = teardown,
-    .open = sl_open,
-    .write = sl_printf_deferred,
-    .close = sl_close,
-};
+#define SHMLOG_CONTENDER(var, nm, wh, setupfn, writefn, fl)                    \
+	const struct lb_contender var = {                                      \
+	    .name = nm,                                                        \
+	    .what = wh,                                                        \
+	    .flags = LB_SHMLOG | (fl),                                         \
+	    .setup = setupfn,                                                  \
+	    .teardown = teardown,                                              \
+	    .open = sl_open,                                                   \
+	    .write = writefn,                                                  \
+	    .close = sl_close,                                                 \
+	}
 
-const struct lb_contender lb_shmlog_vsnprintf = {
-    .name = "shmlog-vsnprintf",
-    .what = "printf-style, 3 values, formatted by the caller "
-	    "(shmlog_print(): vsnprintf)",
-    .flags = LB_SHMLOG | LB_NO_SCALING | LB_NO_SWEEP,
-    .setup = setup_default,
-    .teardown = teardown,
-    .open = sl_open,
-    .write = sl_printf_caller,
-    .close = sl_close,
-};
+SHMLOG_CONTENDER(lb_shmlog_default, "shmlog",
+		 "shmlog_write_n(), default clock (TSC if invariant)",
+		 setup_default, sl_write, 0);
+SHMLOG_CONTENDER(lb_shmlog_realtime, "shmlog-realtime",
+		 "shmlog_write_n(), CLOCK_REALTIME", setup_realtime, sl_write,
+		 LB_NO_SCALING);
+SHMLOG_CONTENDER(lb_shmlog_coarse, "shmlog-coarse",
+		 "shmlog_write_n(), CLOCK_MONOTONIC_COARSE", setup_coarse,
+		 sl_write, LB_NO_SCALING);
+SHMLOG_CONTENDER(lb_shmlog_printf, "shmlog-printf",
+		 "printf-style, 3 values, formatted by the reader "
+		 "(SHMLOG_WRITE_DEFERRED, as the SHMLOG_x macros)",
+		 setup_default, sl_printf_deferred,
+		 LB_NO_SCALING | LB_NO_SWEEP);
+SHMLOG_CONTENDER(lb_shmlog_vsnprintf, "shmlog-vsnprintf",
+		 "printf-style, 3 values, formatted by the caller "
+		 "(shmlog_print(): vsnprintf)",
+		 setup_default, sl_printf_caller, LB_NO_SCALING | LB_NO_SWEEP);
