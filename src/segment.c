@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Segments: naming, creating, attaching and validating the files that hold
- * buffers. Creation is atomic (a fully built file is link(2)ed to its name);
+ * buffers. Creation is atomic (a fully built file is renamed to its name,
+ * never replacing one);
  * attaching trusts nothing: the file must be a regular file we may trust,
  * and the header must check out before anything in it is used.
  */
@@ -14,9 +15,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/* renameat2(2)'s flag, in <linux/fs.h>, which clashes with <sys/mount.h>. */
+#define RENAME_NOREPLACE_FLAG (1u << 0)
 
 /* The segment format, byte by byte (docs/DESIGN.md, "Segment format 2,
  * byte by byte"): every row of those tables, checked here. The file is
@@ -341,6 +346,35 @@ fail:
 	return err;
 }
 
+/* Give the built file @tmp the name @path, unless @path exists: exactly
+ * one racing creator wins, the others get -EEXIST. rename(2) with
+ * RENAME_NOREPLACE does it in one step, so the file never has two names:
+ * an opener racing the creator sees one link, as check_file() wants (with
+ * link(2) then unlink(2), an opener between the two saw two links and was
+ * refused with EPERM). Filesystems without RENAME_NOREPLACE get the two
+ * steps. */
+static int publish(const char *tmp, const char *path)
+{
+	int err = 0;
+#ifdef SYS_renameat2
+	if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path,
+		    RENAME_NOREPLACE_FLAG) == 0) {
+		TESTPOINT(15); /* named; nothing left to clean up */
+		return 0;
+	}
+	err = -errno;
+	if (err != -EINVAL && err != -ENOSYS && err != -EOPNOTSUPP) {
+		unlink(tmp);
+		return err;
+	}
+#endif
+	/* link(2) never replaces either */
+	err = link(tmp, path) < 0 ? -errno : 0;
+	TESTPOINT(15);
+	unlink(tmp);
+	return err;
+}
+
 int shmlog_create(const char *name, const struct shmlog_create_opts *opts)
 {
 	struct shmlog_create_opts def;
@@ -364,9 +398,7 @@ int shmlog_create(const char *name, const struct shmlog_create_opts *opts)
 			    wanted_gid(opts), &f, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
-	/* link(2) never replaces: exactly one racing creator wins. */
-	err = link(tmp, path) < 0 ? -errno : 0;
-	unlink(tmp);
+	err = publish(tmp, path);
 	close(fd);
 	return err;
 }

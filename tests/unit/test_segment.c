@@ -114,6 +114,41 @@ static void test_create_race(void)
 	shmlog_remove(b);
 }
 
+/* The moment a creator has given its file the buffer's name (test point
+ * 15, before anything else it does): a writer and a reader that open the
+ * name then must attach. When the name was given by link(2), the file had
+ * a second name until the creator unlinked it, and openers racing the
+ * creator were refused as if a hard link had been planted: under load, 7
+ * of the 8 processes of test_create_race failed. */
+static const char *published_name;
+static int published_open = 1, published_seen;
+
+static void at_publish(int point)
+{
+	if (point != 15 || !published_name)
+		return;
+	published_seen++;
+	published_open = try_open(published_name);
+}
+
+static void test_open_while_published(void)
+{
+	const char *b = test_buffer("publish");
+	shmlog_remove(b);
+	published_name = b;
+	shmlog__testpoint_hook = at_publish;
+	CHECK_EQ(shmlog_create(b, NULL), 0);
+	shmlog__testpoint_hook = NULL;
+	published_name = NULL;
+	CHECK_EQ(published_seen, 1);
+	CHECK_EQ(published_open, 0);
+	/* and one name is all it has afterwards */
+	struct stat st;
+	CHECK_EQ(stat(path_of(b), &st), 0);
+	CHECK_EQ(st.st_nlink, 1);
+	shmlog_remove(b);
+}
+
 /* Write @len bytes of @data as the file of @name. */
 static void plant(const char *name, const void *data, size_t len, mode_t mode)
 {
@@ -294,6 +329,7 @@ int main(void)
 {
 	test_options();
 	test_create_race();
+	test_open_while_published();
 	test_hostile_files();
 	return test_done("test_segment");
 }
