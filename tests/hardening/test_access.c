@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, tests 7 and 8: squatting and permissions, across users.
+ * Squatting and permissions, across users.
  *
  * Run as root: children switch to other users (setresuid; no account is
  * created: the kernel needs none). Not root: skipped, with the reason.

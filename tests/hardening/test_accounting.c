@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 10: exact accounting over a long run, for every writer.
+ * Exact accounting over a long run, for every writer.
  *
  * WRITERS processes write at different rates (one flat out, the others in
  * bursts with pauses of random length) into a small buffer for SECONDS,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 11: a full /dev/shm. A small tmpfs is mounted for the test
+ * A full /dev/shm. A small tmpfs is mounted for the test
  * (in a private mount namespace, so nothing outside sees it) and buffers
  * are created in it by absolute path: creating one that does not fit fails
  * with -ENOSPC (posix_fallocate at creation), never a SIGBUS later, leaves

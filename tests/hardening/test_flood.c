@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 9: flood fairness. One writer writes flat out for SECONDS
+ * Flood fairness. One writer writes flat out for SECONDS
  * while 7 quiet writers write 10 records a second each, and a reader
  * follows. At least 99.9% of the quiet writers' records survive (they
  * are read), and every loss is attributed to the flooder: only its lane

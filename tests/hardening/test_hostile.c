@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 5: a live hostile mutator rewrites headers, offsets and
+ * A live hostile mutator rewrites headers, offsets and
  * lengths while a reader follows.
  *
  * The reader must never crash, never loop (every call is timed), never

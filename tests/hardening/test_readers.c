@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 3: readers killed at random while following (often while
+ * Readers killed at random while following (often while
  * asleep in shmlog_reader_wait(), having told writers to wake them).
  *
  * Writers are unaffected: they finish, and their worst write latency is

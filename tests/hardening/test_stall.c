@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 1, the "never stall" half (test_crash covers the kills at
+ * The "never stall" half (test_crash covers the kills at
  * every step and the integrity): while writers are SIGKILLed at random
  * (often mid-write, leaving torn records and abandoned lanes) and replaced,
  * the writers that survive time every write they make.

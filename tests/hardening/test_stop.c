@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 2: a writer SIGSTOPped in the middle of a record (at each
+ * A writer SIGSTOPped in the middle of a record (at each
  * test point of the write protocol, ring.c) for many laps of every other
  * lane, then SIGCONTinued.
  *

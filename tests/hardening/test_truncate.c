@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 6: the segment truncated under a reader by another process.
+ * The segment truncated under a reader by another process.
  *
  * Whoever may write the file may ftruncate(2) it; touching a page of a
  * shared mapping past the new end of the file raises SIGBUS. The reader

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 6, test 12: counters started just below the 2^32 and 2^64
+ * Counters started just below the 2^32 and 2^64
  * boundaries, with several writer processes and a follower (test_ring's
  * wrap_case does one writer in one process). Sequence numbers and logical
  * positions cross the boundaries while everybody writes: each writer's
