@@ -609,6 +609,54 @@ int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 	return r;
 }
 
+/* A deferred call through its site's cache (the SHMLOG_x macros): the
+ * plan and the format's id without a lookup, the values encoded by the
+ * plan. 1: the caller formats this call (with a va_list of its own). */
+static inline __attribute__((always_inline)) int
+print_site(shmlog_t *h, struct shmlog_fmt_site *site, unsigned wflags,
+	   int prio, const char *tag, const char *fmt, va_list ap)
+{
+	uint32_t id;
+	const struct shmlog__fmt_plan *p =
+		shmlog__defer_site_ready(h, site, fmt, &id);
+	if (SHMLOG_UNLIKELY(!p)) {
+		p = shmlog__defer_site(h, site, fmt, &id);
+		if (!p)
+			return 1;
+	}
+	unsigned char blk[SHMLOG_MSG_MAX];
+	bool cut = false;
+	memcpy(blk, &id, 4);
+	ssize_t n = shmlog__fmt_encode(&p->spec, ap, blk + 4,
+				       shmlog__defer_room(h) - 4, &cut);
+	if (SHMLOG_UNLIKELY(n < 0))
+		return 1;
+	return write_rec(h, prio, tag, (const char *)blk, 4 + (size_t)n,
+			 REC_FLAG_DEFERRED | (cut ? SHMLOG_REC_TRUNCATED : 0),
+			 wflags, 0);
+}
+
+int shmlog__print_site(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		       const char *tag, const char *fmt, ...)
+{
+	unsigned flags = site ? site->flags : 0;
+	if (flags & ~SHMLOG_WRITE_UNFILTERED)
+		return -EINVAL;
+	va_list ap;
+	int r = 1;
+	if (SHMLOG_LIKELY(h && site && fmt)) {
+		va_start(ap, fmt);
+		r = print_site(h, site, flags, prio, tag, fmt, ap);
+		va_end(ap);
+	}
+	if (r == 1) {
+		va_start(ap, fmt);
+		r = print_text(h, flags, prio, tag, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
 int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
 {
 	va_list ap;
