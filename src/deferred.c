@@ -36,12 +36,32 @@
  *
  * Which calls are deferred
  * ------------------------
- * Those with SHMLOG_WRITE_DEFERRED: the format is a string that never
- * changes at its address (the SHMLOG_x macros pass it for string
- * literals). A handle caches, per format address, the compiled format and
- * its id (a small open-addressing table: one lookup per call, no lock).
- * The first call of a site compiles and registers; a thread that finds
- * the site being made by another formats its own call in the meantime.
+ * Those of a call site of the SHMLOG_x macros (and SHMLOG_LOG_TO) whose
+ * format is a string literal, and shmlog_print_ex() calls with
+ * SHMLOG_WRITE_DEFERRED: the format is a string that never changes at its
+ * address.
+ *
+ * A handle caches, per format address, the compiled format and its id (a
+ * small open-addressing table, no lock): the first call of a format
+ * compiles and registers it; a thread that finds it being made by another
+ * formats its own call in the meantime. shmlog_print_ex() looks the format
+ * up there on every call.
+ *
+ * A macro's call site (struct shmlog_fmt_site, static in the expansion)
+ * keeps what never changes, so its calls look nothing up:
+ *   plan  the compiled format (struct shmlog__fmt_plan), made on the
+ *         site's first call whatever the handle, published with a CAS
+ *         (two threads may both compile; one plan is kept), never freed
+ *         (the site is static); or &plan_refused
+ *   key   handle id << 21 | the format's id in that handle's buffer (0 if
+ *         its table was full), stored with release once the handle's
+ *         cache has registered the format: LMM(site:A), paired with the
+ *         call's acquire load, LMM(site:B) (internal.h)
+ * A call whose key names another handle (another buffer, a handle opened
+ * again: ids are never reused) asks the handle's cache and stores the new
+ * key; a site switching between two buffers registers the format once per
+ * handle however often it switches. A fork child keeps the handles, the
+ * mapping and so the keys. Handle ids of 2^43 and above are never cached.
  *
  * Trust
  * -----
@@ -56,7 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmtarg.h"
+#include "fmtarg_encode.h"
 #include "internal.h"
 
 /* ---- the writer: call sites and the table ----------------------------- */
@@ -308,7 +328,8 @@ int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 	uint32_t id = site->id;
 	memcpy(buf, &id, 4);
 	bool cut = false;
-	ssize_t n = shmlog__fmt_encode(&site->plan.spec, ap, buf + 4, cap - 4, &cut);
+	ssize_t n = shmlog__fmt_encode_inline(&site->plan.spec, ap, buf + 4, cap - 4,
+					      &cut);
 	if (n < 0)
 		return 1;
 	*len = 4 + (size_t)n;

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fmtarg_encode.h"
 #include "internal.h"
 
 /* Lanes a thread can hold at once, one per handle it writes to. A thread
@@ -627,8 +628,8 @@ print_site(shmlog_t *h, struct shmlog_fmt_site *site, unsigned wflags,
 	unsigned char blk[SHMLOG_MSG_MAX];
 	bool cut = false;
 	memcpy(blk, &id, 4);
-	ssize_t n = shmlog__fmt_encode(&p->spec, ap, blk + 4,
-				       shmlog__defer_room(h) - 4, &cut);
+	ssize_t n = shmlog__fmt_encode_inline(&p->spec, ap, blk + 4,
+					      shmlog__defer_room(h) - 4, &cut);
 	if (SHMLOG_UNLIKELY(n < 0))
 		return 1;
 	return write_rec(h, prio, tag, (const char *)blk, 4 + (size_t)n,
