@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "fmtarg.h"
@@ -81,6 +82,35 @@ static inline size_t shmlog__fmt_utf8_cut(const char *s, size_t n)
 	return n;
 }
 
+#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) &&                    \
+	!defined(__SANITIZE_THREAD__)
+#include <emmintrin.h>
+#define SHMLOG__FMT_SHORT_COPY 1
+
+/*
+ * A string shorter than 16 bytes, measured and copied with one 16-byte
+ * load and store instead of strnlen() and memcpy(): its length, or 16 if
+ * it is not that short (nothing stored then). It reads up to 15 bytes
+ * past the string's NUL, never across a 4 KiB boundary, so never a page
+ * the string does not share: no fault, as glibc's own strlen. The bytes
+ * stored past the NUL are overwritten by the next value or left out of the
+ * record. The sanitizer builds, which would report that read, take the
+ * strnlen() path. @dst has room for 16 bytes.
+ */
+static inline size_t shmlog__fmt_short_copy(unsigned char *dst, const char *s)
+{
+	if (((uintptr_t)s & 4095) > 4096 - 16)
+		return 16;
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+	unsigned nul = (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+	if (!nul)
+		return 16;
+	_mm_storeu_si128((__m128i *)(void *)dst, v);
+	return (size_t)__builtin_ctz(nul);
+}
+#endif
+
 /*
  * A string into at most @room content bytes, @prec the precision it is
  * printed with (< 0: none): glibc reads no further than the precision, so
@@ -97,6 +127,16 @@ static inline unsigned char *put_string(unsigned char *p, const char *s,
 		s = (prec < 0 || prec >= 6) ? null_text : "";
 	if (room > SHMLOG__FMT_STRING_MAX)
 		room = SHMLOG__FMT_STRING_MAX;
+#ifdef SHMLOG__FMT_SHORT_COPY
+	if (prec < 0 && room >= 16) {
+		n = shmlog__fmt_short_copy(p + 3, s);
+		if (n < 16) {
+			*p++ = tag;
+			p = put_u16(p, (uint16_t)n);
+			return p + n;
+		}
+	}
+#endif
 	if (prec >= 0 && (size_t)prec <= room) {
 		n = strnlen(s, (size_t)prec);
 	} else {
