@@ -239,22 +239,19 @@ static const struct shmlog__fmt_plan plan_refused;
 static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
 						const char *fmt)
 {
-	const struct shmlog__fmt_plan **slot =
-		(const struct shmlog__fmt_plan **)&site->plan;
-	const struct shmlog__fmt_plan *p =
-		__atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	const void *p = __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE);
 	if (p)
 		return p;
 	struct shmlog__fmt_plan *made = malloc(sizeof(*made));
 	if (!made)
 		return NULL;
 	made->fmt = fmt;
-	const struct shmlog__fmt_plan *want = made;
+	const void *want = made;
 	if (shmlog__fmt_compile(fmt, &made->spec) != 0) {
 		free(made);
 		want = &plan_refused;
 	}
-	if (!__atomic_compare_exchange_n(slot, &p, want, false,
+	if (!__atomic_compare_exchange_n(&site->plan, &p, want, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		if (want != &plan_refused)
 			free(made);

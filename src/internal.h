@@ -691,8 +691,8 @@ shmlog__defer_site_ready(const struct shmlog *h,
 			    !(key & SHMLOG__SITE_ID_MASK)))
 		return NULL;
 	const struct shmlog__fmt_plan *p =
-		__atomic_load_n((const struct shmlog__fmt_plan *const *)&site->plan,
-				__ATOMIC_RELAXED);
+		(const struct shmlog__fmt_plan *)__atomic_load_n(
+			&site->plan, __ATOMIC_RELAXED);
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		return NULL;
 	*id = (uint32_t)(key & SHMLOG__SITE_ID_MASK);
@@ -703,7 +703,10 @@ shmlog__defer_site_ready(const struct shmlog *h,
  * record beside the longest tag, at most a message. */
 static inline size_t shmlog__defer_room(const struct shmlog *h)
 {
-	size_t room = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
+	size_t max = h->seg.fixed.max_record; /* >= REC_HDR + 8 (validated) */
+	if (SHMLOG_UNLIKELY(max <= REC_HDR + SHMLOG_TAG_MAX))
+		return 0;
+	size_t room = max - REC_HDR - SHMLOG_TAG_MAX;
 	return room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX;
 }
 

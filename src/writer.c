@@ -625,11 +625,14 @@ print_site(shmlog_t *h, struct shmlog_fmt_site *site, unsigned wflags,
 		if (!p)
 			return 1;
 	}
+	size_t room = shmlog__defer_room(h);
+	if (SHMLOG_UNLIKELY(room <= 4))
+		return 1; /* lanes too small for any block */
 	unsigned char blk[SHMLOG_MSG_MAX];
 	bool cut = false;
 	memcpy(blk, &id, 4);
-	ssize_t n = shmlog__fmt_encode_inline(&p->spec, ap, blk + 4,
-					      shmlog__defer_room(h) - 4, &cut);
+	ssize_t n = shmlog__fmt_encode_inline(&p->spec, ap, blk + 4, room - 4,
+					      &cut);
 	if (SHMLOG_UNLIKELY(n < 0))
 		return 1;
 	return write_rec(h, prio, tag, (const char *)blk, 4 + (size_t)n,
