@@ -577,7 +577,7 @@ struct shmlog__fmt_plan {
 #define SHMLOG__SITE_ID_MASK ((UINT64_C(1) << SHMLOG__SITE_ID_BITS) - 1)
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
- * ask shmlog__defer_site(). Two loads and three compares. */
+ * ask shmlog__defer_site(). Three loads and three compares. */
 static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,
 			 const struct shmlog_fmt_site *site, const char *fmt,
