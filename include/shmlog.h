@@ -227,6 +227,19 @@ int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 int shmlog_vprint_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 		     const char *fmt, va_list ap) SHMLOG_PRINTF(5, 0);
 
+/* printf-style calls through a handle of your own, deferred as the
+ * SHMLOG_x macros do: SHMLOG_LOG_TO(h, SHMLOG_INFO, "net", "link %s down",
+ * ifname) is shmlog_print_ex(h, 0, ...) with SHMLOG_WRITE_DEFERRED when
+ * the format is a string literal, and the call site keeps what never
+ * changes (its format's plan, and its id in the buffer of the handle it
+ * last wrote to), so a call copies its values without looking the format
+ * up. The handle's filter is asked on every call (after the arguments are
+ * evaluated). Thread-safety as shmlog_print_ex(). */
+#define SHMLOG_LOG_TO(h, prio, tag, ...)                                       \
+	do {                                                                   \
+		SHMLOG__PRINT((h), 0, (prio), (tag), __VA_ARGS__)              \
+	} while (0)
+
 /* The process-wide default handle, opened on first use on $SHMLOG_BUFFER
  * (else "main"), creating the buffer if missing. Returns NULL if it cannot
  * be opened (the SHMLOG_x macros then log nothing; with SHMLOG_DEBUG=1 in
@@ -328,6 +341,36 @@ extern "C" {
 #define SHMLOG__DEFER(...) 0
 #endif
 
+/* Internal to the macros: what a printf-style call site keeps once it is
+ * deferred (src/deferred.c), zero until its first call; only the library
+ * reads or writes it, atomically. */
+struct shmlog_fmt_site {
+	uint64_t key; /* the handle written to, and the format's id there */
+	const void *plan; /* the format, checked and compiled */
+	unsigned flags; /* the macro's: 0 or SHMLOG_WRITE_UNFILTERED */
+};
+
+/* Internal to the macros: a deferred call through @site (@fmt a string
+ * literal, the same on every call of the site). As shmlog_print_ex() with
+ * the site's flags otherwise. Five arguments before the values, so that
+ * one of them still travels in a register. */
+int shmlog__print_site(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		       const char *tag, const char *fmt, ...)
+	SHMLOG_PRINTF(5, 6);
+
+/* A printf-style call: through its site's cache when the format is a
+ * string literal, else formatted by the caller. A statement. */
+#define SHMLOG__PRINT(h, flags, prio, tag, ...)                                \
+	{                                                                      \
+		static struct shmlog_fmt_site shmlog__fsite_ = {0, 0, flags};  \
+		if (SHMLOG__DEFER(__VA_ARGS__))                                \
+			shmlog__print_site((h), &shmlog__fsite_, (prio),       \
+					   (tag), __VA_ARGS__);                \
+		else                                                           \
+			shmlog_print_ex((h), (flags), (prio), (tag),           \
+					__VA_ARGS__);                          \
+	}
+
 /* The cached check of a call site whose tag is fixed. */
 #define SHMLOG__SITE_WANTS(prio, tag)                                          \
 	static struct shmlog_site shmlog__site_ = {0, 0, tag};                 \
@@ -343,11 +386,9 @@ extern "C" {
 		if ((prio) >= SHMLOG_MIN_PRIORITY) {                           \
 			if (SHMLOG__TAG_FIXED(tag)) {                          \
 				SHMLOG__SITE_WANTS(prio, tag)                  \
-				shmlog_print_ex(shmlog_default(),              \
-						SHMLOG_WRITE_UNFILTERED |      \
-							SHMLOG__DEFER(         \
-								__VA_ARGS__),  \
-						(prio), (tag), __VA_ARGS__);   \
+				SHMLOG__PRINT(shmlog_default(),                \
+					      SHMLOG_WRITE_UNFILTERED, (prio), \
+					      (tag), __VA_ARGS__)              \
 			} else if (shmlog__tag_enabled((prio), (tag))) {       \
 				shmlog_print_ex(shmlog_default(),              \
 						SHMLOG_WRITE_UNFILTERED,       \

@@ -36,12 +36,32 @@
  *
  * Which calls are deferred
  * ------------------------
- * Those with SHMLOG_WRITE_DEFERRED: the format is a string that never
- * changes at its address (the SHMLOG_x macros pass it for string
- * literals). A handle caches, per format address, the compiled format and
- * its id (a small open-addressing table: one lookup per call, no lock).
- * The first call of a site compiles and registers; a thread that finds
- * the site being made by another formats its own call in the meantime.
+ * Those of a call site of the SHMLOG_x macros (and SHMLOG_LOG_TO) whose
+ * format is a string literal, and shmlog_print_ex() calls with
+ * SHMLOG_WRITE_DEFERRED: the format is a string that never changes at its
+ * address.
+ *
+ * A handle caches, per format address, the compiled format and its id (a
+ * small open-addressing table, no lock): the first call of a format
+ * compiles and registers it; a thread that finds it being made by another
+ * formats its own call in the meantime. shmlog_print_ex() looks the format
+ * up there on every call.
+ *
+ * A macro's call site (struct shmlog_fmt_site, static in the expansion)
+ * keeps what never changes, so its calls look nothing up:
+ *   plan  the compiled format (struct shmlog__fmt_plan), made on the
+ *         site's first call whatever the handle, published with a CAS
+ *         (two threads may both compile; one plan is kept), never freed
+ *         (the site is static); or &plan_refused
+ *   key   handle id << 21 | the format's id in that handle's buffer (0 if
+ *         its table was full), stored with release once the handle's
+ *         cache has registered the format: LMM(site:A), paired with the
+ *         call's acquire load, LMM(site:B) (internal.h)
+ * A call whose key names another handle (another buffer, a handle opened
+ * again: ids are never reused) asks the handle's cache and stores the new
+ * key; a site switching between two buffers registers the format once per
+ * handle however often it switches. A fork child keeps the handles, the
+ * mapping and so the keys. Handle ids of 2^43 and above are never cached.
  *
  * Trust
  * -----
@@ -56,7 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmtarg.h"
+#include "fmtarg_encode.h"
 #include "internal.h"
 
 /* ---- the writer: call sites and the table ----------------------------- */
@@ -67,7 +87,7 @@ struct defer_site {
 	_Atomic(const char *) fmt; /* the key: the format's address */
 	_Atomic uint32_t state;
 	uint32_t id;
-	struct shmlog__fmt_spec spec;
+	struct shmlog__fmt_plan plan; /* fmt: the key's value */
 };
 
 #define DEFER_SITES 1024 /* per handle; a power of two */
@@ -142,12 +162,16 @@ static uint32_t site_hash(const char *fmt)
 	return (uint32_t)(x >> 40) & (DEFER_SITES - 1);
 }
 
-/* The call site of @fmt, ready, or NULL: the caller formats this call. */
-static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
+/* Find, or make, the handle's entry for @fmt: SITE_READY with *@out, or
+ * why the caller formats this call itself: SITE_REFUSED or SITE_FULL
+ * (each such call counted), SITE_MAKING (another thread is making it right
+ * now) or SITE_EMPTY (the cache is crowded around @fmt). */
+static unsigned site_find(struct shmlog *h, const char *fmt,
+			  const struct defer_site **out)
 {
 	struct shmlog__defer_cache *c = defer_cache(h);
 	if (!c)
-		return NULL;
+		return SITE_EMPTY;
 	uint32_t i = site_hash(fmt);
 	for (int p = 0; p < DEFER_PROBES; p++, i = (i + 1) & (DEFER_SITES - 1)) {
 		struct defer_site *s = &c->site[i];
@@ -163,18 +187,20 @@ static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
 						? &h->seg.hdr->stats.fmt_full
 						: &h->seg.hdr->stats.fmt_refused,
 					1, memory_order_relaxed);
-			return st == SITE_READY ? s : NULL;
+			*out = s;
+			return st == SITE_EMPTY ? SITE_MAKING : st;
 		}
 		if (k)
 			continue;
 		if (!atomic_compare_exchange_strong(&s->fmt, &k, fmt)) {
 			if (k == fmt) /* another thread is making it */
-				return NULL;
+				return SITE_MAKING;
 			continue;
 		}
 		/* ours to make: compile, register, publish */
 		uint32_t st = SITE_REFUSED;
-		if (shmlog__fmt_compile(fmt, &s->spec) != 0) {
+		s->plan.fmt = fmt;
+		if (shmlog__fmt_compile(fmt, &s->plan.spec) != 0) {
 			atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_refused,
 						  1, memory_order_relaxed);
 		} else {
@@ -190,9 +216,93 @@ static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
 			}
 		}
 		atomic_store_explicit(&s->state, st, memory_order_release);
-		return st == SITE_READY ? s : NULL;
+		*out = s;
+		return st;
 	}
-	return NULL; /* the cache is crowded here: format in the caller */
+	return SITE_EMPTY; /* the cache is crowded here: format in the caller */
+}
+
+/* The call site of @fmt, ready, or NULL: the caller formats this call. */
+static const struct defer_site *site_get(struct shmlog *h, const char *fmt)
+{
+	const struct defer_site *s = NULL;
+	return site_find(h, fmt, &s) == SITE_READY ? s : NULL;
+}
+
+/* ---- the writer: the SHMLOG_x macros' call sites ---------------------- */
+
+/* A site's plan for a format the codec refuses: the caller formats. */
+static const struct shmlog__fmt_plan plan_refused;
+
+/* The plan of @site, made on its first call (any handle): NULL if memory
+ * ran out. Two threads may make one at once; one plan is kept. */
+static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
+						const char *fmt)
+{
+	const void *p = __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE);
+	if (p)
+		return p;
+	struct shmlog__fmt_plan *made = malloc(sizeof(*made));
+	if (!made)
+		return NULL;
+	made->fmt = fmt;
+	const void *want = made;
+	if (shmlog__fmt_compile(fmt, &made->spec) != 0) {
+		free(made);
+		want = &plan_refused;
+	}
+	if (!__atomic_compare_exchange_n(&site->plan, &p, want, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (want != &plan_refused)
+			free(made);
+		return p; /* another thread's, the same */
+	}
+	return want;
+}
+
+const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
+						  struct shmlog_fmt_site *site,
+						  const char *fmt,
+						  uint32_t *id)
+{
+	const struct shmlog__fmt_plan *p = site_plan(site, fmt);
+	if (!p)
+		return NULL;
+	if (p == &plan_refused) {
+		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_refused, 1,
+					  memory_order_relaxed);
+		return NULL;
+	}
+	const struct defer_site *s = NULL;
+	if (p->fmt != fmt) {
+		/* not one literal (two formats through one site): the
+		 * handle's cache, as shmlog_print_ex() */
+		if (site_find(h, fmt, &s) != SITE_READY)
+			return NULL;
+		*id = s->id;
+		return &s->plan;
+	}
+	bool cacheable = h->id < (UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS));
+	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
+	if (key == h->id << SHMLOG__SITE_ID_BITS && cacheable) {
+		/* this buffer's table was full for it: counted per call */
+		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_full, 1,
+					  memory_order_relaxed);
+		return NULL;
+	}
+	/* The format's id in this buffer: the handle's cache registers each
+	 * format once per handle, however many sites or switches of handle
+	 * ask for it. */
+	unsigned st = site_find(h, fmt, &s);
+	if (st == SITE_READY)
+		*id = s->id;
+	if (!cacheable || (st != SITE_READY && st != SITE_FULL))
+		return st == SITE_READY ? p : NULL;
+	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
+	/* LMM(site:A): the plan, and the table's entry (fmt_register's
+	 * release store, seen by site_find's acquire), before the key */
+	__atomic_store_n(&site->key, key, __ATOMIC_RELEASE);
+	return st == SITE_READY ? p : NULL;
 }
 
 int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
@@ -207,7 +317,7 @@ int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 	/* the block must fit the record whole, beside the longest tag (not
 	 * measured here: the write measures it) */
 	(void)tag;
-	size_t room = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
+	size_t room = shmlog__defer_room(h);
 	if (room < cap)
 		cap = room;
 	if (cap <= 4)
@@ -215,7 +325,8 @@ int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 	uint32_t id = site->id;
 	memcpy(buf, &id, 4);
 	bool cut = false;
-	ssize_t n = shmlog__fmt_encode(&site->spec, ap, buf + 4, cap - 4, &cut);
+	ssize_t n = shmlog__fmt_encode_inline(&site->plan.spec, ap, buf + 4, cap - 4,
+					      &cut);
 	if (n < 0)
 		return 1;
 	*len = 4 + (size_t)n;

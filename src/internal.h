@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "fmtarg.h"
 #include "shmlog.h"
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
@@ -561,6 +562,35 @@ bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane);
 int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 			 va_list ap, unsigned char *buf, size_t cap,
 			 size_t *len, unsigned *flags);
+/* A call site's plan (struct shmlog_fmt_site, include/shmlog.h): its
+ * format, checked and compiled once per site, whatever the buffer. Never
+ * freed: a site is static and outlives every handle. */
+struct shmlog__fmt_plan {
+	const char *fmt;
+	struct shmlog__fmt_spec spec;
+};
+
+/* A site's key: the handle's id, and the format's id in that handle's
+ * buffer (the table is at most 1 MiB: 21 bits), 0 there if the table was
+ * full. Handles whose id does not fit are never cached. */
+#define SHMLOG__SITE_ID_BITS 21
+#define SHMLOG__SITE_ID_MASK ((UINT64_C(1) << SHMLOG__SITE_ID_BITS) - 1)
+
+/* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
+ * ask shmlog__defer_site(). Three loads and three compares. */
+static inline const struct shmlog__fmt_plan *
+shmlog__defer_site_ready(const struct shmlog *h,
+			 const struct shmlog_fmt_site *site, const char *fmt,
+			 uint32_t *id);
+/* The slow path: make @site's plan, register its format in @h's buffer,
+ * or say why the caller formats this call itself (NULL: a format the
+ * codec refuses or a full table, each counted as shmlog_print_ex()
+ * counts them; or another thread making the same format right now). */
+const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
+						  struct shmlog_fmt_site *site,
+						  const char *fmt,
+						  uint32_t *id);
+
 /* A deferred record's argument block (@blk, @len bytes: hostile) as a
  * JSON array into @out (@cap bytes): its length. */
 size_t shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
@@ -647,6 +677,38 @@ struct shmlog {
 	 * any tag needs. A write at or above it passes whatever its tag. */
 	_Atomic uint64_t filter_fast;
 };
+
+static inline const struct shmlog__fmt_plan *
+shmlog__defer_site_ready(const struct shmlog *h,
+			 const struct shmlog_fmt_site *site, const char *fmt,
+			 uint32_t *id)
+{
+	/* LMM(site:B) pairs with the release store of the key
+	 * (deferred.c, LMM(site:A)): the plan and the table's entry are
+	 * there before the key names them */
+	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
+	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||
+			    !(key & SHMLOG__SITE_ID_MASK)))
+		return NULL;
+	const struct shmlog__fmt_plan *p =
+		(const struct shmlog__fmt_plan *)__atomic_load_n(
+			&site->plan, __ATOMIC_RELAXED);
+	if (SHMLOG_UNLIKELY(p->fmt != fmt))
+		return NULL;
+	*id = (uint32_t)(key & SHMLOG__SITE_ID_MASK);
+	return p;
+}
+
+/* The bytes an argument block may take in @h's buffer: what fits a
+ * record beside the longest tag, at most a message. */
+static inline size_t shmlog__defer_room(const struct shmlog *h)
+{
+	size_t max = h->seg.fixed.max_record; /* >= REC_HDR + 8 (validated) */
+	if (SHMLOG_UNLIKELY(max <= REC_HDR + SHMLOG_TAG_MAX))
+		return 0;
+	size_t room = max - REC_HDR - SHMLOG_TAG_MAX;
+	return room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX;
+}
 
 /* membarrier(2): register once per process; false if unsupported. */
 bool shmlog__membarrier_register(void);

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fmtarg_encode.h"
 #include "internal.h"
 
 /* Lanes a thread can hold at once, one per handle it writes to. A thread
@@ -599,6 +600,57 @@ int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
 	if ((flags & SHMLOG_WRITE_DEFERRED) && fmt) {
 		va_start(ap, fmt);
 		r = print_deferred(h, flags, prio, tag, fmt, ap);
+		va_end(ap);
+	}
+	if (r == 1) {
+		va_start(ap, fmt);
+		r = print_text(h, flags, prio, tag, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+/* A deferred call through its site's cache (the SHMLOG_x macros): the
+ * plan and the format's id without a lookup, the values encoded by the
+ * plan. 1: the caller formats this call (with a va_list of its own). */
+static inline __attribute__((always_inline)) int
+print_site(shmlog_t *h, struct shmlog_fmt_site *site, unsigned wflags,
+	   int prio, const char *tag, const char *fmt, va_list ap)
+{
+	uint32_t id;
+	const struct shmlog__fmt_plan *p =
+		shmlog__defer_site_ready(h, site, fmt, &id);
+	if (SHMLOG_UNLIKELY(!p)) {
+		p = shmlog__defer_site(h, site, fmt, &id);
+		if (!p)
+			return 1;
+	}
+	size_t room = shmlog__defer_room(h);
+	if (SHMLOG_UNLIKELY(room <= 4))
+		return 1; /* lanes too small for any block */
+	unsigned char blk[SHMLOG_MSG_MAX];
+	bool cut = false;
+	memcpy(blk, &id, 4);
+	ssize_t n = shmlog__fmt_encode_inline(&p->spec, ap, blk + 4, room - 4,
+					      &cut);
+	if (SHMLOG_UNLIKELY(n < 0))
+		return 1;
+	return write_rec(h, prio, tag, (const char *)blk, 4 + (size_t)n,
+			 REC_FLAG_DEFERRED | (cut ? SHMLOG_REC_TRUNCATED : 0),
+			 wflags, 0);
+}
+
+int shmlog__print_site(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		       const char *tag, const char *fmt, ...)
+{
+	unsigned flags = site ? site->flags : 0;
+	if (flags & ~SHMLOG_WRITE_UNFILTERED)
+		return -EINVAL;
+	va_list ap;
+	int r = 1;
+	if (SHMLOG_LIKELY(h && site && fmt)) {
+		va_start(ap, fmt);
+		r = print_site(h, site, flags, prio, tag, fmt, ap);
 		va_end(ap);
 	}
 	if (r == 1) {

@@ -8,5 +8,7 @@ int main(void)
 	(void)rec;
 	(void)h;
 	SHMLOG_I("hdr", "%d", 1);
+	if (h) /* never: compiled, not run */
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "hdr", "%s %d", "to", 2);
 	return 0;
 }

@@ -4,8 +4,10 @@
 int main()
 {
 	shmlog_t *h = nullptr;
-	if (shmlog_open(nullptr, SHMLOG_OPEN_CREATE, &h) == 0)
+	if (shmlog_open(nullptr, SHMLOG_OPEN_CREATE, &h) == 0) {
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "hdr", "through %s %d", "h", 1);
 		shmlog_close(h);
+	}
 	SHMLOG_W("hdr", "from C++ %d", 42);
 	return shmlog_remove(nullptr) == 0 ? 0 : 1; /* it made the buffer */
 }

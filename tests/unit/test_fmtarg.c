@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "fmtarg.h"
 #include "test.h"
@@ -848,6 +849,34 @@ static void test_hostile(long max_iter, double max_seconds)
 	printf("hostile: %ld cases, %.2f s\n", i, now() - t0);
 }
 
+/* Strings that end at, or start near, the end of a readable page, the
+ * next one unmapped: the writer never reads across (the short-string copy
+ * reads 16 bytes at once), and every length round-trips. A fault here
+ * kills the test. */
+static void test_page_end(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(m != MAP_FAILED);
+	REQUIRE(mprotect(m + pg, (size_t)pg, PROT_NONE) == 0);
+	long before = diff_cases + diff_mismatches;
+	for (int len = 0; len <= 40; len++) {
+		/* ending on the page's last byte, and starting at each of the
+		 * last 40 bytes (cut by the page: the NUL is its last byte) */
+		char *s = (char *)m + pg - 1 - len;
+		memset(s, 'a' + len % 26, (size_t)len);
+		s[len] = '\0';
+		roundtrip("%s|%d", s, len);
+		roundtrip("[%s] [%s]", s, (char *)m + pg - 1);
+		char *t = (char *)m + pg - 1 - len;
+		roundtrip("%.3s %s", t, t);
+	}
+	CHECK(diff_cases + diff_mismatches - before >= 41 * 3);
+	CHECK_EQ(diff_mismatches, 0);
+	munmap(m, (size_t)pg * 2);
+}
+
 int main(void)
 {
 	uint64_t start = 0x243f6a8885a308d3ULL;
@@ -859,6 +888,7 @@ int main(void)
 	test_layout();
 	test_refusals();
 	test_encode_limits();
+	test_page_end();
 	test_reader_markers();
 	test_differential(start, 200000, 50000);
 	rng = start ^ 1;

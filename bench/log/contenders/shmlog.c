@@ -82,13 +82,16 @@ static void sl_close(void *w)
 /* printf-style calls with three arguments, the same call for every record
  * (the source message's tag and priority; its text is not used): stored
  * as the format's id and the values, formatted by whoever reads
- * (SHMLOG_WRITE_DEFERRED, what the SHMLOG_x macros pass for a literal), or
- * formatted by the caller with vsnprintf (shmlog_print()). */
+ * (SHMLOG_LOG_TO: the SHMLOG_x macros' deferred call, through a handle of
+ * one's own), or formatted by the caller with vsnprintf (shmlog_print()). */
 static long sl_printf_deferred(void *w, const struct lb_msg *m)
 {
-	int e = shmlog_print_ex(w, SHMLOG_WRITE_DEFERRED, m->prio, m->tag,
-				"request %d from %s took %.3f ms", (int)m->len,
-				"10.1.2.3", (double)m->len * 0.125);
+	/* what SHMLOG_LOG_TO() expands to, its result kept for the count */
+	static struct shmlog_fmt_site site;
+	int e = shmlog__print_site(w, &site, m->prio, m->tag,
+				   "request %d from %s took %.3f ms",
+				   (int)m->len, "10.1.2.3",
+				   (double)m->len * 0.125);
 	return e < 0 ? e : 0;
 }
 
@@ -123,7 +126,7 @@ SHMLOG_CONTENDER(lb_shmlog_coarse, "shmlog-coarse",
 		 sl_write, LB_NO_SCALING);
 SHMLOG_CONTENDER(lb_shmlog_printf, "shmlog-printf",
 		 "printf-style, 3 values, formatted by the reader "
-		 "(SHMLOG_WRITE_DEFERRED, as the SHMLOG_x macros)",
+		 "(SHMLOG_LOG_TO, as the SHMLOG_x macros)",
 		 setup_default, sl_printf_deferred,
 		 LB_NO_SCALING | LB_NO_SWEEP);
 SHMLOG_CONTENDER(lb_shmlog_vsnprintf, "shmlog-vsnprintf",
