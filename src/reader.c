@@ -290,6 +290,25 @@ static bool rec_plausible(const struct shmlog__rec *r)
 	       !r->reserved;
 }
 
+/* Is there anything for cursor_fetch() to read, or a head to look at? One
+ * load of head for a lane nobody writes; a follower's lane being written
+ * is left to cursor_fetch(), which looks at it as cursor_may_look() says.
+ * (Inline: unused here, a check before cursor_fetch() for who wants one.) */
+static inline bool cursor_has_new(const struct shmlog__seg *s, unsigned lane,
+				  const struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	if (c->have)
+		return true;
+	if (c->damaged)
+		return lane_changed(s, lane, c);
+	if (!c->begun || pos_before(c->pos, c->head_seen) ||
+	    (c->looked_ns && c->head_seen != c->head_prev))
+		return true;
+	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
+						       memory_order_acquire));
+}
+
 /* A follower's look at the lane (shmlog_reader_wait()): the bytes
  * published past the cursor, its head loaded into head_seen, where the
  * cursor reads up to; UINT64_MAX: a record is held, or the lane is to be
