@@ -293,9 +293,10 @@ static bool rec_plausible(const struct shmlog__rec *r)
 /* Is there anything for cursor_fetch() to read, or a head to look at? One
  * load of head for a lane nobody writes; a follower's lane being written
  * is left to cursor_fetch(), which looks at it as cursor_may_look() says.
- * (Inline: unused here, a check before cursor_fetch() for who wants one.) */
-static inline bool cursor_has_new(const struct shmlog__seg *s, unsigned lane,
-				  const struct shmlog__rlane *c)
+ * (A check before cursor_fetch() for the record path, unused here.) */
+__attribute__((unused)) static bool
+cursor_has_new(const struct shmlog__seg *s, unsigned lane,
+	       const struct shmlog__rlane *c)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	if (c->have)
