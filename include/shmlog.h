@@ -493,10 +493,17 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 			   char *args, size_t cap);
 
 /* Block until a writer may have committed a new record, or @timeout_ms
- * passes (-1: forever). Returns 0 (woken or new data), -ETIMEDOUT, -EINTR
- * if a signal arrived, or -EIO if the file was truncated. It watches the
- * lanes for up to 20 us before it sleeps; writers only pay a wake-up
- * syscall when a reader actually sleeps here. */
+ * passes (-1: forever; 0: only look). Returns 0 (woken or new data),
+ * -ETIMEDOUT, -EINTR if a signal arrived, or -EIO if the file was
+ * truncated. A reader that calls it is a follower, made to cost writers
+ * little (docs/DESIGN.md, "Following writers"): it watches the lanes for
+ * up to 20 us before it sleeps, and while writers log it returns once a
+ * batch is there (at most 50 us after the call; at once after a sleep or
+ * when the writers paused); writers only pay a wake-up syscall when a
+ * reader actually sleeps here. A follower's shmlog_reader_next() may say
+ * SHMLOG_EV_NONE while records published in the last 20 us are still to
+ * come: the next call of this one returns for them. On x86 a follower
+ * flushes from the caches the lines of the records it has read. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending,

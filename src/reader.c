@@ -23,6 +23,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -41,6 +44,8 @@ struct shmlog__rlane {
 	uint32_t chunk; /* the chunk pos is in, CHUNK_NONE: find it */
 	uint64_t cid, cbase, cend; /* its chunk_id() and positions */
 	uint64_t head_seen; /* the lane's head when last loaded */
+	uint64_t head_prev; /* head_seen before that load */
+	uint64_t looked_ns; /* a follower's last look at head (0: no follower) */
 	uint64_t next_seq;
 	uint64_t last_seq; /* of the newest record taken (seq_seen) */
 	uint64_t chained; /* end of that record (and of PADs after it) */
@@ -285,18 +290,44 @@ static bool rec_plausible(const struct shmlog__rec *r)
 	       !r->reserved;
 }
 
-static bool cursor_has_new(const struct shmlog__seg *s, unsigned lane,
-			  const struct shmlog__rlane *c)
+/* Is there anything for cursor_fetch() to read, or a head to look at? One
+ * load of head for a lane nobody writes; a follower's lane being written
+ * is left to cursor_fetch(), which looks at it as cursor_may_look() says.
+ * (A check before cursor_fetch() for the record path, unused here.) */
+__attribute__((unused)) static bool
+cursor_has_new(const struct shmlog__seg *s, unsigned lane,
+	       const struct shmlog__rlane *c)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	if (c->have)
 		return true;
 	if (c->damaged)
 		return lane_changed(s, lane, c);
-	if (!c->begun)
+	if (!c->begun || pos_before(c->pos, c->head_seen) ||
+	    (c->looked_ns && c->head_seen != c->head_prev))
 		return true;
 	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
 						       memory_order_acquire));
+}
+
+/* A follower's look at the lane (shmlog_reader_wait()): the bytes
+ * published past the cursor, its head loaded into head_seen, where the
+ * cursor reads up to; UINT64_MAX: a record is held, or the lane is to be
+ * read now whatever its head. */
+static uint64_t cursor_look(const struct shmlog__seg *s, unsigned lane,
+			    struct shmlog__rlane *c, uint64_t now)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	c->looked_ns = now ? now : 1;
+	if (c->have || !c->begun)
+		return UINT64_MAX;
+	if (c->damaged)
+		return lane_changed(s, lane, c) ? UINT64_MAX : 0;
+	uint64_t head = atomic_load_explicit(&ctl->head,
+					     memory_order_acquire); /* LMM(F) */
+	c->head_prev = c->head_seen;
+	c->head_seen = head;
+	return pos_before(c->pos, head) ? head - c->pos : 0;
 }
 
 /* The end of what the cursor may read in its chunk: head if head is in
@@ -313,6 +344,110 @@ static bool cursor_limit(const struct shmlog__fixed *f,
 	else
 		return false;
 	return true;
+}
+
+/* The cursor reached the head it has: load it again? Yes in a reader that
+ * does not wait, and in a lane whose head did not move between the last
+ * two loads (its line is not being written: a load costs nobody). A
+ * follower (a reader that calls shmlog_reader_wait()) looks at a lane
+ * being written in its wait, a batch at a time, and here only if its last
+ * look is FOLLOW_FRESH_NS old: chasing the writer record by record would
+ * take the line head is in, and the line the writer's next record starts
+ * in, from the writer's core each time (ring.c, "Following writers").
+ * What it leaves here, its next wait returns for. */
+#define FOLLOW_FRESH_NS 20000
+
+static bool cursor_may_look(struct shmlog__rlane *c)
+{
+	if (c->looked_ns && c->head_seen != c->head_prev) {
+		uint64_t now = shmlog__clock_ns(CLOCK_MONOTONIC);
+		if (now - c->looked_ns < FOLLOW_FRESH_NS)
+			return false;
+		c->looked_ns = now;
+	}
+	c->head_prev = c->head_seen;
+	return true;
+}
+
+/* How many chunks lane @lane holds (LIVE and OPEN). One pass over the
+ * descriptor table. */
+static uint64_t lane_held(const struct shmlog__seg *s, unsigned lane)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t held = 0;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		held += chunk_valid(f, w) && chunk_lane(w) == lane;
+	}
+	return held;
+}
+
+/* The writer took the chunk a follower was reading: the follower fell a
+ * whole history behind. The lane's next chunk is its oldest, the one the
+ * writer takes next: reading there, the follower would read each line as
+ * the writer rewrites it, both slowed many times over, and be overtaken
+ * again and again. So it goes on at the chunk that holds the lane's
+ * newest half instead; what it steps over is counted as overwritten, by
+ * the gap in sequence numbers, as it would have been. A reader that does
+ * not wait reads on from the oldest. */
+static void cursor_overtaken(const struct shmlog__seg *s, unsigned lane,
+			     struct shmlog__rlane *c, uint64_t head)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	if (!c->looked_ns || !pos_before(c->pos, head))
+		return;
+	uint64_t half = lane_held(s, lane) * f->chunk_size / 2;
+	unsigned i;
+	uint64_t word;
+	if (pos_before(c->pos, head - half) &&
+	    shmlog__chunk_find(s, lane, head - half, head,
+			       CHUNK_IN_LIVE | CHUNK_IN_OPEN, &i, &word) &&
+	    pos_before(c->pos, chunk_base(f, word)))
+		c->pos = chunk_base(f, word);
+}
+
+/* Give back the cache lines of a record a follower has copied: every line
+ * of [@from, @to) but the one @to is in, which the record after it shares
+ * (the writer may be writing it now). A line the follower keeps is one
+ * the writer must take back from the follower's core when it writes there
+ * again, a lap of the lane later: one such miss for every line written,
+ * which costs a writer at full speed most of its rate. CLFLUSHOPT evicts
+ * the line from every cache, writing it back: the writer's next write
+ * there then misses to memory, a miss its prefetcher sees coming. Only
+ * x86 with CLFLUSHOPT; elsewhere nothing. */
+#define LINE 64
+
+static bool lines_can_drop(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* 0: not known yet, 1: no, 2: yes (the same answer in any thread) */
+	static _Atomic int known;
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	if (!k) {
+		unsigned a, b, c, d;
+		k = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & 1u << 23)
+			    ? 2
+			    : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
+#else
+	return false;
+#endif
+}
+
+static void lines_drop(const unsigned char *from, const unsigned char *to)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uintptr_t a = (uintptr_t)from & ~(uintptr_t)(LINE - 1);
+	uintptr_t e = (uintptr_t)to & ~(uintptr_t)(LINE - 1);
+	for (; a < e; a += LINE)
+		__asm__ __volatile__("clflushopt %0" ::"m"(*(const char *)a));
+#else
+	(void)from;
+	(void)to;
+#endif
 }
 
 /* Progress: every step of the loop below moves the cursor strictly forward
@@ -349,6 +484,8 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 		 * from a lane whose writer is gone; nothing new) */
 		uint64_t head = c->head_seen;
 		if (!pos_before(c->pos, head)) {
+			if (!cursor_may_look(c))
+				return false;
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire); /* LMM(F) */
 			if (!pos_before(c->pos, head))
@@ -427,6 +564,8 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 				&ctl->head, memory_order_acquire);
 			if (!pos_before(c->pos, head))
 				cursor_gone(s, lane, c, head);
+			else
+				cursor_overtaken(s, lane, c, head);
 			continue;
 		}
 		if (whole == REC_REWRITTEN) {
@@ -455,6 +594,8 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 			cursor_skip_damage(f, data, c, limit);
 			continue;
 		}
+		if (c->looked_ns && lines_can_drop()) /* a follower */
+			lines_drop(data + off, data + off + len);
 		c->pos += len;
 		c->chained = c->pos;
 		cursor_seq(c, r.seq);
@@ -814,15 +955,6 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 	return ev;
 }
 
-/* Is anything new published in any lane? */
-static bool reader_has_new(struct shmlog_reader *r)
-{
-	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
-		if (cursor_has_new(&r->seg, i, &r->lanes[i]))
-			return true;
-	return false;
-}
-
 static int futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
 {
 	struct timespec ts, *tp = NULL;
@@ -845,54 +977,138 @@ static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
 #endif
 }
 
-/* Before going to sleep, watch the lanes for a moment. A writer that logs
- * steadily commits again within microseconds; catching that here spares
- * the membarrier (an interrupt on every CPU running a writer) and the
- * writer's FUTEX_WAKE, which otherwise come with every sleep of a reader
- * that keeps up. Bounded: SPIN_NS, then sleep. */
+/* ---- following: reading in batches, well behind the writers ---- */
+
+/* A follower that has read everything (ring.c, "Following writers"):
+ * every look at a lane's head takes the line the writer stores head in
+ * from the writer's core, and reading up to that head takes the line the
+ * writer's next record starts in. So it looks rarely, LOOK_MIN_NS after
+ * it ran out and then twice as long each time, up to LOOK_MAX_NS; and it
+ * goes back to read only when a lane holds a batch (a quarter of the
+ * chunks the lane holds, so it is never overtaken), or the lanes stopped
+ * moving (a writer that logs now and then: read at once), or BATCH_NS
+ * passed (the latency of a record while writers log fast). If nothing
+ * comes for SPIN_NS, it sleeps: no membarrier and no FUTEX_WAKE for a
+ * follower that keeps up with a steady writer. */
+#define LOOK_MIN_NS 1000
+#define LOOK_MAX_NS 8000
+#define BATCH_NS 50000
 #define SPIN_NS 20000
 
-static bool spin_for_new(struct shmlog_reader *r)
+/* The bytes that make a batch in @lane: a quarter of what the lane holds,
+ * at least half a chunk. One pass over the descriptor table. */
+static uint64_t lane_batch(const struct shmlog__seg *s, unsigned lane)
 {
-	uint64_t deadline = shmlog__clock_ns(CLOCK_MONOTONIC) + SPIN_NS;
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t batch = lane_held(s, lane) * f->chunk_size / 4;
+	return batch > f->chunk_size / 2 ? batch : f->chunk_size / 2;
+}
+
+enum look { LOOK_NOTHING, LOOK_SOME, LOOK_READ };
+
+/* Look at every lane once: LOOK_READ if a lane holds a batch (or must be
+ * read now), else whether anything is published past the cursors; the
+ * bytes pending in *@total. */
+static enum look reader_look(struct shmlog_reader *r, uint64_t now,
+			     uint64_t *total)
+{
+	uint64_t most = 0, sum = 0;
+	unsigned busiest = 0;
+	bool now_all = false;
+	/* every lane, each head loaded: what the reads that follow go to */
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
+		uint64_t b = cursor_look(&r->seg, i, &r->lanes[i], now);
+		if (b == UINT64_MAX) {
+			now_all = true;
+			continue;
+		}
+		if (b > most) {
+			most = b;
+			busiest = i;
+		}
+		sum += b < UINT64_MAX - sum ? b : UINT64_MAX - sum;
+	}
+	*total = sum;
+	if (now_all)
+		return LOOK_READ;
+	if (most >= r->seg.fixed.chunk_size / 2 &&
+	    most >= lane_batch(&r->seg, busiest))
+		return LOOK_READ;
+	return sum ? LOOK_SOME : LOOK_NOTHING;
+}
+
+/* Pause until @until (CLOCK_MONOTONIC) without touching shared memory. */
+static void spin_ns(uint64_t until)
+{
 	do {
-		for (int i = 0; i < 64; i++)
+		for (int i = 0; i < 16; i++)
 			cpu_relax();
-		if (reader_has_new(r))
+	} while (shmlog__clock_ns(CLOCK_MONOTONIC) < until);
+}
+
+/* Wait, spinning, until there is a batch to read (true), or until nothing
+ * came for SPIN_NS (false: go to sleep). */
+static bool follow_spin(struct shmlog_reader *r)
+{
+	uint64_t t0 = shmlog__clock_ns(CLOCK_MONOTONIC), now = t0;
+	uint64_t look = LOOK_MIN_NS, prev = UINT64_MAX, total;
+	for (;;) { /* bounded: BATCH_NS or SPIN_NS */
+		enum look l = reader_look(r, now, &total);
+		if (l == LOOK_READ)
 			return true;
-	} while (shmlog__clock_ns(CLOCK_MONOTONIC) < deadline);
-	return false;
+		if (l == LOOK_SOME && (total == prev || now - t0 >= BATCH_NS))
+			return true;
+		if (l == LOOK_NOTHING && now - t0 >= SPIN_NS)
+			return false;
+		prev = total;
+		spin_ns(now + look);
+		now = shmlog__clock_ns(CLOCK_MONOTONIC);
+		look = look * 2 < LOOK_MAX_NS ? look * 2 : LOOK_MAX_NS;
+	}
 }
 
 /* shmlog_reader_wait() with the mapping guarded. */
 static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 {
 	struct shmlog__hdr *hdr = r->seg.hdr;
-	if (reader_has_new(r) || (timeout_ms != 0 && spin_for_new(r)))
+	uint64_t total;
+	if (timeout_ms == 0) /* no waiting: what is there now */
+		return reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC),
+				   &total) != LOOK_NOTHING
+			       ? 0
+			       : -ETIMEDOUT;
+	if (follow_spin(r))
 		return 0;
 	if (!r->seg.hdr_writable || !r->membarrier_ok) {
 		int step = timeout_ms < 0 || timeout_ms > POLL_MS ? POLL_MS
 								  : timeout_ms;
 		struct timespec d = {0, (long)step * 1000000};
-		if (nanosleep(&d, NULL) < 0)
-			return -EINTR;
-		if (!reader_has_new(r) && timeout_ms >= 0 &&
-		    timeout_ms <= POLL_MS)
+		int err = nanosleep(&d, NULL) < 0 ? -EINTR : 0;
+		if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), &total) !=
+			    LOOK_NOTHING)
+			return 0;
+		if (!err && timeout_ms >= 0 && timeout_ms <= POLL_MS)
 			return -ETIMEDOUT;
-		return 0;
+		return err;
 	}
 	uint32_t seen = atomic_load_explicit(&hdr->notify.futex,
 					     memory_order_acquire);
 	atomic_store_explicit(&hdr->notify.sleepers, 1, memory_order_relaxed);
 	/* pairs with LMM(W) in every writer: see ring.c, "Waking readers" */
 	shmlog__membarrier();
-	if (reader_has_new(r))
+	if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), &total) !=
+	    LOOK_NOTHING)
 		return 0;
 	/* futex(2) reports a truncated page as EFAULT, not SIGBUS */
-	return futex_wait(&hdr->notify.futex, seen, timeout_ms);
+	int err = futex_wait(&hdr->notify.futex, seen, timeout_ms);
+	/* woken: the heads the next shmlog_reader_next() reads up to */
+	reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), &total);
+	return err;
 }
 
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)

@@ -132,7 +132,8 @@
  * Reader, one record at lpos in chunk c, whose word it read as id:
  *   1. h = head (acquire), pairs with LMM(E): everything below h is
  *      published. Loaded again only when the cursor reaches the h it
- *      has: the line is the writer's, hot.                       LMM(F)
+ *      has (a follower: less often, "Following writers"): the line is
+ *      the writer's, hot.                                         LMM(F)
  *   2. copy the header, check word == lpos | state and the lengths, which
  *      must end inside the chunk and at or below h
  *   3. copy the body into private memory
@@ -141,8 +142,9 @@
  *      pairs with LMM(R): if the copy saw any byte a new owner of c wrote,
  *      the descriptor it re-reads names the new incarnation
  *   5. the copy is whole iff both are unchanged; otherwise c changed
- *      hands while we copied: go on in the lane's next chunk. Losses are
- *      counted exactly by sequence gaps (they are "overwritten").
+ *      hands while we copied: go on in the lane's next chunk (a
+ *      follower: its newest half). Losses are counted exactly by
+ *      sequence gaps (they are "overwritten").
  *
  * Within one incarnation nothing is ever rewritten: a chunk's records are
  * appended once. So the descriptor word is a seqlock for the whole chunk,
@@ -203,23 +205,48 @@
  * A dead lane reaped is released: its chunks become nobody's share.
  *
  * ===================================================================
+ * Following writers (reader.c)
+ * ===================================================================
+ *
+ * What a follower (a reader that waits, shmlog_reader_wait()) costs a
+ * writer is cache lines. A line the follower still holds when the writer
+ * comes back to write it, a lap of the lane later, is a line the writer
+ * must take back from the follower's core: a miss on every line written,
+ * most of a full-speed writer's rate. So a follower
+ *   - flushes (x86 CLFLUSHOPT) the lines of each record it copied and
+ *     found whole, but the line the next record starts in: the writer's
+ *     next write there misses to memory, which its prefetcher sees coming;
+ *   - loads a lane's head, which takes the writer's head line, rarely:
+ *     in its wait, 1 us after it ran out and then twice as long each time
+ *     up to 8 us, until a lane holds a batch (a quarter of the lane's
+ *     chunks), or no lane moved since the last look, or 50 us passed; in
+ *     shmlog_reader_next() only if its last look at a lane being written
+ *     is 20 us old (LMM(F) either way: it reads up to a head loaded with
+ *     acquire, whoever loaded it);
+ *   - when the writer took the chunk it was reading (it fell a history
+ *     behind), goes on at the chunk holding the lane's newest half, not at
+ *     the lane's oldest one, which the writer takes next: the skipped
+ *     records count as overwritten, by the gap in sequence numbers.
+ *
+ * ===================================================================
  * Waking readers
  * ===================================================================
  *
- * A reader that found nothing new watches the heads for up to 20 us (a
- * steady writer commits again within that: no sleep, no wake-up), then sets
- * notify.sleepers, issues
- * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), checks every lane's head
- * once more and only then sleeps on notify.futex. A writer, after storing
- * head, reads notify.sleepers (a line written only when readers go to
- * sleep, so it stays shared in every writer's cache) and, only if set,
- * clears it, bumps the futex word and calls FUTEX_WAKE. The membarrier
- * gives the reader's side the full barrier that Dekker's pattern needs, so
- * the writer needs only a compiler barrier: either the writer sees the
- * flag, or the reader sees the new head (LMM(W) pairs with the reader's
- * membarrier). Where membarrier is not available, writers issue a full
- * fence instead. A reader killed while asleep leaves the flag set: the next
- * writer clears it with one futex call, and that is the whole cost.
+ * A follower that found nothing for 20 us sets notify.sleepers, issues
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), loads every lane's head
+ * once more and only then sleeps on notify.futex (a follower that keeps up
+ * with a steady writer never sleeps: no membarrier, no wake-up). A writer,
+ * after storing head, reads notify.sleepers (a line written only when
+ * readers go to sleep, so it stays shared in every writer's cache) and,
+ * only if set, clears it, bumps the futex word and calls FUTEX_WAKE. The
+ * membarrier gives the reader's side the full barrier that Dekker's
+ * pattern needs, so the writer needs only a compiler barrier: either the
+ * writer sees the flag, or the reader sees the new head (LMM(W) pairs with
+ * the reader's membarrier). Where membarrier is not available, writers
+ * issue a full fence instead. A woken follower loads every head before it
+ * returns and reads at once. A reader killed while asleep leaves the flag
+ * set: the next writer clears it with one futex call, and that is the
+ * whole cost.
  *
  * ===================================================================
  * Memory-barrier pairs

@@ -273,12 +273,14 @@ void lb_print_readers(FILE *f, const struct lb_readers *r)
 	fprintf(f,
 		"one writer alone: %s records/s (p99 %s, %s of CPU a record)\n"
 		"with an active follower: %s records/s (p99 %s, %s of CPU a "
-		"record):\n  the writer keeps %.0f %% of its rate alone; the "
+		"record):\n  the writer keeps %.0f %% of its rate alone, its "
+		"p99 per call is %.2fx its p99 alone; the "
 		"follower spends %s of CPU a record\n",
 		E(r->alone_rps, ""), D(r->alone_p99), D(r->alone_cpu_ns),
 		E(r->followed_rps, ""), D(r->followed_p99),
 		D(r->followed_cpu_ns),
 		r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
+		r->alone_p99 > 0 ? r->followed_p99 / r->alone_p99 : 0,
 		D(r->follower_cpu_ns_per_rec));
 }
 

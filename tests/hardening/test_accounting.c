@@ -24,6 +24,7 @@
 struct shared {
 	uint64_t written[WRITERS];
 	volatile int stop;
+	_Atomic unsigned stopped; /* writers done writing, lanes still held */
 };
 
 int main(int argc, char **argv)
@@ -64,6 +65,14 @@ int main(int argc, char **argv)
 				sleep_ns(seed % 3000000);
 		}
 		sh->written[w] = i;
+		/* Keep the lane until every writer has stopped: a lane given
+		 * back is nobody's share, and a writer still finishing its
+		 * burst would take its chunks, newest records and all, while
+		 * the reader waits for us to exit (bounded: 10 s). */
+		atomic_fetch_add(&sh->stopped, 1);
+		for (int t = 0; t < 10000 && atomic_load(&sh->stopped) < WRITERS;
+		     t++)
+			sleep_ns(1000000);
 		shmlog_close(h);
 		_exit(0);
 	}
