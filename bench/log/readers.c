@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shmlog's read side, which the 2012 RFC left untested:
- *  - dump rate: a full buffer read oldest-first, raw, formatted as logcat's
- *    threadtime and as JSON lines, into /dev/null through a 1 MiB stdio
- *    buffer (the reader's own memory, no faults per record);
+ *  - dump rate: a full buffer read oldest-first, raw, and formatted as
+ *    logcat's threadtime and as JSON lines into /dev/null by the CLI's own
+ *    formatter (tools/format.c): what `shmlog cat -v threadtime` and
+ *    `shmlog cat -v json` do, less the CLI's option parsing;
  *  - follow latency: a writer stamps CLOCK_MONOTONIC into an 8-byte record
  *    and writes it; a follower blocked in shmlog_reader_wait() wakes, reads
  *    it and takes the difference. Writes are spaced 300 us apart so that
@@ -11,9 +12,9 @@
  *  - what an active follower costs the writers: the single-writer run of
  *    the main table, alone and with a follower process reading everything
  *    (its CPU reported per record).
- * The formatters here are the benchmark's own, shaped like the CLI's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,80 +27,8 @@
 
 #include "log.h"
 
+#include "format.h"
 #include "shmlog.h"
-
-/* ---- formatters ---- */
-
-struct fmt_cache {
-	time_t sec;
-	char date[32]; /* "MM-DD HH:MM:SS" of sec */
-};
-
-static void fmt_threadtime(FILE *f, struct fmt_cache *fc,
-			   const struct shmlog_record *rec)
-{
-	time_t sec = (time_t)(rec->time_ns / 1000000000);
-	if (sec != fc->sec) { /* localtime_r once a second, as logcat does */
-		struct tm tm;
-		localtime_r(&sec, &tm);
-		strftime(fc->date, sizeof(fc->date), "%m-%d %H:%M:%S", &tm);
-		fc->sec = sec;
-	}
-	int msg_len = (int)rec->msg_len;
-	while (msg_len > 0 && rec->msg[msg_len - 1] == '\n')
-		msg_len--;
-	fprintf(f, "%s.%03d %5u %5u %c %-8s: %.*s\n", fc->date,
-		(int)(rec->time_ns / 1000000 % 1000), rec->pid, rec->tid,
-		shmlog_prio_char(rec->prio), rec->tag, msg_len, rec->msg);
-}
-
-/* Escape @n bytes of @s for a JSON string into @out (room for 6 bytes per
- * input byte); returns the bytes written. Built in the reader's own buffer
- * and written with one fwrite: per-character stdio calls would dominate. */
-static size_t json_escape(char *out, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *o = out;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\') {
-			*o++ = '\\';
-			*o++ = (char)c;
-		} else if (c == '\n') {
-			*o++ = '\\';
-			*o++ = 'n';
-		} else if (c < 0x20) {
-			memcpy(o, "\\u00", 4);
-			o[4] = hex[c >> 4];
-			o[5] = hex[c & 15];
-			o += 6;
-		} else {
-			*o++ = (char)c;
-		}
-	}
-	return (size_t)(o - out);
-}
-
-static void fmt_json(FILE *f, const struct shmlog_record *rec)
-{
-	static char line[128 + 6 * (SHMLOG_TAG_MAX + SHMLOG_MSG_MAX)];
-	int n = snprintf(line, 128,
-			 "{\"time_ns\":%lld,\"pid\":%u,\"tid\":%u,\"prio\":\"%"
-			 "c\",\"tag\":\"",
-			 (long long)rec->time_ns, rec->pid, rec->tid,
-			 shmlog_prio_char(rec->prio));
-	size_t len = n > 0 && n < 128 ? (size_t)n : 0;
-	size_t tag_len =
-	    rec->tag_len < SHMLOG_TAG_MAX ? rec->tag_len : SHMLOG_TAG_MAX;
-	size_t msg_len =
-	    rec->msg_len < SHMLOG_MSG_MAX ? rec->msg_len : SHMLOG_MSG_MAX;
-	len += json_escape(line + len, rec->tag, tag_len);
-	memcpy(line + len, "\",\"msg\":\"", 9);
-	len += 9;
-	len += json_escape(line + len, rec->msg, msg_len);
-	memcpy(line + len, "\"}\n", 3);
-	fwrite(line, 1, len + 3, f);
-}
 
 /* ---- dump ---- */
 
@@ -109,31 +38,48 @@ enum dump_fmt { DUMP_RAW, DUMP_THREADTIME, DUMP_JSON };
 /* Where the raw dump puts what it read, so that the reads stay. */
 static volatile uint64_t dump_sink;
 
-/* Read the whole buffer once; returns records/s, and the count in *n. */
-static double dump_once(const char *name, enum dump_fmt fmt, FILE *out,
+/* A deferred record's values as JSON, as `shmlog cat` has them. */
+#define ARGS_MAX 16384
+
+/* Read the whole buffer once, as `shmlog cat` (raw: read only; else
+ * -v threadtime or -v json) into @fd; returns records/s, and the count in
+ * *n. The formatter is the CLI's own (tools/format.c). */
+static double dump_once(const char *name, enum dump_fmt fmt, int fd,
 			uint64_t *n)
 {
+	static char args[ARGS_MAX];
 	shmlog_reader_t *rd;
 	struct shmlog_record rec;
 	struct shmlog_lost lost;
-	struct fmt_cache fc = {0};
-	if (shmlog_reader_open(name, 0, &rd) < 0)
+	struct fmt f = {.kind = fmt == DUMP_JSON ? FMT_JSON : FMT_THREADTIME};
+	struct out o;
+	if (out_open(&o, fd) < 0)
 		return -1;
+	if (shmlog_reader_open(name, 0, &rd) < 0) {
+		out_close(&o);
+		return -1;
+	}
 	uint64_t count = 0, t0 = bench_now_ns();
+	fmt_prepare(&f);
 	int ev;
 	while ((ev = shmlog_reader_next(rd, &rec, &lost)) != SHMLOG_EV_NONE) {
+		if (ev == SHMLOG_EV_LOST && fmt != DUMP_RAW)
+			fmt_lost(&o, &f, &lost);
 		if (ev != SHMLOG_EV_RECORD)
 			continue;
 		count++;
-		if (fmt == DUMP_THREADTIME)
-			fmt_threadtime(out, &fc, &rec);
-		else if (fmt == DUMP_JSON)
-			fmt_json(out, &rec);
-		else
+		if (fmt == DUMP_RAW) {
 			dump_sink += rec.msg_len;
+			continue;
+		}
+		const char *df = NULL;
+		bool d = fmt == DUMP_JSON && (rec.flags & SHMLOG_REC_DEFERRED) &&
+			 shmlog_reader_deferred(rd, &df, args, sizeof(args)) == 0;
+		fmt_record_deferred(&o, &f, &rec, df, d ? args : NULL);
 	}
-	fflush(out);
+	out_flush(&o);
 	uint64_t t1 = bench_now_ns();
+	out_close(&o);
 	shmlog_reader_close(rd);
 	*n = count;
 	return count ? (double)count * 1e9 / (double)(t1 - t0) : -1;
@@ -194,13 +140,11 @@ static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
 		shmlog_remove(name);
 		return;
 	}
-	FILE *out = fopen("/dev/null", "w");
-	static char buf[1 << 20];
-	if (!out) {
+	int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (out < 0) {
 		shmlog_remove(name);
 		return;
 	}
-	setvbuf(out, buf, _IOFBF, sizeof(buf));
 	double *dst[3] = {&r->dump_raw_rps, &r->dump_threadtime_rps,
 			  &r->dump_json_rps};
 	int reps = cfg->quick ? 1 : 3;
@@ -211,7 +155,7 @@ static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
 					 &r->dump_recs);
 		*dst[f] = bench_median(v, reps);
 	}
-	fclose(out);
+	close(out);
 	shmlog_remove(name);
 }
 
