@@ -417,6 +417,87 @@ static size_t json_run(const unsigned char *u, size_t n)
 	return i;
 }
 
+/* Copy the run at @u (@n bytes there) of bytes that need no escaping
+ * into the buffer and return its length: 16 bytes are tested and copied
+ * at once, so that a plain message is read once. A block that holds the
+ * run's end is copied whole: the bytes after the run land in the room to
+ * spare (out_room()) and are overwritten next. Short strings take the
+ * scan of text_run() / json_run() and a memcpy. */
+#ifdef __SSE2__
+static inline unsigned text_ok16(__m128i x)
+{
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	return (unsigned)_mm_movemask_epi8(
+		_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)));
+}
+
+static inline unsigned json_ok16(__m128i x)
+{
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+				       _mm_cmpeq_epi8(x, bslash));
+	return text_ok16(x) & ~(unsigned)_mm_movemask_epi8(special);
+}
+
+#define COPY_RUN(o, u, n, ok16, scan)                                          \
+	do {                                                                   \
+		char *d_ = (o)->buf + (o)->len;                                \
+		size_t i_ = 0;                                                 \
+		if ((n) < 16) {                                                \
+			i_ = scan((u), (n));                                   \
+			memcpy(d_, (u), i_);                                   \
+			(o)->len += i_;                                        \
+			return i_;                                             \
+		}                                                              \
+		for (; i_ + 16 <= (n); i_ += 16) {                             \
+			__m128i x_ =                                           \
+				_mm_loadu_si128((const __m128i *)((u) + i_)); \
+			_mm_storeu_si128((__m128i *)(d_ + i_), x_);            \
+			unsigned ok_ = ok16(x_);                               \
+			if (ok_ != 0xffff) {                                   \
+				i_ += (size_t)__builtin_ctz(~ok_);             \
+				(o)->len += i_;                                \
+				return i_;                                     \
+			}                                                      \
+		}                                                              \
+		if (i_ < (n)) { /* the last 16, overlapping plain ones */      \
+			__m128i x_ = _mm_loadu_si128(                          \
+				(const __m128i *)((u) + (n)-16));              \
+			_mm_storeu_si128((__m128i *)(d_ + (n)-16), x_);        \
+			unsigned ok_ = ok16(x_);                               \
+			i_ = ok_ == 0xffff                                     \
+				     ? (n)                                     \
+				     : (n)-16 + (size_t)__builtin_ctz(~ok_);   \
+		}                                                              \
+		(o)->len += i_;                                                \
+		return i_;                                                     \
+	} while (0)
+
+static size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	COPY_RUN(o, u, n, text_ok16, text_run);
+}
+
+static size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	COPY_RUN(o, u, n, json_ok16, json_run);
+}
+#else
+static size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	size_t run = text_run(u, n);
+	put_n(o, (const char *)u, run);
+	return run;
+}
+
+static size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	size_t run = json_run(u, n);
+	put_n(o, (const char *)u, run);
+	return run;
+}
+#endif
+
 static void put_prefix(struct out *o, const struct fmt *f,
 		       const struct shmlog_record *r);
 static const char *prio_color(int prio);
@@ -445,9 +526,7 @@ static void put_text(struct out *o, const struct fmt *f, const char *s,
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < n) {
-		size_t run = text_run(u + i, n - i);
-		put_n(o, s + i, run);
-		i += run;
+		i += text_copy_run(o, u + i, n - i);
 		if (i == n)
 			break;
 		uint32_t cp = 0;
@@ -479,9 +558,7 @@ static void put_json_str(struct out *o, const char *s, size_t n, bool *invalid)
 	size_t i = 0;
 	put_c(o, '"');
 	while (i < n) {
-		size_t run = json_run(u + i, n - i);
-		put_n(o, s + i, run);
-		i += run;
+		i += json_copy_run(o, u + i, n - i);
 		if (i == n)
 			break;
 		unsigned char c = u[i];
@@ -789,16 +866,17 @@ static void build_ids(struct out *o, const struct fmt *f,
 #define IDS_TEXT 112
 
 struct ids_entry {
-	uint32_t pid, tid;
-	uint8_t prio, shape, tag_len, len; /* len 0: empty */
+	uint64_t who;  /* pid << 32 | tid */
+	uint32_t what; /* prio | shape << 8 | tag_len << 16; 0: empty */
+	uint32_t len;
 	char tag[SHMLOG_TAG_MAX];
 	char text[IDS_TEXT];
 };
 
 /* What of the format shapes the ids part: never 0. */
-static uint8_t ids_shape(const struct fmt *f)
+static uint32_t ids_shape(const struct fmt *f)
 {
-	return (uint8_t)(1 + f->kind + 8 * f->printable + 16 * f->uid);
+	return (uint32_t)(1 + f->kind + 8 * f->printable + 16 * f->uid);
 }
 
 static void put_ids(struct out *o, const struct fmt *f,
@@ -810,17 +888,18 @@ static void put_ids(struct out *o, const struct fmt *f,
 		build_ids(o, f, r); /* not from a sane writer: no cache */
 		return;
 	}
-	uint8_t shape = ids_shape(f);
+	uint64_t who = (uint64_t)r->pid << 32 | r->tid;
+	uint32_t what = (uint32_t)r->prio | ids_shape(f) << 8 |
+			(uint32_t)r->tag_len << 16;
 	uint32_t key = r->tid * 0x9e3779b1u ^
-		       ((uint32_t)r->prio | (uint32_t)r->tag_len << 8 |
-			(r->tag_len ? (uint32_t)(unsigned char)r->tag[0] << 16
-				    : 0)) * 0x85ebca6bu;
+		       (what ^ (r->tag_len ? (uint32_t)(unsigned char)r->tag[0]
+						   << 24
+					   : 0)) *
+			       0x85ebca6bu;
 	unsigned set = (key ^ key >> 15) % IDS_SETS;
 	for (int way = 0; way < 2; way++) {
 		struct ids_entry *e = &cache[set][way];
-		if (e->len && e->tid == r->tid && e->pid == r->pid &&
-		    e->prio == r->prio && e->shape == shape &&
-		    e->tag_len == r->tag_len &&
+		if (e->who == who && e->what == what &&
 		    !memcmp(e->tag, r->tag, r->tag_len)) {
 			/* the buffer has room to spare (out_room()) */
 			if (e->len <= 64)
@@ -840,12 +919,9 @@ static void put_ids(struct out *o, const struct fmt *f,
 	struct ids_entry *e = &cache[set][older[set]];
 	older[set] = (uint8_t)!older[set];
 	memcpy(e->text, o->buf + start, len);
-	e->len = (uint8_t)len;
-	e->shape = shape;
-	e->pid = r->pid;
-	e->tid = r->tid;
-	e->prio = (uint8_t)r->prio;
-	e->tag_len = (uint8_t)r->tag_len;
+	e->len = (uint32_t)len;
+	e->who = who;
+	e->what = what;
 	memcpy(e->tag, r->tag, r->tag_len);
 }
 
