@@ -73,20 +73,21 @@ void out_close(struct out *o)
 	o->buf = NULL;
 }
 
+/* Inline always: a constant string is then a few moves, and the steps of
+ * a record are one function. */
+#define PUT_INLINE static inline __attribute__((always_inline))
+
 /* Make room for one line or record of @r: at most 6 bytes out per byte in
  * (an escape), plus a base64 copy and the prefix. A record in a hostile
  * segment may be larger than SHMLOG_MSG_MAX, but its lengths are 8 and 16
  * bits wide in the segment, so that need stays under OUT_CAP / 2. */
-static void out_room(struct out *o, const struct shmlog_record *r)
+PUT_INLINE void out_room(struct out *o, const struct shmlog_record *r)
 {
 	size_t tag = r->tag_len < 255 ? r->tag_len : 255;
 	size_t msg = r->msg_len < 65535 ? r->msg_len : 65535;
 	if (o->len >= OUT_BLOCK || o->cap - o->len < 1024 + (tag + msg) * 8)
 		out_flush(o);
 }
-
-/* Inline always: a constant string is then a few moves. */
-#define PUT_INLINE static inline __attribute__((always_inline))
 
 PUT_INLINE void put_c(struct out *o, char c)
 {
@@ -473,12 +474,12 @@ static inline unsigned json_ok16(__m128i x)
 		return i_;                                                     \
 	} while (0)
 
-static size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
+PUT_INLINE size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
 {
 	COPY_RUN(o, u, n, text_ok16, text_run);
 }
 
-static size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
+PUT_INLINE size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
 {
 	COPY_RUN(o, u, n, json_ok16, json_run);
 }
@@ -501,7 +502,6 @@ static size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
 static void put_prefix(struct out *o, const struct fmt *f,
 		       const struct shmlog_record *r);
 static const char *prio_color(int prio);
-static void out_room(struct out *o, const struct shmlog_record *r);
 
 /* End a line of @r and start the next, prefix and colour included. */
 static void next_line(struct out *o, const struct fmt *f,
@@ -710,7 +710,7 @@ static inline void put_date(struct out *o, const struct date_cache *c)
 }
 
 /* logcat's time column: "MM-DD HH:MM:SS.mmm", with the modifiers. */
-static void put_time(struct out *o, const struct fmt *f, int64_t ns)
+PUT_INLINE void put_time(struct out *o, const struct fmt *f, int64_t ns)
 {
 	static struct date_cache cache;
 	int64_t sec;
@@ -879,7 +879,7 @@ static uint32_t ids_shape(const struct fmt *f)
 	return (uint32_t)(1 + f->kind + 8 * f->printable + 16 * f->uid);
 }
 
-static void put_ids(struct out *o, const struct fmt *f,
+PUT_INLINE void put_ids(struct out *o, const struct fmt *f,
 		    const struct shmlog_record *r)
 {
 	static struct ids_entry cache[IDS_SETS][2];

@@ -414,7 +414,6 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 			ps->failed = 1;
 			break;
 		}
-		paced_cut(fd);
 		if (draining)
 			break;
 		if (atomic_load(&ps->done)) {
