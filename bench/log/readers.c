@@ -345,6 +345,7 @@ static void measure_follower_cost(const struct lb_config *cfg,
 #define PACED_MAX_RUNS 3
 #define PACED_FILE_CUT (64u << 20) /* the file is emptied past this */
 #define PACED_LAG_EVERY 64
+#define PACED_GIVE_UP_NS (60 * 1000000000ull) /* a follower left behind */
 
 struct paced_shared {
 	atomic_int ready; /* the follower is reading (from the tail) */
@@ -389,7 +390,7 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 	}
 	fmt_prepare(&f);
 	atomic_store(&ps->ready, 1);
-	uint64_t shown = 0;
+	uint64_t shown = 0, give_up = bench_now_ns() + PACED_GIVE_UP_NS;
 	bool draining = false; /* the writer is done: read what is left */
 	for (;;) {
 		int ev = shmlog_reader_next(rd, &rec, &lost);
@@ -401,8 +402,13 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 				bench_hist_add(&ps->lag,
 					       lag > 0 ? (uint64_t)lag : 0);
 			}
-			if (shown % 65536 == 0)
+			if (shown % 65536 == 0) {
 				paced_cut(fd);
+				if (bench_now_ns() > give_up) {
+					ps->failed = 1;
+					break;
+				}
+			}
 			continue;
 		}
 		if (ev == SHMLOG_EV_LOST) {
@@ -416,6 +422,10 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 		}
 		if (draining)
 			break;
+		if (bench_now_ns() > give_up) { /* its writer died? */
+			ps->failed = 1;
+			break;
+		}
 		if (atomic_load(&ps->done)) {
 			draining = true; /* one more pass sees all it wrote */
 			continue;
