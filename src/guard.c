@@ -33,8 +33,12 @@
 
 /* The guard armed on this thread, if any. Set before and cleared after
  * every access to a mapping; the signal fences keep the compiler from
- * moving those accesses out of the armed window. */
-static __thread struct shmlog__guard *volatile guard_armed;
+ * moving those accesses out of the armed window. Initial-exec: a reader
+ * arms it for every record, and in the shared library the default model
+ * calls __tls_get_addr() each time; one pointer fits the static TLS that
+ * glibc keeps for libraries loaded with dlopen(3). */
+static __thread struct shmlog__guard *volatile guard_armed
+	__attribute__((tls_model("initial-exec")));
 static struct sigaction guard_prev; /* the disposition we replaced */
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 

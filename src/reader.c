@@ -65,6 +65,41 @@ struct shmlog__rlane {
 
 /* ---- a cursor per lane: the record protocol of ring.c, and the books -- */
 
+/* Copies out of the mapping, to be checked afterwards (ring.c's
+ * shmlog__copy_out()): here inline, so that a record's header is a few
+ * moves and its body one memcpy each part. Under ThreadSanitizer they go
+ * through shmlog__copy_out(), which it does not instrument: a writer may
+ * be rewriting the bytes, and the re-check says whether it did. */
+#if defined(__SANITIZE_THREAD__)
+#define READER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define READER_TSAN 1
+#endif
+#endif
+
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+#ifdef READER_TSAN
+	shmlog__copy_out(dst, src, n);
+#else
+	memcpy(dst, src, n);
+#endif
+}
+
+/* A record header at @src with @room bytes left in its chunk; what lies
+ * past the chunk reads as zeros. */
+static inline void copy_header(struct shmlog__rec *r, const unsigned char *src,
+			       uint64_t room)
+{
+	if (room >= REC_HDR) {
+		copy_bytes(r, src, REC_HDR);
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	copy_bytes(r, src, (size_t)room);
+}
+
 /* Where a reader starts on a lane it has not looked at yet: before its
  * oldest chunk. */
 static void cursor_begin(const struct shmlog__seg *s, unsigned lane,
@@ -193,9 +228,7 @@ static bool chunk_find_record(const struct shmlog__fixed *f,
 		uint64_t room = c->cend - pos;
 		uint32_t len;
 		struct shmlog__rec r;
-		memset(&r, 0, sizeof(r));
-		shmlog__copy_out(&r, data + (pos - c->cbase),
-			 room < REC_HDR ? room : REC_HDR);
+		copy_header(&r, data + (pos - c->cbase), room);
 		if (shmlog__rec_check(f, &r, pos, room, &len) && len <= limit - pos) {
 			*at = pos;
 			return true;
@@ -533,18 +566,17 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 		uint64_t room = c->cend - c->pos;
 		uint64_t off = c->pos - c->cbase;
 		struct shmlog__rec r;
-		memset(&r, 0, sizeof(r));
-		shmlog__copy_out(&r, data + off, room < REC_HDR ? room : REC_HDR);
+		copy_header(&r, data + off, room);
 		uint32_t len = 0;
 		unsigned state = shmlog__rec_check(f, &r, c->pos, room, &len);
 		if (state == REC_COMMITTED && rec_plausible(&r)) {
 			/* tag and message, each NUL-terminated, ready to hand
 			 * out: the reader's only copy */
 			const unsigned char *src = data + off + REC_HDR;
-			shmlog__copy_out(c->body, src, r.tag_len);
+			copy_bytes(c->body, src, r.tag_len);
 			c->body[r.tag_len] = '\0';
-			shmlog__copy_out(c->body + r.tag_len + 1, src + r.tag_len,
-				 r.msg_len);
+			copy_bytes(c->body + r.tag_len + 1, src + r.tag_len,
+				   r.msg_len);
 			c->body[r.tag_len + 1 + r.msg_len] = '\0';
 		}
 		int whole = shmlog__rec_recheck(s, c->chunk, off,
@@ -620,12 +652,19 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 }
 
 
+/* A lane in the merge, with its record's time: the key sits in the heap,
+ * so that sifting reads one array. */
+struct heap_slot {
+	uint64_t time;
+	unsigned lane;
+};
+
 struct shmlog_reader {
 	struct shmlog__seg seg;
 	struct shmlog__rlane *lanes;
 	unsigned char *bodies;
 	bool membarrier_ok;
-	unsigned *heap; /* lanes holding a record, earliest first */
+	struct heap_slot *heap; /* lanes holding a record, earliest first */
 	unsigned heap_len;
 	unsigned since_refresh; /* records since the last scan of all lanes */
 	bool top_used; /* the heap top's record was returned */
@@ -802,49 +841,54 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 /* ---- merging lanes: a binary heap of the lanes holding a record ---- */
 
 /* Earlier in time; ties go to the lower lane. */
-static bool before(const struct shmlog_reader *r, unsigned a, unsigned b)
+static inline bool before(const struct heap_slot *a, const struct heap_slot *b)
 {
-	uint64_t ta = r->lanes[a].rec.time, tb = r->lanes[b].rec.time;
-	return ta != tb ? ta < tb : a < b;
-}
-
-static void heap_swap(struct shmlog_reader *r, unsigned i, unsigned j)
-{
-	unsigned t = r->heap[i];
-	r->heap[i] = r->heap[j];
-	r->heap[j] = t;
+	return a->time != b->time ? a->time < b->time : a->lane < b->lane;
 }
 
 static void heap_push(struct shmlog_reader *r, unsigned lane)
 {
+	struct heap_slot x = {r->lanes[lane].rec.time, lane};
 	unsigned i = r->heap_len++;
-	r->heap[i] = lane;
-	while (i && before(r, r->heap[i], r->heap[(i - 1) / 2])) {
-		heap_swap(r, i, (i - 1) / 2);
+	while (i && before(&x, &r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
+	r->heap[i] = x;
 }
 
-/* The top's key changed (its lane holds a later record now): sift down. */
+/* Put @x at the top and sift it down to its place: the hole moves down,
+ * the slot is written once. */
+static void heap_sift_down(struct shmlog_reader *r, struct heap_slot x)
+{
+	unsigned n = r->heap_len, i = 0;
+	for (;;) {
+		unsigned l = 2 * i + 1;
+		if (l >= n)
+			break;
+		if (l + 1 < n && before(&r->heap[l + 1], &r->heap[l]))
+			l++;
+		if (!before(&r->heap[l], &x))
+			break;
+		r->heap[i] = r->heap[l];
+		i = l;
+	}
+	r->heap[i] = x;
+}
+
+/* The top's lane holds a later record now: sift it down. */
 static void heap_sift_top(struct shmlog_reader *r)
 {
-	for (unsigned i = 0;;) {
-		unsigned l = 2 * i + 1, m = i;
-		if (l < r->heap_len && before(r, r->heap[l], r->heap[m]))
-			m = l;
-		if (l + 1 < r->heap_len && before(r, r->heap[l + 1], r->heap[m]))
-			m = l + 1;
-		if (m == i)
-			break;
-		heap_swap(r, i, m);
-		i = m;
-	}
+	struct heap_slot x = r->heap[0];
+	x.time = r->lanes[x.lane].rec.time;
+	heap_sift_down(r, x);
 }
 
 static void heap_pop(struct shmlog_reader *r)
 {
-	r->heap[0] = r->heap[--r->heap_len];
-	heap_sift_top(r);
+	struct heap_slot x = r->heap[--r->heap_len];
+	if (r->heap_len)
+		heap_sift_down(r, x);
 }
 
 /* Look for records in the lanes that had none. Done when the heap runs dry
@@ -856,7 +900,10 @@ static void refresh(struct shmlog_reader *r, uint64_t clear)
 {
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
 		struct shmlog__rlane *c = &r->lanes[i];
-		if (!c->have && cursor_fetch(&r->seg, i, c, clear))
+		/* cursor_has_new() first: a lane with nothing new (most, in
+		 * a buffer with more lanes than writers) costs a load */
+		if (!c->have && cursor_has_new(&r->seg, i, c) &&
+		    cursor_fetch(&r->seg, i, c, clear))
 			heap_push(r, i);
 	}
 	r->since_refresh = 0;
@@ -872,7 +919,7 @@ static int reader_next_guarded(struct shmlog_reader *r,
 	/* The lane at the top gave its record last time, and its buffer is
 	 * free again: refill it in place, or drop it from the heap. */
 	if (r->top_used) {
-		unsigned top = r->heap[0];
+		unsigned top = r->heap[0].lane;
 		if (cursor_fetch(&r->seg, top, &r->lanes[top], clear))
 			heap_sift_top(r);
 		else
@@ -883,7 +930,7 @@ static int reader_next_guarded(struct shmlog_reader *r,
 		refresh(r, clear);
 	if (!r->heap_len)
 		return SHMLOG_EV_NONE;
-	unsigned lane = r->heap[0];
+	unsigned lane = r->heap[0].lane;
 	struct shmlog__rlane *c = &r->lanes[lane];
 	if ((c->lost_overwritten || c->lost_torn) && lost) {
 		lost->lane = lane;

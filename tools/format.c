@@ -12,10 +12,12 @@
  * "tag_base64").
  *
  * Speed: a reader that formats slower than writers write loses records. So
- * records are formatted into one large buffer written with write(2) in
- * blocks of about a megabyte: no stdio, no lock per character, runs of
- * plain bytes copied with memcpy, integers formatted by hand and the date
- * formatted once per second.
+ * records are formatted into the reader's own buffer, written with
+ * write(2) once about 64 KiB are in it (small enough to stay in the
+ * cache): no stdio, no lock per character; runs of plain bytes found by
+ * scanning 16 bytes at a time for the rare byte that needs escaping, and
+ * copied with memcpy; integers formatted by hand, two digits at a time;
+ * the date formatted once per second.
  */
 #include "format.h"
 
@@ -33,7 +35,10 @@
 
 /* ---- the output buffer ---- */
 
+/* Room for the largest record of a hostile segment (see out_room()); the
+ * buffer is written out once OUT_BLOCK bytes are in it. */
 #define OUT_CAP (1024 * 1024)
+#define OUT_BLOCK (64 * 1024)
 
 int out_open(struct out *o, int fd)
 {
@@ -68,30 +73,34 @@ void out_close(struct out *o)
 	o->buf = NULL;
 }
 
+/* Inline always: a constant string is then a few moves, and the steps of
+ * a record are one function. */
+#define PUT_INLINE static inline __attribute__((always_inline))
+
 /* Make room for one line or record of @r: at most 6 bytes out per byte in
  * (an escape), plus a base64 copy and the prefix. A record in a hostile
  * segment may be larger than SHMLOG_MSG_MAX, but its lengths are 8 and 16
  * bits wide in the segment, so that need stays under OUT_CAP / 2. */
-static void out_room(struct out *o, const struct shmlog_record *r)
+PUT_INLINE void out_room(struct out *o, const struct shmlog_record *r)
 {
 	size_t tag = r->tag_len < 255 ? r->tag_len : 255;
 	size_t msg = r->msg_len < 65535 ? r->msg_len : 65535;
-	if (o->cap - o->len < 1024 + (tag + msg) * 8)
+	if (o->len >= OUT_BLOCK || o->cap - o->len < 1024 + (tag + msg) * 8)
 		out_flush(o);
 }
 
-static inline void put_c(struct out *o, char c)
+PUT_INLINE void put_c(struct out *o, char c)
 {
 	o->buf[o->len++] = c;
 }
 
-static inline void put_n(struct out *o, const char *s, size_t n)
+PUT_INLINE void put_n(struct out *o, const char *s, size_t n)
 {
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;
 }
 
-static inline void put_s(struct out *o, const char *s)
+PUT_INLINE void put_s(struct out *o, const char *s)
 {
 	put_n(o, s, strlen(s));
 }
@@ -102,29 +111,59 @@ static const char digit_pairs[201] =
 	"34353637383940414243444546474849505152535455565758596061626364656667"
 	"6869707172737475767778798081828384858687888990919293949596979899";
 
-/* @v in decimal, right-aligned in @width columns (as %*llu). */
-static void put_u64(struct out *o, uint64_t v, int width)
+/* How many decimal digits @v has. */
+static inline unsigned dec_digits(uint64_t v)
 {
-	char tmp[24];
-	char *p = tmp + sizeof(tmp);
-	while (v >= 100) {
+	unsigned n = 1;
+	for (; v >= 100000000; n += 8)
+		v /= 100000000;
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
+/* @v as @n decimal digits ending at @end, written backwards; 32-bit
+ * divisions (cheaper) once @v fits. */
+static inline void put_digits_at(char *end, uint64_t v, unsigned n)
+{
+	char *p = end;
+	for (; n >= 2 && v > UINT32_MAX; n -= 2) {
 		unsigned d = (unsigned)(v % 100) * 2;
 		v /= 100;
 		p -= 2;
 		p[0] = digit_pairs[d];
 		p[1] = digit_pairs[d + 1];
 	}
-	if (v >= 10) {
+	uint32_t w = (uint32_t)v;
+	for (; n >= 2; n -= 2) {
+		unsigned d = (w % 100) * 2;
+		w /= 100;
 		p -= 2;
-		p[0] = digit_pairs[v * 2];
-		p[1] = digit_pairs[v * 2 + 1];
-	} else {
-		*--p = (char)('0' + v);
+		p[0] = digit_pairs[d];
+		p[1] = digit_pairs[d + 1];
 	}
-	size_t n = (size_t)(tmp + sizeof(tmp) - p);
+	if (n)
+		p[-1] = (char)('0' + w);
+}
+
+/* @v in decimal, right-aligned in @width columns (as %*llu). */
+static inline void put_u64(struct out *o, uint64_t v, int width)
+{
+	unsigned n = dec_digits(v);
+	char *p = o->buf + o->len;
 	for (int pad = width - (int)n; pad > 0; pad--)
-		put_c(o, ' ');
-	put_n(o, p, n);
+		*p++ = ' ';
+	put_digits_at(p + n, v, n);
+	o->len = (size_t)(p + n - o->buf);
 }
 
 static void put_i64(struct out *o, int64_t v, int width)
@@ -309,6 +348,14 @@ static size_t text_run(const unsigned char *u, size_t n)
 		if (ok != 0xffff)
 			return i + (size_t)__builtin_ctz(~ok);
 	}
+	if (i < n && n >= 16) {
+		/* the last 16 bytes, overlapping what is known plain: the
+		 * first stop among them is the first one past i */
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + n - 16));
+		unsigned ok = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+			_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)));
+		return ok == 0xffff ? n : n - 16 + (size_t)__builtin_ctz(~ok);
+	}
 #endif
 	for (; i + 8 <= n; i += 8) {
 		uint64_t x = load8(u + i);
@@ -350,6 +397,16 @@ static size_t json_run(const unsigned char *u, size_t n)
 		if (ok != 0xffff)
 			return i + (size_t)__builtin_ctz(~ok);
 	}
+	if (i < n && n >= 16) { /* the last 16 bytes, as in text_run() */
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + n - 16));
+		__m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, lo),
+					      _mm_cmplt_epi8(x, hi));
+		__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+					       _mm_cmpeq_epi8(x, bslash));
+		unsigned ok = (unsigned)_mm_movemask_epi8(
+			_mm_andnot_si128(special, plain));
+		return ok == 0xffff ? n : n - 16 + (size_t)__builtin_ctz(~ok);
+	}
 #endif
 	for (; i + 8 <= n; i += 8)
 		if (json_word_stops(load8(u + i)))
@@ -361,10 +418,90 @@ static size_t json_run(const unsigned char *u, size_t n)
 	return i;
 }
 
+/* Copy the run at @u (@n bytes there) of bytes that need no escaping
+ * into the buffer and return its length: 16 bytes are tested and copied
+ * at once, so that a plain message is read once. A block that holds the
+ * run's end is copied whole: the bytes after the run land in the room to
+ * spare (out_room()) and are overwritten next. Short strings take the
+ * scan of text_run() / json_run() and a memcpy. */
+#ifdef __SSE2__
+static inline unsigned text_ok16(__m128i x)
+{
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	return (unsigned)_mm_movemask_epi8(
+		_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)));
+}
+
+static inline unsigned json_ok16(__m128i x)
+{
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+				       _mm_cmpeq_epi8(x, bslash));
+	return text_ok16(x) & ~(unsigned)_mm_movemask_epi8(special);
+}
+
+#define COPY_RUN(o, u, n, ok16, scan)                                          \
+	do {                                                                   \
+		char *d_ = (o)->buf + (o)->len;                                \
+		size_t i_ = 0;                                                 \
+		if ((n) < 16) {                                                \
+			i_ = scan((u), (n));                                   \
+			memcpy(d_, (u), i_);                                   \
+			(o)->len += i_;                                        \
+			return i_;                                             \
+		}                                                              \
+		for (; i_ + 16 <= (n); i_ += 16) {                             \
+			__m128i x_ =                                           \
+				_mm_loadu_si128((const __m128i *)((u) + i_)); \
+			_mm_storeu_si128((__m128i *)(d_ + i_), x_);            \
+			unsigned ok_ = ok16(x_);                               \
+			if (ok_ != 0xffff) {                                   \
+				i_ += (size_t)__builtin_ctz(~ok_);             \
+				(o)->len += i_;                                \
+				return i_;                                     \
+			}                                                      \
+		}                                                              \
+		if (i_ < (n)) { /* the last 16, overlapping plain ones */      \
+			__m128i x_ = _mm_loadu_si128(                          \
+				(const __m128i *)((u) + (n)-16));              \
+			_mm_storeu_si128((__m128i *)(d_ + (n)-16), x_);        \
+			unsigned ok_ = ok16(x_);                               \
+			i_ = ok_ == 0xffff                                     \
+				     ? (n)                                     \
+				     : (n)-16 + (size_t)__builtin_ctz(~ok_);   \
+		}                                                              \
+		(o)->len += i_;                                                \
+		return i_;                                                     \
+	} while (0)
+
+PUT_INLINE size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	COPY_RUN(o, u, n, text_ok16, text_run);
+}
+
+PUT_INLINE size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	COPY_RUN(o, u, n, json_ok16, json_run);
+}
+#else
+static size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	size_t run = text_run(u, n);
+	put_n(o, (const char *)u, run);
+	return run;
+}
+
+static size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
+{
+	size_t run = json_run(u, n);
+	put_n(o, (const char *)u, run);
+	return run;
+}
+#endif
+
 static void put_prefix(struct out *o, const struct fmt *f,
 		       const struct shmlog_record *r);
 static const char *prio_color(int prio);
-static void out_room(struct out *o, const struct shmlog_record *r);
 
 /* End a line of @r and start the next, prefix and colour included. */
 static void next_line(struct out *o, const struct fmt *f,
@@ -389,9 +526,7 @@ static void put_text(struct out *o, const struct fmt *f, const char *s,
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < n) {
-		size_t run = text_run(u + i, n - i);
-		put_n(o, s + i, run);
-		i += run;
+		i += text_copy_run(o, u + i, n - i);
 		if (i == n)
 			break;
 		uint32_t cp = 0;
@@ -423,9 +558,7 @@ static void put_json_str(struct out *o, const char *s, size_t n, bool *invalid)
 	size_t i = 0;
 	put_c(o, '"');
 	while (i < n) {
-		size_t run = json_run(u + i, n - i);
-		put_n(o, s + i, run);
-		i += run;
+		i += json_copy_run(o, u + i, n - i);
 		if (i == n)
 			break;
 		unsigned char c = u[i];
@@ -517,39 +650,67 @@ static void put_frac(struct out *o, const struct fmt *f, uint32_t frac)
 	}
 }
 
-/* The date of second @sec as text, computed once per second: localtime_r()
- * costs more than the rest of a line. */
+/* The date of a second as text, computed once per second: localtime_r()
+ * costs more than the rest of a line. A time in the second cached needs
+ * no division either: its nanoseconds are its distance from the second's
+ * start. */
 struct date_cache {
+	bool valid, utc;
+	const char *layout;
 	int64_t sec;
-	bool valid;
+	uint64_t base_ns; /* sec * 10^9, modulo 2^64 */
 	char date[48], zone[16], secs[24]; /* secs: the second in decimal */
 	size_t date_len, zone_len, secs_len;
 };
 
-static void date_compute(struct date_cache *c, const struct fmt *f,
-			 int64_t sec, const char *layout)
+static const char layout_md[] = "%m-%d %H:%M:%S";
+static const char layout_ymd[] = "%Y-%m-%d %H:%M:%S";
+static const char layout_rfc3339[] = "%Y-%m-%dT%H:%M:%S";
+
+static void date_compute(struct date_cache *c, bool utc, int64_t sec,
+			 const char *layout)
 {
 	time_t t = (time_t)sec;
 	struct tm tm;
-	if (f->utc ? !gmtime_r(&t, &tm) : !localtime_r(&t, &tm))
+	if (utc ? !gmtime_r(&t, &tm) : !localtime_r(&t, &tm))
 		memset(&tm, 0, sizeof(tm));
 	c->date_len = strftime(c->date, sizeof(c->date), layout, &tm);
 	c->zone_len = strftime(c->zone, sizeof(c->zone), " %z", &tm);
 	int n = snprintf(c->secs, sizeof(c->secs), "%lld", (long long)sec);
 	c->secs_len = n > 0 ? (size_t)n : 0;
 	c->sec = sec;
+	c->base_ns = (uint64_t)sec * 1000000000u;
+	c->utc = utc;
+	c->layout = layout;
 	c->valid = true;
 }
 
-static inline void date_fill(struct date_cache *c, const struct fmt *f,
-			     int64_t sec, const char *layout)
+/* The cache filled for the second holding @ns; the nanoseconds past that
+ * second in *@frac. */
+static inline void date_fill(struct date_cache *c, bool utc, int64_t ns,
+			     const char *layout, uint32_t *frac)
 {
-	if (!c->valid || c->sec != sec)
-		date_compute(c, f, sec, layout);
+	uint64_t off = (uint64_t)ns - c->base_ns;
+	if (c->valid && off < 1000000000 && c->layout == layout &&
+	    c->utc == utc) {
+		*frac = (uint32_t)off;
+		return;
+	}
+	int64_t sec;
+	split_ns(ns, &sec, frac);
+	date_compute(c, utc, sec, layout);
+}
+
+/* The cached date: all of its array copied (a few moves; the buffer has
+ * room to spare, see out_room()), its length counted. */
+static inline void put_date(struct out *o, const struct date_cache *c)
+{
+	memcpy(o->buf + o->len, c->date, sizeof(c->date));
+	o->len += c->date_len;
 }
 
 /* logcat's time column: "MM-DD HH:MM:SS.mmm", with the modifiers. */
-static void put_time(struct out *o, const struct fmt *f, int64_t ns)
+PUT_INLINE void put_time(struct out *o, const struct fmt *f, int64_t ns)
 {
 	static struct date_cache cache;
 	int64_t sec;
@@ -561,33 +722,28 @@ static void put_time(struct out *o, const struct fmt *f, int64_t ns)
 		put_frac(o, f, frac);
 		return;
 	}
-	split_ns(ns, &sec, &frac);
-	date_fill(&cache, f, sec,
-		  f->year ? "%Y-%m-%d %H:%M:%S" : "%m-%d %H:%M:%S");
-	put_n(o, cache.date, cache.date_len);
+	date_fill(&cache, f->utc, ns, f->year ? layout_ymd : layout_md, &frac);
+	put_date(o, &cache);
 	put_frac(o, f, frac);
 	if (f->zone)
 		put_n(o, cache.zone, cache.zone_len);
 }
 
 /* JSON's times: "time" in RFC 3339, UTC, with nanoseconds, then
- * "time_ns". Both come from one split and one date per second: the
- * nanoseconds since the Epoch are the second's digits and the fraction's. */
+ * "time_ns". Both come from one date per second: the nanoseconds since
+ * the Epoch are the second's digits and the fraction's. */
 static void put_json_times(struct out *o, int64_t ns)
 {
 	static struct date_cache cache;
-	static const struct fmt utc = {.utc = true};
-	int64_t sec;
 	uint32_t frac;
-	split_ns(ns, &sec, &frac);
-	date_fill(&cache, &utc, sec, "%Y-%m-%dT%H:%M:%S");
+	date_fill(&cache, true, ns, layout_rfc3339, &frac);
 	put_s(o, "{\"time\":\"");
-	put_n(o, cache.date, cache.date_len);
+	put_date(o, &cache);
 	put_c(o, '.');
 	size_t digits = o->len;
 	put_zeros(o, frac, 9);
 	put_s(o, "Z\",\"time_ns\":");
-	if (sec > 0) {
+	if (cache.sec > 0) {
 		put_n(o, cache.secs, cache.secs_len);
 		memcpy(o->buf + o->len, o->buf + digits, 9);
 		o->len += 9;
@@ -703,45 +859,69 @@ static void build_ids(struct out *o, const struct fmt *f,
 }
 
 /* The ids part is the same for every record of a thread with one tag and
- * priority: formatted once, then copied (a small cache keyed by thread). */
+ * priority: formatted once, then copied. A small cache, two ways per set,
+ * keyed by what the part is made of (the format's words that shape it
+ * included), so that a thread that logs under several tags hits too. */
+#define IDS_SETS 128
+#define IDS_TEXT 112
+
 struct ids_entry {
-	bool valid;
-	enum fmt_kind kind;
-	uint32_t pid, tid;
-	int prio;
-	size_t tag_len;
+	uint64_t who;  /* pid << 32 | tid */
+	uint32_t what; /* prio | shape << 8 | tag_len << 16; 0: empty */
+	uint32_t len;
 	char tag[SHMLOG_TAG_MAX];
-	size_t len;
-	char text[1024];
+	char text[IDS_TEXT];
 };
 
-static void put_ids(struct out *o, const struct fmt *f,
+/* What of the format shapes the ids part: never 0. */
+static uint32_t ids_shape(const struct fmt *f)
+{
+	return (uint32_t)(1 + f->kind + 8 * f->printable + 16 * f->uid);
+}
+
+PUT_INLINE void put_ids(struct out *o, const struct fmt *f,
 		    const struct shmlog_record *r)
 {
-	static struct ids_entry cache[16];
-	struct ids_entry *e = &cache[(r->tid * 2654435761u) >> 28];
-	if (r->tag_len > SHMLOG_TAG_MAX) {
+	static struct ids_entry cache[IDS_SETS][2];
+	static uint8_t older[IDS_SETS]; /* the way to replace */
+	if (r->tag_len > SHMLOG_TAG_MAX || r->prio < 0 || r->prio > 255) {
 		build_ids(o, f, r); /* not from a sane writer: no cache */
 		return;
 	}
-	if (e->valid && e->tid == r->tid && e->pid == r->pid &&
-	    e->prio == r->prio && e->kind == f->kind &&
-	    e->tag_len == r->tag_len && !memcmp(e->tag, r->tag, r->tag_len)) {
-		put_n(o, e->text, e->len);
-		return;
+	uint64_t who = (uint64_t)r->pid << 32 | r->tid;
+	uint32_t what = (uint32_t)r->prio | ids_shape(f) << 8 |
+			(uint32_t)r->tag_len << 16;
+	uint32_t key = r->tid * 0x9e3779b1u ^
+		       (what ^ (r->tag_len ? (uint32_t)(unsigned char)r->tag[0]
+						   << 24
+					   : 0)) *
+			       0x85ebca6bu;
+	unsigned set = (key ^ key >> 15) % IDS_SETS;
+	for (int way = 0; way < 2; way++) {
+		struct ids_entry *e = &cache[set][way];
+		if (e->who == who && e->what == what &&
+		    !memcmp(e->tag, r->tag, r->tag_len)) {
+			/* the buffer has room to spare (out_room()) */
+			if (e->len <= 64)
+				memcpy(o->buf + o->len, e->text, 64);
+			else
+				memcpy(o->buf + o->len, e->text, IDS_TEXT);
+			o->len += e->len;
+			older[set] = (uint8_t)!way;
+			return;
+		}
 	}
 	size_t start = o->len;
 	build_ids(o, f, r);
-	e->len = o->len - start;
-	e->valid = e->len <= sizeof(e->text);
-	if (!e->valid)
+	size_t len = o->len - start;
+	if (!len || len > IDS_TEXT)
 		return;
-	memcpy(e->text, o->buf + start, e->len);
-	e->kind = f->kind;
-	e->pid = r->pid;
-	e->tid = r->tid;
-	e->prio = r->prio;
-	e->tag_len = r->tag_len;
+	struct ids_entry *e = &cache[set][older[set]];
+	older[set] = (uint8_t)!older[set];
+	memcpy(e->text, o->buf + start, len);
+	e->len = (uint32_t)len;
+	e->who = who;
+	e->what = what;
 	memcpy(e->tag, r->tag, r->tag_len);
 }
 

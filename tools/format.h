@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How the CLI shows records: logcat's formats and modifiers, and JSON
- * lines. Records are formatted into a large buffer written with write(2)
- * in big blocks: no stdio on the way (see format.c for why).
+ * lines. Records are formatted into a buffer written with write(2) in
+ * blocks of about 64 KiB: no stdio on the way (see format.c for why).
+ * Built as a static library of its own (shmlog_format), which the CLI and
+ * shmlog-bench both link: the benchmark measures what `shmlog cat` does.
+ * Not thread-safe: the caches behind it are the process's.
  */
 #ifndef SHMLOG_FORMAT_H
 #define SHMLOG_FORMAT_H

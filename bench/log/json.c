@@ -142,6 +142,30 @@ static void json_readers(struct jsonw *j, const struct lb_readers *r)
 		jsonw_num(j, "follower_cpu_ns_per_rec",
 			       r->follower_cpu_ns_per_rec);
 	}
+	/* Added later: older files have none of the paced_ fields. */
+	if (r->ok && r->paced_ok) {
+		jsonw_int(j, "paced_runs", r->paced_runs);
+		jsonw_int(j, "paced_buffer_bytes",
+			  (long long)r->paced_buffer_bytes);
+		jsonw_num(j, "paced_target_records_per_s", r->paced_target_rps);
+		jsonw_num(j, "paced_writer_records_per_s", r->paced_writer_rps);
+		jsonw_int(j, "paced_written", (long long)r->paced_written);
+		jsonw_int(j, "paced_shown", (long long)r->paced_shown);
+		jsonw_int(j, "paced_lost",
+			  r->paced_written > r->paced_shown
+				  ? (long long)(r->paced_written -
+						r->paced_shown)
+				  : 0);
+		jsonw_int(j, "paced_reported_lost",
+			  (long long)r->paced_reported_lost);
+		jsonw_num(j, "paced_lag_ns_p50", r->paced_lag_p50);
+		jsonw_num(j, "paced_lag_ns_p99", r->paced_lag_p99);
+		jsonw_num(j, "paced_lag_ns_max", r->paced_lag_max);
+		jsonw_num(j, "paced_follower_cpu_ns_per_rec",
+			  r->paced_shown ? r->paced_follower_cpu_s * 1e9 /
+						   (double)r->paced_shown
+					 : 0);
+	}
 	jsonw_end_obj(j);
 }
 

@@ -210,6 +210,16 @@ struct lb_readers {
 	double alone_p99, followed_p99;
 	double alone_cpu_ns, followed_cpu_ns; /* writer CPU per record */
 	double follower_cpu_ns_per_rec;
+	/* a follower formatting threadtime into a file behind one writer
+	 * paced at paced_target_rps (records/s) */
+	bool paced_ok;
+	int paced_runs;
+	uint64_t paced_buffer_bytes;
+	double paced_target_rps, paced_writer_rps; /* asked, achieved */
+	uint64_t paced_written, paced_shown; /* over all runs */
+	uint64_t paced_reported_lost; /* as the reader reported them */
+	double paced_lag_p50, paced_lag_p99, paced_lag_max; /* ns */
+	double paced_follower_cpu_s; /* over all runs */
 };
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r);
 

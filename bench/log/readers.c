@@ -1,105 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shmlog's read side, which the 2012 RFC left untested:
- *  - dump rate: a full buffer read oldest-first, raw, formatted as logcat's
- *    threadtime and as JSON lines, into /dev/null through a 1 MiB stdio
- *    buffer (the reader's own memory, no faults per record);
+ *  - dump rate: a full buffer read oldest-first, raw, and formatted as
+ *    logcat's threadtime and as JSON lines into /dev/null by the CLI's own
+ *    formatter (tools/format.c): what `shmlog cat -v threadtime` and
+ *    `shmlog cat -v json` do, less the CLI's option parsing;
  *  - follow latency: a writer stamps CLOCK_MONOTONIC into an 8-byte record
  *    and writes it; a follower blocked in shmlog_reader_wait() wakes, reads
  *    it and takes the difference. Writes are spaced 300 us apart so that
  *    the follower is asleep again each time: this is the wake-up path;
  *  - what an active follower costs the writers: the single-writer run of
  *    the main table, alone and with a follower process reading everything
- *    (its CPU reported per record).
- * The formatters here are the benchmark's own, shaped like the CLI's.
+ *    (its CPU reported per record);
+ *  - whether a follower keeps up: one writer paced at 5 M records/s, a
+ *    follower formatting threadtime into a file; records lost and its lag.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 
+#include "format.h"
 #include "shmlog.h"
-
-/* ---- formatters ---- */
-
-struct fmt_cache {
-	time_t sec;
-	char date[32]; /* "MM-DD HH:MM:SS" of sec */
-};
-
-static void fmt_threadtime(FILE *f, struct fmt_cache *fc,
-			   const struct shmlog_record *rec)
-{
-	time_t sec = (time_t)(rec->time_ns / 1000000000);
-	if (sec != fc->sec) { /* localtime_r once a second, as logcat does */
-		struct tm tm;
-		localtime_r(&sec, &tm);
-		strftime(fc->date, sizeof(fc->date), "%m-%d %H:%M:%S", &tm);
-		fc->sec = sec;
-	}
-	int msg_len = (int)rec->msg_len;
-	while (msg_len > 0 && rec->msg[msg_len - 1] == '\n')
-		msg_len--;
-	fprintf(f, "%s.%03d %5u %5u %c %-8s: %.*s\n", fc->date,
-		(int)(rec->time_ns / 1000000 % 1000), rec->pid, rec->tid,
-		shmlog_prio_char(rec->prio), rec->tag, msg_len, rec->msg);
-}
-
-/* Escape @n bytes of @s for a JSON string into @out (room for 6 bytes per
- * input byte); returns the bytes written. Built in the reader's own buffer
- * and written with one fwrite: per-character stdio calls would dominate. */
-static size_t json_escape(char *out, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *o = out;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\') {
-			*o++ = '\\';
-			*o++ = (char)c;
-		} else if (c == '\n') {
-			*o++ = '\\';
-			*o++ = 'n';
-		} else if (c < 0x20) {
-			memcpy(o, "\\u00", 4);
-			o[4] = hex[c >> 4];
-			o[5] = hex[c & 15];
-			o += 6;
-		} else {
-			*o++ = (char)c;
-		}
-	}
-	return (size_t)(o - out);
-}
-
-static void fmt_json(FILE *f, const struct shmlog_record *rec)
-{
-	static char line[128 + 6 * (SHMLOG_TAG_MAX + SHMLOG_MSG_MAX)];
-	int n = snprintf(line, 128,
-			 "{\"time_ns\":%lld,\"pid\":%u,\"tid\":%u,\"prio\":\"%"
-			 "c\",\"tag\":\"",
-			 (long long)rec->time_ns, rec->pid, rec->tid,
-			 shmlog_prio_char(rec->prio));
-	size_t len = n > 0 && n < 128 ? (size_t)n : 0;
-	size_t tag_len =
-	    rec->tag_len < SHMLOG_TAG_MAX ? rec->tag_len : SHMLOG_TAG_MAX;
-	size_t msg_len =
-	    rec->msg_len < SHMLOG_MSG_MAX ? rec->msg_len : SHMLOG_MSG_MAX;
-	len += json_escape(line + len, rec->tag, tag_len);
-	memcpy(line + len, "\",\"msg\":\"", 9);
-	len += 9;
-	len += json_escape(line + len, rec->msg, msg_len);
-	memcpy(line + len, "\"}\n", 3);
-	fwrite(line, 1, len + 3, f);
-}
 
 /* ---- dump ---- */
 
@@ -109,31 +41,48 @@ enum dump_fmt { DUMP_RAW, DUMP_THREADTIME, DUMP_JSON };
 /* Where the raw dump puts what it read, so that the reads stay. */
 static volatile uint64_t dump_sink;
 
-/* Read the whole buffer once; returns records/s, and the count in *n. */
-static double dump_once(const char *name, enum dump_fmt fmt, FILE *out,
+/* A deferred record's values as JSON, as `shmlog cat` has them. */
+#define ARGS_MAX 16384
+
+/* Read the whole buffer once, as `shmlog cat` (raw: read only; else
+ * -v threadtime or -v json) into @fd; returns records/s, and the count in
+ * *n. The formatter is the CLI's own (tools/format.c). */
+static double dump_once(const char *name, enum dump_fmt fmt, int fd,
 			uint64_t *n)
 {
+	static char args[ARGS_MAX];
 	shmlog_reader_t *rd;
 	struct shmlog_record rec;
 	struct shmlog_lost lost;
-	struct fmt_cache fc = {0};
-	if (shmlog_reader_open(name, 0, &rd) < 0)
+	struct fmt f = {.kind = fmt == DUMP_JSON ? FMT_JSON : FMT_THREADTIME};
+	struct out o;
+	if (out_open(&o, fd) < 0)
 		return -1;
+	if (shmlog_reader_open(name, 0, &rd) < 0) {
+		out_close(&o);
+		return -1;
+	}
 	uint64_t count = 0, t0 = bench_now_ns();
+	fmt_prepare(&f);
 	int ev;
 	while ((ev = shmlog_reader_next(rd, &rec, &lost)) != SHMLOG_EV_NONE) {
+		if (ev == SHMLOG_EV_LOST && fmt != DUMP_RAW)
+			fmt_lost(&o, &f, &lost);
 		if (ev != SHMLOG_EV_RECORD)
 			continue;
 		count++;
-		if (fmt == DUMP_THREADTIME)
-			fmt_threadtime(out, &fc, &rec);
-		else if (fmt == DUMP_JSON)
-			fmt_json(out, &rec);
-		else
+		if (fmt == DUMP_RAW) {
 			dump_sink += rec.msg_len;
+			continue;
+		}
+		const char *df = NULL;
+		bool d = fmt == DUMP_JSON && (rec.flags & SHMLOG_REC_DEFERRED) &&
+			 shmlog_reader_deferred(rd, &df, args, sizeof(args)) == 0;
+		fmt_record_deferred(&o, &f, &rec, df, d ? args : NULL);
 	}
-	fflush(out);
+	out_flush(&o);
 	uint64_t t1 = bench_now_ns();
+	out_close(&o);
 	shmlog_reader_close(rd);
 	*n = count;
 	return count ? (double)count * 1e9 / (double)(t1 - t0) : -1;
@@ -194,13 +143,11 @@ static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
 		shmlog_remove(name);
 		return;
 	}
-	FILE *out = fopen("/dev/null", "w");
-	static char buf[1 << 20];
-	if (!out) {
+	int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (out < 0) {
 		shmlog_remove(name);
 		return;
 	}
-	setvbuf(out, buf, _IOFBF, sizeof(buf));
 	double *dst[3] = {&r->dump_raw_rps, &r->dump_threadtime_rps,
 			  &r->dump_json_rps};
 	int reps = cfg->quick ? 1 : 3;
@@ -211,7 +158,7 @@ static void measure_dump(const struct lb_config *cfg, struct lb_readers *r,
 					 &r->dump_recs);
 		*dst[f] = bench_median(v, reps);
 	}
-	fclose(out);
+	close(out);
 	shmlog_remove(name);
 }
 
@@ -386,6 +333,228 @@ static void measure_follower_cost(const struct lb_config *cfg,
 	    followed.recs ? followed.coll_s * 1e9 / (double)followed.recs : 0;
 }
 
+/* ---- a follower behind a paced writer ---- */
+
+/* One writer logs at a fixed rate, paced by the clock (it writes what is
+ * due, then reads the clock again: no sleeps); a follower process reads
+ * everything as `shmlog cat -f -v threadtime > FILE` would, through the
+ * CLI's formatter into a file in the scratch directory. Records lost are
+ * the written ones the follower never showed; its lag is how long ago,
+ * when it formatted a record, that record was written (every 64th). */
+#define PACED_RPS 5e6
+#define PACED_MAX_RUNS 3
+#define PACED_FILE_CUT (64u << 20) /* the file is emptied past this */
+#define PACED_LAG_EVERY 64
+#define PACED_GIVE_UP_NS (60 * 1000000000ull) /* a follower left behind */
+
+struct paced_shared {
+	atomic_int ready; /* the follower is reading (from the tail) */
+	atomic_int done;  /* the writer has written its last record */
+	int failed;
+	uint64_t shown, reported_lost;
+	double cpu_s; /* the follower's, all of its life */
+	struct bench_hist lag;
+};
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The file is cut back to nothing now and then, so that a run needs no
+ * disk space: what it costs (the pages written, the write calls) stays. */
+static void paced_cut(int fd)
+{
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	if (at > (off_t)PACED_FILE_CUT && ftruncate(fd, 0) == 0)
+		lseek(fd, 0, SEEK_SET);
+}
+
+static void __attribute__((noreturn))
+paced_follower(const char *name, const char *path, struct paced_shared *ps)
+{
+	shmlog_reader_t *rd;
+	struct shmlog_record rec;
+	struct shmlog_lost lost;
+	struct fmt f = {.kind = FMT_THREADTIME};
+	struct out o;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+		      0600);
+	if (fd < 0 || out_open(&o, fd) < 0 ||
+	    shmlog_reader_open(name, SHMLOG_READ_TAIL, &rd) < 0) {
+		ps->failed = 1;
+		atomic_store(&ps->ready, 1);
+		_exit(1);
+	}
+	fmt_prepare(&f);
+	atomic_store(&ps->ready, 1);
+	uint64_t shown = 0, give_up = bench_now_ns() + PACED_GIVE_UP_NS;
+	bool draining = false; /* the writer is done: read what is left */
+	for (;;) {
+		int ev = shmlog_reader_next(rd, &rec, &lost);
+		if (ev == SHMLOG_EV_RECORD) {
+			fmt_record(&o, &f, &rec);
+			if (++shown % PACED_LAG_EVERY == 0) {
+				int64_t lag = (int64_t)(realtime_ns() -
+							(uint64_t)rec.time_ns);
+				bench_hist_add(&ps->lag,
+					       lag > 0 ? (uint64_t)lag : 0);
+			}
+			if (shown % 65536 == 0) {
+				paced_cut(fd);
+				if (bench_now_ns() > give_up) {
+					ps->failed = 1;
+					break;
+				}
+			}
+			continue;
+		}
+		if (ev == SHMLOG_EV_LOST) {
+			fmt_lost(&o, &f, &lost);
+			ps->reported_lost += lost.overwritten + lost.torn;
+			continue;
+		}
+		if (ev < 0 || out_flush(&o) < 0) {
+			ps->failed = 1;
+			break;
+		}
+		if (draining)
+			break;
+		if (bench_now_ns() > give_up) { /* its writer died? */
+			ps->failed = 1;
+			break;
+		}
+		if (atomic_load(&ps->done)) {
+			draining = true; /* one more pass sees all it wrote */
+			continue;
+		}
+		/* the writer's end comes as the done flag, not a record: a
+		 * timeout only bounds each wait */
+		int err = shmlog_reader_wait(rd, 50);
+		if (err < 0 && err != -ETIMEDOUT && err != -EINTR) {
+			ps->failed = 1;
+			break;
+		}
+	}
+	out_close(&o);
+	close(fd);
+	shmlog_reader_close(rd);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		ps->cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+			    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) /
+				    1e6;
+	ps->shown = shown;
+	_exit(ps->failed ? 1 : 0);
+}
+
+/* Write @n records at @rps records/s: what is due by the clock, then the
+ * clock again. Returns the rate achieved (records/s), 0 on failure. */
+static double paced_write(shmlog_t *h, const struct lb_work *w, uint64_t n,
+			  double rps, uint64_t *written)
+{
+	uint64_t i = 0, t0 = bench_now_ns(), now = t0;
+	while (i < n) {
+		now = bench_now_ns();
+		double due_d = (double)(now - t0) * rps / 1e9;
+		uint64_t due = due_d < (double)n ? (uint64_t)due_d : n;
+		for (; i < due; i++) {
+			const struct lb_msg *m = &w->m[i % LB_WORK_N];
+			if (shmlog_write_n(h, m->prio, m->tag, m->msg, m->len) <
+			    0)
+				return 0;
+		}
+	}
+	*written = i;
+	now = bench_now_ns();
+	return now > t0 ? (double)n * 1e9 / (double)(now - t0) : 0;
+}
+
+/* One run: a fresh buffer, a follower process, the paced writer here. */
+static bool paced_run(const struct lb_config *cfg, const struct lb_work *w,
+		      struct lb_readers *r, struct paced_shared *ps,
+		      double *writer_rps)
+{
+	char name[64], path[512];
+	struct shmlog_create_opts o;
+	shmlog_t *h;
+	snprintf(name, sizeof(name), "bench-%d-paced", (int)getpid());
+	snprintf(path, sizeof(path), "%s/shmlog-bench-%d-follow.txt",
+		 lb_scratch, (int)getpid());
+	shmlog_create_opts_init(&o);
+	o.size = r->paced_buffer_bytes;
+	shmlog_remove(name);
+	memset(ps, 0, sizeof(*ps));
+	bench_hist_init(&ps->lag);
+	if (shmlog_create(name, &o) < 0 || shmlog_open(name, 0, &h) < 0) {
+		shmlog_remove(name);
+		return false;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		paced_follower(name, path, ps);
+	bool ok = pid > 0;
+	/* start-up handshake: the follower opens its file and the buffer */
+	for (int i = 0; ok && i < 5000 && !atomic_load(&ps->ready); i++)
+		usleep(1000);
+	ok = ok && atomic_load(&ps->ready) && !ps->failed;
+	double secs = cfg->quick ? 0.2 : 1.0;
+	uint64_t n = (uint64_t)(r->paced_target_rps * secs), written = 0;
+	if (ok)
+		*writer_rps = paced_write(h, w, n, r->paced_target_rps,
+					  &written);
+	atomic_store(&ps->done, 1);
+	int status = 0;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok = ok && *writer_rps > 0 && WIFEXITED(status) &&
+	     WEXITSTATUS(status) == 0;
+	shmlog_close(h);
+	shmlog_remove(name);
+	unlink(path);
+	if (ok) {
+		r->paced_written += written;
+		r->paced_shown += ps->shown;
+		r->paced_reported_lost += ps->reported_lost;
+		r->paced_follower_cpu_s += ps->cpu_s;
+	}
+	return ok;
+}
+
+static void measure_paced(const struct lb_config *cfg, struct lb_readers *r,
+			  const struct lb_work *w)
+{
+	struct paced_shared *ps =
+		mmap(NULL, sizeof(*ps), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ps == MAP_FAILED)
+		return;
+	r->paced_target_rps = PACED_RPS;
+	r->paced_buffer_bytes = cfg->quick ? SHMLOG_SIZE_DEFAULT : 16u << 20;
+	double rps[PACED_MAX_RUNS], p50[PACED_MAX_RUNS], p99[PACED_MAX_RUNS];
+	int runs = cfg->quick ? 1 : PACED_MAX_RUNS, n = 0;
+	for (int i = 0; i < runs; i++) {
+		if (!paced_run(cfg, w, r, ps, &rps[n]))
+			continue;
+		p50[n] = (double)bench_hist_quantile(&ps->lag, 0.5);
+		p99[n] = (double)bench_hist_quantile(&ps->lag, 0.99);
+		if ((double)ps->lag.max > r->paced_lag_max)
+			r->paced_lag_max = (double)ps->lag.max;
+		n++;
+	}
+	munmap(ps, sizeof(*ps));
+	if (!n)
+		return;
+	r->paced_ok = true;
+	r->paced_runs = n;
+	r->paced_writer_rps = bench_median(rps, n);
+	r->paced_lag_p50 = bench_median(p50, n);
+	r->paced_lag_p99 = bench_median(p99, n);
+}
+
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
 {
 	struct lb_work w;
@@ -395,6 +564,7 @@ void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
 	measure_dump(cfg, r, &w);
 	measure_follow(cfg, r);
 	measure_follower_cost(cfg, r, &w);
+	measure_paced(cfg, r, &w);
 	r->ok = r->dump_recs > 0 && r->follow.count > 0;
 	if (!r->ok && !r->why[0])
 		snprintf(r->why, sizeof(r->why),

@@ -282,6 +282,28 @@ void lb_print_readers(FILE *f, const struct lb_readers *r)
 		r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
 		r->alone_p99 > 0 ? r->followed_p99 / r->alone_p99 : 0,
 		D(r->follower_cpu_ns_per_rec));
+	if (!r->paced_ok) {
+		fprintf(f, "a follower behind a paced writer: not measured\n");
+		return;
+	}
+	uint64_t lost = r->paced_written > r->paced_shown
+				? r->paced_written - r->paced_shown
+				: 0;
+	fprintf(f,
+		"a follower formatting threadtime into a file, one writer "
+		"paced at %s records/s\n  (it wrote %s/s; %llu KiB buffer, %d "
+		"runs): %llu of %llu records lost (%llu reported);\n  lag "
+		"behind the writer: median %s, p99 %s, max %s; the follower "
+		"spends %s of CPU a record\n",
+		E(r->paced_target_rps, ""), E(r->paced_writer_rps, ""),
+		(unsigned long long)(r->paced_buffer_bytes >> 10), r->paced_runs,
+		(unsigned long long)lost,
+		(unsigned long long)r->paced_written,
+		(unsigned long long)r->paced_reported_lost, D(r->paced_lag_p50),
+		D(r->paced_lag_p99), D(r->paced_lag_max),
+		D(r->paced_shown ? r->paced_follower_cpu_s * 1e9 /
+					   (double)r->paced_shown
+				 : 0));
 }
 
 void lb_print_legend(FILE *f)
