@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "append.h"
 #include "internal.h"
 
 /* Lanes a thread can hold at once, one per handle it writes to. A thread
@@ -160,7 +161,7 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	if (as_pid)
 		tmp.pid = tmp.tid = as_pid;
 	bool ok = shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag,
-				      d->msg);
+				      d->tword, d->msg);
 	shmlog__lane_release(&tmp, false);
 	return ok ? 0 : -EAGAIN;
 }
@@ -366,11 +367,11 @@ static bool append_own(struct shmlog *h, struct shmlog__wlane *w,
 {
 	if (SHMLOG_LIKELY(!as_pid))
 		return shmlog__ring_append(&h->seg, w, d->time, d->meta,
-					   d->tag, d->msg);
+					   d->tag, d->tword, d->msg);
 	uint32_t pid = w->pid, tid = w->tid;
 	w->pid = w->tid = as_pid;
 	bool ok = shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
-				      d->msg);
+				      d->tword, d->msg);
 	w->pid = pid;
 	w->tid = tid;
 	return ok;
@@ -443,59 +444,38 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 	return err < 0 ? err : 0;
 }
 
-/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
- * @wflags: SHMLOG_WRITE_*; @as_pid: the record's pid and tid, 0: ours. */
-static inline int write_rec(shmlog_t *h, int prio, const char *tag,
-			    const char *msg, size_t len, unsigned flags,
-			    unsigned wflags, uint32_t as_pid)
+/* Everything but the common case of write_rec(): the first write of a
+ * thread, a write nested in a signal handler, one for another process, a
+ * clock anchor due, a record that takes a new chunk. @d is complete;
+ * the filter was not asked, or let the record through. */
+static __attribute__((noinline)) int
+write_general(shmlog_t *h, uint64_t time, uint64_t meta, const char *tag,
+	      uint64_t tword, const char *msg, int prio, unsigned wflags,
+	      uint32_t as_pid)
 {
-	if (SHMLOG_UNLIKELY(!h)) {
-		shmlog__debug(SHMLOG__DBG_NULL_HANDLE, -EINVAL, NULL);
-		return -EINVAL;
-	}
-	struct shmlog__recdesc d;
-	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
-	if (SHMLOG_UNLIKELY(prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL))
-		prio = SHMLOG_INFO;
-	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
-		tag = "?";
-	uint32_t tag_len = clamp_len(tag, strnlen(tag, SHMLOG_TAG_MAX + 1),
-				     SHMLOG_TAG_MAX, &flags);
-	if (SHMLOG_UNLIKELY(!msg)) {
-		msg = "(null)";
-		len = 6;
-	}
-	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
-	uint32_t msg_len = clamp_len(
-		msg, len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
-	d.meta = rec_meta(0, msg_len, prio, flags, tag_len);
-	d.tag = tag;
-	d.msg = msg;
-
-	/* The filter: on the first write of a thread, under the slow path's
-	 * guard (below); then two loads and two compares (write_wanted). */
+	/* the record, built here: in write_rec() it would live in memory */
+	const struct shmlog__recdesc rec = {
+		.time = time, .meta = meta, .tag = tag, .tword = tword, .msg = msg};
+	const struct shmlog__recdesc *d = &rec;
 	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
 	bool own = w->handle_id == h->id && w->ctl;
-	if (SHMLOG_LIKELY(own) && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
-	    !write_wanted(h, prio, tag))
-		return 0;
 	if (SHMLOG_UNLIKELY(w->busy)) {
 		if (!own && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
-		    !write_wanted(h, prio, tag))
+		    !write_wanted(h, prio, d->tag))
 			return 0;
-		return write_nested(h, &d);
+		return write_nested(h, d);
 	}
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (SHMLOG_UNLIKELY(!own)) {
 		/* counts its drop or wakes readers itself, guarded */
-		int err = write_slow(h, w, &d, prio, wflags, as_pid);
+		int err = write_slow(h, w, d, prio, wflags, as_pid);
 		atomic_signal_fence(memory_order_seq_cst);
 		w->busy = 0;
 		return err;
 	}
-	anchor_check(h, d.time);
-	bool ok = append_own(h, w, &d, as_pid);
+	anchor_check(h, d->time);
+	bool ok = append_own(h, w, d, as_pid);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
@@ -505,6 +485,72 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	}
 	wake_readers(h);
 	return 0;
+}
+
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
+ * @wflags: SHMLOG_WRITE_*; @as_pid: the record's pid and tid, 0: ours.
+ * The common case (this thread's own lane, not inside a write of its
+ * own, no anchor due, room in the OPEN chunk) appends inline and calls
+ * nothing; the rest is write_general()'s. Inlined into each entry. */
+static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio, const char *tag,
+			    const char *msg, size_t len, unsigned flags,
+			    unsigned wflags, uint32_t as_pid)
+{
+	if (SHMLOG_UNLIKELY(!h)) {
+		shmlog__debug(SHMLOG__DBG_NULL_HANDLE, -EINVAL, NULL);
+		return -EINVAL;
+	}
+	if (SHMLOG_UNLIKELY((unsigned)(prio - SHMLOG_VERBOSE) >
+			    SHMLOG_FATAL - SHMLOG_VERBOSE))
+		prio = SHMLOG_INFO;
+	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
+		tag = "?";
+	uint64_t tword;
+	uint32_t tag_len = tag_measure(tag, SHMLOG_TAG_MAX + 1, &tword);
+	if (SHMLOG_UNLIKELY(tag_len > SHMLOG_TAG_MAX))
+		tag_len = clamp_len(tag, tag_len, SHMLOG_TAG_MAX, &flags);
+	if (SHMLOG_UNLIKELY(!msg)) {
+		msg = "(null)";
+		len = 6;
+	}
+	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+	uint32_t msg_len = clamp_len(
+		msg, len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
+	uint64_t meta = rec_meta(0, msg_len, prio, flags, tag_len);
+
+	/* The filter: on the first write of a thread, under the slow path's
+	 * guard (write_general); then two loads and two compares, before
+	 * the clock is read: a record the filter drops costs no clock. */
+	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
+	/* an address, not a thread-local access to redo after each fence */
+	__asm__("" : "+r"(w));
+	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl && !w->busy)) {
+		if (!(wflags & SHMLOG_WRITE_UNFILTERED) &&
+		    !write_wanted(h, prio, tag))
+			return 0;
+		uint64_t time = shmlog__clock_raw((int)h->seg.fixed.clock);
+		if (SHMLOG_LIKELY(!as_pid &&
+				  time < atomic_load_explicit(
+						 &h->anchor_due,
+						 memory_order_relaxed))) {
+			w->busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			bool ok = shmlog__append_fit(w, time, meta, tag,
+						     tag_len, tword, msg,
+						     msg_len);
+			atomic_signal_fence(memory_order_seq_cst);
+			w->busy = 0;
+			if (SHMLOG_LIKELY(ok)) {
+				wake_readers(h);
+				return 0;
+			}
+		}
+		return write_general(h, time, meta, tag, tword, msg, prio,
+				     wflags | SHMLOG_WRITE_UNFILTERED, as_pid);
+	}
+	uint64_t time = shmlog__clock_raw((int)h->seg.fixed.clock);
+	return write_general(h, time, meta, tag, tword, msg, prio, wflags,
+			     as_pid);
 }
 
 int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
@@ -544,6 +590,16 @@ static int print_deferred(shmlog_t *h, unsigned wflags, int prio,
 			 wflags & ~SHMLOG_WRITE_DEFERRED, 0);
 }
 
+/* write_rec() out of line, for the calls that format their text first. */
+static __attribute__((noinline)) int write_rec_call(shmlog_t *h, int prio,
+						    const char *tag,
+						    const char *msg, size_t len,
+						    unsigned flags,
+						    unsigned wflags)
+{
+	return write_rec(h, prio, tag, msg, len, flags, wflags, 0);
+}
+
 /* A printf-style call formatted here. */
 static int print_text(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 		      const char *fmt, va_list ap)
@@ -553,14 +609,14 @@ static int print_text(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 	char buf[SHMLOG_MSG_MAX + 2];
 	wflags &= ~SHMLOG_WRITE_DEFERRED;
 	if (!fmt)
-		return write_rec(h, prio, tag, NULL, 0, 0, wflags, 0);
+		return write_rec_call(h, prio, tag, NULL, 0, 0, wflags);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n > SHMLOG_MSG_MAX)
-		return write_rec(h, prio, tag, buf, SHMLOG_MSG_MAX + 1,
-				 SHMLOG_REC_TRUNCATED, wflags, 0);
-	return write_rec(h, prio, tag, buf, (size_t)n, 0, wflags, 0);
+		return write_rec_call(h, prio, tag, buf, SHMLOG_MSG_MAX + 1,
+				      SHMLOG_REC_TRUNCATED, wflags);
+	return write_rec_call(h, prio, tag, buf, (size_t)n, 0, wflags);
 }
 
 int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,
