@@ -95,12 +95,11 @@ static inline uint32_t tag_measure(const char *tag, uint32_t max,
 		uint64_t zero = (v - UINT64_C(0x0101010101010101)) & ~v &
 				UINT64_C(0x8080808080808080);
 		if (SHMLOG_LIKELY(zero)) {
-			/* the lowest flag is exact: the first NUL */
-			uint32_t n = (uint32_t)__builtin_ctzll(zero) >> 3;
-			/* the bytes from the NUL on are not the tag's:
+			/* the lowest flag is exact: bit 7 of the first NUL;
+			 * the bytes from the NUL on are not the tag's:
 			 * zeroed, never copied into the record */
-			*word = v & ((UINT64_C(1) << (n * 8)) - 1);
-			return n;
+			*word = v & ((zero ^ (zero - 1)) >> 8);
+			return (uint32_t)__builtin_ctzll(zero) >> 3;
 		}
 	}
 #endif

@@ -633,6 +633,9 @@ struct shmlog__defer_cache;
 struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
+	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
+	/* a message this long or shorter fits a record whatever its tag */
+	uint32_t msg_fit;
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */

@@ -206,6 +206,8 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		return err;
 	}
 	h->need_fence = !membarrier_ok;
+	uint32_t fit = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
+	h->msg_fit = fit < SHMLOG_MSG_MAX ? fit : SHMLOG_MSG_MAX;
 	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
@@ -215,6 +217,7 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		if (!handles[i]) {
 			handles[i] = h;
 			h->id = next_handle_id++;
+			h->tls_off = h->id % TLS_SLOTS * sizeof(tls_lanes[0]);
 			break;
 		}
 	}
@@ -503,25 +506,39 @@ static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio
 	if (SHMLOG_UNLIKELY((unsigned)(prio - SHMLOG_VERBOSE) >
 			    SHMLOG_FATAL - SHMLOG_VERBOSE))
 		prio = SHMLOG_INFO;
-	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
-		tag = "?";
+	if (SHMLOG_UNLIKELY(!tag))
+		tag = "";
 	uint64_t tword;
 	uint32_t tag_len = tag_measure(tag, SHMLOG_TAG_MAX + 1, &tword);
-	if (SHMLOG_UNLIKELY(tag_len > SHMLOG_TAG_MAX))
-		tag_len = clamp_len(tag, tag_len, SHMLOG_TAG_MAX, &flags);
+	if (SHMLOG_UNLIKELY(tag_len - 1 >= SHMLOG_TAG_MAX)) {
+		if (tag_len) {
+			tag_len = clamp_len(tag, tag_len, SHMLOG_TAG_MAX,
+					    &flags);
+		} else { /* none: the record says "?" */
+			tag = "?";
+			tag_len = 1;
+			tword = '?';
+		}
+	}
 	if (SHMLOG_UNLIKELY(!msg)) {
 		msg = "(null)";
 		len = 6;
 	}
-	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
-	uint32_t msg_len = clamp_len(
-		msg, len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
+	uint32_t msg_len = (uint32_t)len;
+	if (SHMLOG_UNLIKELY(len > h->msg_fit)) {
+		uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+		msg_len = clamp_len(msg, len,
+				    room < SHMLOG_MSG_MAX ? room
+							  : SHMLOG_MSG_MAX,
+				    &flags);
+	}
 	uint64_t meta = rec_meta(0, msg_len, prio, flags, tag_len);
 
 	/* The filter: on the first write of a thread, under the slow path's
 	 * guard (write_general); then two loads and two compares, before
 	 * the clock is read: a record the filter drops costs no clock. */
-	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
+	struct shmlog__wlane *w =
+		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
 	/* an address, not a thread-local access to redo after each fence */
 	__asm__("" : "+r"(w));
 	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl && !w->busy)) {
