@@ -117,9 +117,9 @@ static inline uint32_t tag_measure(const char *tag, uint32_t max,
  * nothing written: it does not (no chunk, a full one, a scribbled word),
  * and shmlog__ring_append() takes it from there. */
 static inline __attribute__((always_inline)) bool
-shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
-		   const char *tag, uint32_t tag_len, uint64_t tword,
-		   const char *msg, uint32_t msg_len)
+shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
+		      const char *tag, uint32_t tag_len, uint64_t tword,
+		      const char *msg, uint32_t msg_len, bool leaf)
 {
 	struct shmlog__lane *ctl = w->ctl;
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
@@ -152,10 +152,15 @@ shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 	 * what follows the tag */
 	if (SHMLOG_LIKELY(tag_len - 1 < 7))
 		memcpy(body, &tword, 8);
+	else if (leaf)
+		copy_short(body, tag, tag_len);
 	else
 		memcpy(body, tag, tag_len);
 	TESTPOINT(3);
-	copy_msg(body + tag_len, msg, msg_len);
+	if (leaf)
+		copy_short(body + tag_len, msg, msg_len);
+	else
+		copy_msg(body + tag_len, msg, msg_len);
 	TESTPOINT(4);
 	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
 			      memory_order_release); /* LMM(D) */
@@ -167,6 +172,50 @@ shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 	w->head = end;
 	w->seq = seq + 1;
 	return true;
+}
+
+/* The same for a caller that calls nothing (shmlog_write_n()'s leaf):
+ * the tag under 16 bytes, the message at most 128, copied inline. */
+static inline __attribute__((always_inline)) bool
+shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
+		   const char *tag, uint32_t tag_len, uint64_t tword,
+		   const char *msg, uint32_t msg_len)
+{
+	return shmlog__append_fit_as(w, time, meta, tag, tag_len, tword, msg,
+				     msg_len, false);
+}
+
+/* The length of @tag if it is 1 to 15 bytes long, else 0, read with
+ * loads of 8 bytes that do not cross a page boundary (0 if they would);
+ * for a tag under 8 bytes, its bytes zero-padded in *@word. */
+static inline uint32_t tag_short(const char *tag, uint64_t *word)
+{
+#ifdef SHMLOG__EXACT_READS
+	size_t n = strnlen(tag, 16);
+	*word = 0;
+	if (n < 8)
+		memcpy(word, tag, n);
+	return n < 16 ? (uint32_t)n : 0;
+#else
+	const uint64_t ones = UINT64_C(0x0101010101010101);
+	const uint64_t highs = UINT64_C(0x8080808080808080);
+	uintptr_t off = (uintptr_t)tag & (SHMLOG__PAGE - 1);
+	if (SHMLOG_UNLIKELY(off > SHMLOG__PAGE - 8))
+		return 0;
+	uint64_t v;
+	memcpy(&v, tag, 8);
+	uint64_t zero = (v - ones) & ~v & highs;
+	if (SHMLOG_LIKELY(zero)) {
+		*word = v & ((zero ^ (zero - 1)) >> 8);
+		return (uint32_t)__builtin_ctzll(zero) >> 3;
+	}
+	if (SHMLOG_UNLIKELY(off > SHMLOG__PAGE - 16))
+		return 0;
+	memcpy(&v, tag + 8, 8);
+	zero = (v - ones) & ~v & highs;
+	*word = 0;
+	return zero ? 8 + ((uint32_t)__builtin_ctzll(zero) >> 3) : 0;
+#endif
 }
 
 #endif

@@ -636,6 +636,9 @@ struct shmlog {
 	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
 	/* a message this long or shorter fits a record whatever its tag */
 	uint32_t msg_fit;
+	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
+	 * never, the clock is not the TSC) */
+	uint32_t leaf_len_end;
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */

@@ -208,6 +208,9 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 	h->need_fence = !membarrier_ok;
 	uint32_t fit = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
 	h->msg_fit = fit < SHMLOG_MSG_MAX ? fit : SHMLOG_MSG_MAX;
+	h->leaf_len_end = h->seg.fixed.clock != SHMLOG_CLOCK_TSC ? 0
+			  : h->msg_fit < 128		    ? h->msg_fit + 1
+							    : 129;
 	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
@@ -311,8 +314,9 @@ static inline uint32_t clamp_len(const char *s, size_t len, uint32_t max,
 	return (uint32_t)len;
 }
 
-/* Wake sleeping readers, if any, after a record is published. */
-static inline void wake_readers(struct shmlog *h)
+/* The writer's side of Dekker's pattern before it looks for sleeping
+ * readers. */
+static inline void wake_fence(const struct shmlog *h)
 {
 	/* LMM(W): see ring.c, "Waking readers" */
 	if (SHMLOG_UNLIKELY(h->need_fence)) {
@@ -329,6 +333,12 @@ static inline void wake_readers(struct shmlog *h)
 	} else {
 		atomic_signal_fence(memory_order_seq_cst);
 	}
+}
+
+/* Wake sleeping readers, if any, after a record is published. */
+static inline void wake_readers(struct shmlog *h)
+{
+	wake_fence(h);
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
 						 memory_order_relaxed)))
 		shmlog__ring_wake(h->seg.hdr);
@@ -570,10 +580,76 @@ static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio
 			     as_pid);
 }
 
+/* shmlog_write_n() whole, for every call its leaf does not take. */
+static __attribute__((noinline)) int write_n_general(shmlog_t *h, int prio,
+						     const char *tag,
+						     const char *msg,
+						     size_t len)
+{
+	return write_rec(h, prio, tag, msg, len, 0, 0, 0);
+}
+
+/* Wake the readers, for the leaf: a tail call. */
+static __attribute__((noinline)) int wake_then_0(struct shmlog__hdr *hdr)
+{
+	shmlog__ring_wake(hdr);
+	return 0;
+}
+
+/* The common case of write_rec() again, for the calls that need nothing
+ * else: the TSC clock, a tag of 1-15 bytes, a message of at most 128,
+ * a valid priority, the thread's own lane at rest, the filter's fast
+ * answer, no clock anchor due, room in the OPEN chunk. Then it calls
+ * nothing, so it needs no register saved and restored; anything else
+ * goes to the whole path with the same arguments (a jump). */
 int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 		   size_t len)
 {
-	return write_rec(h, prio, tag, msg, len, 0, 0, 0);
+	if (SHMLOG_UNLIKELY(!h || !tag || !msg || len >= h->leaf_len_end ||
+			    (unsigned)(prio - SHMLOG_VERBOSE) >
+				    SHMLOG_FATAL - SHMLOG_VERBOSE))
+		goto general;
+	struct shmlog__wlane *w =
+		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
+	__asm__("" : "+r"(w));
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl || w->busy))
+		goto general;
+	struct shmlog__hdr *hdr = h->seg.hdr;
+	uint64_t fast = atomic_load_explicit(&h->filter_fast,
+					     memory_order_relaxed);
+	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) !=
+				    atomic_load_explicit(&hdr->config.filter_gen,
+							 memory_order_relaxed) ||
+			    prio < (int)(uint32_t)fast))
+		goto general;
+	uint64_t tword;
+	uint32_t tag_len = tag_short(tag, &tword);
+	if (SHMLOG_UNLIKELY(!tag_len))
+		goto general;
+	uint64_t time = shmlog__rdtsc();
+	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
+							 memory_order_relaxed)))
+		goto general;
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	bool ok = shmlog__append_fit_as(w, time,
+					rec_meta(0, (uint32_t)len, prio, 0,
+						 tag_len),
+					tag, tag_len, tword, msg,
+					(uint32_t)len, true);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	if (SHMLOG_UNLIKELY(!ok))
+		goto general;
+	/* wake_readers(), the wake-up a jump */
+	wake_fence(h);
+	hdr = h->seg.hdr;
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(&hdr->notify.sleepers,
+						 memory_order_relaxed)))
+		return wake_then_0(hdr);
+	return 0;
+general:
+	return write_n_general(h, prio, tag, msg, len);
 }
 
 int shmlog_write_ex(shmlog_t *h, unsigned flags, pid_t pid, int prio,
