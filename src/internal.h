@@ -637,7 +637,7 @@ struct shmlog {
 	/* a message this long or shorter fits a record whatever its tag */
 	uint32_t msg_fit;
 	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
-	 * never, the clock is not the TSC) */
+	 * never: the clock is not the TSC, or writers must fence) */
 	uint32_t leaf_len_end;
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */

@@ -208,9 +208,10 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 	h->need_fence = !membarrier_ok;
 	uint32_t fit = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
 	h->msg_fit = fit < SHMLOG_MSG_MAX ? fit : SHMLOG_MSG_MAX;
-	h->leaf_len_end = h->seg.fixed.clock != SHMLOG_CLOCK_TSC ? 0
-			  : h->msg_fit < 128		    ? h->msg_fit + 1
-							    : 129;
+	h->leaf_len_end = h->seg.fixed.clock != SHMLOG_CLOCK_TSC || h->need_fence
+				  ? 0
+			  : h->msg_fit < 128 ? h->msg_fit + 1
+					     : 129;
 	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
@@ -641,9 +642,9 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(!ok))
 		goto general;
-	/* wake_readers(), the wake-up a jump */
-	wake_fence(h);
-	hdr = h->seg.hdr;
+	/* wake_readers(); no fence needed here (leaf_len_end), the wake-up a
+	 * jump */
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(&hdr->notify.sleepers,
 						 memory_order_relaxed)))
 		return wake_then_0(hdr);
