@@ -416,6 +416,7 @@ struct shmlog__wlane {
 	uint64_t head, seq;
 	uint64_t cend; /* the OPEN chunk's end; cend == head: none */
 	uint32_t pid, tid; /* in this order: one load for the header */
+	_Atomic uint32_t *sleepers; /* the buffer's notify.sleepers */
 	volatile unsigned busy; /* a write is in progress on this thread */
 	uint32_t chunk; /* the OPEN chunk's index, CHUNK_NONE */
 	unsigned char *cdata; /* its bytes */

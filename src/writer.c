@@ -130,6 +130,7 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	w->pid = (uint32_t)getpid();
 	w->tid = (uint32_t)gettid();
 	w->h = h;
+	w->sleepers = &h->seg.hdr->notify.sleepers;
 	w->releases_seen = atomic_load_explicit(&h->seg.hdr->stats.releases,
 						memory_order_relaxed);
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
@@ -591,9 +592,9 @@ static __attribute__((noinline)) int write_n_general(shmlog_t *h, int prio,
 }
 
 /* Wake the readers, for the leaf: a tail call. */
-static __attribute__((noinline)) int wake_then_0(struct shmlog__hdr *hdr)
+static __attribute__((noinline)) int wake_then_0(const struct shmlog *h)
 {
-	shmlog__ring_wake(hdr);
+	shmlog__ring_wake(h->seg.hdr);
 	return 0;
 }
 
@@ -645,9 +646,9 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 	/* wake_readers(); no fence needed here (leaf_len_end), the wake-up a
 	 * jump */
 	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
-	if (SHMLOG_UNLIKELY(atomic_load_explicit(&hdr->notify.sleepers,
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
 						 memory_order_relaxed)))
-		return wake_then_0(hdr);
+		return wake_then_0(w->h);
 	return 0;
 general:
 	return write_n_general(h, prio, tag, msg, len);
