@@ -109,7 +109,9 @@
  *             records; the lane's LIVE chunks are whole chains, each
  *             ended by a PAD or by its last byte.
  *
- * Writer (owner of the lane), one record of len bytes at pos = head:
+ * Writer (owner of the lane), one record of len bytes at pos = head
+ * (steps 1-5 are shmlog__append_fit() in append.h, inline on the write
+ * path; step 0 is shmlog__ring_append() below):
  *   0. if pos + len runs past the OPEN chunk: chunk_switch (below)
  *   1. reserve = pos + len; release fence                        LMM(C)
  *   2. record header, tag, message
