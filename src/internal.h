@@ -403,28 +403,36 @@ int64_t shmlog__realtime_ns(void);
  * space policy again (ring.c). */
 #define SHMLOG__OWN_NEXT 8
 
-/* A writer's private view of the lane it owns (thread-local). */
+/* A writer's private view of the lane it owns (thread-local). What the
+ * append reads on every record comes first. */
 struct shmlog__wlane {
 	uint64_t handle_id; /* 0: slot unused */
-	struct shmlog *h;
 	struct shmlog__lane *ctl;
-	unsigned char *cdata; /* the OPEN chunk's bytes */
+	/* the OPEN chunk: its bytes less its base position (record at
+	 * position p: rec_base + p), where its word is (NULL: no chunk) and
+	 * what it holds */
+	uintptr_t rec_base;
+	_Atomic uint64_t *cdesc;
+	uint64_t cword;
 	uint64_t head, seq;
-	uint64_t cbase, cend; /* its positions; cend == head: none */
-	uint64_t cword; /* its descriptor word */
-	uint32_t chunk; /* its index, CHUNK_NONE */
+	uint64_t cend; /* the OPEN chunk's end; cend == head: none */
+	uint32_t pid, tid; /* in this order: one load for the header */
+	_Atomic uint32_t *sleepers; /* the buffer's notify.sleepers */
+	volatile unsigned busy; /* a write is in progress on this thread */
+	uint32_t chunk; /* the OPEN chunk's index, CHUNK_NONE */
+	unsigned char *cdata; /* its bytes */
+	uint64_t cbase; /* its base position */
+	struct shmlog *h;
+	unsigned lane;
+	/* No lane of its own (ctl == NULL): the thread borrows a shared lane
+	 * per record, and tries again for its own when a lane is released. */
+	uint32_t releases_seen;
 	/* Its own oldest LIVE chunks, next to take while the policy's last
 	 * answer was "our own" (ring.c, chunk_pick): taken in order with a
 	 * CAS each, no scan, until they run out or one fails. */
 	uint8_t own_n, own_at;
 	uint32_t own_idx[SHMLOG__OWN_NEXT];
 	uint64_t own_word[SHMLOG__OWN_NEXT];
-	uint32_t pid, tid;
-	unsigned lane;
-	volatile unsigned busy; /* a write is in progress on this thread */
-	/* No lane of its own (ctl == NULL): the thread borrows a shared lane
-	 * per record, and tries again for its own when a lane is released. */
-	uint32_t releases_seen;
 };
 
 /* A record to append, as the writer passes it: the raw time, the header's
@@ -434,6 +442,7 @@ struct shmlog__recdesc {
 	uint64_t time;
 	uint64_t meta; /* rec_meta(): msg_len, prio, flags, tag_len */
 	const char *tag;
+	uint64_t tword; /* the tag's bytes, if shorter than 8 (append.h) */
 	const char *msg;
 };
 
@@ -495,11 +504,12 @@ static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
 {
 	return f->lane_count - f->lane_count / 8;
 }
-/* Append one record to the lane @w owns. false if no chunk could be had
- * (the record is dropped: count it). */
+/* Append one record to the lane @w owns (@tword: the tag's bytes if it is
+ * shorter than 8, as tag_measure() in append.h gives them). false if no
+ * chunk could be had (the record is dropped: count it). */
 bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
-			 const char *msg);
+			 uint64_t tword, const char *msg);
 /* Bytes of the data area holding records: every LIVE chunk whole, each
  * OPEN chunk up to its lane's head. With @per_lane (lane_count entries,
  * zeroed by the caller): each lane's bytes and, in per_lane[lane_count +
@@ -654,6 +664,12 @@ struct shmlog__defer_cache;
 struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
+	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
+	/* a message this long or shorter fits a record whatever its tag */
+	uint32_t msg_fit;
+	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
+	 * never: the clock is not the TSC, or writers must fence) */
+	uint32_t leaf_len_end;
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */

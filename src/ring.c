@@ -109,7 +109,9 @@
  *             records; the lane's LIVE chunks are whole chains, each
  *             ended by a PAD or by its last byte.
  *
- * Writer (owner of the lane), one record of len bytes at pos = head:
+ * Writer (owner of the lane), one record of len bytes at pos = head
+ * (steps 1-5 are shmlog__append_fit() in append.h, inline on the write
+ * path; step 0 is shmlog__ring_append() below):
  *   0. if pos + len runs past the OPEN chunk: chunk_switch (below)
  *   1. reserve = pos + len; release fence                        LMM(C)
  *   2. record header, tag, message
@@ -290,6 +292,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "append.h"
 #include "internal.h"
 
 #ifdef SHMLOG_TESTPOINTS
@@ -568,8 +571,10 @@ static void chunk_install(const struct shmlog__seg *s, struct shmlog__wlane *w,
 {
 	w->chunk = i;
 	w->cword = word;
+	w->cdesc = seg_chunk(s, i);
 	w->cdata = seg_chunk_data(s, i);
 	w->cbase = chunk_base(&s->fixed, word);
+	w->rec_base = (uintptr_t)w->cdata - (uintptr_t)w->cbase;
 	w->cend = w->cbase + s->fixed.chunk_size;
 }
 
@@ -578,7 +583,9 @@ static void chunk_none(struct shmlog__wlane *w)
 {
 	w->chunk = CHUNK_NONE;
 	w->cdata = NULL;
+	w->rec_base = 0;
 	w->cword = 0;
+	w->cdesc = NULL;
 	w->cbase = w->cend = w->head;
 }
 
@@ -715,57 +722,29 @@ _Static_assert(offsetof(struct shmlog__rec, len) == 32 &&
 		       offsetof(struct shmlog__rec, tag_len) == 38,
 	       "rec_meta() packs the header's word at offset 32");
 
+/* The append, steps 0-5: the record fits the OPEN chunk (append.h), or a
+ * chunk is switched to first. */
 bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
-			 const char *msg)
+			 uint64_t tword, const char *msg)
 {
-	struct shmlog__lane *ctl = w->ctl;
 	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
+	if (SHMLOG_LIKELY(shmlog__append_fit(w, time, meta, tag, tag_len,
+					     tword, msg, msg_len)))
+		return true;
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
-	/* Our OPEN chunk is ours as long as its word says so: nobody else
-	 * changes it, unless the file was scribbled on (then another writer
-	 * may take it: leave it to them). One load of a line written once
-	 * per chunk. */
-	if (SHMLOG_UNLIKELY(w->chunk != CHUNK_NONE &&
-			    atomic_load_explicit(seg_chunk(s, w->chunk),
-						 memory_order_relaxed) !=
-				    w->cword)) {
+	/* the OPEN chunk's word changed: the file was scribbled on, and
+	 * another writer may take the chunk: leave it to them */
+	if (w->chunk != CHUNK_NONE &&
+	    atomic_load_explicit(w->cdesc, memory_order_relaxed) != w->cword) {
 		w->head = w->cend; /* no PAD: not ours to write */
 		chunk_none(w);
 	}
-	if (SHMLOG_UNLIKELY(w->cend - w->head < len) &&
-	    !chunk_switch(s, w))
+	if (w->cend - w->head < len && !chunk_switch(s, w))
 		return false;
-	uint64_t pos = w->head, seq = w->seq;
-	uint64_t end = pos + len;
-	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release); /* LMM(C) */
-	TESTPOINT(1);
-
-	/* the header but its word, which commits the record */
-	struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
-	r->seq = seq;
-	r->time = time;
-	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;
-	memcpy(&r->pid, &ids, sizeof(ids));
-	meta |= len;
-	memcpy(&r->len, &meta, sizeof(meta));
-	char *body = (char *)(r + 1);
-	memcpy(body, tag, tag_len);
-	TESTPOINT(3);
-	memcpy(body + tag_len, msg, msg_len);
-	TESTPOINT(4);
-	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(D) */
-	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
-	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
-
-	w->head = end;
-	w->seq = seq + 1;
-	return true;
+	return shmlog__append_fit(w, time, meta, tag, tag_len, tword, msg,
+				  msg_len);
 }
 
 /* ---- claiming and repairing a lane ------------------------------------ */

@@ -549,23 +549,30 @@ int shmlog__seg_attach(const char *name, int flags, struct shmlog__seg *s)
 	return 0;
 }
 
+/* Store the clear mark, guarded: the file may be truncated under us.
+ * Apart from its caller, so that no variable of the caller lives across
+ * the sigsetjmp() (GCC's -Wclobbered at -O3). */
+static int clear_mark(const struct shmlog__seg *s, uint64_t now)
+{
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		return -EIO; /* truncated under us */
+	}
+	shmlog__guard_arm(&g, s);
+	atomic_store_explicit(&s->hdr->config.clear_raw, now ? now : 1,
+			      memory_order_release);
+	shmlog__guard_disarm();
+	return 0;
+}
+
 int shmlog_clear(const char *name)
 {
 	struct shmlog__seg s;
 	int err = shmlog__seg_attach(name, SEG_WRITE, &s);
 	if (err)
 		return err;
-	uint64_t now = shmlog__clock_raw((int)s.fixed.clock);
-	struct shmlog__guard g;
-	if (sigsetjmp(g.env, 0) == 0) {
-		shmlog__guard_arm(&g, &s);
-		atomic_store_explicit(&s.hdr->config.clear_raw, now ? now : 1,
-				      memory_order_release);
-		shmlog__guard_disarm();
-	} else {
-		shmlog__guard_recovered();
-		err = -EIO; /* truncated under us */
-	}
+	err = clear_mark(&s, shmlog__clock_raw((int)s.fixed.clock));
 	shmlog__seg_detach(&s);
 	return err;
 }
@@ -626,6 +633,27 @@ int shmlog_stat(const char *name, struct shmlog_info *info)
 	return 0;
 }
 
+/* The format table's counters, read guarded (as stat_lanes). */
+static int stat_formats(const struct shmlog__seg *s,
+			struct shmlog_format_stats *out)
+{
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		return -EIO;
+	}
+	shmlog__guard_arm(&g, s);
+	const struct shmlog__fmt_table *t =
+		(const void *)(s->base + s->fixed.fmt_off);
+	uint32_t next = atomic_load(&t->next);
+	out->used = next < out->size ? next : out->size;
+	out->formats = atomic_load(&t->count);
+	out->full = atomic_load(&s->hdr->stats.fmt_full);
+	out->refused = atomic_load(&s->hdr->stats.fmt_refused);
+	shmlog__guard_disarm();
+	return 0;
+}
+
 int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st)
 {
 	struct shmlog__seg s;
@@ -635,21 +663,7 @@ int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st)
 	struct shmlog_format_stats out;
 	memset(&out, 0, sizeof(out));
 	out.size = s.fixed.fmt_size;
-	struct shmlog__guard g;
-	if (sigsetjmp(g.env, 0) == 0) {
-		shmlog__guard_arm(&g, &s);
-		const struct shmlog__fmt_table *t =
-			(const void *)(s.base + s.fixed.fmt_off);
-		uint32_t next = atomic_load(&t->next);
-		out.used = next < out.size ? next : out.size;
-		out.formats = atomic_load(&t->count);
-		out.full = atomic_load(&s.hdr->stats.fmt_full);
-		out.refused = atomic_load(&s.hdr->stats.fmt_refused);
-		shmlog__guard_disarm();
-	} else {
-		shmlog__guard_recovered();
-		err = -EIO;
-	}
+	err = stat_formats(&s, &out);
 	shmlog__seg_detach(&s);
 	if (!err)
 		*st = out;

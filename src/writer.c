@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "append.h"
 #include "fmtarg_encode.h"
 #include "internal.h"
 
@@ -130,6 +131,7 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	w->pid = (uint32_t)getpid();
 	w->tid = (uint32_t)gettid();
 	w->h = h;
+	w->sleepers = &h->seg.hdr->notify.sleepers;
 	w->releases_seen = atomic_load_explicit(&h->seg.hdr->stats.releases,
 						memory_order_relaxed);
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
@@ -161,7 +163,7 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	if (as_pid)
 		tmp.pid = tmp.tid = as_pid;
 	bool ok = shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag,
-				      d->msg);
+				      d->tword, d->msg);
 	shmlog__lane_release(&tmp, false);
 	return ok ? 0 : -EAGAIN;
 }
@@ -206,6 +208,12 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		return err;
 	}
 	h->need_fence = !membarrier_ok;
+	uint32_t fit = h->seg.fixed.max_record - REC_HDR - SHMLOG_TAG_MAX;
+	h->msg_fit = fit < SHMLOG_MSG_MAX ? fit : SHMLOG_MSG_MAX;
+	h->leaf_len_end = h->seg.fixed.clock != SHMLOG_CLOCK_TSC || h->need_fence
+				  ? 0
+			  : h->msg_fit < 128 ? h->msg_fit + 1
+					     : 129;
 	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
@@ -215,6 +223,7 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		if (!handles[i]) {
 			handles[i] = h;
 			h->id = next_handle_id++;
+			h->tls_off = h->id % TLS_SLOTS * sizeof(tls_lanes[0]);
 			break;
 		}
 	}
@@ -308,8 +317,9 @@ static inline uint32_t clamp_len(const char *s, size_t len, uint32_t max,
 	return (uint32_t)len;
 }
 
-/* Wake sleeping readers, if any, after a record is published. */
-static inline void wake_readers(struct shmlog *h)
+/* The writer's side of Dekker's pattern before it looks for sleeping
+ * readers. */
+static inline void wake_fence(const struct shmlog *h)
 {
 	/* LMM(W): see ring.c, "Waking readers" */
 	if (SHMLOG_UNLIKELY(h->need_fence)) {
@@ -326,6 +336,12 @@ static inline void wake_readers(struct shmlog *h)
 	} else {
 		atomic_signal_fence(memory_order_seq_cst);
 	}
+}
+
+/* Wake sleeping readers, if any, after a record is published. */
+static inline void wake_readers(struct shmlog *h)
+{
+	wake_fence(h);
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(&h->seg.hdr->notify.sleepers,
 						 memory_order_relaxed)))
 		shmlog__ring_wake(h->seg.hdr);
@@ -367,11 +383,11 @@ static bool append_own(struct shmlog *h, struct shmlog__wlane *w,
 {
 	if (SHMLOG_LIKELY(!as_pid))
 		return shmlog__ring_append(&h->seg, w, d->time, d->meta,
-					   d->tag, d->msg);
+					   d->tag, d->tword, d->msg);
 	uint32_t pid = w->pid, tid = w->tid;
 	w->pid = w->tid = as_pid;
 	bool ok = shmlog__ring_append(&h->seg, w, d->time, d->meta, d->tag,
-				      d->msg);
+				      d->tword, d->msg);
 	w->pid = pid;
 	w->tid = tid;
 	return ok;
@@ -444,59 +460,38 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 	return err < 0 ? err : 0;
 }
 
-/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
- * @wflags: SHMLOG_WRITE_*; @as_pid: the record's pid and tid, 0: ours. */
-static inline int write_rec(shmlog_t *h, int prio, const char *tag,
-			    const char *msg, size_t len, unsigned flags,
-			    unsigned wflags, uint32_t as_pid)
+/* Everything but the common case of write_rec(): the first write of a
+ * thread, a write nested in a signal handler, one for another process, a
+ * clock anchor due, a record that takes a new chunk. @d is complete;
+ * the filter was not asked, or let the record through. */
+static __attribute__((noinline)) int
+write_general(shmlog_t *h, uint64_t time, uint64_t meta, const char *tag,
+	      uint64_t tword, const char *msg, int prio, unsigned wflags,
+	      uint32_t as_pid)
 {
-	if (SHMLOG_UNLIKELY(!h)) {
-		shmlog__debug(SHMLOG__DBG_NULL_HANDLE, -EINVAL, NULL);
-		return -EINVAL;
-	}
-	struct shmlog__recdesc d;
-	d.time = shmlog__clock_raw((int)h->seg.fixed.clock);
-	if (SHMLOG_UNLIKELY(prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL))
-		prio = SHMLOG_INFO;
-	if (SHMLOG_UNLIKELY(!tag || !tag[0]))
-		tag = "?";
-	uint32_t tag_len = clamp_len(tag, strnlen(tag, SHMLOG_TAG_MAX + 1),
-				     SHMLOG_TAG_MAX, &flags);
-	if (SHMLOG_UNLIKELY(!msg)) {
-		msg = "(null)";
-		len = 6;
-	}
-	uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
-	uint32_t msg_len = clamp_len(
-		msg, len, room < SHMLOG_MSG_MAX ? room : SHMLOG_MSG_MAX, &flags);
-	d.meta = rec_meta(0, msg_len, prio, flags, tag_len);
-	d.tag = tag;
-	d.msg = msg;
-
-	/* The filter: on the first write of a thread, under the slow path's
-	 * guard (below); then two loads and two compares (write_wanted). */
+	/* the record, built here: in write_rec() it would live in memory */
+	const struct shmlog__recdesc rec = {
+		.time = time, .meta = meta, .tag = tag, .tword = tword, .msg = msg};
+	const struct shmlog__recdesc *d = &rec;
 	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
 	bool own = w->handle_id == h->id && w->ctl;
-	if (SHMLOG_LIKELY(own) && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
-	    !write_wanted(h, prio, tag))
-		return 0;
 	if (SHMLOG_UNLIKELY(w->busy)) {
 		if (!own && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
-		    !write_wanted(h, prio, tag))
+		    !write_wanted(h, prio, d->tag))
 			return 0;
-		return write_nested(h, &d);
+		return write_nested(h, d);
 	}
 	w->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (SHMLOG_UNLIKELY(!own)) {
 		/* counts its drop or wakes readers itself, guarded */
-		int err = write_slow(h, w, &d, prio, wflags, as_pid);
+		int err = write_slow(h, w, d, prio, wflags, as_pid);
 		atomic_signal_fence(memory_order_seq_cst);
 		w->busy = 0;
 		return err;
 	}
-	anchor_check(h, d.time);
-	bool ok = append_own(h, w, &d, as_pid);
+	anchor_check(h, d->time);
+	bool ok = append_own(h, w, d, as_pid);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
@@ -508,10 +503,178 @@ static inline int write_rec(shmlog_t *h, int prio, const char *tag,
 	return 0;
 }
 
+/* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
+ * @wflags: SHMLOG_WRITE_*; @as_pid: the record's pid and tid, 0: ours.
+ * The common case (this thread's own lane, not inside a write of its
+ * own, no anchor due, room in the OPEN chunk) appends inline and calls
+ * nothing; the rest is write_general()'s. Inlined into each entry. */
+static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio, const char *tag,
+			    const char *msg, size_t len, unsigned flags,
+			    unsigned wflags, uint32_t as_pid)
+{
+	if (SHMLOG_UNLIKELY(!h)) {
+		shmlog__debug(SHMLOG__DBG_NULL_HANDLE, -EINVAL, NULL);
+		return -EINVAL;
+	}
+	if (SHMLOG_UNLIKELY((unsigned)(prio - SHMLOG_VERBOSE) >
+			    SHMLOG_FATAL - SHMLOG_VERBOSE))
+		prio = SHMLOG_INFO;
+	if (SHMLOG_UNLIKELY(!tag))
+		tag = "";
+	uint64_t tword;
+	uint32_t tag_len = tag_measure(tag, SHMLOG_TAG_MAX + 1, &tword);
+	if (SHMLOG_UNLIKELY(tag_len - 1 >= SHMLOG_TAG_MAX)) {
+		if (tag_len) {
+			tag_len = clamp_len(tag, tag_len, SHMLOG_TAG_MAX,
+					    &flags);
+		} else { /* none: the record says "?" */
+			tag = "?";
+			tag_len = 1;
+			tword = '?';
+		}
+	}
+	if (SHMLOG_UNLIKELY(!msg)) {
+		msg = "(null)";
+		len = 6;
+	}
+	uint32_t msg_len = (uint32_t)len;
+	if (SHMLOG_UNLIKELY(len > h->msg_fit)) {
+		uint32_t room = h->seg.fixed.max_record - REC_HDR - tag_len;
+		msg_len = clamp_len(msg, len,
+				    room < SHMLOG_MSG_MAX ? room
+							  : SHMLOG_MSG_MAX,
+				    &flags);
+	}
+	uint64_t meta = rec_meta(0, msg_len, prio, flags, tag_len);
+
+	/* The filter: on the first write of a thread, under the slow path's
+	 * guard (write_general); then two loads and two compares, before
+	 * the clock is read: a record the filter drops costs no clock. */
+	struct shmlog__wlane *w =
+		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
+	/* an address, not a thread-local access to redo after each fence */
+	__asm__("" : "+r"(w));
+	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl && !w->busy)) {
+		if (!(wflags & SHMLOG_WRITE_UNFILTERED) &&
+		    !write_wanted(h, prio, tag))
+			return 0;
+		uint64_t time = shmlog__clock_raw((int)h->seg.fixed.clock);
+		if (SHMLOG_LIKELY(!as_pid &&
+				  time < atomic_load_explicit(
+						 &h->anchor_due,
+						 memory_order_relaxed))) {
+			w->busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			bool ok = shmlog__append_fit(w, time, meta, tag,
+						     tag_len, tword, msg,
+						     msg_len);
+			atomic_signal_fence(memory_order_seq_cst);
+			w->busy = 0;
+			if (SHMLOG_LIKELY(ok)) {
+				wake_readers(h);
+				return 0;
+			}
+		}
+		return write_general(h, time, meta, tag, tword, msg, prio,
+				     wflags | SHMLOG_WRITE_UNFILTERED, as_pid);
+	}
+	uint64_t time = shmlog__clock_raw((int)h->seg.fixed.clock);
+	return write_general(h, time, meta, tag, tword, msg, prio, wflags,
+			     as_pid);
+}
+
+/* shmlog_write_n() whole, for every call its leaf does not take. */
+static __attribute__((noinline)) int write_n_general(shmlog_t *h, int prio,
+						     const char *tag,
+						     const char *msg,
+						     size_t len)
+{
+	return write_rec(h, prio, tag, msg, len, 0, 0, 0);
+}
+
+/* The leaf's record did not fit the OPEN chunk: take another (ring.c)
+ * and append there, with what the leaf found (a jump from it: six
+ * arguments, no clock read again). */
+static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
+						 uint64_t time, uint64_t meta,
+						 const char *tag,
+						 uint64_t tword,
+						 const char *msg)
+{
+	struct shmlog *h = w->h;
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	bool ok = shmlog__ring_append(&h->seg, w, time, meta, tag, tword, msg);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
+		count_drop(h);
+		shmlog__debug(SHMLOG__DBG_NO_LANE, -EAGAIN, NULL);
+		return -EAGAIN;
+	}
+	wake_readers(h);
+	return 0;
+}
+
+/* Wake the readers, for the leaf: a tail call. */
+static __attribute__((noinline)) int wake_then_0(const struct shmlog *h)
+{
+	shmlog__ring_wake(h->seg.hdr);
+	return 0;
+}
+
+/* The common case of write_rec() again, for the calls that need nothing
+ * else: the TSC clock, a tag of 1-15 bytes, a message of at most 128,
+ * a valid priority, the thread's own lane at rest, the filter's fast
+ * answer, no clock anchor due, room in the OPEN chunk. Then it calls
+ * nothing, so it needs no register saved and restored; anything else
+ * goes to the whole path with the same arguments (a jump). */
 int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 		   size_t len)
 {
-	return write_rec(h, prio, tag, msg, len, 0, 0, 0);
+	if (SHMLOG_UNLIKELY(!h || !tag || !msg || len >= h->leaf_len_end ||
+			    (unsigned)(prio - SHMLOG_VERBOSE) >
+				    SHMLOG_FATAL - SHMLOG_VERBOSE))
+		goto general;
+	struct shmlog__wlane *w =
+		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
+	__asm__("" : "+r"(w));
+	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl || w->busy))
+		goto general;
+	struct shmlog__hdr *hdr = h->seg.hdr;
+	uint64_t fast = atomic_load_explicit(&h->filter_fast,
+					     memory_order_relaxed);
+	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) !=
+				    atomic_load_explicit(&hdr->config.filter_gen,
+							 memory_order_relaxed) ||
+			    prio < (int)(uint32_t)fast))
+		goto general;
+	uint64_t tword;
+	uint32_t tag_len = tag_short(tag, &tword);
+	if (SHMLOG_UNLIKELY(!tag_len))
+		goto general;
+	uint64_t time = shmlog__rdtsc();
+	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
+							 memory_order_relaxed)))
+		goto general;
+	uint64_t meta = rec_meta(0, (uint32_t)len, prio, 0, tag_len);
+	w->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	bool ok = shmlog__append_fit_as(w, time, meta, tag, tag_len, tword,
+					msg, (uint32_t)len, true);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	if (SHMLOG_UNLIKELY(!ok))
+		return leaf_switch(w, time, meta, tag, tword, msg);
+	/* wake_readers(); no fence needed here (leaf_len_end), the wake-up a
+	 * jump */
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
+						 memory_order_relaxed)))
+		return wake_then_0(w->h);
+	return 0;
+general:
+	return write_n_general(h, prio, tag, msg, len);
 }
 
 int shmlog_write_ex(shmlog_t *h, unsigned flags, pid_t pid, int prio,
@@ -545,6 +708,16 @@ static int print_deferred(shmlog_t *h, unsigned wflags, int prio,
 			 wflags & ~SHMLOG_WRITE_DEFERRED, 0);
 }
 
+/* write_rec() out of line, for the calls that format their text first. */
+static __attribute__((noinline)) int write_rec_call(shmlog_t *h, int prio,
+						    const char *tag,
+						    const char *msg, size_t len,
+						    unsigned flags,
+						    unsigned wflags)
+{
+	return write_rec(h, prio, tag, msg, len, flags, wflags, 0);
+}
+
 /* A printf-style call formatted here. */
 static int print_text(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 		      const char *fmt, va_list ap)
@@ -554,14 +727,14 @@ static int print_text(shmlog_t *h, unsigned wflags, int prio, const char *tag,
 	char buf[SHMLOG_MSG_MAX + 2];
 	wflags &= ~SHMLOG_WRITE_DEFERRED;
 	if (!fmt)
-		return write_rec(h, prio, tag, NULL, 0, 0, wflags, 0);
+		return write_rec_call(h, prio, tag, NULL, 0, 0, wflags);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n > SHMLOG_MSG_MAX)
-		return write_rec(h, prio, tag, buf, SHMLOG_MSG_MAX + 1,
-				 SHMLOG_REC_TRUNCATED, wflags, 0);
-	return write_rec(h, prio, tag, buf, (size_t)n, 0, wflags, 0);
+		return write_rec_call(h, prio, tag, buf, SHMLOG_MSG_MAX + 1,
+				      SHMLOG_REC_TRUNCATED, wflags);
+	return write_rec_call(h, prio, tag, buf, (size_t)n, 0, wflags);
 }
 
 int shmlog_vprint(shmlog_t *h, int prio, const char *tag, const char *fmt,

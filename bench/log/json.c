@@ -202,6 +202,26 @@ static void json_history(struct jsonw *j, const struct lb_history *hs)
 	jsonw_end_obj(j);
 }
 
+/* "breakdown": where a constant-message call's time goes (breakdown.c);
+ * absent where it was not measured. */
+static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
+{
+	if (!b || !b->ok)
+		return;
+	static const char *const clocks[] = {"default", "tsc", "realtime",
+					     "coarse"};
+	jsonw_key(j, "breakdown");
+	jsonw_begin_obj(j);
+	jsonw_str(j, "clock",
+		  b->clock >= 0 && b->clock <= 3 ? clocks[b->clock] : "?");
+	jsonw_num(j, "record_bytes", b->record_bytes);
+	jsonw_num(j, "clock_ns", b->clock_ns);
+	jsonw_num(j, "floor_ns", b->floor_ns);
+	jsonw_num(j, "filtered_ns", b->filtered_ns);
+	jsonw_num(j, "write_ns", b->write_ns);
+	jsonw_end_obj(j);
+}
+
 int lb_write_json(const char *path, const struct lb_report *r)
 {
 	struct jsonw j;
@@ -241,6 +261,7 @@ int lb_write_json(const char *path, const struct lb_report *r)
 	jsonw_end_arr(&j);
 	json_readers(&j, r->rd);
 	json_history(&j, r->hk);
+	json_breakdown(&j, r->bd);
 	jsonw_key(&j, "targets");
 	jsonw_begin_arr(&j);
 	for (int i = 0; i < r->nt; i++) {

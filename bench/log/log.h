@@ -18,6 +18,9 @@
  *   workload.c      the 2012 RFC's 16 sample messages, the size sweep
  *   readers.c       shmlog's readers: dump rate, follow latency, follower cost
  *   history.c       shmlog's history kept per writer, one of them flooding
+ *   clocks.c        what the clocks and primitives cost here
+ *   breakdown.c     where a constant-message call's time goes, beside
+ *                   its floor (one clock read and a copy of the record)
  *   contenders/     one file per contender, each a struct lb_contender
  *
  * A contender is driven in three places:
@@ -33,6 +36,7 @@
 #define SHMLOG_BENCH_LOG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -229,6 +233,21 @@ struct lb_clocks {
 	double sem_pair_ns, atomic_add_ns; /* sem_wait+sem_post, fetch-add */
 };
 void lb_clock_costs(struct lb_clocks *c);
+
+/* ---- where a constant-message call's time goes (breakdown.c) ---- */
+struct lb_breakdown {
+	bool ok;
+	char why[200];
+	int clock; /* the buffer's clock, enum shmlog_clock */
+	double record_bytes; /* a record's bytes: header, tag, message, pad */
+	double clock_ns; /* the clock read alone */
+	double floor_ns; /* clock read + copy of the record into a ring */
+	double filtered_ns; /* shmlog_write_n() that the filter drops */
+	double write_ns; /* shmlog_write_n() */
+};
+/* Measure it with private buffers of the library's default size. */
+void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w);
+void lb_breakdown_print(FILE *f, const struct lb_breakdown *b);
 
 /* ---- the contenders, in table order (registry.c) ---- */
 extern const struct lb_contender *const lb_contenders[];

@@ -76,6 +76,18 @@ static void measure_history(const struct lb_opts *o, struct lb_history *hk)
 	lb_history_run(&o->main, hk);
 }
 
+static void measure_breakdown(const struct lb_opts *o,
+			      const struct lb_work *w, struct lb_breakdown *bd)
+{
+	memset(bd, 0, sizeof(*bd));
+	if (!lb_selected(o, &lb_shmlog_default)) {
+		snprintf(bd->why, sizeof(bd->why), "not selected");
+		return;
+	}
+	fprintf(stderr, "  %-16s %s\n", "shmlog", "where a call goes");
+	lb_breakdown_run(bd, w);
+}
+
 static void print_tables(const struct lb_opts *o,
 			 const struct bench_machine *m, double timer_ns,
 			 const struct lb_work *w, const struct lb_readers *rd,
@@ -134,15 +146,18 @@ int bench_log_main(int argc, char **argv)
 	measure_history(&o, &hk);
 	struct lb_readers rd;
 	measure_readers(&o, &rd);
+	struct lb_breakdown bd;
+	measure_breakdown(&o, &w, &bd);
 
 	print_tables(&o, &m, timer_ns, &w, &rd, &hk);
+	lb_breakdown_print(stdout, &bd);
 	struct lb_target t[LB_MAX_TARGETS];
-	int nt = lb_targets_collect(t, timer_ns);
+	int nt = lb_targets_collect(t, timer_ns, &bd);
 	lb_print_targets(stdout, t, nt);
 	lb_print_legend(stdout);
 	printf("# total time %.1f s\n", (double)(bench_now_ns() - t0) / 1e9);
 	fflush(stdout);
 
-	struct lb_report r = {&m, &o, timer_ns, &clk, &w, &rd, &hk, t, nt};
+	struct lb_report r = {&m, &o, timer_ns, &clk, &w, &rd, &hk, &bd, t, nt};
 	return write_outputs(&o, &r);
 }

@@ -119,7 +119,8 @@ struct lb_target {
 };
 #define LB_MAX_TARGETS 16
 /* Evaluate every target on the entries; returns how many. */
-int lb_targets_collect(struct lb_target *t, double timer_ns);
+int lb_targets_collect(struct lb_target *t, double timer_ns,
+		       const struct lb_breakdown *bd);
 bool lb_target_met(const struct lb_target *t);
 void lb_print_targets(FILE *f, const struct lb_target *t, int n);
 
@@ -132,6 +133,7 @@ struct lb_report {
 	const struct lb_work *w;
 	const struct lb_readers *rd;
 	const struct lb_history *hk;
+	const struct lb_breakdown *bd;
 	const struct lb_target *t;
 	int nt;
 };

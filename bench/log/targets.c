@@ -17,7 +17,8 @@ enum measure {
 	MINFLT,	      /* minor faults per million records */
 	SYSCALLS,     /* syscalls per record */
 	TWO_PROCESSES, /* records/s of 2 writer processes over 1 */
-	PRINTF_VS /* printf-style formatted by the reader over by the caller */
+	PRINTF_VS, /* printf-style formatted by the reader over by the caller */
+	FLOOR_X /* a shmlog_write_n() call over the floor (breakdown.c) */
 };
 
 static const struct {
@@ -28,6 +29,7 @@ static const struct {
 	bool higher_better;
 } defs[] = {
     {"shmlog records/s vs RFC design", RATE_VS, &lb_seed, 2, true},
+    {"shmlog call / floor (clock read + copy)", FLOOR_X, NULL, 1.2, false},
     {"shmlog records/s vs /dev/kmsg", RATE_VS, &lb_kmsg, 40, true},
     {"shmlog records/s vs spdlog async", RATE_VS, &lb_spdlog, 10, true},
     {"  same, CPU per record: vs RFC design", CPU_VS, &lb_seed, 2, true},
@@ -44,9 +46,14 @@ static const struct {
 
 /* The value of measure @m, NaN where it was not measured. */
 static double measure(enum measure m, const struct lb_entry *s,
-		      const struct lb_entry *p, double timer_ns)
+		      const struct lb_entry *p, double timer_ns,
+		      const struct lb_breakdown *bd)
 {
 	switch (m) {
+	case FLOOR_X:
+		return bd && bd->ok && bd->floor_ns > 0
+			       ? bd->write_ns / bd->floor_ns
+			       : NAN;
 	case RATE_VS:
 		return lb_usable(p) ? s->records_per_s / p->records_per_s : NAN;
 	case CPU_VS:
@@ -78,14 +85,15 @@ static double measure(enum measure m, const struct lb_entry *s,
 	return NAN;
 }
 
-int lb_targets_collect(struct lb_target *t, double timer_ns)
+int lb_targets_collect(struct lb_target *t, double timer_ns,
+		       const struct lb_breakdown *bd)
 {
 	const struct lb_entry *s = lb_entry_of(&lb_shmlog_default);
 	int n = (int)(sizeof(defs) / sizeof(defs[0]));
 	for (int i = 0; i < n && i < LB_MAX_TARGETS; i++) {
 		double v = lb_usable(s) ? measure(defs[i].m, s,
 						  lb_entry_of(defs[i].peer),
-						  timer_ns)
+						  timer_ns, bd)
 					: NAN;
 		t[i] = (struct lb_target){defs[i].what, v, defs[i].want,
 					  defs[i].higher_better, !isnan(v)};

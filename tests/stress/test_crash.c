@@ -264,6 +264,17 @@ static void whole_buffer_after(const char *b)
 	shmlog_close(h);
 }
 
+/* Has a claimer repaired a write that a kill cut short? */
+static bool kill_landed(const char *b)
+{
+	struct shmlog_info in;
+	return shmlog_stat(b, &in) == 0 && in.torn > 0;
+}
+
+/* @kills writers killed at random instants; where none of them landed
+ * inside a write (a short window, fewer and fewer instructions wide), a
+ * hundred more at a time, up to 8 times as many, so that the repair path
+ * is always exercised. */
 static void random_kills(long kills)
 {
 	const char *b = test_buffer("kills");
@@ -279,7 +290,8 @@ static void random_kills(long kills)
 	pid_t pids[WRITERS];
 	for (int k = 0; k < WRITERS; k++)
 		pids[k] = spawn(b, next_id++);
-	unsigned max_ids = (unsigned)kills + WRITERS + 1;
+	long limit = kills * 8;
+	unsigned max_ids = (unsigned)limit + WRITERS + 1;
 	int64_t *last = malloc(max_ids * sizeof(*last));
 	REQUIRE(last);
 	for (unsigned k = 0; k < max_ids; k++)
@@ -288,7 +300,7 @@ static void random_kills(long kills)
 	uint64_t seed = 12345, read = 0, bad = 0, disorder = 0;
 	long done = 0;
 	long until_kill = 1;
-	while (done < kills) {
+	while (done < limit) {
 		struct shmlog_record rec;
 		int ev = shmlog_reader_next(r, &rec, NULL);
 		if (ev == SHMLOG_EV_RECORD) {
@@ -305,6 +317,8 @@ static void random_kills(long kills)
 		}
 		if (ev == SHMLOG_EV_RECORD && --until_kill > 0)
 			continue;
+		if (done >= kills && (done - kills) % 100 == 0 && kill_landed(b))
+			break;
 		/* kill one at random, replace it */
 		seed = sc_mix(seed);
 		int k = (int)(seed % WRITERS);
@@ -339,7 +353,7 @@ static void random_kills(long kills)
 	printf("random kills: %ld kills, %llu written, %llu read, %llu torn "
 	       "seen by the reader, %llu repaired by writers, %llu bad, %llu "
 	       "out of order\n",
-	       kills, (unsigned long long)written, (unsigned long long)read,
+	       done, (unsigned long long)written, (unsigned long long)read,
 	       (unsigned long long)torn, (unsigned long long)in.torn,
 	       (unsigned long long)bad, (unsigned long long)disorder);
 	CHECK(in.torn > 0); /* some kills did land inside a write */

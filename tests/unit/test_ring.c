@@ -5,6 +5,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include "shmlog.h"
 #include "test.h"
@@ -61,6 +62,64 @@ static void test_roundtrip(void)
 	CHECK(memcmp(rec.msg, "a\0b", 3) == 0);
 	CHECK_EQ(shmlog_reader_next(r, &rec, &l), SHMLOG_EV_NONE);
 	shmlog_reader_close(r);
+	shmlog_close(h);
+	CHECK_EQ(shmlog_remove(b), 0);
+}
+
+/* Every length the write path tells apart (a tag of under 8, 8-15 and
+ * more bytes; messages copied by 4, 8, 16 bytes or by memcpy), with the
+ * tag and the message ending at the end of a page followed by one that
+ * faults: the record holds exactly the bytes given, nothing read past
+ * them. */
+static void test_lengths(void)
+{
+	const char *b = test_buffer("len");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	long page = sysconf(_SC_PAGESIZE);
+	/* two pages, each followed by one that faults */
+	char *map = mmap(NULL, (size_t)page * 4, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(map != MAP_FAILED);
+	REQUIRE(mprotect(map + page, (size_t)page, PROT_NONE) == 0);
+	REQUIRE(mprotect(map + 3 * page, (size_t)page, PROT_NONE) == 0);
+	char *end = map + page, *msg_end = map + 3 * page;
+	char msgs[300];
+	for (int i = 0; i < (int)sizeof(msgs); i++)
+		msgs[i] = (char)('a' + i % 26);
+	shmlog_reader_t *r = reader(b);
+	int bad = 0, n = 0;
+	for (size_t tl = 0; tl <= 20; tl++) {
+		for (size_t ml = 0; ml <= 260; ml += ml < 40 ? 1 : 7) {
+			/* the tag at the page's end, its NUL the last byte */
+			char *tag = end - 1 - tl;
+			for (size_t k = 0; k < tl; k++)
+				tag[k] = (char)('A' + (k + tl) % 26);
+			tag[tl] = '\0';
+			/* the message at the end of the other page */
+			const char *msg = memcpy(msg_end - ml, msgs, ml);
+			CHECK_EQ(shmlog_write_n(h, SHMLOG_INFO, tag, msg, ml),
+				 0);
+			struct shmlog_record rec;
+			struct shmlog_lost l;
+			int ev;
+			while ((ev = shmlog_reader_next(r, &rec, &l)) ==
+			       SHMLOG_EV_LOST)
+				;
+			n++;
+			if (ev != SHMLOG_EV_RECORD ||
+			    rec.tag_len != (tl ? tl : 1) ||
+			    memcmp(rec.tag, tl ? tag : "?", rec.tag_len) ||
+			    rec.tag[rec.tag_len] || rec.msg_len != ml ||
+			    memcmp(rec.msg, msgs, ml))
+				bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(n > 1000);
+	shmlog_reader_close(r);
+	munmap(map, (size_t)page * 4);
 	shmlog_close(h);
 	CHECK_EQ(shmlog_remove(b), 0);
 }
@@ -345,6 +404,7 @@ int main(void)
 	test_loss_from_open();
 	test_helpers();
 	test_roundtrip();
+	test_lengths();
 	test_bad_input();
 	test_wrap();
 	test_merge_order();

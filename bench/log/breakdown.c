@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where the time of a constant-message call goes, beside its floor: a
+ * log record cannot cost less than reading the clock once and copying its
+ * bytes somewhere. Measured in this process, one thread, the 2012 LKML
+ * shared-memory logger RFC's 16 sample messages in turn, each step in a
+ * loop of its own timed in this thread's CPU time, the steps taking turns
+ * rep by rep so that drift in the machine's speed touches all of them
+ * alike:
+ *
+ *   clock     the buffer's clock read alone (rdtsc for the default TSC)
+ *   floor     that read, and a copy of the record's bytes (a 40-byte
+ *             header holding the time, the tag, the message, padded to 8)
+ *             into a private ring of the buffer's capacity: what any
+ *             logger that stores a timestamped record must do
+ *   filtered  shmlog_write_n() into a buffer whose filter drops every
+ *             record, by a thread that holds a lane in it: the call, its
+ *             argument checks, the tag's length and the filter check,
+ *             with no clock read and no copy
+ *   write     shmlog_write_n(): all of it
+ *
+ * The steps do not add up exactly: a CPU runs independent work side by
+ * side (a copy overlaps the clock read), so each row is what the work up
+ * to it costs, not a slice of the last.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#include "shmlog.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_RDTSC 1
+#else
+#define HAVE_RDTSC 0
+#endif
+
+enum { BD_N = 50000, BD_REPS = 21, BD_HDR = 40 };
+
+static volatile uint64_t bd_sink;
+
+/* This thread's CPU time: what a loop costs, not the time other
+ * processes held the CPU meanwhile (on a shared machine, most of it). */
+static uint64_t cpu_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t clock_read(int clock)
+{
+	struct timespec ts;
+	switch (clock) {
+	case SHMLOG_CLOCK_TSC:
+#if HAVE_RDTSC
+		return __rdtsc();
+#else
+		break;
+#endif
+	case SHMLOG_CLOCK_COARSE:
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	default:
+		break;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double loop_clock(int clock)
+{
+	uint64_t acc = 0, t0 = cpu_now_ns();
+	for (int i = 0; i < BD_N; i++)
+		acc += clock_read(clock);
+	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	bd_sink += acc;
+	return ns;
+}
+
+/* The floor: the clock, then the record's bytes appended to @ring. */
+static double loop_floor(int clock, const struct lb_work *w,
+			 unsigned char *ring, size_t cap)
+{
+	unsigned char hdr[BD_HDR] = {0};
+	size_t pos = 0;
+	uint64_t t0 = cpu_now_ns();
+	for (int i = 0; i < BD_N; i++) {
+		const struct lb_msg *m = &w->m[i % LB_WORK_N];
+		uint64_t now = clock_read(clock);
+		size_t len = (BD_HDR + m->tag_len + m->len + 7) & ~(size_t)7;
+		if (cap - pos < len)
+			pos = 0;
+		memcpy(hdr + 16, &now, sizeof(now));
+		memcpy(ring + pos, hdr, BD_HDR);
+		memcpy(ring + pos + BD_HDR, m->tag, m->tag_len);
+		memcpy(ring + pos + BD_HDR + m->tag_len, m->msg, m->len);
+		pos += len;
+	}
+	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	bd_sink += ring[pos / 2];
+	return ns;
+}
+
+static double loop_write(shmlog_t *h, const struct lb_work *w, long *errs)
+{
+	long bad = 0;
+	uint64_t t0 = cpu_now_ns();
+	for (int i = 0; i < BD_N; i++) {
+		const struct lb_msg *m = &w->m[i % LB_WORK_N];
+		bad += shmlog_write_n(h, m->prio, m->tag, m->msg, m->len) != 0;
+	}
+	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	*errs += bad;
+	return ns;
+}
+
+static int make_buffer(char *name, size_t len, const char *suffix,
+		       const char *filter, shmlog_t **h, char *why,
+		       size_t whylen)
+{
+	snprintf(name, len, "bench-%d-%s", (int)getpid(), suffix);
+	shmlog_remove(name); /* a leftover of a killed run */
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	int err = shmlog_create(name, &o);
+	if (!err)
+		err = shmlog_open(name, 0, h);
+	/* a record first: the thread holds a lane from then on, as any
+	 * thread that logged before a filter silenced its records does */
+	if (!err && filter)
+		err = shmlog_write(*h, SHMLOG_INFO, "bench", "before the filter");
+	if (!err && filter)
+		err = shmlog_set_filter(name, filter, NULL);
+	if (err && *h) {
+		shmlog_close(*h);
+		*h = NULL;
+	}
+	if (err) {
+		snprintf(why, whylen, "buffer %s: %s", name,
+			 shmlog_strerror(err));
+		shmlog_remove(name);
+		return -1;
+	}
+	return 0;
+}
+
+void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
+{
+	memset(b, 0, sizeof(*b));
+	char name_w[64], name_f[64];
+	shmlog_t *hw = NULL, *hf = NULL;
+	if (make_buffer(name_w, sizeof(name_w), "bd-write", NULL, &hw, b->why,
+			sizeof(b->why)) < 0)
+		return;
+	if (make_buffer(name_f, sizeof(name_f), "bd-filtered", "*:S", &hf,
+			b->why, sizeof(b->why)) < 0) {
+		shmlog_close(hw);
+		shmlog_remove(name_w);
+		return;
+	}
+	struct shmlog_info info;
+	unsigned char *ring = NULL;
+	if (shmlog_stat(name_w, &info) == 0)
+		ring = calloc(1, info.capacity);
+	if (!ring) {
+		snprintf(b->why, sizeof(b->why), "no memory for the floor's ring");
+		goto out;
+	}
+	b->clock = info.clock;
+	double sum = 0;
+	for (int i = 0; i < LB_WORK_N; i++)
+		sum += (double)((BD_HDR + w->m[i].tag_len + w->m[i].len + 7) &
+				~(size_t)7);
+	b->record_bytes = sum / LB_WORK_N;
+
+	double v[4][BD_REPS];
+	long errs = 0;
+	/* warm-up: lanes claimed, pages resident, caches and predictors
+	 * trained */
+	loop_floor(b->clock, w, ring, info.capacity);
+	loop_write(hw, w, &errs);
+	loop_write(hf, w, &errs);
+	errs = 0;
+	for (int r = 0; r < BD_REPS; r++) {
+		v[0][r] = loop_clock(b->clock);
+		v[1][r] = loop_floor(b->clock, w, ring, info.capacity);
+		v[2][r] = loop_write(hf, w, &errs);
+		v[3][r] = loop_write(hw, w, &errs);
+	}
+	if (errs) {
+		snprintf(b->why, sizeof(b->why),
+			 "%ld writes failed: the figures would not be the "
+			 "write path's", errs);
+		goto out;
+	}
+	b->clock_ns = bench_median(v[0], BD_REPS);
+	b->floor_ns = bench_median(v[1], BD_REPS);
+	b->filtered_ns = bench_median(v[2], BD_REPS);
+	b->write_ns = bench_median(v[3], BD_REPS);
+	b->ok = true;
+out:
+	free(ring);
+	shmlog_close(hf);
+	shmlog_close(hw);
+	shmlog_remove(name_f);
+	shmlog_remove(name_w);
+}
+
+void lb_breakdown_print(FILE *f, const struct lb_breakdown *b)
+{
+	fprintf(f, "\n# where a constant-message call goes (shmlog_write_n, "
+		   "one thread, the RFC's 16 messages;\n# the median of %d "
+		   "loops of %d calls each in the thread's CPU time, the "
+		   "steps taking turns)\n",
+		BD_REPS, BD_N);
+	if (!b->ok) {
+		fprintf(f, "not measured: %s\n", b->why[0] ? b->why
+							   : "not selected");
+		return;
+	}
+	static const char *const clocks[] = {"?", "rdtsc", "CLOCK_REALTIME",
+					     "CLOCK_MONOTONIC_COARSE"};
+	const char *cn = b->clock >= 1 && b->clock <= 3 ? clocks[b->clock] : "?";
+	char what[4][64];
+	snprintf(what[0], sizeof(what[0]), "clock read (%s)", cn);
+	snprintf(what[1], sizeof(what[1]),
+		 "floor: clock read + copy of the record (%.0f B)",
+		 b->record_bytes);
+	snprintf(what[2], sizeof(what[2]),
+		 "shmlog_write_n() the filter drops (no clock)");
+	snprintf(what[3], sizeof(what[3]), "shmlog_write_n()");
+	const double v[4] = {b->clock_ns, b->floor_ns, b->filtered_ns,
+			     b->write_ns};
+	fprintf(f, "%-51s %7s  %7s\n", "step", "ns/call", "x floor");
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "%-51s %7.1f  %7.2f\n", what[i], v[i],
+			v[i] / b->floor_ns);
+}

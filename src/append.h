@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The append of one record into the OPEN chunk of the lane a writer owns,
+ * steps 1-5 of the writer in ring.c's design comment, inline: it is the
+ * whole write path of a call, and a call into another file costs the
+ * saving and restoring of every register the caller keeps live. ring.c
+ * (shmlog__ring_append: a chunk to switch to first) and writer.c (the
+ * common case: the record fits) both append through it. The protocol,
+ * its memory-ordering labels and the test points stay the ones ring.c
+ * describes.
+ */
+#ifndef SHMLOG_APPEND_H
+#define SHMLOG_APPEND_H
+
+#include <string.h>
+
+#include "internal.h"
+
+/* Copies of 8 and 16 bytes as single moves (fixed-size memcpy). */
+static inline void copy8(char *d, const char *s)
+{
+	memcpy(d, s, 8);
+}
+static inline void copy16(char *d, const char *s)
+{
+	memcpy(d, s, 16);
+}
+
+/* Copy @n bytes, n <= 128, inline: a log message is short, and a library
+ * call would cost more than the copy. Overlapping moves of 16 (8, 4)
+ * bytes cover the range; nothing is read or written outside [s, s+n),
+ * [d, d+n). Longer messages go to memcpy(). */
+static inline void copy_short(char *d, const char *s, uint32_t n)
+{
+	if (n >= 16) {
+		copy16(d, s);
+		if (n > 32) {
+			copy16(d + 16, s + 16);
+			if (n > 64) {
+				copy16(d + 32, s + 32);
+				copy16(d + 48, s + 48);
+				if (n > 96) {
+					copy16(d + 64, s + 64);
+					copy16(d + 80, s + 80);
+				}
+			}
+			copy16(d + n - 32, s + n - 32);
+		}
+		copy16(d + n - 16, s + n - 16);
+	} else if (n >= 8) {
+		copy8(d, s);
+		copy8(d + n - 8, s + n - 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
+static inline void copy_msg(char *d, const char *s, uint32_t n)
+{
+	if (SHMLOG_LIKELY(n <= 128))
+		copy_short(d, s, n);
+	else
+		memcpy(d, s, n);
+}
+
+/* The length of @tag (at most @max bytes counted) and, for a tag shorter
+ * than 8 bytes, its bytes zero-padded to 8 in *@word (the record takes
+ * them with one store). A tag is a few bytes: one load of 8, where they
+ * do not cross a page boundary, finds its end; reading past a string
+ * inside its page cannot fault (the C library's strlen does the same).
+ * Builds under AddressSanitizer or ThreadSanitizer measure it with
+ * strnlen(), which the sanitizers understand (the bytes past the NUL may
+ * be another object's, or written by another thread). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SHMLOG__EXACT_READS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SHMLOG__EXACT_READS 1
+#endif
+#endif
+
+static inline uint32_t tag_measure(const char *tag, uint32_t max,
+				   uint64_t *word)
+{
+#ifndef SHMLOG__EXACT_READS
+	if (SHMLOG_LIKELY(((uintptr_t)tag & (SHMLOG__PAGE - 1)) <=
+			  SHMLOG__PAGE - 8)) {
+		uint64_t v;
+		memcpy(&v, tag, 8); /* little-endian: byte 0 lowest */
+		uint64_t zero = (v - UINT64_C(0x0101010101010101)) & ~v &
+				UINT64_C(0x8080808080808080);
+		if (SHMLOG_LIKELY(zero)) {
+			/* the lowest flag is exact: bit 7 of the first NUL;
+			 * the bytes from the NUL on are not the tag's:
+			 * zeroed, never copied into the record */
+			*word = v & ((zero ^ (zero - 1)) >> 8);
+			return (uint32_t)__builtin_ctzll(zero) >> 3;
+		}
+	}
+#endif
+	size_t n = strnlen(tag, max);
+	*word = 0;
+	if (n < 8)
+		memcpy(word, tag, n);
+	return (uint32_t)n;
+}
+
+/* Append the record (@meta: rec_meta() without len, holding @tag_len
+ * and @msg_len, which the caller also passes as they are; @tword: the
+ * tag's bytes if it is shorter than 8) at the lane's head, if it fits
+ * the OPEN chunk and the chunk's word still names it ours. false, with
+ * nothing written: it does not (no chunk, a full one, a scribbled word),
+ * and shmlog__ring_append() takes it from there. */
+static inline __attribute__((always_inline)) bool
+shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
+		      const char *tag, uint32_t tag_len, uint64_t tword,
+		      const char *msg, uint32_t msg_len, bool leaf)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
+		       ~(REC_ALIGN - 1);
+	/* No chunk: cend == head. Our OPEN chunk is ours as long as its word
+	 * says so: nobody else changes it, unless the file was scribbled on.
+	 * One load of a line written once per chunk. */
+	if (SHMLOG_UNLIKELY(w->cend - w->head < len) ||
+	    SHMLOG_UNLIKELY(atomic_load_explicit(w->cdesc,
+						 memory_order_relaxed) !=
+			    w->cword))
+		return false;
+	uint64_t pos = w->head, seq = w->seq;
+	uint64_t end = pos + len;
+	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+/* GCC 12 warns that TSan does not model fences (-Wtsan) where this is
+ * inlined, which -Werror turns into a build failure; the fence is still
+ * emitted. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+	atomic_thread_fence(memory_order_release); /* LMM(C) */
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+	TESTPOINT(1);
+
+	/* the header but its word, which commits the record */
+	struct shmlog__rec *r = (struct shmlog__rec *)(w->rec_base + pos);
+	r->seq = seq;
+	r->time = time;
+	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;
+	memcpy(&r->pid, &ids, sizeof(ids));
+	meta |= len;
+	memcpy(&r->len, &meta, sizeof(meta));
+	char *body = (char *)(r + 1);
+	/* 8 bytes at the body stay inside the record: a tag of 1 byte or
+	 * more makes it at least REC_HDR + 8 long; the message overwrites
+	 * what follows the tag */
+	if (SHMLOG_LIKELY(tag_len - 1 < 7))
+		memcpy(body, &tword, 8);
+	else if (leaf)
+		copy_short(body, tag, tag_len);
+	else
+		memcpy(body, tag, tag_len);
+	TESTPOINT(3);
+	if (leaf)
+		copy_short(body + tag_len, msg, msg_len);
+	else
+		copy_msg(body + tag_len, msg, msg_len);
+	TESTPOINT(4);
+	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
+			      memory_order_release); /* LMM(D) */
+	TESTPOINT(5);
+	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
+	TESTPOINT(6);
+	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
+
+	w->head = end;
+	w->seq = seq + 1;
+	return true;
+}
+
+/* The same for a caller that calls nothing (shmlog_write_n()'s leaf):
+ * the tag under 16 bytes, the message at most 128, copied inline. */
+static inline __attribute__((always_inline)) bool
+shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
+		   const char *tag, uint32_t tag_len, uint64_t tword,
+		   const char *msg, uint32_t msg_len)
+{
+	return shmlog__append_fit_as(w, time, meta, tag, tag_len, tword, msg,
+				     msg_len, false);
+}
+
+/* The length of @tag if it is 1 to 15 bytes long, else 0, read with
+ * loads of 8 bytes that do not cross a page boundary (0 if they would);
+ * for a tag under 8 bytes, its bytes zero-padded in *@word. */
+static inline uint32_t tag_short(const char *tag, uint64_t *word)
+{
+#ifdef SHMLOG__EXACT_READS
+	size_t n = strnlen(tag, 16);
+	*word = 0;
+	if (n < 8)
+		memcpy(word, tag, n);
+	return n < 16 ? (uint32_t)n : 0;
+#else
+	const uint64_t ones = UINT64_C(0x0101010101010101);
+	const uint64_t highs = UINT64_C(0x8080808080808080);
+	uintptr_t off = (uintptr_t)tag & (SHMLOG__PAGE - 1);
+	if (SHMLOG_UNLIKELY(off > SHMLOG__PAGE - 8))
+		return 0;
+	uint64_t v;
+	memcpy(&v, tag, 8);
+	uint64_t zero = (v - ones) & ~v & highs;
+	if (SHMLOG_LIKELY(zero)) {
+		*word = v & ((zero ^ (zero - 1)) >> 8);
+		return (uint32_t)__builtin_ctzll(zero) >> 3;
+	}
+	if (SHMLOG_UNLIKELY(off > SHMLOG__PAGE - 16))
+		return 0;
+	memcpy(&v, tag + 8, 8);
+	zero = (v - ones) & ~v & highs;
+	*word = 0;
+	return zero ? 8 + ((uint32_t)__builtin_ctzll(zero) >> 3) : 0;
+#endif
+}
+
+#endif
