@@ -347,6 +347,19 @@ static inline void wake_readers(struct shmlog *h)
 		shmlog__ring_wake(h->seg.hdr);
 }
 
+/* The end of an append in the thread's own lane: a record that found no
+ * chunk is counted dropped; one written wakes the readers that sleep. */
+static inline int appended(struct shmlog *h, bool ok)
+{
+	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
+		count_drop(h);
+		shmlog__debug(SHMLOG__DBG_NO_LANE, -EAGAIN, NULL);
+		return -EAGAIN;
+	}
+	wake_readers(h);
+	return 0;
+}
+
 /* Is a clock anchor due (clock.c: every 10 minutes at most)? A compare
  * with a private value on the write path; the refresh itself is rare and
  * makes no syscall. */
@@ -494,13 +507,7 @@ write_general(shmlog_t *h, uint64_t time, uint64_t meta, const char *tag,
 	bool ok = append_own(h, w, d, as_pid);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
-	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
-		count_drop(h);
-		shmlog__debug(SHMLOG__DBG_NO_LANE, -EAGAIN, NULL);
-		return -EAGAIN;
-	}
-	wake_readers(h);
-	return 0;
+	return appended(h, ok);
 }
 
 /* The write path. @flags: SHMLOG_REC_TRUNCATED if the caller cut already;
@@ -607,13 +614,7 @@ static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 	bool ok = shmlog__ring_append(&h->seg, w, time, meta, tag, tword, msg);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
-	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
-		count_drop(h);
-		shmlog__debug(SHMLOG__DBG_NO_LANE, -EAGAIN, NULL);
-		return -EAGAIN;
-	}
-	wake_readers(h);
-	return 0;
+	return appended(h, ok);
 }
 
 /* Wake the readers, for the leaf: a tail call. */

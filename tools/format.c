@@ -379,32 +379,33 @@ static inline uint64_t json_word_stops(uint64_t x)
 	       ANY_EQUAL(x, '\\');
 }
 
+#ifdef __SSE2__
+/* A bit for each of the 16 bytes at @u that JSON takes as it is. */
+static inline unsigned json_plain16(const unsigned char *u)
+{
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	__m128i x = _mm_loadu_si128((const __m128i *)u);
+	__m128i plain =
+		_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi));
+	__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+				       _mm_cmpeq_epi8(x, bslash));
+	return (unsigned)_mm_movemask_epi8(_mm_andnot_si128(special, plain));
+}
+#endif
+
 /* Length of the run at @u of bytes copied as they are into JSON. */
 static size_t json_run(const unsigned char *u, size_t n)
 {
 	size_t i = 0;
 #ifdef __SSE2__
-	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
 	for (; i + 16 <= n; i += 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(u + i));
-		__m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, lo),
-					      _mm_cmplt_epi8(x, hi));
-		__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
-					       _mm_cmpeq_epi8(x, bslash));
-		unsigned ok = (unsigned)_mm_movemask_epi8(
-			_mm_andnot_si128(special, plain));
+		unsigned ok = json_plain16(u + i);
 		if (ok != 0xffff)
 			return i + (size_t)__builtin_ctz(~ok);
 	}
 	if (i < n && n >= 16) { /* the last 16 bytes, as in text_run() */
-		__m128i x = _mm_loadu_si128((const __m128i *)(u + n - 16));
-		__m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, lo),
-					      _mm_cmplt_epi8(x, hi));
-		__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
-					       _mm_cmpeq_epi8(x, bslash));
-		unsigned ok = (unsigned)_mm_movemask_epi8(
-			_mm_andnot_si128(special, plain));
+		unsigned ok = json_plain16(u + n - 16);
 		return ok == 0xffff ? n : n - 16 + (size_t)__builtin_ctz(~ok);
 	}
 #endif
