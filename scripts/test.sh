@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, then builds and runs the
 # tests three times: a plain build (with the benchmarks' quick smoke runs),
-# ASan+UBSan, and TSan for the threaded tests. Long stress runs are left
+# ASan+UBSan, and TSan for the threaded tests, and the fuzz targets with
+# clang; Release and Debug builds are compiled too. Long stress runs are left
 # out (ctest -L long runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,14 @@ suite() { # suite NAME CTEST_ARGS -- CMAKE_ARGS
 total=0
 
 suite plain -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The other build types users pick compile too, benchmarks included
+# (Release is what the benchmarks ask for; GCC warns differently at -O0
+# and -O3, and every warning is an error).
+for type in Release Debug; do
+	echo "=== $type build (compiles, warnings as errors) ==="
+	cmake -S . -B "build-$type" -G Ninja -DCMAKE_BUILD_TYPE=$type >/dev/null
+	cmake --build "build-$type" -j "$jobs"
+done
 suite asan -LE 'long|bench' -- -DCMAKE_BUILD_TYPE=Debug \
 	-DSHMLOG_SANITIZE=address,undefined -DSHMLOG_BUILD_BENCH=OFF
 suite tsan -L 'unit|stress' -LE long -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \

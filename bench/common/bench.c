@@ -372,7 +372,9 @@ long long bench_parse_size(const char *s)
 
 const char *bench_eng(char *buf, size_t len, double v, const char *unit)
 {
-	static const char pre[] = " kMGTP";
+	/* strings, not characters of one: GCC 12's printf checker crashes
+	 * at -O0 -Wall on a "%.1s" of &pre[p] */
+	static const char *const pre[] = {"", "k", "M", "G", "T", "P"};
 	int p = 0;
 	if (!(v >= 0)) {
 		snprintf(buf, len, "n/a");
@@ -383,8 +385,8 @@ const char *bench_eng(char *buf, size_t len, double v, const char *unit)
 	int digits = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
 	if (p == 0 && v == (double)(long long)v)
 		digits = 0; /* counts below 1000 read as integers */
-	snprintf(buf, len, "%.*f%s%.1s%s", digits, v,
-		 p || unit[0] ? " " : "", p ? &pre[p] : "", unit);
+	snprintf(buf, len, "%.*f%s%s%s", digits, v,
+		 p || unit[0] ? " " : "", pre[p], unit);
 	return buf;
 }
 
