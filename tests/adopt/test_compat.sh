@@ -96,7 +96,7 @@ fi
 SHMLOG_BUFFER=$B "$APP"
 eq "android app exit" 0 $?
 out=$(dump)
-hasnt "ALOGV compiled out" "verbose 1" "$out"
+hasnt "ALOGV compiled out (LOG_NDEBUG=1)" "verbose 1" "$out"
 has "ALOGD" "^D/droid .*: debug 2$" "$out"
 has "ALOGI" "^I/droid .*: info three$" "$out"
 has "ALOGW" "^W/droid .*: warn$" "$out"
