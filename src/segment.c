@@ -257,7 +257,12 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 		return -ENODATA;
 	if (f->chunk_count < 2 || f->chunk_count > (1u << 24))
 		return -ENODATA;
-	if (f->max_record < REC_HDR + 8 || f->max_record > f->chunk_size / 3 ||
+	/* room for a header, the longest tag and some message: a writer's
+	 * room for the message (max_record - header - tag) never wraps, and
+	 * no writer makes a record its readers would refuse (every layout()
+	 * gives at least a third of a page) */
+	if (f->max_record < REC_HDR + SHMLOG_TAG_MAX + REC_ALIGN ||
+	    f->max_record > f->chunk_size / 3 ||
 	    f->max_record > REC_MAX_LEN || f->max_record % REC_ALIGN)
 		return -ENODATA;
 	if (f->lanes_off < sizeof(struct shmlog__hdr) ||

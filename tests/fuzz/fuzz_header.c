@@ -48,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					    CHUNK_LIVE)));
 	PROPERTY(!chunk_valid(&f, chunk_word(1, f.lane_count, CHUNK_LIVE)));
 	/* the largest record fits a chunk several times over, in a u16 len */
-	PROPERTY(f.max_record >= REC_HDR + 8 && f.max_record % REC_ALIGN == 0);
+	PROPERTY(f.max_record >= REC_HDR + SHMLOG_TAG_MAX + REC_ALIGN &&
+		 f.max_record % REC_ALIGN == 0);
 	PROPERTY((uint64_t)f.max_record * 3 <= f.chunk_size);
 	PROPERTY(f.max_record <= REC_MAX_LEN);
 	/* records start 8-aligned in every incarnation, at any position */

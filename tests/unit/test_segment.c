@@ -235,6 +235,8 @@ static void test_hostile_files(void)
 		 good_f.chunk_size / 2 + 8, -ENODATA},
 		{"max_record not a multiple of 8", &f->max_record,
 		 good_f.max_record - 4, -ENODATA},
+		{"max_record below a header and the longest tag",
+		 &f->max_record, REC_HDR + 8, -ENODATA},
 		{"flags", &f->flags, 1, -EPROTONOSUPPORT},
 		{"reserved", (uint32_t *)(void *)&f->reserved, 1,
 		 -EPROTONOSUPPORT},
