@@ -236,6 +236,10 @@ static int layout(const struct shmlog_create_opts *o, struct shmlog__fixed *f)
 	return 0;
 }
 
+/* The largest file a buffer can be: SHMLOG_SIZE_MAX of chunks and the
+ * tables before them, with room to spare. */
+#define SHMLOG__FILE_MAX (SHMLOG_SIZE_MAX * 2)
+
 int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 {
 	if (memcmp(f->magic, SHMLOG__MAGIC, sizeof(f->magic)) != 0)
@@ -264,6 +268,14 @@ int shmlog__fixed_validate(const struct shmlog__fixed *f, uint64_t file_size)
 	if (f->max_record < REC_HDR + SHMLOG_TAG_MAX + REC_ALIGN ||
 	    f->max_record > f->chunk_size / 3 ||
 	    f->max_record > REC_MAX_LEN || f->max_record % REC_ALIGN)
+		return -ENODATA;
+	/* Every offset inside a file of a size a buffer can have: the sums
+	 * below (an offset plus a table's size) cannot wrap. A format table
+	 * placed at 2^64 - 16 KiB once ended at 0, below data_off, and put
+	 * the chunk table past the end of the file (found by fuzz_header). */
+	if (file_size > SHMLOG__FILE_MAX || f->lanes_off > file_size ||
+	    f->chunks_off > file_size || f->fmt_off > file_size ||
+	    f->data_off > file_size)
 		return -ENODATA;
 	if (f->lanes_off < sizeof(struct shmlog__hdr) ||
 	    f->lanes_off % SHMLOG__CACHELINE)
