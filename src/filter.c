@@ -30,6 +30,7 @@ struct filter_entry {
 struct shmlog__filter {
 	int def; /* level for tags not listed ("*") */
 	int max; /* highest level of def and every entry */
+	int min; /* lowest level of def and every entry */
 	struct shmlog__filter *retired_next; /* in the handle's retired list */
 	int n;
 	struct filter_entry e[]; /* sorted by tag */
@@ -175,10 +176,13 @@ static struct shmlog__filter *filter_compile(const char *env, const char *spec)
 	if (spec && shmlog_parse_filter(spec, NULL) == 0)
 		spec_walk(spec, NULL, add_entry, f);
 	filter_finish(f);
-	f->max = f->def;
-	for (int i = 0; i < f->n; i++)
+	f->max = f->min = f->def;
+	for (int i = 0; i < f->n; i++) {
 		if (f->e[i].level > f->max)
 			f->max = f->e[i].level;
+		if (f->e[i].level < f->min)
+			f->min = f->e[i].level;
+	}
 	return f;
 }
 
@@ -237,7 +241,8 @@ static void filter_publish(struct shmlog *h, struct shmlog__filter *f,
 	}
 	h->filter_gen_seen = gen;
 	int max = f ? f->max : SHMLOG_VERBOSE;
-	atomic_store_explicit(&h->filter_fast, (uint64_t)gen << 32 | (uint32_t)max,
+	int min = f ? f->min : SHMLOG_VERBOSE;
+	atomic_store_explicit(&h->filter_fast, shmlog__filter_word(gen, min, max),
 			      memory_order_release);
 }
 
@@ -303,7 +308,8 @@ void shmlog__filter_init(struct shmlog *h)
 	pthread_mutex_lock(&filter_lock);
 	/* a generation no buffer has: the first write compiles the filter
 	 * if this fails for want of memory */
-	atomic_store_explicit(&h->filter_fast, (uint64_t)1 << 32 | SHMLOG_SILENT,
+	atomic_store_explicit(&h->filter_fast,
+			      shmlog__filter_word(1, 0, SHMLOG_SILENT),
 			      memory_order_relaxed);
 	filter_refresh(h);
 	pthread_mutex_unlock(&filter_lock);

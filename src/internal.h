@@ -406,6 +406,12 @@ int64_t shmlog__realtime_ns(void);
 /* A writer's private view of the lane it owns (thread-local). What the
  * append reads on every record comes first. */
 struct shmlog__wlane {
+	/* The write paths' one compare (writer.c): the handle's id while
+	 * this slot holds a lane of its own for it (ctl set) and no write of
+	 * this thread is inside it; 0 if the slot holds no lane, or while
+	 * the general path writes; the id with its top bit set (KEY_BUSY)
+	 * while an inline append is inside the lane. */
+	uint64_t key;
 	uint64_t handle_id; /* 0: slot unused */
 	struct shmlog__lane *ctl;
 	/* the OPEN chunk: its bytes less its base position (record at
@@ -689,10 +695,32 @@ struct shmlog {
 	struct shmlog__filter *retired; /* replaced ones, freed at close */
 	/* call sites whose formats are in the buffer's table (deferred.c) */
 	_Atomic(struct shmlog__defer_cache *) defer;
-	/* The writers' lock-free answer: generation << 32 | the highest level
-	 * any tag needs. A write at or above it passes whatever its tag. */
+	/* The writers' lock-free answer, shmlog__filter_word(): the
+	 * generation it is good for, the lowest and the highest level any
+	 * tag needs. A write at or above the highest passes whatever its
+	 * tag; one below the lowest is dropped whatever its tag; only one in
+	 * between looks its tag up. */
 	_Atomic uint64_t filter_fast;
 };
+
+/* generation << 32 | lowest << 16 | highest (levels 0..SHMLOG_SILENT) */
+static inline uint64_t shmlog__filter_word(uint32_t gen, int min, int max)
+{
+	return (uint64_t)gen << 32 | (uint64_t)(uint16_t)min << 16 |
+	       (uint16_t)max;
+}
+
+/* What the filter word @fast says of a write at @prio (a valid priority)
+ * while the buffer's generation is @gen: 1 pass, 0 drop, -1 ask the
+ * filter (shmlog__write_wanted_slow()). */
+static inline int shmlog__filter_fast(uint64_t fast, uint32_t gen, int prio)
+{
+	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) != gen))
+		return -1;
+	if (SHMLOG_LIKELY(prio >= (int)(uint16_t)fast))
+		return 1;
+	return prio < (int)(uint16_t)(fast >> 16) ? 0 : -1;
+}
 
 static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,

@@ -23,7 +23,7 @@
 #define TLS_SLOTS 4
 
 /* initial-exec: a plain %fs-relative access, not a __tls_get_addr() call
- * on every write (320 bytes of static TLS). */
+ * on every write (928 bytes of static TLS). */
 static __thread struct shmlog__wlane tls_lanes[TLS_SLOTS]
 	__attribute__((tls_model("initial-exec")));
 
@@ -371,6 +371,20 @@ static inline void anchor_check(struct shmlog *h, uint64_t now)
 				       &h->anchor_due);
 }
 
+/* w->key while a leaf (write_rec()'s inline case, shmlog_write_n()) is
+ * inside the lane: the bit is set and cleared in memory, so no register
+ * keeps the id meanwhile; a signal handler's write finds the key changed
+ * and goes to a shared lane (write_general()). Ids stay far below it. */
+#define KEY_BUSY (UINT64_C(1) << 63)
+
+/* w->key again, at the end of a write through @w for @h (the write may
+ * have taken a lane, or lost it to a fault). */
+static inline void key_set(struct shmlog__wlane *w, const struct shmlog *h)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	w->key = w->handle_id == h->id && w->ctl ? h->id : 0;
+}
+
 /* A signal handler interrupted a write of this thread: the thread's lane
  * is mid-record, so the nested record goes to a shared lane. */
 static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
@@ -407,17 +421,18 @@ static bool append_own(struct shmlog *h, struct shmlog__wlane *w,
 }
 
 /* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
- * through? Two loads and two compares while the filter is unchanged and
- * @prio is at or above every tag's level (with no filter: always). */
+ * through? Two loads and a few compares while the filter is unchanged and
+ * @prio is at or above every tag's level (with no filter: always), or
+ * below every tag's level; the tag is looked up only in between. */
 static inline bool write_wanted(struct shmlog *h, int prio, const char *tag)
 {
 	uint32_t gen = atomic_load_explicit(&h->seg.hdr->config.filter_gen,
 					    memory_order_relaxed);
 	uint64_t fast = atomic_load_explicit(&h->filter_fast,
 					     memory_order_relaxed);
-	if (SHMLOG_LIKELY((uint32_t)(fast >> 32) == gen &&
-			  prio >= (int)(uint32_t)fast))
-		return true;
+	int says = shmlog__filter_fast(fast, gen, prio);
+	if (SHMLOG_LIKELY(says >= 0))
+		return says;
 	return shmlog__write_wanted_slow(h, prio, tag);
 }
 
@@ -488,25 +503,29 @@ write_general(shmlog_t *h, uint64_t time, uint64_t meta, const char *tag,
 	const struct shmlog__recdesc *d = &rec;
 	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
 	bool own = w->handle_id == h->id && w->ctl;
-	if (SHMLOG_UNLIKELY(w->busy)) {
+	/* busy, or a leaf is inside the lane (its key has KEY_BUSY) */
+	if (SHMLOG_UNLIKELY(w->busy || (own && w->key != h->id))) {
 		if (!own && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
 		    !write_wanted(h, prio, d->tag))
 			return 0;
 		return write_nested(h, d);
 	}
 	w->busy = 1;
+	w->key = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (SHMLOG_UNLIKELY(!own)) {
 		/* counts its drop or wakes readers itself, guarded */
 		int err = write_slow(h, w, d, prio, wflags, as_pid);
 		atomic_signal_fence(memory_order_seq_cst);
 		w->busy = 0;
+		key_set(w, h);
 		return err;
 	}
 	anchor_check(h, d->time);
 	bool ok = append_own(h, w, d, as_pid);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
+	key_set(w, h);
 	return appended(h, ok);
 }
 
@@ -561,7 +580,7 @@ static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio
 		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
 	/* an address, not a thread-local access to redo after each fence */
 	__asm__("" : "+r"(w));
-	if (SHMLOG_LIKELY(w->handle_id == h->id && w->ctl && !w->busy)) {
+	if (SHMLOG_LIKELY(w->key == h->id)) {
 		if (!(wflags & SHMLOG_WRITE_UNFILTERED) &&
 		    !write_wanted(h, prio, tag))
 			return 0;
@@ -570,13 +589,13 @@ static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio
 				  time < atomic_load_explicit(
 						 &h->anchor_due,
 						 memory_order_relaxed))) {
-			w->busy = 1;
+			w->key |= KEY_BUSY;
 			atomic_signal_fence(memory_order_seq_cst);
 			bool ok = shmlog__append_fit(w, time, meta, tag,
 						     tag_len, tword, msg,
 						     msg_len);
 			atomic_signal_fence(memory_order_seq_cst);
-			w->busy = 0;
+			w->key &= ~KEY_BUSY;
 			if (SHMLOG_LIKELY(ok)) {
 				wake_readers(h);
 				return 0;
@@ -610,10 +629,12 @@ static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 {
 	struct shmlog *h = w->h;
 	w->busy = 1;
+	w->key = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	bool ok = shmlog__ring_append(&h->seg, w, time, meta, tag, tword, msg);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
+	key_set(w, h);
 	return appended(h, ok);
 }
 
@@ -628,27 +649,16 @@ static __attribute__((noinline)) int wake_then_0(const struct shmlog *h)
  * else: the TSC clock, a tag of 1-15 bytes, a message of at most 128,
  * a valid priority, the thread's own lane at rest, the filter's fast
  * answer, no clock anchor due, room in the OPEN chunk. Then it calls
- * nothing, so it needs no register saved and restored; anything else
- * goes to the whole path with the same arguments (a jump). */
-int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
-		   size_t len)
+ * nothing; anything else goes to the whole path with the same arguments
+ * (a jump). shmlog_write_n() asked the filter: this is the rest, a
+ * function of its own so that a call the filter drops saves and
+ * restores no register. */
+static __attribute__((noinline)) int write_n_leaf(shmlog_t *h, int prio,
+						  const char *tag,
+						  const char *msg, size_t len,
+						  struct shmlog__wlane *w)
 {
-	if (SHMLOG_UNLIKELY(!h || !tag || !msg || len >= h->leaf_len_end ||
-			    (unsigned)(prio - SHMLOG_VERBOSE) >
-				    SHMLOG_FATAL - SHMLOG_VERBOSE))
-		goto general;
-	struct shmlog__wlane *w =
-		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
-	__asm__("" : "+r"(w));
-	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl || w->busy))
-		goto general;
-	struct shmlog__hdr *hdr = h->seg.hdr;
-	uint64_t fast = atomic_load_explicit(&h->filter_fast,
-					     memory_order_relaxed);
-	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) !=
-				    atomic_load_explicit(&hdr->config.filter_gen,
-							 memory_order_relaxed) ||
-			    prio < (int)(uint32_t)fast))
+	if (SHMLOG_UNLIKELY(!tag || !msg || len >= h->leaf_len_end))
 		goto general;
 	uint64_t tword;
 	uint32_t tag_len = tag_short(tag, &tword);
@@ -659,12 +669,12 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 							 memory_order_relaxed)))
 		goto general;
 	uint64_t meta = rec_meta(0, (uint32_t)len, prio, 0, tag_len);
-	w->busy = 1;
+	w->key |= KEY_BUSY;
 	atomic_signal_fence(memory_order_seq_cst);
 	bool ok = shmlog__append_fit_as(w, time, meta, tag, tag_len, tword,
 					msg, (uint32_t)len, true);
 	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
+	w->key &= ~KEY_BUSY;
 	if (SHMLOG_UNLIKELY(!ok))
 		return leaf_switch(w, time, meta, tag, tword, msg);
 	/* wake_readers(); no fence needed here (leaf_len_end), the wake-up a
@@ -674,6 +684,36 @@ int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
 						 memory_order_relaxed)))
 		return wake_then_0(w->h);
 	return 0;
+general:
+	return write_n_general(h, prio, tag, msg, len);
+}
+
+/* The filter first: a call it drops reads no clock and writes nothing.
+ * The thread's own lane at rest is one compare (w->key). */
+int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
+		   size_t len)
+{
+	if (SHMLOG_UNLIKELY(!h || (unsigned)(prio - SHMLOG_VERBOSE) >
+					 SHMLOG_FATAL - SHMLOG_VERBOSE))
+		goto general;
+	struct shmlog__wlane *w =
+		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
+	__asm__("" : "+r"(w));
+	if (SHMLOG_UNLIKELY(w->key != h->id))
+		goto general;
+	uint64_t fast = atomic_load_explicit(&h->filter_fast,
+					     memory_order_relaxed);
+	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) !=
+			    atomic_load_explicit(&h->seg.hdr->config.filter_gen,
+						 memory_order_relaxed)))
+		goto general;
+	if (SHMLOG_UNLIKELY(prio < (int)(uint16_t)fast)) {
+		/* below every tag's level: dropped, whatever the tag */
+		if (prio < (int)(uint16_t)(fast >> 16))
+			return 0;
+		goto general; /* the tag decides */
+	}
+	return write_n_leaf(h, prio, tag, msg, len, w);
 general:
 	return write_n_general(h, prio, tag, msg, len);
 }

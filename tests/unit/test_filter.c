@@ -196,6 +196,75 @@ static void test_dead_setter(const char *b)
 	CHECK_EQ(shmlog_set_filter(b, "", NULL), 0);
 }
 
+/* shmlog_write_n() through a lane of its own, every priority and tag
+ * under specs whose levels differ by tag: what reaches the buffer is
+ * what the compiled filter wants, whichever of the writer's answers
+ * (above every level: written; below every level: dropped without a
+ * look at the tag; in between: the tag looked up) gives it. */
+static void test_write_n_levels(const char *b)
+{
+	static const char *const specs[] = {
+		"net:D ui:E *:W", "*:S", "net:V *:S", "", "ui:S *:I", "net:F"};
+	static const char *const tags[] = {"net", "ui", "other"};
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	CHECK_EQ(shmlog_set_filter(b, "", NULL), 0);
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "lane", "first"), 0);
+	bool want[6][SHMLOG_FATAL + 1][3];
+	memset(want, 0, sizeof(want));
+	for (int s = 0; s < 6; s++) {
+		shmlog_filter_t *f;
+		REQUIRE(shmlog_filter_new(specs[s], NULL, &f) == 0);
+		CHECK_EQ(shmlog_set_filter(b, specs[s], NULL), 0);
+		for (int p = SHMLOG_VERBOSE; p <= SHMLOG_FATAL; p++) {
+			for (int t = 0; t < 3; t++) {
+				char m[32];
+				int n = snprintf(m, sizeof(m), "s%d p%d", s, p);
+				want[s][p][t] = shmlog_filter_wants(f, p, tags[t]);
+				CHECK_EQ(shmlog_write_n(h, p, tags[t], m,
+							(size_t)n), 0);
+			}
+		}
+		shmlog_filter_free(f);
+	}
+	/* the answer the writer keeps for the last spec: "net:F" over
+	 * everything else at V */
+	uint64_t fast = atomic_load(&h->filter_fast);
+	CHECK_EQ((int)(uint16_t)fast, SHMLOG_FATAL);
+	CHECK_EQ((int)(uint16_t)(fast >> 16), SHMLOG_VERBOSE);
+	shmlog_close(h);
+
+	bool got[6][SHMLOG_FATAL + 1][3];
+	memset(got, 0, sizeof(got));
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
+		int s, p;
+		if (sscanf(rec.msg, "s%d p%d", &s, &p) != 2 || s < 0 ||
+		    s >= 6 || p < SHMLOG_VERBOSE || p > SHMLOG_FATAL)
+			continue;
+		for (int t = 0; t < 3; t++)
+			if (!strcmp(rec.tag, tags[t])) {
+				CHECK(!got[s][p][t]); /* once */
+				CHECK_EQ(rec.prio, p);
+				got[s][p][t] = true;
+			}
+	}
+	shmlog_reader_close(r);
+	for (int s = 0; s < 6; s++)
+		for (int p = SHMLOG_VERBOSE; p <= SHMLOG_FATAL; p++)
+			for (int t = 0; t < 3; t++)
+				if (got[s][p][t] != want[s][p][t]) {
+					fprintf(stderr, "spec \"%s\" %s at %d: "
+						"%s\n", specs[s], tags[t], p,
+						got[s][p][t] ? "written"
+							     : "dropped");
+					CHECK(0);
+				}
+	CHECK_EQ(shmlog_set_filter(b, "", NULL), 0);
+}
+
 int main(void)
 {
 	const char *b = test_buffer("filter");
@@ -207,6 +276,7 @@ int main(void)
 	test_env(b);
 	test_gen_wrap(b);
 	test_dead_setter(b);
+	test_write_n_levels(b);
 	shmlog_remove(b);
 	return test_done("test_filter");
 }
