@@ -15,8 +15,8 @@
  *             logger that stores a timestamped record must do
  *   filtered  shmlog_write_n() into a buffer whose filter drops every
  *             record, by a thread that holds a lane in it: the call, its
- *             argument checks, the tag's length and the filter check,
- *             with no clock read and no copy
+ *             argument checks and the filter check, with no clock read,
+ *             no copy and no look at the tag
  *   write     shmlog_write_n(): all of it
  *
  * The steps do not add up exactly: a CPU runs independent work side by
