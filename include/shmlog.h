@@ -498,8 +498,9 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
  * truncated. A reader that calls it is a follower, made to cost writers
  * little (docs/DESIGN.md, "Following writers"): it watches the lanes for
  * up to 20 us before it sleeps, and returns as soon as it sees a record;
- * it loads the head of a lane being written at most every 4 us, so a
- * record waits about 5 us at most for a follower that keeps up; writers
+ * it loads the head of a lane being written at most every 4 us (16 us
+ * behind a writer at full speed), so a record waits about 5 us at most
+ * for a follower that keeps up with a writer below that; writers
  * only pay a wake-up syscall when a reader actually sleeps here. A
  * follower's shmlog_reader_next() may say SHMLOG_EV_NONE while records
  * published in the last 4 us are still to come: the next call of this one

@@ -46,6 +46,7 @@ struct shmlog__rlane {
 	uint64_t head_seen; /* the lane's head when last loaded */
 	uint64_t head_prev; /* head_seen before that load */
 	uint64_t looked_ns; /* a follower's last look at head (0: no follower) */
+	uint32_t look_gap_ns; /* a follower's time between looks (0: least) */
 	uint64_t next_seq;
 	uint64_t last_seq; /* of the newest record taken (seq_seen) */
 	uint64_t chained; /* end of that record (and of PADs after it) */
@@ -349,18 +350,42 @@ cursor_has_new(const struct shmlog__seg *s, unsigned lane,
  * up to that head takes the line the writer's next record starts in:
  * chasing the writer record by record would cost it two misses a record
  * (ring.c, "Following writers"); one look every FOLLOW_LOOK_NS costs it
- * two misses that often, whatever its rate, and is the most a record
- * waits for the follower to see it while it keeps up. A lane whose head
+ * two misses that often, and is the most a record waits for the follower
+ * to see it while it keeps up. A lane whose head
  * did not move at the last look is looked at freely: nobody writes its
  * line, a load costs nobody. */
 #define FOLLOW_LOOK_NS 4000
+/* A writer publishing more than FOLLOW_FAST_BYTES_US bytes a microsecond
+ * (2 GB/s: tens of millions of records a second, a writer at full speed)
+ * is looked at every FOLLOW_LOOK_FAST_NS: two misses every 4 us are most
+ * of what a follower costs it, and a record written that fast is one of
+ * hundreds a look finds whatever the gap. */
+#define FOLLOW_FAST_BYTES_US 2000
+#define FOLLOW_LOOK_FAST_NS 16000
+
+static uint64_t cursor_look_gap(const struct shmlog__rlane *c)
+{
+	return c->look_gap_ns ? c->look_gap_ns : FOLLOW_LOOK_NS;
+}
 
 /* Is the follower's last look at this lane too recent to look again (the
  * lane moved then, so a writer is at work on its line)? */
 static bool cursor_look_fresh(const struct shmlog__rlane *c, uint64_t now)
 {
 	return c->looked_ns && c->head_seen != c->head_prev &&
-	       now - c->looked_ns < FOLLOW_LOOK_NS;
+	       now - c->looked_ns < cursor_look_gap(c);
+}
+
+/* A look at @now loaded head, the one before it was at @prev_ns: the gap
+ * to the next, by how fast the lane moved in between. */
+static void cursor_look_pace(struct shmlog__rlane *c, uint64_t now,
+			     uint64_t prev_ns)
+{
+	uint64_t moved = c->head_seen - c->head_prev;
+	uint64_t us = (now - prev_ns) / 1000;
+	bool fast = prev_ns && now > prev_ns && moved < (UINT64_C(1) << 40) &&
+		    moved > (us + 1) * FOLLOW_FAST_BYTES_US;
+	c->look_gap_ns = fast ? FOLLOW_LOOK_FAST_NS : FOLLOW_LOOK_NS;
 }
 
 /* A follower's look at the lane (shmlog_reader_wait()): the bytes
@@ -384,9 +409,11 @@ static uint64_t cursor_look(const struct shmlog__seg *s, unsigned lane,
 	if (!gated || !cursor_look_fresh(c, now)) {
 		uint64_t head = atomic_load_explicit(
 			&ctl->head, memory_order_acquire); /* LMM(F) */
+		uint64_t prev = c->looked_ns;
 		c->looked_ns = now ? now : 1;
 		c->head_prev = c->head_seen;
 		c->head_seen = head;
+		cursor_look_pace(c, now, prev);
 	}
 	return pos_before(c->pos, c->head_seen) ? c->head_seen - c->pos : 0;
 }
@@ -417,7 +444,7 @@ static bool cursor_may_look(struct shmlog__rlane *c)
 {
 	if (c->looked_ns && c->head_seen != c->head_prev) {
 		uint64_t now = shmlog__clock_ns(CLOCK_MONOTONIC);
-		if (now - c->looked_ns < FOLLOW_LOOK_NS)
+		if (now - c->looked_ns < cursor_look_gap(c))
 			return false;
 		c->looked_ns = now;
 	}

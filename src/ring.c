@@ -220,10 +220,11 @@
  *     next write there misses to memory, which its prefetcher sees coming;
  *   - loads the head of a lane being written (which takes the writer's
  *     head line, and reading up to it the line the writer's next record
- *     starts in) only if its last look at that lane is 4 us old, in
- *     shmlog_reader_next() and in its wait, which looks every 1 us and
- *     returns as soon as a look finds a record: two misses for the writer
- *     every 4 us whatever its rate, a record seen within about 5 us by a
+ *     starts in) only if its last look at that lane is 4 us old (16 us
+ *     for a lane that moved more than 2 bytes a nanosecond: a writer at
+ *     full speed), in shmlog_reader_next() and in its wait, which looks
+ *     every 1 us and returns as soon as a look finds a record: two misses
+ *     for the writer every 4 us, a record seen within about 5 us by a
  *     follower that keeps up; a lane that did not move at the last look
  *     is looked at freely (LMM(F) either way: it reads up to a head
  *     loaded with acquire, whoever loaded it);
