@@ -46,6 +46,7 @@ struct shmlog__rlane {
 	uint64_t head_seen; /* the lane's head when last loaded */
 	uint64_t head_prev; /* head_seen before that load */
 	uint64_t looked_ns; /* a follower's last look at head (0: no follower) */
+	uint32_t look_gap_ns; /* a follower's time between looks (0: least) */
 	uint64_t next_seq;
 	uint64_t last_seq; /* of the newest record taken (seq_seen) */
 	uint64_t chained; /* end of that record (and of PADs after it) */
@@ -343,24 +344,78 @@ cursor_has_new(const struct shmlog__seg *s, unsigned lane,
 						       memory_order_acquire));
 }
 
+/* How often a follower (a reader that calls shmlog_reader_wait()) loads
+ * the head of a lane being written: at most once every FOLLOW_LOOK_NS.
+ * Each load takes the line head is in from the writer's core, and reading
+ * up to that head takes the line the writer's next record starts in:
+ * chasing the writer record by record would cost it two misses a record
+ * (ring.c, "Following writers"); one look every FOLLOW_LOOK_NS costs it
+ * two misses that often, and is the most a record waits for the follower
+ * to see it while it keeps up. A lane whose head
+ * did not move at the last look is looked at freely: nobody writes its
+ * line, a load costs nobody. */
+#define FOLLOW_LOOK_NS 4000
+/* A writer publishing more than FOLLOW_FAST_BYTES_US bytes a microsecond
+ * (2 GB/s: tens of millions of records a second, a writer at full speed)
+ * is looked at every FOLLOW_LOOK_FAST_NS: two misses every 4 us are most
+ * of what a follower costs it, and a record written that fast is one of
+ * hundreds a look finds whatever the gap. */
+#define FOLLOW_FAST_BYTES_US 2000
+#define FOLLOW_LOOK_FAST_NS 16000
+
+static uint64_t cursor_look_gap(const struct shmlog__rlane *c)
+{
+	return c->look_gap_ns ? c->look_gap_ns : FOLLOW_LOOK_NS;
+}
+
+/* Is the follower's last look at this lane too recent to look again (the
+ * lane moved then, so a writer is at work on its line)? */
+static bool cursor_look_fresh(const struct shmlog__rlane *c, uint64_t now)
+{
+	return c->looked_ns && c->head_seen != c->head_prev &&
+	       now - c->looked_ns < cursor_look_gap(c);
+}
+
+/* A look at @now loaded head, the one before it was at @prev_ns: the gap
+ * to the next, by how fast the lane moved in between. */
+static void cursor_look_pace(struct shmlog__rlane *c, uint64_t now,
+			     uint64_t prev_ns)
+{
+	uint64_t moved = c->head_seen - c->head_prev;
+	uint64_t us = (now - prev_ns) / 1000;
+	bool fast = prev_ns && now > prev_ns && moved < (UINT64_C(1) << 40) &&
+		    moved > (us + 1) * FOLLOW_FAST_BYTES_US;
+	c->look_gap_ns = fast ? FOLLOW_LOOK_FAST_NS : FOLLOW_LOOK_NS;
+}
+
 /* A follower's look at the lane (shmlog_reader_wait()): the bytes
  * published past the cursor, its head loaded into head_seen, where the
  * cursor reads up to; UINT64_MAX: a record is held, or the lane is to be
- * read now whatever its head. */
+ * read now whatever its head. @gated: a lane being written whose last
+ * look is fresh keeps the head it has (its bytes past the cursor, if
+ * any, are counted all the same). */
 static uint64_t cursor_look(const struct shmlog__seg *s, unsigned lane,
-			    struct shmlog__rlane *c, uint64_t now)
+			    struct shmlog__rlane *c, uint64_t now, bool gated)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	c->looked_ns = now ? now : 1;
-	if (c->have || !c->begun)
+	if (c->have || !c->begun) {
+		c->looked_ns = now ? now : 1;
 		return UINT64_MAX;
-	if (c->damaged)
+	}
+	if (c->damaged) {
+		c->looked_ns = now ? now : 1;
 		return lane_changed(s, lane, c) ? UINT64_MAX : 0;
-	uint64_t head = atomic_load_explicit(&ctl->head,
-					     memory_order_acquire); /* LMM(F) */
-	c->head_prev = c->head_seen;
-	c->head_seen = head;
-	return pos_before(c->pos, head) ? head - c->pos : 0;
+	}
+	if (!gated || !cursor_look_fresh(c, now)) {
+		uint64_t head = atomic_load_explicit(
+			&ctl->head, memory_order_acquire); /* LMM(F) */
+		uint64_t prev = c->looked_ns;
+		c->looked_ns = now ? now : 1;
+		c->head_prev = c->head_seen;
+		c->head_seen = head;
+		cursor_look_pace(c, now, prev);
+	}
+	return pos_before(c->pos, c->head_seen) ? c->head_seen - c->pos : 0;
 }
 
 /* The end of what the cursor may read in its chunk: head if head is in
@@ -382,19 +437,14 @@ static bool cursor_limit(const struct shmlog__fixed *f,
 /* The cursor reached the head it has: load it again? Yes in a reader that
  * does not wait, and in a lane whose head did not move between the last
  * two loads (its line is not being written: a load costs nobody). A
- * follower (a reader that calls shmlog_reader_wait()) looks at a lane
- * being written in its wait, a batch at a time, and here only if its last
- * look is FOLLOW_FRESH_NS old: chasing the writer record by record would
- * take the line head is in, and the line the writer's next record starts
- * in, from the writer's core each time (ring.c, "Following writers").
- * What it leaves here, its next wait returns for. */
-#define FOLLOW_FRESH_NS 20000
-
+ * follower loads the head of a lane being written only if its last look
+ * is FOLLOW_LOOK_NS old; what it leaves here, its next wait returns for,
+ * at most FOLLOW_LOOK_NS after that look. */
 static bool cursor_may_look(struct shmlog__rlane *c)
 {
 	if (c->looked_ns && c->head_seen != c->head_prev) {
 		uint64_t now = shmlog__clock_ns(CLOCK_MONOTONIC);
-		if (now - c->looked_ns < FOLLOW_FRESH_NS)
+		if (now - c->looked_ns < cursor_look_gap(c))
 			return false;
 		c->looked_ns = now;
 	}
@@ -1029,64 +1079,27 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* ---- following: reading in batches, well behind the writers ---- */
+/* ---- following: a look every few microseconds, never sooner ---- */
 
-/* A follower that has read everything (ring.c, "Following writers"):
- * every look at a lane's head takes the line the writer stores head in
- * from the writer's core, and reading up to that head takes the line the
- * writer's next record starts in. So it looks rarely, LOOK_MIN_NS after
- * it ran out and then twice as long each time, up to LOOK_MAX_NS; and it
- * goes back to read only when a lane holds a batch (a quarter of the
- * chunks the lane holds, so it is never overtaken), or the lanes stopped
- * moving (a writer that logs now and then: read at once), or BATCH_NS
- * passed (the latency of a record while writers log fast). If nothing
- * comes for SPIN_NS, it sleeps: no membarrier and no FUTEX_WAKE for a
- * follower that keeps up with a steady writer. */
-#define LOOK_MIN_NS 1000
-#define LOOK_MAX_NS 8000
-#define BATCH_NS 50000
+/* A follower that has read everything (ring.c, "Following writers")
+ * looks at the lanes every LOOK_STEP_NS, and goes back to read as soon as
+ * a look finds a record: the head of a lane being written is loaded at
+ * most every FOLLOW_LOOK_NS (cursor_look()), a lane nobody writes at every
+ * step, for free. If nothing comes for SPIN_NS, it sleeps: no membarrier
+ * and no FUTEX_WAKE for a follower that keeps up with a steady writer. */
+#define LOOK_STEP_NS 1000
 #define SPIN_NS 20000
 
-/* The bytes that make a batch in @lane: a quarter of what the lane holds,
- * at least half a chunk. One pass over the descriptor table. */
-static uint64_t lane_batch(const struct shmlog__seg *s, unsigned lane)
+/* Look at every lane once (@gated: a lane being written only if its last
+ * look is FOLLOW_LOOK_NS old): is anything published past a cursor, or a
+ * lane to be read now? */
+static bool reader_look(struct shmlog_reader *r, uint64_t now, bool gated)
 {
-	const struct shmlog__fixed *f = &s->fixed;
-	uint64_t batch = lane_held(s, lane) * f->chunk_size / 4;
-	return batch > f->chunk_size / 2 ? batch : f->chunk_size / 2;
-}
-
-enum look { LOOK_NOTHING, LOOK_SOME, LOOK_READ };
-
-/* Look at every lane once: LOOK_READ if a lane holds a batch (or must be
- * read now), else whether anything is published past the cursors; the
- * bytes pending in *@total. */
-static enum look reader_look(struct shmlog_reader *r, uint64_t now,
-			     uint64_t *total)
-{
-	uint64_t most = 0, sum = 0;
-	unsigned busiest = 0;
-	bool now_all = false;
+	bool any = false;
 	/* every lane, each head loaded: what the reads that follow go to */
-	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
-		uint64_t b = cursor_look(&r->seg, i, &r->lanes[i], now);
-		if (b == UINT64_MAX) {
-			now_all = true;
-			continue;
-		}
-		if (b > most) {
-			most = b;
-			busiest = i;
-		}
-		sum += b < UINT64_MAX - sum ? b : UINT64_MAX - sum;
-	}
-	*total = sum;
-	if (now_all)
-		return LOOK_READ;
-	if (most >= r->seg.fixed.chunk_size / 2 &&
-	    most >= lane_batch(&r->seg, busiest))
-		return LOOK_READ;
-	return sum ? LOOK_SOME : LOOK_NOTHING;
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
+		any |= cursor_look(&r->seg, i, &r->lanes[i], now, gated) != 0;
+	return any;
 }
 
 /* Pause until @until (CLOCK_MONOTONIC) without touching shared memory. */
@@ -1098,24 +1111,21 @@ static void spin_ns(uint64_t until)
 	} while (shmlog__clock_ns(CLOCK_MONOTONIC) < until);
 }
 
-/* Wait, spinning, until there is a batch to read (true), or until nothing
- * came for SPIN_NS (false: go to sleep). */
+/* Wait, spinning, until a look finds something to read (true), or until
+ * nothing came for SPIN_NS (false: go to sleep). Bounded: a look that
+ * finds nothing moves nothing, and SPIN_NS ends the loop; a lane that
+ * moved is looked at again within FOLLOW_LOOK_NS, and then either has
+ * more (true) or stopped (its next looks are free). */
 static bool follow_spin(struct shmlog_reader *r)
 {
 	uint64_t t0 = shmlog__clock_ns(CLOCK_MONOTONIC), now = t0;
-	uint64_t look = LOOK_MIN_NS, prev = UINT64_MAX, total;
-	for (;;) { /* bounded: BATCH_NS or SPIN_NS */
-		enum look l = reader_look(r, now, &total);
-		if (l == LOOK_READ)
+	for (;;) {
+		if (reader_look(r, now, true))
 			return true;
-		if (l == LOOK_SOME && (total == prev || now - t0 >= BATCH_NS))
-			return true;
-		if (l == LOOK_NOTHING && now - t0 >= SPIN_NS)
+		if (now - t0 >= SPIN_NS)
 			return false;
-		prev = total;
-		spin_ns(now + look);
+		spin_ns(now + LOOK_STEP_NS);
 		now = shmlog__clock_ns(CLOCK_MONOTONIC);
-		look = look * 2 < LOOK_MAX_NS ? look * 2 : LOOK_MAX_NS;
 	}
 }
 
@@ -1123,10 +1133,8 @@ static bool follow_spin(struct shmlog_reader *r)
 static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 {
 	struct shmlog__hdr *hdr = r->seg.hdr;
-	uint64_t total;
 	if (timeout_ms == 0) /* no waiting: what is there now */
-		return reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC),
-				   &total) != LOOK_NOTHING
+		return reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), false)
 			       ? 0
 			       : -ETIMEDOUT;
 	if (follow_spin(r))
@@ -1136,8 +1144,7 @@ static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 								  : timeout_ms;
 		struct timespec d = {0, (long)step * 1000000};
 		int err = nanosleep(&d, NULL) < 0 ? -EINTR : 0;
-		if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), &total) !=
-			    LOOK_NOTHING)
+		if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), false))
 			return 0;
 		if (!err && timeout_ms >= 0 && timeout_ms <= POLL_MS)
 			return -ETIMEDOUT;
@@ -1148,13 +1155,12 @@ static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 	atomic_store_explicit(&hdr->notify.sleepers, 1, memory_order_relaxed);
 	/* pairs with LMM(W) in every writer: see ring.c, "Waking readers" */
 	shmlog__membarrier();
-	if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), &total) !=
-	    LOOK_NOTHING)
+	if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), false))
 		return 0;
 	/* futex(2) reports a truncated page as EFAULT, not SIGBUS */
 	int err = futex_wait(&hdr->notify.futex, seen, timeout_ms);
 	/* woken: the heads the next shmlog_reader_next() reads up to */
-	reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), &total);
+	reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), false);
 	return err;
 }
 

@@ -218,13 +218,16 @@
  *   - flushes (x86 CLFLUSHOPT) the lines of each record it copied and
  *     found whole, but the line the next record starts in: the writer's
  *     next write there misses to memory, which its prefetcher sees coming;
- *   - loads a lane's head, which takes the writer's head line, rarely:
- *     in its wait, 1 us after it ran out and then twice as long each time
- *     up to 8 us, until a lane holds a batch (a quarter of the lane's
- *     chunks), or no lane moved since the last look, or 50 us passed; in
- *     shmlog_reader_next() only if its last look at a lane being written
- *     is 20 us old (LMM(F) either way: it reads up to a head loaded with
- *     acquire, whoever loaded it);
+ *   - loads the head of a lane being written (which takes the writer's
+ *     head line, and reading up to it the line the writer's next record
+ *     starts in) only if its last look at that lane is 4 us old (16 us
+ *     for a lane that moved more than 2 bytes a nanosecond: a writer at
+ *     full speed), in shmlog_reader_next() and in its wait, which looks
+ *     every 1 us and returns as soon as a look finds a record: two misses
+ *     for the writer every 4 us, a record seen within about 5 us by a
+ *     follower that keeps up; a lane that did not move at the last look
+ *     is looked at freely (LMM(F) either way: it reads up to a head
+ *     loaded with acquire, whoever loaded it);
  *   - when the writer took the chunk it was reading (it fell a history
  *     behind), goes on at the chunk holding the lane's newest half, not at
  *     the lane's oldest one, which the writer takes next: the skipped
@@ -234,9 +237,9 @@
  * Waking readers
  * ===================================================================
  *
- * A follower that found nothing for 20 us sets notify.sleepers, issues
- * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), loads every lane's head
- * once more and only then sleeps on notify.futex (a follower that keeps up
+ * A follower whose looks found nothing for 20 us sets notify.sleepers,
+ * issues membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), loads every lane's
+ * head once more and only then sleeps on notify.futex (a follower that keeps up
  * with a steady writer never sleeps: no membarrier, no wake-up). A writer,
  * after storing head, reads notify.sleepers (a line written only when
  * readers go to sleep, so it stays shared in every writer's cache) and,

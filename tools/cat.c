@@ -588,12 +588,33 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 	return 0;
 }
 
+/* A follower that read everything has its output written out, unless
+ * records keep coming: while writers log fast, the library hands a
+ * follower what they wrote every few microseconds, and a write(2) of the
+ * few lines each time would cost more than formatting them (a follower
+ * of a writer at full speed would fall behind for it). So, with output
+ * pending for less than HOLD_MS, it first waits up to HOLD_MS for more
+ * (one buffer: the library's wait returns as soon as a record is there);
+ * only if none came, or the output is HOLD_MS old, is it written. A line
+ * reaches the terminal at most about 2 * HOLD_MS after it was read. */
+#define HOLD_MS 1
+
+static bool hold_output(struct cat_opts *o, const struct out *out,
+			uint64_t flushed_ms)
+{
+	if (!out->len || o->nsrc != 1 || o->src[0].broken ||
+	    mono_ms() - flushed_ms >= HOLD_MS)
+		return false;
+	return shmlog_reader_wait(o->src[0].rd, HOLD_MS) == 0;
+}
+
 /* Show records as they come; with @follow, wait for more. */
 static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 {
 	struct source *from;
 	static char args[ARGS_MAX];
 	bool json = o->view.fmt.kind == FMT_JSON;
+	uint64_t flushed_ms = mono_ms();
 	while (!cli_stop) {
 		int ev = merged_next(o, &from);
 		if (ev == SHMLOG_EV_RECORD) {
@@ -606,8 +627,11 @@ static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 		} else if (ev == SHMLOG_EV_LOST) {
 			fmt_lost(&e->out, &o->view.fmt, &from->lost);
 		} else {
+			if (follow && hold_output(o, &e->out, flushed_ms))
+				continue;
 			if (out_flush(&e->out) || !follow)
 				return;
+			flushed_ms = mono_ms();
 			sources_wait(o);
 		}
 	}

@@ -135,12 +135,14 @@ enum ipc_conv {
 	IPC_CONV_SEND = 1, /* client sends size B, server replies status */
 	IPC_CONV_NOTIFY = 2, /* client posts size B events, no reply */
 	IPC_CONV_PACED = 3, /* the same, one event per pace_ns: wake-ups */
+	IPC_CONV_RATE = 4, /* the same, rate_per_s events, busy-waited */
 	IPC_NCONV
 };
 
 static inline bool ipc_conv_oneway(enum ipc_conv c)
 {
-	return c == IPC_CONV_NOTIFY || c == IPC_CONV_PACED;
+	return c == IPC_CONV_NOTIFY || c == IPC_CONV_PACED ||
+	       c == IPC_CONV_RATE;
 }
 
 /* Stages of one round trip, as in the binder driver latency study. */
@@ -163,6 +165,7 @@ struct ipc_run_cfg {
 	int cpu_client, cpu_server; /* -1: not pinned */
 	uint64_t warm_ns, run_ns; /* warm-up, then measured phase */
 	uint64_t pace_ns; /* IPC_CONV_PACED: sleep between events */
+	uint64_t rate_per_s; /* IPC_CONV_RATE: events per second */
 	enum ipc_stamps stages; /* instrumented variants: stage stamps */
 	long corrupt_at; /* self-test: flip a bit of this frame (-1: none) */
 	uint64_t timeout_ns; /* whole run, then both children are killed */

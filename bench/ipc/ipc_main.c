@@ -33,6 +33,9 @@ static const size_t sizes_full[] = {4,	   16,	    128,      1024,	 4096,
 static const size_t sizes_quick[] = {4, 1024, 1048576};
 #define MAX_SIZES 32
 #define MAX_REPS 9
+#define MAX_RATES 8
+/* notify-rate's default rates: the goal's 5 M/s and two below it */
+static const uint64_t rates_default[] = {1000000, 2000000, 5000000};
 
 /* What a frame checksum costs, for 4 B, 1 KiB, 1 MiB of payload. */
 static double checksum_ns[3];
@@ -53,6 +56,8 @@ struct opts {
 	uint64_t spin_ns;
 	uint64_t run_ns, warm_ns;
 	uint64_t pace_ns;
+	uint64_t rates[MAX_RATES]; /* notify-rate: events per second */
+	int nrates;
 	bool stages;
 	bool stages_all; /* instrument every sync mechanism, not only shm */
 	int stage_reps; /* plain/instrumented pairs per mechanism */
@@ -66,6 +71,7 @@ struct row {
 	const char *wait_note; /* the mechanism polls inside its blocking wait */
 	enum ipc_conv conv;
 	size_t size;
+	uint64_t rate; /* notify-rate: events per second offered */
 	enum ipc_wait wait;
 	enum ipc_stamps instrumented;
 	const char *series; /* "matrix" or "stages" (paired runs) */
@@ -107,12 +113,16 @@ static void usage(FILE *f)
 		"                     or C,S (client CPU, server CPU)\n"
 		"  --mech LIST        only these mechanisms (comma-separated "
 		"names, see below)\n"
-		"  --conv LIST        request,send,notify,notify-paced "
-		"(default: all)\n"
+		"  --conv LIST        request,send,notify,notify-paced,"
+		"notify-rate\n                     (default: all)\n"
 		"  --sizes LIST       payload sizes, e.g. 4,16,128,1K,1M\n"
 		"  --wait WHICH       block, spin or both (default both)\n"
 		"  --pace-us N        notify-paced: sleep between events "
 		"(default 50)\n"
+		"  --rates LIST       notify-rate: events per second, e.g. "
+		"500k,1M,5M\n"
+		"                     (default 1M,2M,5M, quick 5M; the sender "
+		"busy-waits between them)\n"
 		"  --spin-us N        spin budget before blocking (default "
 		"50)\n"
 		"  --time-ms N        measured time per run (default 100, "
@@ -160,6 +170,29 @@ static int parse_sizes(struct opts *o, const char *s)
 		o->sizes[o->nsizes++] = (size_t)v;
 	}
 	return o->nsizes ? 0 : -1;
+}
+
+/* Events per second: 1 to 100 M, with k or M for 10^3 or 10^6. */
+static int parse_rates(struct opts *o, const char *s)
+{
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	o->nrates = 0;
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		double v = strtod(t, &end);
+		if (*end == 'k' || *end == 'K')
+			v *= 1e3, end++;
+		else if (*end == 'm' || *end == 'M')
+			v *= 1e6, end++;
+		if (errno || end == t || *end || !(v >= 1 && v <= 1e8) ||
+		    o->nrates == MAX_RATES)
+			return -1;
+		o->rates[o->nrates++] = (uint64_t)v;
+	}
+	return o->nrates ? 0 : -1;
 }
 
 static int parse_cpus(struct opts *o, const char *s)
@@ -230,7 +263,7 @@ static int check_convs(const char *list)
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	const char *cpus = NULL, *sizes = NULL, *stages = NULL;
+	const char *cpus = NULL, *sizes = NULL, *stages = NULL, *rates = NULL;
 	long time_ms = -1;
 
 	memset(o, 0, sizeof(*o));
@@ -293,6 +326,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 						"takes 0..999999\n");
 				return -1;
 			}
+		} else if (!strcmp(a, "--rates")) {
+			rates = v;
 		} else if (!strcmp(a, "--spin-us")) {
 			o->spin_ns = strtoull(v, NULL, 10) * 1000u;
 		} else if (!strcmp(a, "--time-ms")) {
@@ -325,6 +360,19 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		fprintf(stderr, "shmlog-bench ipc: bad --sizes '%s' (e.g. "
 				"4,16,1K,1M; 1 B to 64 MiB)\n", sizes);
 		return -1;
+	}
+	if (rates && parse_rates(o, rates)) {
+		fprintf(stderr, "shmlog-bench ipc: bad --rates '%s' (e.g. "
+				"500k,1M,5M; 1 to 100M events per second)\n",
+			rates);
+		return -1;
+	}
+	if (!rates) { /* --quick: the goal's rate only */
+		size_t n = sizeof(rates_default) / sizeof(rates_default[0]);
+		size_t from = o->quick ? n - 1 : 0;
+		memcpy(o->rates, rates_default + from,
+		       (n - from) * sizeof(rates_default[0]));
+		o->nrates = (int)(n - from);
 	}
 	if (!sizes) {
 		const size_t *s = o->quick ? sizes_quick : sizes_full;
@@ -375,10 +423,12 @@ static void fmt_size(char *b, size_t n, size_t size)
 		snprintf(b, n, "%zu B", size);
 }
 
-static void print_block_header(enum ipc_conv conv, size_t size)
+static void print_block_header(enum ipc_conv conv, size_t size,
+			       uint64_t rate)
 {
-	char sz[32];
+	char sz[32], rt[24];
 	fmt_size(sz, sizeof(sz), size);
+	bench_eng(rt, sizeof(rt), (double)rate, "");
 	switch (conv) {
 	case IPC_CONV_REQUEST:
 		printf("\n== synchronous request: client asks, server replies "
@@ -397,6 +447,12 @@ static void print_block_header(enum ipc_conv conv, size_t size)
 		printf("\n== paced notification: %s events, the sender sleeps "
 		       "between them; latency =\n   one-way delivery to a "
 		       "sleeping receiver ==\n", sz);
+		break;
+	case IPC_CONV_RATE:
+		printf("\n== notification at %s/s: %s events, the sender "
+		       "busy-waits between them;\n   latency = one-way "
+		       "delivery (Msgs/s below the rate: the sender was held "
+		       "up) ==\n", rt, sz);
 		break;
 	case IPC_NCONV:
 		break;
@@ -481,6 +537,7 @@ static void row_fill(struct row *r, const struct ipc_run_cfg *cfg,
 							    : NULL;
 	r->conv = cfg->conv;
 	r->size = cfg->size;
+	r->rate = cfg->conv == IPC_CONV_RATE ? cfg->rate_per_s : 0;
 	r->wait = cfg->wait;
 	r->instrumented = cfg->stages;
 	r->status = res->status;
@@ -520,8 +577,8 @@ static struct ipc_result result; /* large: histograms */
 /* Run one point; a verification failure ends the benchmark here. */
 static struct row *run_once(const struct opts *o,
 			    const struct ipc_transport *t, enum ipc_conv conv,
-			    size_t size, enum ipc_wait wait, enum ipc_stamps stages,
-			    const char *series)
+			    size_t size, uint64_t rate, enum ipc_wait wait,
+			    enum ipc_stamps stages, const char *series)
 {
 	struct ipc_run_cfg cfg = {
 		.t = t,
@@ -534,6 +591,7 @@ static struct row *run_once(const struct opts *o,
 		.warm_ns = o->warm_ns,
 		.run_ns = o->run_ns,
 		.pace_ns = o->pace_ns,
+		.rate_per_s = rate,
 		.stages = stages,
 		.timeout_ns = 60ull * 1000000000u,
 		.corrupt_at = o->corrupt_at,
@@ -572,14 +630,14 @@ static int cmp_row_mps(const void *a, const void *b)
  */
 static struct row *run_point(const struct opts *o,
 			     const struct ipc_transport *t, enum ipc_conv conv,
-			     size_t size, enum ipc_wait wait, enum ipc_stamps stages,
-			     const char *series)
+			     size_t size, uint64_t rate, enum ipc_wait wait,
+			     enum ipc_stamps stages, const char *series)
 {
 	struct row rep[MAX_REPS];
 	int n = 0;
 
 	for (int i = 0; i < o->reps; i++) {
-		struct row *r = run_once(o, t, conv, size, wait, stages,
+		struct row *r = run_once(o, t, conv, size, rate, wait, stages,
 					 series);
 		rep[n] = *r;
 		nrows--; /* keep only the chosen one below */
@@ -603,9 +661,9 @@ static bool wants_stages(const struct opts *o, const struct ipc_transport *t)
 }
 
 static void run_conversation(const struct opts *o, enum ipc_conv conv,
-			     size_t size)
+			     size_t size, uint64_t rate)
 {
-	print_block_header(conv, size);
+	print_block_header(conv, size, rate);
 	for (size_t i = 0; i < NTRANSPORTS; i++) {
 		const struct ipc_transport *t = transports[i];
 		unsigned need = ipc_conv_oneway(conv) ? IPC_CAP_NOTIFY
@@ -616,7 +674,7 @@ static void run_conversation(const struct opts *o, enum ipc_conv conv,
 			if (!o->wait_on[w] ||
 			    (w == IPC_WAIT_SPIN && !(t->caps & IPC_CAP_SPIN)))
 				continue;
-			print_row(run_point(o, t, conv, size, w,
+			print_row(run_point(o, t, conv, size, rate, w,
 					    IPC_STAMPS_NONE, "matrix"));
 		}
 	}
@@ -649,11 +707,11 @@ static void stage_one(const struct opts *o, const struct ipc_transport *t,
 	int n = 0;
 
 	for (int i = 0; i < o->stage_reps && i < 8; i++) {
-		p = *run_once(o, t, IPC_CONV_REQUEST, size, w, IPC_STAMPS_NONE,
+		p = *run_once(o, t, IPC_CONV_REQUEST, size, 0, w, IPC_STAMPS_NONE,
 			      "stages");
-		r = *run_once(o, t, IPC_CONV_REQUEST, size, w, IPC_STAMPS_OOB,
+		r = *run_once(o, t, IPC_CONV_REQUEST, size, 0, w, IPC_STAMPS_OOB,
 			      "stages");
-		b = *run_once(o, t, IPC_CONV_REQUEST, size, w,
+		b = *run_once(o, t, IPC_CONV_REQUEST, size, 0, w,
 			      IPC_STAMPS_INBAND, "stages");
 		if (p.status || r.status || b.status || !r.have_stages) {
 			printf("%-13s %-10s   n/a: %s\n", t->name,
@@ -790,6 +848,8 @@ static void json_row(struct jsonw *j, const struct row *r)
 	jsonw_str(j, "mechanism", r->mech);
 	jsonw_str(j, "conversation", ipc_conv_name(r->conv));
 	jsonw_int(j, "size", (long long)r->size);
+	if (r->conv == IPC_CONV_RATE)
+		jsonw_num(j, "rate_per_s", (double)r->rate);
 	jsonw_str(j, "wait", r->wait == IPC_WAIT_SPIN ? "spin" : "block");
 	if (r->wait_note)
 		jsonw_str(j, "wait_note", r->wait_note);
@@ -871,6 +931,11 @@ static int write_json(const struct opts *o, const struct bench_machine *m)
 	jsonw_num(&j, "run_ns", (double)o->run_ns);
 	jsonw_num(&j, "warm_ns", (double)o->warm_ns);
 	jsonw_num(&j, "pace_ns", (double)o->pace_ns);
+	jsonw_key(&j, "rates_per_s");
+	jsonw_begin_arr(&j);
+	for (int k = 0; k < o->nrates; k++)
+		jsonw_num(&j, NULL, (double)o->rates[k]);
+	jsonw_end_arr(&j);
 	jsonw_num(&j, "loadavg_start", load_start);
 	jsonw_num(&j, "loadavg_end", load_end);
 	jsonw_num(&j, "steal_ms", steal_end - steal_start);
@@ -911,12 +976,17 @@ int bench_ipc_main(int argc, char **argv)
 	for (int conv = 0; conv < IPC_NCONV; conv++) {
 		if (!o.conv_on[conv])
 			continue;
+		if (conv == IPC_CONV_RATE) {
+			for (int k = 0; k < o.nrates; k++)
+				run_conversation(&o, conv, 4, o.rates[k]);
+			continue;
+		}
 		if (ipc_conv_oneway(conv)) {
-			run_conversation(&o, conv, 4);
+			run_conversation(&o, conv, 4, 0);
 			continue;
 		}
 		for (int s = 0; s < o.nsizes; s++)
-			run_conversation(&o, conv, o.sizes[s]);
+			run_conversation(&o, conv, o.sizes[s], 0);
 	}
 	if (o.stages && o.conv_on[IPC_CONV_REQUEST])
 		run_stages(&o, o.sizes[0]);

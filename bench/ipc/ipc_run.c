@@ -92,6 +92,8 @@ const char *ipc_conv_name(enum ipc_conv c)
 		return "notify";
 	case IPC_CONV_PACED:
 		return "notify-paced";
+	case IPC_CONV_RATE:
+		return "notify-rate";
 	case IPC_NCONV:
 		break;
 	}
@@ -370,6 +372,7 @@ struct client {
 	void *tx, *rx;
 	uint32_t seq;
 	struct bench_hist *lat;
+	uint64_t due; /* IPC_CONV_RATE: when the next event is due */
 };
 
 /* Self-test of the checker (--corrupt-at): damage one frame after it was
@@ -474,10 +477,31 @@ static void client_pace(struct client *k)
 		;
 }
 
+/* Events at a fixed rate: each one is due a period after the one before,
+ * and the sender busy-waits for it (a sleep is tens of microseconds, the
+ * period a fraction of one). The sender stamps an event when it sends it,
+ * so a late one measures delivery, not the sender's delay. A sender held
+ * up (preempted, or blocked by a receiver that pushes back) resumes from
+ * now, up to one period ahead: no burst to catch up. */
+static void client_rate(struct client *k)
+{
+	uint64_t period = 1000000000u / k->cfg->rate_per_s;
+	uint64_t now = bench_now_ns();
+	if (!k->due || now > k->due + period)
+		k->due = now; /* first event, or late: no catching up */
+	while (now < k->due) {
+		ipc_cpu_relax();
+		now = bench_now_ns();
+	}
+	k->due += period;
+}
+
 static int client_step(struct client *k, uint32_t op, long idx)
 {
 	if (!ipc_conv_oneway(k->cfg->conv))
 		return client_exchange(k, op, idx);
+	if (k->cfg->conv == IPC_CONV_RATE && op != IPC_OP_STOP)
+		client_rate(k);
 	int r = client_post(k, op);
 	if (!r && k->cfg->conv == IPC_CONV_PACED && op != IPC_OP_STOP)
 		client_pace(k);

@@ -23,7 +23,23 @@ CONV_TITLE = {
     "notify-paced": "Paced notification: %s events, the sender sleeps "
                     "between them (latency = one-way delivery to a "
                     "sleeping receiver)",
+    "notify-rate": "Notification at %s/s: %s events, the sender "
+                   "busy-waits between them (latency = one-way delivery; "
+                   "Msgs/s below the rate: the sender was held up)",
 }
+
+
+def rate_name(v):
+    for div, unit in ((1e6, "M"), (1e3, "k")):
+        if v >= div:
+            return "%g %s" % (v / div, unit)
+    return "%g" % v
+
+
+def conv_title(conv, size, rate):
+    if conv == "notify-rate":
+        return CONV_TITLE[conv] % (rate_name(rate or 0), size_name(size))
+    return CONV_TITLE.get(conv, conv) % size_name(size)
 
 
 def size_name(n):
@@ -44,12 +60,12 @@ def us(ns):
 def matrix_tables(rows, out):
     order = []
     for r in rows:
-        key = (r["conversation"], r["size"])
+        key = (r["conversation"], r["size"], r.get("rate_per_s"))
         if key not in order:
             order.append(key)
-    for conv, size in order:
+    for conv, size, rate in order:
         out.append("")
-        out.append("#### " + CONV_TITLE.get(conv, conv) % size_name(size))
+        out.append("#### " + conv_title(conv, size, rate))
         out.append("")
         oneway = conv.startswith("notify")
         head = ["mechanism", "wait", "Msgs/s", "+-%", "KiB/s", "p50 us",
@@ -62,7 +78,8 @@ def matrix_tables(rows, out):
         out.append("|" + "---|" * len(head))
         notes = set()
         for r in rows:
-            if (r["conversation"], r["size"]) != (conv, size):
+            if (r["conversation"], r["size"],
+                    r.get("rate_per_s")) != (conv, size, rate):
                 continue
             wait = "spin+block" if r["wait"] == "spin" else "block"
             if r.get("wait_note") and r["wait"] == "block":

@@ -391,6 +391,7 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 	fmt_prepare(&f);
 	atomic_store(&ps->ready, 1);
 	uint64_t shown = 0, give_up = bench_now_ns() + PACED_GIVE_UP_NS;
+	uint64_t flushed = bench_now_ns(); /* output last written */
 	bool draining = false; /* the writer is done: read what is left */
 	for (;;) {
 		int ev = shmlog_reader_next(rd, &rec, &lost);
@@ -416,10 +417,22 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 			ps->reported_lost += lost.overwritten + lost.torn;
 			continue;
 		}
-		if (ev < 0 || out_flush(&o) < 0) {
+		if (ev < 0) {
 			ps->failed = 1;
 			break;
 		}
+		/* as `shmlog cat -f` does: output pending for less than
+		 * 1 ms waits up to 1 ms for more records before it is
+		 * written (a write of the few lines a follower that keeps
+		 * up finds each time would cost more than their format) */
+		if (!draining && o.len && bench_now_ns() - flushed < 1000000 &&
+		    shmlog_reader_wait(rd, 1) == 0)
+			continue;
+		if (out_flush(&o) < 0) {
+			ps->failed = 1;
+			break;
+		}
+		flushed = bench_now_ns();
 		if (draining)
 			break;
 		if (bench_now_ns() > give_up) { /* its writer died? */
