@@ -14,10 +14,10 @@
  *                        its live descendants): other tenants, kernel
  *                        threads, a log forwarder reading /dev/kmsg.
  *
- * On a 2-vCPU guest a busy second vCPU slows every instruction of the
- * first when the two share a core (cache, and SMT siblings on the host),
- * while the clock read, fixed-latency microcode, stays as it is: a ratio
- * to the floor then moves by 1.5x. These figures say which it was.
+ * Neither sees a neighbour outside the guest (another tenant of the
+ * host's core), which can slow every load and store of this vCPU by
+ * 1.3-1.8x while the clock read stays as it is; the breakdown guards
+ * itself against that one (breakdown.c).
  * Descendants' CPU is read with their process CPU clocks (nanoseconds);
  * /proc/stat is in ticks (10 ms), so "outside" is good to a few hundredths
  * of a CPU over a half-second run.
