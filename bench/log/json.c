@@ -219,6 +219,9 @@ static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
 	jsonw_num(j, "floor_ns", b->floor_ns);
 	jsonw_num(j, "filtered_ns", b->filtered_ns);
 	jsonw_num(j, "write_ns", b->write_ns);
+	/* the medians are of rounds_kept of rounds, those at full speed */
+	jsonw_num(j, "rounds", b->rounds);
+	jsonw_num(j, "rounds_kept", b->rounds_kept);
 	jsonw_end_obj(j);
 }
 

@@ -244,6 +244,7 @@ struct lb_breakdown {
 	double floor_ns; /* clock read + copy of the record into a ring */
 	double filtered_ns; /* shmlog_write_n() that the filter drops */
 	double write_ns; /* shmlog_write_n() */
+	int rounds, rounds_kept; /* rounds run, at full speed (medians of) */
 };
 /* Measure it with private buffers of the library's default size. */
 void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w);

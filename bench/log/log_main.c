@@ -65,7 +65,25 @@ static void measure_readers(const struct lb_opts *o, struct lb_readers *rd)
 	lb_readers_run(&o->main, rd);
 }
 
-static void measure_history(const struct lb_opts *o, struct lb_history *hk)
+/* Run @fn(@a, @b) and add what the bench's other processes and the
+ * machine did meanwhile to @q. */
+static void quietly(struct lb_quiet *q, void (*fn)(const void *, void *),
+		    const void *a, void *b)
+{
+	static struct lb_quiet_mark m0, m1;
+	lb_quiet_mark(&m0);
+	fn(a, b);
+	lb_quiet_mark(&m1);
+	lb_quiet_add(q, &m0, &m1, NULL, 0);
+}
+
+static void history_run(const void *cfg, void *hk)
+{
+	lb_history_run(cfg, hk);
+}
+
+static void measure_history(const struct lb_opts *o, struct lb_history *hk,
+			    struct lb_quiet *q)
 {
 	memset(hk, 0, sizeof(*hk));
 	if (o->no_history || !lb_selected(o, &lb_shmlog_default)) {
@@ -73,11 +91,17 @@ static void measure_history(const struct lb_opts *o, struct lb_history *hk)
 		return;
 	}
 	fprintf(stderr, "  %-16s %s\n", "shmlog", "history kept");
-	lb_history_run(&o->main, hk);
+	quietly(q, history_run, &o->main, hk);
+}
+
+static void breakdown_run(const void *w, void *bd)
+{
+	lb_breakdown_run(bd, w);
 }
 
 static void measure_breakdown(const struct lb_opts *o,
-			      const struct lb_work *w, struct lb_breakdown *bd)
+			      const struct lb_work *w, struct lb_breakdown *bd,
+			      struct lb_quiet *q)
 {
 	memset(bd, 0, sizeof(*bd));
 	if (!lb_selected(o, &lb_shmlog_default)) {
@@ -85,13 +109,13 @@ static void measure_breakdown(const struct lb_opts *o,
 		return;
 	}
 	fprintf(stderr, "  %-16s %s\n", "shmlog", "where a call goes");
-	lb_breakdown_run(bd, w);
+	quietly(q, breakdown_run, w, bd);
 }
 
 static void print_tables(const struct lb_opts *o,
 			 const struct bench_machine *m, double timer_ns,
 			 const struct lb_work *w, const struct lb_readers *rd,
-			 const struct lb_history *hk)
+			 const struct lb_history *hk, const struct lb_quiet *qh)
 {
 	lb_print_main(stdout, o, timer_ns, w);
 	lb_print_per_call(stdout, timer_ns);
@@ -101,6 +125,7 @@ static void print_tables(const struct lb_opts *o,
 	if (!o->no_scaling)
 		lb_print_scaling(stdout);
 	lb_print_history(stdout, hk);
+	lb_quiet_print(stdout, "beside these runs", qh);
 	lb_print_readers(stdout, rd);
 }
 
@@ -143,14 +168,16 @@ int bench_log_main(int argc, char **argv)
 	select_contenders(&o);
 	lb_measure_all(&o, &w);
 	struct lb_history hk;
-	measure_history(&o, &hk);
+	struct lb_quiet qh = {0}, qb = {0};
+	measure_history(&o, &hk, &qh);
 	struct lb_readers rd;
 	measure_readers(&o, &rd);
 	struct lb_breakdown bd;
-	measure_breakdown(&o, &w, &bd);
+	measure_breakdown(&o, &w, &bd, &qb);
 
-	print_tables(&o, &m, timer_ns, &w, &rd, &hk);
+	print_tables(&o, &m, timer_ns, &w, &rd, &hk, &qh);
 	lb_breakdown_print(stdout, &bd);
+	lb_quiet_print(stdout, "beside these loops", &qb);
 	struct lb_target t[LB_MAX_TARGETS];
 	int nt = lb_targets_collect(t, timer_ns, &bd);
 	lb_print_targets(stdout, t, nt);

@@ -11,6 +11,7 @@
  * each writer keeps, the sixth, by history.c.)
  */
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 
 #include "plan.h"
@@ -98,11 +99,40 @@ static void setup_one(struct lb_entry *e)
 	snprintf(e->note, sizeof(e->note), "%s", e->c.note);
 }
 
+/* Stop (SIGSTOP) every other contender's collector or daemon, or let
+ * them run again (SIGCONT), so that a run has the machine to itself: an
+ * idle daemon still wakes for its timers, and one that has not caught up
+ * with its backlog would run beside the next contender. */
+static void hold_others(const struct lb_entry *e, int sig)
+{
+	for (int i = 0; i < lb_n_contenders; i++) {
+		const struct lb_entry *o = &lb_entries[i];
+		if (o != e && o->set_up && o->c.collector > 0)
+			kill(o->c.collector, sig);
+	}
+}
+
+/* One run of @e, alone: the other contenders' helpers stopped, and what
+ * the bench's other processes and the machine did meanwhile added to @q. */
+static void run_alone(struct lb_entry *e, const struct lb_work *w,
+		      const struct lb_config *cfg, int procs, int threads,
+		      struct lb_result *r, struct lb_quiet *q)
+{
+	static struct lb_quiet_mark a, b;
+	hold_others(e, SIGSTOP);
+	lb_quiet_mark(&a);
+	lb_run(&e->c, w, cfg, procs, threads, r);
+	lb_quiet_mark(&b);
+	hold_others(e, SIGCONT);
+	/* its own collector's CPU is its price, not a neighbour's */
+	lb_quiet_add(q, &a, &b, &e->c.collector, 1);
+}
+
 static void main_rep(struct lb_entry *e, const struct lb_config *cfg,
 		     const struct lb_work *w)
 {
 	static struct lb_result r;
-	lb_run(&e->c, w, cfg, 1, 1, &r);
+	run_alone(e, w, cfg, 1, 1, &r, &e->q_main);
 	if (!r.ok || r.wall_s <= 0) {
 		fail(e, r.err);
 		return;
@@ -154,7 +184,7 @@ static void measure_per_call(const struct lb_opts *o, const struct lb_work *w)
 				continue;
 			if (rep == 0)
 				progress(e->ct->name, "every call timed");
-			lb_run(&e->c, w, &one, 1, 1, &r);
+			run_alone(e, w, &one, 1, 1, &r, &e->q_call);
 			if (r.ok)
 				bench_hist_merge(&e->hist1, &r.hist);
 		}
@@ -190,7 +220,8 @@ static void cell_run(struct lb_entry *e, struct cell *cl,
 	static struct lb_result r;
 	if (cl->bad)
 		return;
-	lb_run(&e->c, w, cfg, procs, threads, &r);
+	run_alone(e, w, cfg, procs, threads, &r,
+		  per_cpu ? &e->q_scale : &e->q_sweep);
 	if (!r.ok || r.wall_s <= 0) {
 		cl->bad = true;
 		return;

@@ -20,6 +20,33 @@
 extern const size_t lb_sweep_sizes[LB_N_SIZES];
 extern const int lb_scale_writers[LB_N_SCALE];
 
+/* ---- was a measurement alone? (quiet.c) ---- */
+#define LB_QUIET_MAX 256
+/* A snapshot: the bench's live descendants and their CPU, the machine's
+ * busy ticks, the bench's own CPU, the time. */
+struct lb_quiet_mark {
+	int n;
+	pid_t desc[LB_QUIET_MAX];
+	uint64_t cpu[LB_QUIET_MAX]; /* ns */
+	uint64_t busy_ticks, bench_ns, wall_ns;
+};
+/* Summed over the runs of one figure. */
+struct lb_quiet {
+	int runs;
+	double others_s, others_max_s; /* the bench's other processes' CPU */
+	double outside_s; /* CPU the machine spent outside the bench */
+	double wall_s;
+};
+void lb_quiet_mark(struct lb_quiet_mark *m);
+/* Add the interval @a..@b; processes in @skip (the ones measured) are
+ * not "others". */
+void lb_quiet_add(struct lb_quiet *q, const struct lb_quiet_mark *a,
+		  const struct lb_quiet_mark *b, const pid_t *skip, int nskip);
+/* The bench's other processes used (next to) no CPU. */
+bool lb_quiet_alone(const struct lb_quiet *q);
+/* One line (two) for a section: alone or not, and the figures. */
+void lb_quiet_print(FILE *f, const char *what, const struct lb_quiet *q);
+
 struct lb_opts {
 	struct lb_config main, sweep, scale;
 	const char *json, *plot, *only;
@@ -57,6 +84,8 @@ struct lb_entry {
 	/* scaling: [0] threads, [1] processes; records/s of wall time, and
 	 * records per CPU-second the writers actually got */
 	double sc_rps[2][LB_N_SCALE], sc_cpu_rps[2][LB_N_SCALE];
+	/* what ran beside its timed runs (quiet.c), per part of the plan */
+	struct lb_quiet q_main, q_call, q_sweep, q_scale;
 };
 
 /* One entry per registered contender, in registry order. */

@@ -4,6 +4,7 @@
  * units, durations in the unit that reads best, 100 columns unless --wide.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "plan.h"
@@ -21,6 +22,27 @@ static bool shown(const struct lb_entry *e, FILE *f)
 		return false;
 	}
 	return true;
+}
+
+/* What ran beside shmlog's runs of one part of the plan (the struct
+ * lb_quiet at @off in each entry), summed over shmlog's variants. */
+static void shmlog_quiet(FILE *f, const char *what, size_t off)
+{
+	struct lb_quiet sum = {0};
+	for (int i = 0; i < lb_n_contenders; i++) {
+		const struct lb_entry *e = &lb_entries[i];
+		if (!lb_usable(e) || !(e->ct->flags & LB_SHMLOG))
+			continue;
+		const struct lb_quiet *q =
+		    (const struct lb_quiet *)((const char *)e + off);
+		sum.runs += q->runs;
+		sum.others_s += q->others_s;
+		if (q->others_max_s > sum.others_max_s)
+			sum.others_max_s = q->others_max_s;
+		sum.outside_s += q->outside_s;
+		sum.wall_s += q->wall_s;
+	}
+	lb_quiet_print(f, what, &sum);
 }
 
 static const char *syscalls(char *buf, size_t n, const struct lb_entry *e)
@@ -86,6 +108,8 @@ void lb_print_main(FILE *f, const struct lb_opts *o, double timer_ns,
 	for (int i = 0; i < lb_n_contenders; i++)
 		if (shown(&lb_entries[i], f))
 			main_row(f, &lb_entries[i], o->wide);
+	shmlog_quiet(f, "beside shmlog's runs",
+		     offsetof(struct lb_entry, q_main));
 }
 
 void lb_print_per_call(FILE *f, double timer_ns)
@@ -107,6 +131,8 @@ void lb_print_per_call(FILE *f, double timer_ns)
 			D(lb_call_q(e, 0.9999, timer_ns)),
 			p50 > 0 ? lb_call_q(e, 0.999, timer_ns) / p50 : NAN);
 	}
+	shmlog_quiet(f, "beside shmlog's runs",
+		     offsetof(struct lb_entry, q_call));
 }
 
 /* The 2012 RFC's table: bytes per second, one row per design, against the
@@ -174,6 +200,8 @@ void lb_print_sweep(FILE *f)
 			fprintf(f, "\n");
 		}
 	}
+	shmlog_quiet(f, "beside shmlog's runs",
+		     offsetof(struct lb_entry, q_sweep));
 }
 
 static void scaling_row(FILE *f, const char *name, const double v[2][LB_N_SCALE])
@@ -207,6 +235,8 @@ void lb_print_scaling(FILE *f)
 		scaling_row(f, "  per CPU-s",
 			    (const double(*)[LB_N_SCALE])e->sc_cpu_rps);
 	}
+	shmlog_quiet(f, "beside shmlog's runs",
+		     offsetof(struct lb_entry, q_scale));
 }
 
 /* A share as a percentage; "-" where there is none (NaN). */
