@@ -76,7 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmtarg_encode.h"
+#include "fmtarg_typed.h"
 #include "internal.h"
 
 /* ---- the writer: call sites and the table ----------------------------- */
@@ -237,7 +237,7 @@ static const struct shmlog__fmt_plan plan_refused;
 /* The plan of @site, made on its first call (any handle): NULL if memory
  * ran out. Two threads may make one at once; one plan is kept. */
 static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
-						const char *fmt)
+						const char *fmt, uint64_t types)
 {
 	const void *p = __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE);
 	if (p)
@@ -247,9 +247,14 @@ static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
 		return NULL;
 	made->fmt = fmt;
 	const void *want = made;
+	memset(&made->typed, 0, sizeof(made->typed));
 	if (shmlog__fmt_compile(fmt, &made->spec) != 0) {
 		free(made);
 		want = &plan_refused;
+	} else if (types & SHMLOG__TYPED_SITE) {
+		/* the site's types never change: how its values are written
+		 * is decided here, once */
+		shmlog__fmt_typed_layout(&made->spec, types, &made->typed);
 	}
 	if (!__atomic_compare_exchange_n(&site->plan, &p, want, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -260,12 +265,26 @@ static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
 	return want;
 }
 
+int shmlog__site_prepare(struct shmlog_fmt_site *site, const char *fmt)
+{
+	if (!site || !fmt || !(site->types & SHMLOG__TYPED_SITE))
+		return 0;
+	const struct shmlog__fmt_plan *p = site_plan(site, fmt, site->types);
+	if (!p)
+		return 0; /* no memory: asked again next call */
+	int ok = p != &plan_refused && p->fmt == fmt &&
+		 p->typed.types == site->types;
+	__atomic_store_n(&site->typed_ok, ok ? 1 : -1, __ATOMIC_RELAXED);
+	return ok;
+}
+
 const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 						  struct shmlog_fmt_site *site,
 						  const char *fmt,
+						  uint64_t types,
 						  uint32_t *id)
 {
-	const struct shmlog__fmt_plan *p = site_plan(site, fmt);
+	const struct shmlog__fmt_plan *p = site_plan(site, fmt, types);
 	if (!p)
 		return NULL;
 	if (p == &plan_refused) {
@@ -299,6 +318,9 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	if (!cacheable || (st != SITE_READY && st != SITE_FULL))
 		return st == SITE_READY ? p : NULL;
 	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
+	if (types & SHMLOG__UNTYPED_SITE) /* once per site and handle */
+		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_untyped, 1,
+					  memory_order_relaxed);
 	/* LMM(site:A): the plan, and the table's entry (fmt_register's
 	 * release store, seen by site_find's acquire), before the key */
 	__atomic_store_n(&site->key, key, __ATOMIC_RELEASE);
