@@ -219,6 +219,9 @@ static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
 	jsonw_num(j, "floor_ns", b->floor_ns);
 	jsonw_num(j, "filtered_ns", b->filtered_ns);
 	jsonw_num(j, "write_ns", b->write_ns);
+	jsonw_num(j, "printf_record_bytes", b->printf_record_bytes);
+	jsonw_num(j, "printf_floor_ns", b->printf_floor_ns);
+	jsonw_num(j, "printf_ns", b->printf_ns);
 	jsonw_end_obj(j);
 }
 

@@ -244,6 +244,11 @@ struct lb_breakdown {
 	double floor_ns; /* clock read + copy of the record into a ring */
 	double filtered_ns; /* shmlog_write_n() that the filter drops */
 	double write_ns; /* shmlog_write_n() */
+	/* the printf-style call of shmlog-printf (three values, formatted by
+	 * the reader) beside the floor of the record it writes */
+	double printf_record_bytes;
+	double printf_floor_ns;
+	double printf_ns;
 };
 /* Measure it with private buffers of the library's default size. */
 void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w);
