@@ -81,7 +81,8 @@ struct shmlog__fmt_spec {
 struct shmlog__fmt_typed {
 	uint64_t types; /* the site's SHMLOG__TYPES() this was made for */
 	uint8_t n; /* values written */
-	bool fast; /* no * value: the writer's fast path takes every call */
+	bool fast; /* no * value, no string precision: the writer's fast
+		    * path takes every call */
 	uint8_t smask; /* bit i: value i is written as a string */
 	uint64_t clsw; /* cls[] again, value i in bits 8i..8i+7 */
 	uint16_t fixed; /* block bytes but the strings' contents */

@@ -77,7 +77,7 @@ static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *s
 		t->role[i] = c == a->cls ? a->role : SHMLOG__FMT_ROLE_VALUE;
 		t->prec[i] = a->prec;
 		if (t->role[i] != SHMLOG__FMT_ROLE_VALUE ||
-		    (c == SHMLOG__FMT_STRING && a->prec == SHMLOG__FMT_PREC_STAR))
+		    (c == SHMLOG__FMT_STRING && a->prec != SHMLOG__FMT_PREC_NONE))
 			t->fast = false;
 		t->fixed += c == SHMLOG__FMT_INT32    ? 5
 			    : c == SHMLOG__FMT_STRING ? 3

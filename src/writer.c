@@ -950,7 +950,7 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
 	__asm__("" : "+r"(w));
 	if (SHMLOG_UNLIKELY(w->handle_id != h->id || !w->ctl || w->busy))
-		goto general;
+		goto general_p;
 	if (!(site->flags & SHMLOG_WRITE_UNFILTERED)) {
 		uint64_t fast = atomic_load_explicit(&h->filter_fast,
 						     memory_order_relaxed);
@@ -960,49 +960,37 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 					    &h->seg.hdr->config.filter_gen,
 					    memory_order_relaxed) ||
 			    prio < (int)(uint32_t)fast))
-			goto general;
+			goto general_p;
 	}
 	uint64_t tword;
 	uint32_t tag_len = tag_short(tag, &tword);
 	if (SHMLOG_UNLIKELY(!tag_len))
-		goto general;
+		goto general_p;
 
 	/* the strings measured, once; the block's length (msg_fit: what
 	 * fits a record beside the longest tag, as shmlog__defer_room()) */
 	size_t room = h->msg_fit;
 	size_t blen = 4 + t->fixed;
-	const char *str[SHMLOG__TYPED_MAX];
 	uint32_t slen[SHMLOG__TYPED_MAX];
 	for (unsigned m = t->smask; m; m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		const char *s = (const char *)v[i].p;
-		uint16_t pr = t->prec[i];
 		if (SHMLOG_UNLIKELY(!s))
-			s = pr == SHMLOG__FMT_PREC_NONE || pr >= 6 ? "(null)"
-								   : "";
-		size_t n;
-		if (SHMLOG_LIKELY(pr == SHMLOG__FMT_PREC_NONE)) {
-			n = shmlog__typed_strlen(s, room);
-		} else {
-			/* glibc reads no further than the precision */
-			n = 0;
-			while (n < pr && s[n])
-				n++;
-		}
+			goto general_p; /* "(null)" */
+		size_t n = shmlog__typed_strlen(s, room);
 		blen += n;
 		if (SHMLOG_UNLIKELY(blen > room))
-			goto general; /* to be cut */
-		str[i] = s;
+			goto general_p; /* to be cut */
 		slen[i] = (uint32_t)n;
 	}
 
 	/* the TSC only: another clock is a call */
 	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
-		goto general;
+		goto general_p;
 	uint64_t time = shmlog__rdtsc();
 	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
 							 memory_order_relaxed)))
-		goto general;
+		goto general_p;
 	uint64_t meta = rec_meta(0, (uint32_t)blen, prio, REC_FLAG_DEFERRED,
 				 tag_len);
 	w->busy = 1;
@@ -1013,7 +1001,7 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 						  &at))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		w->busy = 0;
-		goto general; /* a new chunk to take */
+		goto general_p; /* a new chunk to take */
 	}
 	/* the classes in a register: the stores below may alias the plan */
 	unsigned char *q = at.msg;
@@ -1027,7 +1015,7 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			q = put_u32(q, (uint32_t)v[i].u);
 		} else if (c == SHMLOG__FMT_STRING) {
 			q = put_u16(q, (uint16_t)slen[i]);
-			shmlog__typed_copy(q, str[i], slen[i]);
+			shmlog__typed_copy(q, (const char *)v[i].p, slen[i]);
 			q += slen[i];
 		} else {
 			q = put_u64(q, (uint64_t)v[i].u);
@@ -1041,6 +1029,9 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 						 memory_order_relaxed)))
 		return wake_then_0(h);
 	return 0;
+general_p:
+	/* the site's plan is this call's format: one register fewer kept */
+	return print_typed_general(h, site, prio, tag, p->fmt, v);
 general:
 	return print_typed_general(h, site, prio, tag, fmt, v);
 }
