@@ -550,11 +550,15 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 #define SHMLOG__TYPED_SITE (UINT64_C(1) << 63)
 #define SHMLOG__UNTYPED_SITE (UINT64_C(1) << 62)
 #ifdef SHMLOG__TYPED_CALLS
+static inline int shmlog__site_typed(struct shmlog_fmt_site *site,
+				     const char *fmt)
+{
+	int ok = __atomic_load_n(&site->typed_ok, __ATOMIC_RELAXED);
+	return ok > 0 || (ok == 0 && shmlog__site_prepare(site, fmt));
+}
 #define SHMLOG__TYPED_OK(site, ...)                                            \
 	(SHMLOG__KNOWN(__VA_ARGS__) &&                                         \
-	 (__atomic_load_n(&(site).typed_ok, __ATOMIC_RELAXED) > 0 ||           \
-	  (__atomic_load_n(&(site).typed_ok, __ATOMIC_RELAXED) == 0 &&         \
-	   shmlog__site_prepare(&(site), SHMLOG__FMT(__VA_ARGS__)))))
+	 shmlog__site_typed(&(site), SHMLOG__FMT(__VA_ARGS__)))
 #define SHMLOG__SITE_TYPES(...)                                                \
 	(SHMLOG__KNOWN(__VA_ARGS__)                                            \
 		 ? SHMLOG__TYPED_SITE | SHMLOG__TYPES(__VA_ARGS__)             \
