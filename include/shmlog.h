@@ -362,9 +362,9 @@ int shmlog__print_site(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	SHMLOG_PRINTF(5, 6);
 
 /* Internal to the macros: shmlog__print_site() for a site of these
- * macros (its types field set) whose values have no types: counted, once
- * per site and buffer (shmlog_stat_formats() cannot say it without
- * changing its structure; the segment's stats keep it). */
+ * macros (its types field set) whose values have no types the compiler
+ * could tell, or whose format the reader does not format: counted once
+ * per site and buffer it writes to, in the buffer's header (stats). */
 int shmlog__print_untyped(shmlog_t *h, struct shmlog_fmt_site *site,
 			  int prio, const char *tag, const char *fmt, ...)
 	SHMLOG_PRINTF(5, 6);
