@@ -363,8 +363,9 @@ int shmlog__print_site(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 
 /* Internal to the macros: shmlog__print_site() for a site of these
  * macros (its types field set) whose values have no types the compiler
- * could tell, or whose format the reader does not format: counted once
- * per site and buffer it writes to, in the buffer's header (stats). */
+ * could tell: counted once per site and buffer it writes to, in the
+ * buffer's header (stats). A site whose format the reader does not
+ * format (%m, %n) comes here too, counted as refused, per call. */
 int shmlog__print_untyped(shmlog_t *h, struct shmlog_fmt_site *site,
 			  int prio, const char *tag, const char *fmt, ...)
 	SHMLOG_PRINTF(5, 6);
