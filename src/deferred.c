@@ -57,6 +57,13 @@
  *         its table was full), stored with release once the handle's
  *         cache has registered the format: LMM(site:A), paired with the
  *         call's acquire load, LMM(site:B) (internal.h)
+ *   types the macro's compile-time codes of the call's values
+ *         (include/shmlog.h, SHMLOG__TYPES): a typed site's plan also
+ *         says which class each value is written as (fmtarg_typed.h),
+ *         decided when the plan is made, before its first call fetches
+ *         its values (shmlog__site_prepare); an untyped site (values of
+ *         types the compiler could not tell: a va_list) is counted in
+ *         the header's stats.fmt_untyped each time its key is stored
  * A call whose key names another handle (another buffer, a handle opened
  * again: ids are never reused) asks the handle's cache and stores the new
  * key; a site switching between two buffers registers the format once per
