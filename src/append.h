@@ -184,6 +184,89 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 	return true;
 }
 
+/*
+ * shmlog__append_fit_as() in two steps, for a caller that writes the
+ * message itself, straight into the record (a typed printf-style call
+ * encodes its values there: writer.c, shmlog__print_typed). The same
+ * protocol, labels and test points.
+ *
+ * shmlog__append_begin(): steps 1-3, the reservation of a record whose
+ * message is @msg_len bytes, its header but the word, and its tag; *@at
+ * says where the message goes (at->msg, @msg_len bytes to fill before
+ * shmlog__append_commit()). false, with nothing written: it does not fit
+ * the OPEN chunk (as append_fit_as's false). @tag_len is 1 to 15
+ * (tag_short()).
+ */
+struct shmlog__append_at {
+	unsigned char *msg;
+	struct shmlog__rec *r;
+	uint64_t pos, end, seq;
+};
+
+static inline __attribute__((always_inline)) bool
+shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
+		     const char *tag, uint32_t tag_len, uint64_t tword,
+		     uint32_t msg_len, struct shmlog__append_at *at)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
+		       ~(REC_ALIGN - 1);
+	uint64_t pos = w->head, seq = w->seq;
+	if (SHMLOG_UNLIKELY(w->cend - pos < len) ||
+	    SHMLOG_UNLIKELY(atomic_load_explicit(w->cdesc,
+						 memory_order_relaxed) !=
+			    w->cword))
+		return false;
+	uint64_t end = pos + len;
+	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+	atomic_thread_fence(memory_order_release); /* LMM(C) */
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+	TESTPOINT(1);
+
+	struct shmlog__rec *r = (struct shmlog__rec *)(w->rec_base + pos);
+	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;
+	r->seq = seq;
+	r->time = time;
+	memcpy(&r->pid, &ids, sizeof(ids));
+	meta |= len;
+	memcpy(&r->len, &meta, sizeof(meta));
+	char *body = (char *)(r + 1);
+	if (SHMLOG_LIKELY(tag_len < 8))
+		memcpy(body, &tword, 8); /* the message overwrites the rest */
+	else
+		copy_short(body, tag, tag_len);
+	TESTPOINT(3);
+	*at = (struct shmlog__append_at){(unsigned char *)body + tag_len, r,
+					 pos, end, seq};
+	return true;
+}
+
+/* Steps 4-6: commit the record shmlog__append_begin() reserved at @at,
+ * its message written. */
+static inline __attribute__((always_inline)) void
+shmlog__append_commit(struct shmlog__wlane *w,
+		      const struct shmlog__append_at *at)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	TESTPOINT(4);
+	atomic_store_explicit(&at->r->word, at->pos | REC_COMMITTED,
+			      memory_order_release); /* LMM(D) */
+	TESTPOINT(5);
+	atomic_store_explicit(&ctl->head, at->end,
+			      memory_order_release); /* LMM(E) */
+	TESTPOINT(6);
+	atomic_store_explicit(&ctl->next_seq, at->seq + 1,
+			      memory_order_release);
+	w->head = at->end;
+	w->seq = at->seq + 1;
+}
+
 /* The same for a caller that calls nothing (shmlog_write_n()'s leaf):
  * the tag under 16 bytes, the message at most 128, copied inline. */
 static inline __attribute__((always_inline)) bool

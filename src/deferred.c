@@ -57,6 +57,13 @@
  *         its table was full), stored with release once the handle's
  *         cache has registered the format: LMM(site:A), paired with the
  *         call's acquire load, LMM(site:B) (internal.h)
+ *   types the macro's compile-time codes of the call's values
+ *         (include/shmlog.h, SHMLOG__TYPES): a typed site's plan also
+ *         says which class each value is written as (fmtarg_typed.h),
+ *         decided when the plan is made, before its first call fetches
+ *         its values (shmlog__site_prepare); an untyped site (values of
+ *         types the compiler could not tell: a va_list) is counted in
+ *         the header's stats.fmt_untyped each time its key is stored
  * A call whose key names another handle (another buffer, a handle opened
  * again: ids are never reused) asks the handle's cache and stores the new
  * key; a site switching between two buffers registers the format once per
@@ -76,7 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmtarg_encode.h"
+#include "fmtarg_typed.h"
 #include "internal.h"
 
 /* ---- the writer: call sites and the table ----------------------------- */
@@ -237,7 +244,7 @@ static const struct shmlog__fmt_plan plan_refused;
 /* The plan of @site, made on its first call (any handle): NULL if memory
  * ran out. Two threads may make one at once; one plan is kept. */
 static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
-						const char *fmt)
+						const char *fmt, uint64_t types)
 {
 	const void *p = __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE);
 	if (p)
@@ -247,9 +254,14 @@ static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
 		return NULL;
 	made->fmt = fmt;
 	const void *want = made;
+	memset(&made->typed, 0, sizeof(made->typed));
 	if (shmlog__fmt_compile(fmt, &made->spec) != 0) {
 		free(made);
 		want = &plan_refused;
+	} else if (types & SHMLOG__TYPED_SITE) {
+		/* the site's types never change: how its values are written
+		 * is decided here, once */
+		shmlog__fmt_typed_layout(&made->spec, types, &made->typed);
 	}
 	if (!__atomic_compare_exchange_n(&site->plan, &p, want, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -260,12 +272,26 @@ static const struct shmlog__fmt_plan *site_plan(struct shmlog_fmt_site *site,
 	return want;
 }
 
+int shmlog__site_prepare(struct shmlog_fmt_site *site, const char *fmt)
+{
+	if (!site || !fmt || !(site->types & SHMLOG__TYPED_SITE))
+		return 0;
+	const struct shmlog__fmt_plan *p = site_plan(site, fmt, site->types);
+	if (!p)
+		return 0; /* no memory: asked again next call */
+	int ok = p != &plan_refused && p->fmt == fmt &&
+		 p->typed.types == site->types;
+	__atomic_store_n(&site->typed_ok, ok ? 1 : -1, __ATOMIC_RELAXED);
+	return ok;
+}
+
 const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 						  struct shmlog_fmt_site *site,
 						  const char *fmt,
+						  uint64_t types,
 						  uint32_t *id)
 {
-	const struct shmlog__fmt_plan *p = site_plan(site, fmt);
+	const struct shmlog__fmt_plan *p = site_plan(site, fmt, types);
 	if (!p)
 		return NULL;
 	if (p == &plan_refused) {
@@ -299,6 +325,9 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	if (!cacheable || (st != SITE_READY && st != SITE_FULL))
 		return st == SITE_READY ? p : NULL;
 	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
+	if (types & SHMLOG__UNTYPED_SITE) /* once per site and handle */
+		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_untyped, 1,
+					  memory_order_relaxed);
 	/* LMM(site:A): the plan, and the table's entry (fmt_register's
 	 * release store, seen by site_find's acquire), before the key */
 	__atomic_store_n(&site->key, key, __ATOMIC_RELEASE);

@@ -73,6 +73,24 @@ struct shmlog__fmt_spec {
 	struct shmlog__fmt_arg arg[SHMLOG__FMT_MAX_ARGS];
 };
 
+/* Values a typed call carries at most (include/shmlog.h:
+ * SHMLOG__NVAL's 0 to 8; fmtarg_typed.h). */
+#define SHMLOG__TYPED_MAX 8
+
+/* How a site's values are written, made once from its spec and types. */
+struct shmlog__fmt_typed {
+	uint64_t types; /* the site's SHMLOG__TYPES() this was made for */
+	uint8_t n; /* values written */
+	bool fast; /* no * value, no string precision: the writer's fast
+		    * path takes every call */
+	uint8_t smask; /* bit i: value i is written as a string */
+	uint64_t clsw; /* cls[] again, value i in bits 8i..8i+7 */
+	uint16_t fixed; /* block bytes but the strings' contents */
+	uint8_t cls[SHMLOG__TYPED_MAX]; /* class written, per value */
+	uint8_t role[SHMLOG__TYPED_MAX]; /* SHMLOG__FMT_ROLE_* */
+	uint16_t prec[SHMLOG__TYPED_MAX]; /* strings: as fmt_arg.prec */
+};
+
 /*
  * Validate @fmt (trusted, NUL-terminated) and describe its arguments in
  * *@out. Returns 0, or a negative errno and leaves *@out untouched; the

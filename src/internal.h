@@ -84,7 +84,10 @@ struct shmlog__hdr {
 	struct {
 		_Atomic uint64_t dropped; /* refused writes: no lane, nested */
 		_Atomic uint32_t releases; /* lanes given back (exclusive) */
-		_Atomic uint32_t pad;
+		/* call sites of the SHMLOG_x macros whose values had no
+		 * types the compiler could tell (a va_list per call; counted
+		 * once per site and writing process) */
+		_Atomic uint32_t fmt_untyped;
 		/* printf-style calls (SHMLOG_WRITE_DEFERRED) formatted by the
 		 * caller: the format table was full; a conversion the codec
 		 * does not take */
@@ -584,6 +587,9 @@ int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 struct shmlog__fmt_plan {
 	const char *fmt;
 	struct shmlog__fmt_spec spec;
+	/* a typed site's (its types nonzero): how its values are written
+	 * (fmtarg_typed.h); types 0: not made */
+	struct shmlog__fmt_typed typed;
 };
 
 /* A site's key: the handle's id, and the format's id in that handle's
@@ -598,13 +604,16 @@ static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,
 			 const struct shmlog_fmt_site *site, const char *fmt,
 			 uint32_t *id);
-/* The slow path: make @site's plan, register its format in @h's buffer,
- * or say why the caller formats this call itself (NULL: a format the
+/* The slow path: make @site's plan (with its typed layout if @types,
+ * the site's types, says SHMLOG__TYPED_SITE; @types is 0 for a site of a
+ * caller built before sites had types), register its format in @h's
+ * buffer, or say why the caller formats this call itself (NULL: a format the
  * codec refuses or a full table, each counted as shmlog_print_ex()
  * counts them; or another thread making the same format right now). */
 const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 						  struct shmlog_fmt_site *site,
 						  const char *fmt,
+						  uint64_t types,
 						  uint32_t *id);
 
 /* A deferred record's argument block (@blk, @len bytes: hostile) as a

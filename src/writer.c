@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "append.h"
-#include "fmtarg_encode.h"
+#include "fmtarg_typed.h"
 #include "internal.h"
 
 /* Lanes a thread can hold at once, one per handle it writes to. A thread
@@ -828,14 +828,15 @@ int shmlog_print_ex(shmlog_t *h, unsigned flags, int prio, const char *tag,
  * plan and the format's id without a lookup, the values encoded by the
  * plan. 1: the caller formats this call (with a va_list of its own). */
 static inline __attribute__((always_inline)) int
-print_site(shmlog_t *h, struct shmlog_fmt_site *site, unsigned wflags,
-	   int prio, const char *tag, const char *fmt, va_list ap)
+print_site(shmlog_t *h, struct shmlog_fmt_site *site, uint64_t types,
+	   unsigned wflags, int prio, const char *tag, const char *fmt,
+	   va_list ap)
 {
 	uint32_t id;
 	const struct shmlog__fmt_plan *p =
 		shmlog__defer_site_ready(h, site, fmt, &id);
 	if (SHMLOG_UNLIKELY(!p)) {
-		p = shmlog__defer_site(h, site, fmt, &id);
+		p = shmlog__defer_site(h, site, fmt, types, &id);
 		if (!p)
 			return 1;
 	}
@@ -854,25 +855,228 @@ print_site(shmlog_t *h, struct shmlog_fmt_site *site, unsigned wflags,
 			 wflags, 0);
 }
 
+/* The va_list entries: shmlog__print_site() for sites of callers built
+ * before sites had types (@site->types is not read: it may not be
+ * there), shmlog__print_untyped() for the macros' sites whose values had
+ * no types (counted once per site and buffer, deferred.c). */
+#define PRINT_SITE_BODY(types)                                                 \
+	unsigned flags = site ? site->flags : 0;                               \
+	if (flags & ~SHMLOG_WRITE_UNFILTERED)                                  \
+		return -EINVAL;                                                \
+	va_list ap;                                                            \
+	int r = 1;                                                             \
+	if (SHMLOG_LIKELY(h && site && fmt)) {                                 \
+		va_start(ap, fmt);                                             \
+		r = print_site(h, site, (types), flags, prio, tag, fmt, ap);   \
+		va_end(ap);                                                    \
+	}                                                                      \
+	if (r == 1) {                                                          \
+		va_start(ap, fmt);                                             \
+		r = print_text(h, flags, prio, tag, fmt, ap);                  \
+		va_end(ap);                                                    \
+	}                                                                      \
+	return r
+
 int shmlog__print_site(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		       const char *tag, const char *fmt, ...)
 {
-	unsigned flags = site ? site->flags : 0;
-	if (flags & ~SHMLOG_WRITE_UNFILTERED)
+	PRINT_SITE_BODY(0);
+}
+
+int shmlog__print_untyped(shmlog_t *h, struct shmlog_fmt_site *site,
+			  int prio, const char *tag, const char *fmt, ...)
+{
+	PRINT_SITE_BODY(SHMLOG__UNTYPED_SITE);
+}
+
+/* ---- typed calls: the values fetched by the macro ---- */
+
+/* A typed call that its fast path does not take: the first call of a
+ * site, a site switching buffers, * values, a string cut to fit, the
+ * first write of a thread, a filter that changed, a long tag, a clock
+ * anchor due, a new chunk to take. The block is encoded on the stack and
+ * written as any record (write_rec); a call that cannot be deferred (a
+ * format the codec refuses, a full table: counted in deferred.c) is
+ * formatted here from the values, a conversion at a time. */
+static __attribute__((noinline)) int
+print_typed_general(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		    const char *tag, const char *fmt,
+		    const union shmlog__arg *v)
+{
+	if (!site || (site->flags & ~SHMLOG_WRITE_UNFILTERED) ||
+	    !(site->types & SHMLOG__TYPED_SITE))
 		return -EINVAL;
-	va_list ap;
-	int r = 1;
-	if (SHMLOG_LIKELY(h && site && fmt)) {
-		va_start(ap, fmt);
-		r = print_site(h, site, flags, prio, tag, fmt, ap);
-		va_end(ap);
+	unsigned wflags = site->flags;
+	if (SHMLOG_UNLIKELY(!h)) {
+		shmlog__debug(SHMLOG__DBG_NULL_HANDLE, -EINVAL, NULL);
+		return -EINVAL;
 	}
-	if (r == 1) {
-		va_start(ap, fmt);
-		r = print_text(h, flags, prio, tag, fmt, ap);
-		va_end(ap);
+	if (!fmt)
+		return write_rec_call(h, prio, tag, NULL, 0, 0, wflags);
+	uint32_t id;
+	const struct shmlog__fmt_plan *p =
+		shmlog__defer_site_ready(h, site, fmt, &id);
+	if (!p)
+		p = shmlog__defer_site(h, site, fmt, site->types, &id);
+	size_t room = shmlog__defer_room(h);
+	unsigned char blk[SHMLOG_MSG_MAX];
+	bool cut = false;
+	struct shmlog__fmt_typed lay;
+	if (p && room > 4) {
+		const struct shmlog__fmt_typed *t = &p->typed;
+		if (t->types != site->types) {
+			/* the handle's plan of a format that is not this
+			 * site's literal: laid out per call */
+			shmlog__fmt_typed_layout(&p->spec, site->types, &lay);
+			t = &lay;
+		}
+		memcpy(blk, &id, 4);
+		ssize_t n = shmlog__fmt_encode_typed(t, v, blk + 4, room - 4,
+						     &cut);
+		if (n >= 0)
+			return write_rec_call(
+				h, prio, tag, (const char *)blk, 4 + (size_t)n,
+				REC_FLAG_DEFERRED |
+					(cut ? SHMLOG_REC_TRUNCATED : 0),
+				wflags);
 	}
-	return r;
+	/* Not deferred (a full table, counted; another thread registering
+	 * the format right now): the text made here, by the readers'
+	 * formatter from the same block. A format the codec refuses never
+	 * comes here from the macros (shmlog__site_prepare()). */
+	struct shmlog__fmt_spec spec;
+	if (shmlog__fmt_compile(fmt, &spec) != 0)
+		return -EINVAL;
+	shmlog__fmt_typed_layout(&spec, site->types, &lay);
+	ssize_t n = shmlog__fmt_encode_typed(&lay, v, blk, sizeof(blk), &cut);
+	if (n < 0)
+		return -EINVAL;
+	char text[SHMLOG_MSG_MAX + 2];
+	size_t len = shmlog__fmt_format(fmt, strlen(fmt), blk, (size_t)n, text,
+					sizeof(text));
+	unsigned flags = cut || len > SHMLOG_MSG_MAX ? SHMLOG_REC_TRUNCATED : 0;
+	return write_rec_call(h, prio, tag, text,
+			      len > SHMLOG_MSG_MAX ? SHMLOG_MSG_MAX + 1 : len,
+			      flags, wflags);
+}
+
+/*
+ * The macros' typed call (include/shmlog.h): the site's plan laid out
+ * how each value is written when it was made, so a call measures its
+ * strings (once), reserves the record, writes the format's id and the
+ * values straight into it, and commits: no va_list, no parsing, no copy
+ * through the stack, and no call (a leaf: no register saved and
+ * restored). The conditions are the leaf's of shmlog_write_n() (the
+ * TSC clock among them) but the message's length, and the site's: ready for this
+ * handle, no * values, no string to cut. Anything else is
+ * print_typed_general()'s, with the same values (a jump).
+ */
+int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+			const char *tag, const char *fmt,
+			const union shmlog__arg *v)
+{
+	if (SHMLOG_UNLIKELY(!h || !site || !tag ||
+			    (unsigned)(prio - SHMLOG_VERBOSE) >
+				    SHMLOG_FATAL - SHMLOG_VERBOSE))
+		goto general;
+	uint32_t id;
+	const struct shmlog__fmt_plan *p =
+		shmlog__defer_site_ready(h, site, fmt, &id);
+	/* fast: laid out for this site's types (no other plan has it) */
+	if (SHMLOG_UNLIKELY(!p || !p->typed.fast))
+		goto general;
+	const struct shmlog__fmt_typed *t = &p->typed;
+	struct shmlog__wlane *w =
+		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
+	__asm__("" : "+r"(w));
+	/* the thread's own lane at rest, no leaf inside it (KEY_BUSY) */
+	if (SHMLOG_UNLIKELY(w->key != h->id))
+		goto general_p;
+	if (!(site->flags & SHMLOG_WRITE_UNFILTERED)) {
+		int pass = shmlog__filter_fast(
+			atomic_load_explicit(&h->filter_fast,
+					     memory_order_relaxed),
+			atomic_load_explicit(&h->seg.hdr->config.filter_gen,
+					     memory_order_relaxed),
+			prio);
+		if (SHMLOG_UNLIKELY(pass <= 0)) {
+			if (pass == 0)
+				return 0; /* below every tag's level */
+			goto general_p; /* the tag decides */
+		}
+	}
+	uint64_t tword;
+	uint32_t tag_len = tag_short(tag, &tword);
+	if (SHMLOG_UNLIKELY(!tag_len))
+		goto general_p;
+
+	/* the strings measured, once; the block's length (msg_fit: what
+	 * fits a record beside the longest tag, as shmlog__defer_room()) */
+	size_t room = h->msg_fit;
+	size_t blen = 4 + t->fixed;
+	uint32_t slen[SHMLOG__TYPED_MAX];
+	for (unsigned m = t->smask; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+		const char *s = (const char *)v[i].p;
+		if (SHMLOG_UNLIKELY(!s))
+			goto general_p; /* "(null)" */
+		size_t n = shmlog__typed_strlen(s, room);
+		blen += n;
+		if (SHMLOG_UNLIKELY(blen > room))
+			goto general_p; /* to be cut */
+		slen[i] = (uint32_t)n;
+	}
+
+	/* the TSC only: another clock is a call */
+	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
+		goto general_p;
+	uint64_t time = shmlog__rdtsc();
+	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
+							 memory_order_relaxed)))
+		goto general_p;
+	uint64_t meta = rec_meta(0, (uint32_t)blen, prio, REC_FLAG_DEFERRED,
+				 tag_len);
+	w->key |= KEY_BUSY;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct shmlog__append_at at;
+	if (SHMLOG_UNLIKELY(!shmlog__append_begin(w, time, meta, tag, tag_len,
+						  tword, (uint32_t)blen,
+						  &at))) {
+		atomic_signal_fence(memory_order_seq_cst);
+		w->key &= ~KEY_BUSY;
+		goto general_p; /* a new chunk to take */
+	}
+	/* the classes in a register: the stores below may alias the plan */
+	unsigned char *q = at.msg;
+	memcpy(q, &id, 4);
+	q += 4;
+	unsigned i = 0;
+	for (uint64_t cw = t->clsw; cw; cw >>= 8, i++) {
+		unsigned c = (unsigned)(cw & 0xff);
+		*q++ = (unsigned char)c;
+		if (c == SHMLOG__FMT_INT32) {
+			q = put_u32(q, (uint32_t)v[i].u);
+		} else if (c == SHMLOG__FMT_STRING) {
+			q = put_u16(q, (uint16_t)slen[i]);
+			shmlog__typed_copy(q, (const char *)v[i].p, slen[i]);
+			q += slen[i];
+		} else {
+			q = put_u64(q, (uint64_t)v[i].u);
+		}
+	}
+	shmlog__append_commit(w, &at);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->key &= ~KEY_BUSY;
+	wake_fence(h);
+	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
+						 memory_order_relaxed)))
+		return wake_then_0(h);
+	return 0;
+general_p:
+	/* the site's plan is this call's format: one register fewer kept */
+	return print_typed_general(h, site, prio, tag, p->fmt, v);
+general:
+	return print_typed_general(h, site, prio, tag, fmt, v);
 }
 
 int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)

@@ -19,6 +19,15 @@
  *             no copy and no look at the tag
  *   write     shmlog_write_n(): all of it
  *
+ * and the same for the printf-style call of the shmlog-printf contender
+ * (SHMLOG_LOG_TO with three values, formatted by the reader: the
+ * format's id and the values stored):
+ *
+ *   printf floor  the clock read and a copy of the record that call
+ *                 writes (the header, the tag, the 4-byte id and the
+ *                 values as the argument block holds them)
+ *   printf        the call, as the macro expands it
+ *
  * The steps do not add up exactly: a CPU runs independent work side by
  * side (a copy overlaps the clock read), so each row is what the work up
  * to it costs, not a slice of the last.
@@ -47,6 +56,7 @@ enum {
 	BD_REPS = 21,
 	BD_MIN_ROUNDS = 6 * BD_REPS,
 	BD_MAX_ROUNDS = 20 * BD_REPS,
+	BD_STEPS = 6, /* clock, floor, filtered, write, printf floor, printf */
 	BD_HDR = 40
 };
 /* A round ran at the core's full speed if its floor is within this of the
@@ -122,6 +132,57 @@ static double loop_floor(int clock, const struct lb_work *w,
 	return ns;
 }
 
+/* The printf-style call of the shmlog-printf contender, and the bytes of
+ * its argument block: the format's id (4), then each value's class byte
+ * and its bytes: an int (4), a string (its 2-byte length and its bytes),
+ * a double (8). */
+#define BD_PRINTF_FMT "request %d from %s took %.3f ms"
+#define BD_PRINTF_STR "10.1.2.3"
+enum { BD_PRINTF_BLOCK = 4 + (1 + 4) + (1 + 2 + 8) + (1 + 8) };
+_Static_assert(sizeof(BD_PRINTF_STR) - 1 == 8, "the block's string");
+
+static double loop_printf_floor(int clock, const struct lb_work *w,
+				unsigned char *ring, size_t cap)
+{
+	unsigned char hdr[BD_HDR] = {0};
+	static const unsigned char blk[BD_PRINTF_BLOCK] = {1};
+	size_t pos = 0;
+	uint64_t t0 = cpu_now_ns();
+	for (int i = 0; i < BD_N; i++) {
+		const struct lb_msg *m = &w->m[i % LB_WORK_N];
+		uint64_t now = clock_read(clock);
+		size_t len = (BD_HDR + m->tag_len + BD_PRINTF_BLOCK + 7) &
+			     ~(size_t)7;
+		if (cap - pos < len)
+			pos = 0;
+		memcpy(hdr + 16, &now, sizeof(now));
+		memcpy(ring + pos, hdr, BD_HDR);
+		memcpy(ring + pos + BD_HDR, m->tag, m->tag_len);
+		memcpy(ring + pos + BD_HDR + m->tag_len, blk, BD_PRINTF_BLOCK);
+		pos += len;
+	}
+	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	bd_sink += ring[pos / 2];
+	return ns;
+}
+
+static double loop_printf(shmlog_t *h, const struct lb_work *w, long *errs)
+{
+	long bad = 0;
+	uint64_t t0 = cpu_now_ns();
+	for (int i = 0; i < BD_N; i++) {
+		const struct lb_msg *m = &w->m[i % LB_WORK_N];
+		int e;
+		SHMLOG__PRINT_AS(e, h, 0, m->prio, m->tag, BD_PRINTF_FMT,
+				 (int)m->len, BD_PRINTF_STR,
+				 (double)m->len * 0.125)
+		bad += e != 0;
+	}
+	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	*errs += bad;
+	return ns;
+}
+
 static double loop_write(shmlog_t *h, const struct lb_work *w, long *errs)
 {
 	long bad = 0;
@@ -137,8 +198,8 @@ static double loop_write(shmlog_t *h, const struct lb_work *w, long *errs)
 
 /* Copy the rounds of @v (of @n) whose floor is within BD_FULL_SPEED of the
  * fastest into @kept; returns how many. */
-static int full_speed(double v[4][BD_MAX_ROUNDS], int n,
-		      double kept[4][BD_MAX_ROUNDS])
+static int full_speed(double v[BD_STEPS][BD_MAX_ROUNDS], int n,
+		      double kept[BD_STEPS][BD_MAX_ROUNDS])
 {
 	double best = v[1][0];
 	for (int i = 1; i < n; i++)
@@ -148,7 +209,7 @@ static int full_speed(double v[4][BD_MAX_ROUNDS], int n,
 	for (int i = 0; i < n; i++) {
 		if (v[1][i] > best * BD_FULL_SPEED)
 			continue;
-		for (int s = 0; s < 4; s++)
+		for (int s = 0; s < BD_STEPS; s++)
 			kept[s][k] = v[s][i];
 		k++;
 	}
@@ -213,14 +274,22 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
 		sum += (double)((BD_HDR + w->m[i].tag_len + w->m[i].len + 7) &
 				~(size_t)7);
 	b->record_bytes = sum / LB_WORK_N;
+	sum = 0;
+	for (int i = 0; i < LB_WORK_N; i++)
+		sum += (double)((BD_HDR + w->m[i].tag_len + BD_PRINTF_BLOCK +
+				 7) &
+				~(size_t)7);
+	b->printf_record_bytes = sum / LB_WORK_N;
 
-	double v[4][BD_MAX_ROUNDS], kept[4][BD_MAX_ROUNDS];
+	double v[BD_STEPS][BD_MAX_ROUNDS], kept[BD_STEPS][BD_MAX_ROUNDS];
 	long errs = 0;
 	/* warm-up: lanes claimed, pages resident, caches and predictors
 	 * trained */
 	loop_floor(b->clock, w, ring, info.capacity);
 	loop_write(hw, w, &errs);
 	loop_write(hf, w, &errs);
+	loop_printf_floor(b->clock, w, ring, info.capacity);
+	loop_printf(hw, w, &errs);
 	errs = 0;
 	int r = 0, k = 0;
 	while (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS)) {
@@ -228,6 +297,8 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
 		v[1][r] = loop_floor(b->clock, w, ring, info.capacity);
 		v[2][r] = loop_write(hf, w, &errs);
 		v[3][r] = loop_write(hw, w, &errs);
+		v[4][r] = loop_printf_floor(b->clock, w, ring, info.capacity);
+		v[5][r] = loop_printf(hw, w, &errs);
 		r++;
 		k = full_speed(v, r, kept);
 	}
@@ -243,6 +314,8 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
 	b->floor_ns = bench_median(kept[1], k);
 	b->filtered_ns = bench_median(kept[2], k);
 	b->write_ns = bench_median(kept[3], k);
+	b->printf_floor_ns = bench_median(kept[4], k);
+	b->printf_ns = bench_median(kept[5], k);
 	b->ok = true;
 out:
 	free(ring);
@@ -287,4 +360,13 @@ void lb_breakdown_print(FILE *f, const struct lb_breakdown *b)
 	for (int i = 0; i < 4; i++)
 		fprintf(f, "%-51s %7.1f  %7.2f\n", what[i], v[i],
 			v[i] / b->floor_ns);
+	char pf[64];
+	snprintf(pf, sizeof(pf),
+		 "floor: clock read + copy of the record (%.0f B)",
+		 b->printf_record_bytes);
+	fprintf(f, "\n# the printf-style call of shmlog-printf (SHMLOG_LOG_TO, "
+		   "3 values, formatted by the reader)\n");
+	fprintf(f, "%-51s %7.1f  %7.2f\n", pf, b->printf_floor_ns, 1.0);
+	fprintf(f, "%-51s %7.1f  %7.2f\n", "SHMLOG_LOG_TO(\"" BD_PRINTF_FMT "\")",
+		b->printf_ns, b->printf_ns / b->printf_floor_ns);
 }

@@ -222,6 +222,9 @@ static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
 	/* the medians are of rounds_kept of rounds, those at full speed */
 	jsonw_num(j, "rounds", b->rounds);
 	jsonw_num(j, "rounds_kept", b->rounds_kept);
+	jsonw_num(j, "printf_record_bytes", b->printf_record_bytes);
+	jsonw_num(j, "printf_floor_ns", b->printf_floor_ns);
+	jsonw_num(j, "printf_ns", b->printf_ns);
 	jsonw_end_obj(j);
 }
 

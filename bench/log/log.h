@@ -245,6 +245,11 @@ struct lb_breakdown {
 	double filtered_ns; /* shmlog_write_n() that the filter drops */
 	double write_ns; /* shmlog_write_n() */
 	int rounds, rounds_kept; /* rounds run, at full speed (medians of) */
+	/* the printf-style call of shmlog-printf (three values, formatted by
+	 * the reader) beside the floor of the record it writes */
+	double printf_record_bytes;
+	double printf_floor_ns;
+	double printf_ns;
 };
 /* Measure it with private buffers of the library's default size. */
 void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w);

@@ -18,7 +18,8 @@ enum measure {
 	SYSCALLS,     /* syscalls per record */
 	TWO_PROCESSES, /* records/s of 2 writer processes over 1 */
 	PRINTF_VS, /* printf-style formatted by the reader over by the caller */
-	FLOOR_X /* a shmlog_write_n() call over the floor (breakdown.c) */
+	FLOOR_X, /* a shmlog_write_n() call over the floor (breakdown.c) */
+	PRINTF_FLOOR_X /* shmlog-printf's call over its record's floor */
 };
 
 static const struct {
@@ -42,6 +43,8 @@ static const struct {
     {"shmlog 2 processes / 1 process", TWO_PROCESSES, NULL, 1.7, true},
     {"printf-style: by the reader vs vsnprintf", PRINTF_VS,
      &lb_shmlog_vsnprintf, 10, true},
+    {"printf-style call / floor (clock + copy)", PRINTF_FLOOR_X, NULL, 1.5,
+     false},
 };
 
 /* The value of measure @m, NaN where it was not measured. */
@@ -53,6 +56,10 @@ static double measure(enum measure m, const struct lb_entry *s,
 	case FLOOR_X:
 		return bd && bd->ok && bd->floor_ns > 0
 			       ? bd->write_ns / bd->floor_ns
+			       : NAN;
+	case PRINTF_FLOOR_X:
+		return bd && bd->ok && bd->printf_floor_ns > 0
+			       ? bd->printf_ns / bd->printf_floor_ns
 			       : NAN;
 	case RATE_VS:
 		return lb_usable(p) ? s->records_per_s / p->records_per_s : NAN;

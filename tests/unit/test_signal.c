@@ -4,6 +4,9 @@
  * write (interrupted at a test point): the nested record goes to a shared
  * lane and both records come out whole; with no shared lane the nested
  * write is refused with -EBUSY and counted, and nothing is damaged.
+ * The same for a printf-style call whose values the macro stored (the
+ * typed path, which marks the lane busy as shmlog_write_n()'s leaf does)
+ * interrupted inside its append by a handler whose write takes the leaf.
  */
 #include <signal.h>
 
@@ -17,6 +20,14 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	nested_err = shmlog_write(h, SHMLOG_ERROR, "sig", "from the handler");
+}
+
+static void raise_at_1(int point)
+{
+	if (point == 1) {
+		shmlog__testpoint_hook = NULL; /* once */
+		raise(SIGUSR1);
+	}
 }
 
 static void raise_at_3(int point)
@@ -65,10 +76,55 @@ static void run(unsigned lanes, int want_err)
 	shmlog_remove(b);
 }
 
+/* A typed printf-style call interrupted after its reservation (test
+ * point 1): the handler's shmlog_write() must not enter the lane. */
+static void run_typed(void)
+{
+	const char *b = test_buffer("signal-typed");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	nested_err = 1;
+	for (int i = 0; i < 3; i++) {
+		/* the first call prepares the site; later ones store values */
+		if (i == 2)
+			shmlog__testpoint_hook = raise_at_1;
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "main", "call %d of %s", i,
+			      "three");
+	}
+	shmlog__testpoint_hook = NULL;
+	CHECK_EQ(nested_err, 0);
+
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int mains = 0, sigs = 0;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
+		char want[32];
+		snprintf(want, sizeof(want), "call %d of three", mains);
+		if (!strcmp(rec.tag, "main") && !strcmp(rec.msg, want))
+			mains++;
+		else if (!strcmp(rec.tag, "sig") &&
+			 !strcmp(rec.msg, "from the handler"))
+			sigs++;
+		else
+			CHECK(!"unexpected record");
+	}
+	CHECK_EQ(mains, 3);
+	CHECK_EQ(sigs, 1);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	signal(SIGUSR1, on_usr1);
 	run(16, 0); /* 2 shared lanes */
 	run(4, -EBUSY); /* none */
+	run_typed();
 	return test_done("test_signal");
 }

@@ -87,11 +87,10 @@ static void sl_close(void *w)
 static long sl_printf_deferred(void *w, const struct lb_msg *m)
 {
 	/* what SHMLOG_LOG_TO() expands to, its result kept for the count */
-	static struct shmlog_fmt_site site;
-	int e = shmlog__print_site(w, &site, m->prio, m->tag,
-				   "request %d from %s took %.3f ms",
-				   (int)m->len, "10.1.2.3",
-				   (double)m->len * 0.125);
+	int e;
+	SHMLOG__PRINT_AS(e, w, 0, m->prio, m->tag,
+			 "request %d from %s took %.3f ms", (int)m->len,
+			 "10.1.2.3", (double)m->len * 0.125)
 	return e < 0 ? e : 0;
 }
 

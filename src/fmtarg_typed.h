@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Typed calls: the argument block (fmtarg.c's top comment) made from
+ * values the SHMLOG_x macros fetched themselves, their types told by the
+ * compiler (include/shmlog.h, SHMLOG__TYPES), instead of from a va_list
+ * walked by the format. A call site's types never change, nor does its
+ * format: which class each value is written as is decided once per site
+ * (shmlog__fmt_typed_layout), and a call only copies.
+ *
+ * A value is written as the class its conversion wants when its type
+ * allows it exactly as printf would take it: an integer for %d %u %x %c
+ * %ld (the low 32 bits for the 32-bit conversions, as a va_arg of int
+ * reads them), a double for %f %e %g %a, a char or void pointer for %s and
+ * %p. Any other pairing (a double for %d, an integer for %s: undefined in
+ * printf, and the compiler's -Wformat says so) is written as the class of
+ * its own type, and the reader, which checks every class, prints "<?>"
+ * there: never a wrong value, never a pointer that is not one followed.
+ * Values missing for the format end the block early ("<?>" again); extra
+ * ones are dropped, as printf drops them.
+ *
+ * The one difference from a va_list call: a * width or precision beyond
+ * +-SHMLOG__FMT_WIDTH_MAX is stored as it is and clamped by the reader
+ * (the va_list path formats such a call in the caller instead). Either
+ * way the message is cut at SHMLOG_MSG_MAX, below the clamp.
+ */
+#ifndef SHMLOG_FMTARG_TYPED_H
+#define SHMLOG_FMTARG_TYPED_H
+
+#include "fmtarg_encode.h"
+#include "shmlog.h"
+
+/* The code of value @i in @types. */
+static inline unsigned shmlog__typed_code(uint64_t types, unsigned i)
+{
+	return (unsigned)(types >> (4 + 4 * i)) & 15;
+}
+
+/* Lay out the block of a call of @spec whose values are @types (a
+ * nonzero SHMLOG__TYPES(): at most SHMLOG__TYPED_MAX values). Returns how
+ * many values do not match their conversion (written in their own class,
+ * or missing). */
+static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *spec,
+						uint64_t types,
+						struct shmlog__fmt_typed *t)
+{
+	unsigned nt = (unsigned)(types & 15), bad = 0;
+	if (nt > SHMLOG__TYPED_MAX)
+		nt = SHMLOG__TYPED_MAX;
+	memset(t, 0, sizeof(*t));
+	t->types = types;
+	t->n = (uint8_t)(nt < spec->nargs ? nt : spec->nargs);
+	t->fast = true;
+	if (nt < spec->nargs)
+		bad++; /* printf would read what is not there */
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct shmlog__fmt_arg *a = &spec->arg[i];
+		unsigned ty = shmlog__typed_code(types, i), c;
+		if (ty == SHMLOG__TY_INT && (a->cls == SHMLOG__FMT_INT32 ||
+					     a->cls == SHMLOG__FMT_INT64))
+			c = a->cls;
+		else if (ty == SHMLOG__TY_DBL && a->cls == SHMLOG__FMT_DOUBLE)
+			c = a->cls;
+		else if (ty == SHMLOG__TY_PTR &&
+			 (a->cls == SHMLOG__FMT_STRING ||
+			  a->cls == SHMLOG__FMT_POINTER))
+			c = a->cls;
+		else
+			c = ty == SHMLOG__TY_INT   ? SHMLOG__FMT_INT64
+			    : ty == SHMLOG__TY_DBL ? SHMLOG__FMT_DOUBLE
+						   : SHMLOG__FMT_POINTER;
+		if (c != a->cls)
+			bad++;
+		t->cls[i] = (uint8_t)c;
+		t->clsw |= (uint64_t)c << (8 * i);
+		if (c == SHMLOG__FMT_STRING)
+			t->smask |= (uint8_t)(1u << i);
+		t->role[i] = c == a->cls ? a->role : SHMLOG__FMT_ROLE_VALUE;
+		t->prec[i] = a->prec;
+		if (t->role[i] != SHMLOG__FMT_ROLE_VALUE ||
+		    (c == SHMLOG__FMT_STRING && a->prec != SHMLOG__FMT_PREC_NONE))
+			t->fast = false;
+		t->fixed += c == SHMLOG__FMT_INT32    ? 5
+			    : c == SHMLOG__FMT_STRING ? 3
+						      : 9;
+	}
+	return bad;
+}
+
+/*
+ * The block of a typed call, laid out by @t, from @v into @buf (@cap
+ * bytes), strings cut to fit as shmlog__fmt_encode() cuts them. Returns
+ * the bytes used, or -ENOSPC if @cap cannot hold the fixed-size values.
+ */
+static inline ssize_t shmlog__fmt_encode_typed(const struct shmlog__fmt_typed *t,
+					       const union shmlog__arg *v,
+					       unsigned char *buf, size_t cap,
+					       bool *truncated)
+{
+	size_t fixed = t->fixed;
+	unsigned char *p = buf;
+	int prec = -1; /* the last .* value */
+
+	if (cap < fixed)
+		return -ENOSPC;
+	for (unsigned i = 0; i < t->n; i++) {
+		unsigned c = t->cls[i];
+		*p++ = (unsigned char)c;
+		switch (c) {
+		case SHMLOG__FMT_INT32: {
+			int x = (int)(uint32_t)v[i].u;
+			if (t->role[i] == SHMLOG__FMT_ROLE_PREC)
+				prec = x < 0 ? -1 : x;
+			p = put_u32(p, (uint32_t)x);
+			fixed -= 5;
+			break;
+		}
+		case SHMLOG__FMT_STRING: {
+			size_t room = cap - (size_t)(p - 1 - buf) - fixed;
+			int sprec = t->prec[i] == SHMLOG__FMT_PREC_STAR ? prec
+				    : t->prec[i] == SHMLOG__FMT_PREC_NONE
+					? -1
+					: t->prec[i];
+			p = put_string(p - 1, (const char *)v[i].p, sprec, room,
+				       truncated);
+			fixed -= 3;
+			break;
+		}
+		default: /* INT64, DOUBLE, POINTER: the 8 bytes as they are */
+			p = put_u64(p, (uint64_t)v[i].u);
+			fixed -= 9;
+			break;
+		}
+	}
+	return (ssize_t)(p - buf);
+}
+
+/* The length of string @s if it is at most @max bytes, else more than
+ * @max, with no call: 16-byte loads, the first where it stays inside the
+ * string's page, the others aligned (never across a page, so never a
+ * page the string does not reach: no fault, as the C library's strlen).
+ * The sanitizer builds, which would report the bytes read past the NUL,
+ * call strnlen(). */
+static inline size_t shmlog__typed_strlen(const char *s, size_t max)
+{
+#ifdef SHMLOG__FMT_SHORT_COPY
+	uintptr_t a = (uintptr_t)s;
+	if (SHMLOG_LIKELY((a & 4095) <= 4096 - 16)) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+		unsigned nul = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
+		if (SHMLOG_LIKELY(nul))
+			return (size_t)__builtin_ctz(nul);
+	}
+	/* from the 16-byte block holding s on, bytes before s masked off */
+	const char *b = (const char *)(a & ~(uintptr_t)15);
+	unsigned skip = (unsigned)(a & 15);
+	for (size_t done = 0;; done += 16) {
+		__m128i x = _mm_load_si128((const __m128i *)(const void *)(b + done));
+		unsigned nul = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
+		if (!done)
+			nul &= ~0u << skip;
+		if (nul)
+			return done + (size_t)__builtin_ctz(nul) - skip;
+		if (done + 16 - skip > max)
+			return max + 1;
+	}
+#else
+	return strnlen(s, max + 1);
+#endif
+}
+
+/* Copy @n bytes with no call: copy_short()'s moves up to 128, then
+ * 16 bytes at a time (a string argument, at most a message long). */
+static inline void shmlog__typed_copy(unsigned char *d, const char *s,
+				      size_t n)
+{
+	if (SHMLOG_LIKELY(n < 16)) {
+		if (n >= 8) {
+			memcpy(d, s, 8);
+			memcpy(d + n - 8, s + n - 8, 8);
+		} else if (n >= 4) {
+			memcpy(d, s, 4);
+			memcpy(d + n - 4, s + n - 4, 4);
+		} else if (n) {
+			d[0] = (unsigned char)s[0];
+			d[n / 2] = (unsigned char)s[n / 2];
+			d[n - 1] = (unsigned char)s[n - 1];
+		}
+		return;
+	}
+	for (size_t k = 0; k + 16 < n; k += 16)
+		memcpy(d + k, s + k, 16);
+	memcpy(d + n - 16, s + n - 16, 16);
+}
+
+#endif

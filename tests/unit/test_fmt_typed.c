@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Typed printf-style calls: SHMLOG_LOG_TO and the SHMLOG_x macros fetch
+ * the values themselves when the compiler can tell every value's type
+ * (C11 _Generic), and the library writes them into the record with no
+ * va_list. Each case reads the records back and compares the text with
+ * glibc's snprintf of the same call: every integer width and sign, float
+ * and double, strings of every length class (the 16-byte load, the
+ * aligned loop, the copy past 128 bytes), a string that ends just before
+ * an unmapped page, precisions, * widths, NULL, no values, eight values;
+ * the values evaluated once, filtered calls, a string cut to fit, a value
+ * whose type the format does not take ("<?>", never a wrong value), and
+ * the calls that take a va_list instead (a type _Generic does not know,
+ * more than eight values, %m), each such site counted.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "test.h"
+
+#ifndef SHMLOG__TYPED_CALLS
+#error "this test needs a C11 compiler with _Generic (GCC or Clang)"
+#endif
+
+/* The codes the macros give, at compile time: the count, then 4 bits a
+ * value, the first value lowest. */
+_Static_assert(SHMLOG__TYPES("f", 1, "s", 2.0, (void *)0, 'c', 5UL, 1.0f) ==
+		       (7 | 0x2113231ull << 4),
+	       "the value codes");
+_Static_assert(SHMLOG__TYPES("no values") == 0, "no values");
+_Static_assert(!SHMLOG__KNOWN("f", 1.0L) && !SHMLOG__KNOWN("f", L"w") &&
+		       !SHMLOG__KNOWN("f", 1, 2, 3, 4, 5, 6, 7, 8, 9) &&
+		       SHMLOG__KNOWN("f", 1, 2, 3, 4, 5, 6, 7, 8),
+	       "what is not typed");
+
+static const char *fresh(const char *what)
+{
+	const char *b = test_buffer(what);
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	shmlog_remove(b);
+	REQUIRE(shmlog_create(b, &o) == 0);
+	return b;
+}
+
+#define WANT_MAX 128
+static char want[WANT_MAX][2048];
+static int nwant;
+
+/* A call through SHMLOG_LOG_TO, twice (a site's first call makes its
+ * plan; the second takes the fast path), and what glibc prints for it. */
+#define CASE(h, ...)                                                           \
+	do {                                                                   \
+		for (int k_ = 0; k_ < 2; k_++) {                               \
+			REQUIRE(nwant < WANT_MAX);                             \
+			snprintf(want[nwant++], sizeof(want[0]), __VA_ARGS__); \
+			SHMLOG_LOG_TO((h), SHMLOG_INFO, "typed", __VA_ARGS__); \
+		}                                                              \
+	} while (0)
+
+/* Read @b: the records' texts must be want[] in order, each stored as
+ * values if @deferred. */
+static void check_texts(const char *b, bool deferred)
+{
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int ev, n = 0;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		if (n < nwant) {
+			CHECK_STR(rec.msg, want[n]);
+			CHECK_STR(rec.tag, "typed");
+			if (deferred)
+				CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+		}
+		n++;
+	}
+	CHECK_EQ(n, nwant);
+	shmlog_reader_close(r);
+	nwant = 0;
+}
+
+static uint32_t untyped_sites(shmlog_t *h)
+{
+	return atomic_load(&h->seg.hdr->stats.fmt_untyped);
+}
+
+enum color { RED, GREEN = 7 };
+
+/* Every type _Generic knows, against glibc, stored as values. */
+static void types(void)
+{
+	const char *b = fresh("typed-types");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	char c = 'x';
+	signed char sc = -5;
+	unsigned char uc = 250;
+	short s = -30000;
+	unsigned short us = 65000;
+	int i = -123456;
+	unsigned u = 4000000000u;
+	long l = -9000000000L;
+	unsigned long ul = 18000000000000000000UL;
+	long long ll = -(1LL << 62);
+	unsigned long long ull = ~0ULL;
+	_Bool t = 1;
+	size_t z = 12345;
+	enum color col = GREEN;
+	float f = 1.5f;
+	double d = -2.25e-300;
+	const char *cs = "const";
+	char buf[32] = "array";
+	unsigned char ubuf[8] = "uchar";
+	const void *vp = &i;
+	const int ci = 77;
+
+	CASE(h, "no values, a %% sign");
+	CASE(h, "%c %hhd %hhu %hd %hu", c, sc, uc, s, us);
+	CASE(h, "%d %u %x %o %X", i, u, i, u, u);
+	CASE(h, "%ld %lu %lld %llu %llx", l, ul, ll, ull, ull);
+	CASE(h, "%d %zu %d %d", t, z, col, ci);
+	CASE(h, "%f %.3f %e %g %a %10.2f|%-10.2f|", f, d, d, f, d, 3.14159,
+	     2.5);
+	CASE(h, "[%s] [%s] [%s] [%s]", cs, buf, (const char *)ubuf, "lit");
+	CASE(h, "%p %p %p", vp, (void *)0, (void *)buf);
+	CASE(h, "%s|%.3s|%.0s|%10s|%-10s|%.10s", "", "abcdef", "gone", "right",
+	     "left", "short");
+	CASE(h, "%*d|%-*d|%.*s|", 8, 42, 6, 7, 3, "abcdef");
+	CASE(h, "%*.*s|%-*.*s|%.*d", 9, 2, "xyz", -9, 5, "abcdefgh", 5, 42);
+	CASE(h, "8 values %d %s %f %u %ld %c %p %x", 1, "two", 3.0, 4u, 5L,
+	     '6', (void *)7, 8);
+	CASE(h, "%5c|%-5c|%+d|% d|%#x|%#o|%08.3f", 'a', 'b', 5, 6, 255, 8,
+	     -1.5);
+	check_texts(b, true);
+	CHECK_EQ(untyped_sites(h), 0);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* Strings of every length class, and one that ends two bytes before a
+ * page that is not mapped: the writer never reads past the page the
+ * string ends in. A NULL string prints as glibc prints it. */
+static void strings(void)
+{
+	const char *b = fresh("typed-strings");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	static const size_t lens[] = {0, 1, 7, 8, 15, 16, 17, 31, 32, 33,
+				      100, 127, 128, 129, 200, 1000};
+	char *s = malloc(2000);
+	REQUIRE(s);
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		for (size_t j = 0; j < lens[k]; j++)
+			s[j] = (char)('a' + (j + k) % 26);
+		s[lens[k]] = '\0';
+		/* at every alignment mod 16 of the string's start */
+		const char *at = s;
+		CASE(h, "<%s>", at);
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(two != MAP_FAILED);
+	REQUIRE(mprotect(two + page, (size_t)page, PROT_NONE) == 0);
+	for (int n = 1; n <= 40; n += 13) {
+		char *end = two + page - 1 - n; /* n bytes and the NUL */
+		memset(end, 'q', (size_t)n);
+		end[n] = '\0';
+		CASE(h, "tail [%s] %d", end, n);
+	}
+	/* a precision ends a string that has no NUL, at the page's end */
+	memset(two + page - 5, 'p', 5);
+	CASE(h, "[%.5s]", two + page - 5);
+	const char *volatile null = NULL; /* unknown to -Wformat */
+	CASE(h, "[%s] [%.3s] [%.6s]", null, null, null);
+	check_texts(b, true);
+	munmap(two, (size_t)page * 2);
+	free(s);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+static int evaluated;
+static int once(int v)
+{
+	evaluated++;
+	return v;
+}
+
+/* Each value evaluated once, through the typed call and the va_list one
+ * alike; a filtered call writes nothing. */
+static void evaluation(void)
+{
+	const char *b = fresh("typed-once");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	struct big {
+		int x;
+	} big = {3};
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d %d", once(1), once(2));
+	CHECK_EQ(evaluated, 2);
+	/* a structure pointer: not a type the macros know */
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d %p", once(3),
+		      (void *)&big);
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d %p", once(4), &big);
+	CHECK_EQ(evaluated, 4);
+	REQUIRE(shmlog_set_filter(b, "typed:W", NULL) == 0);
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d", once(5));
+	CHECK_EQ(evaluated, 5);
+	REQUIRE(shmlog_set_filter(b, "", NULL) == 0);
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int ev, n = 0;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE)
+		n += ev == SHMLOG_EV_RECORD;
+	CHECK_EQ(n, 3);
+	shmlog_reader_close(r);
+	/* the one site with a structure pointer took the va_list */
+	CHECK_EQ(untyped_sites(h), 1);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* What takes the va_list path, each site counted once: a long double, a
+ * structure pointer, nine values; %m is formatted by the caller. The
+ * texts are glibc's all the same. */
+static void untyped(void)
+{
+	const char *b = fresh("typed-untyped");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	struct big {
+		int x;
+	} big;
+	long double ld = 1.25L;
+	for (int k = 0; k < 3; k++) {
+		CASE(h, "%Lf", ld);
+		CASE(h, "%p", (void *)&big);
+		CASE(h, "%d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8,
+		     9);
+	}
+	check_texts(b, true);
+	CHECK_EQ(untyped_sites(h), 2); /* the (void *) cast is typed */
+	REQUIRE(shmlog_clear(b) == 0);
+	char e[128];
+	errno = ENOENT;
+	snprintf(e, sizeof(e), "open %s: %m", "x");
+	for (int k = 0; k < 2; k++) {
+		snprintf(want[nwant++], sizeof(want[0]), "%s", e);
+		errno = ENOENT;
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "open %s: %m", "x");
+	}
+	check_texts(b, false);
+	struct shmlog_format_stats fs;
+	REQUIRE(shmlog_stat_formats(b, &fs) == 0);
+	CHECK_EQ(fs.refused, 2);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* A string too long for the record is cut as a va_list call cuts it, and
+ * marked; a value of a type its conversion does not take prints "<?>"
+ * (glibc would print garbage or crash), the values around it intact. */
+static void cut_and_mismatch(void)
+{
+	const char *b = fresh("typed-cut");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	char *s = malloc(6001);
+	REQUIRE(s);
+	memset(s, 'z', 6000);
+	s[6000] = '\0';
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d [%s] %d", 1, s, 2);
+	REQUIRE(shmlog_print_ex(h, SHMLOG_WRITE_DEFERRED, SHMLOG_INFO, "typed",
+				"%d [%s] %d", 1, s, 2) == 0);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat"
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d|%d|%s|%f|%d", 1, 2.5, 3,
+		      "four", 5);
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%d %d %d", 1);
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "typed", "%ld|%d|%d", 7, -1L,
+		      0x100000005LL);
+#pragma GCC diagnostic pop
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	char first[SHMLOG_MSG_MAX + 64] = "";
+	int ev, n = 0;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+		if (n == 0) {
+			CHECK(rec.flags & SHMLOG_REC_TRUNCATED);
+			CHECK(strstr(rec.msg, "zzz<...>] 2") != NULL);
+			snprintf(first, sizeof(first), "%s", rec.msg);
+		} else if (n == 1) {
+			CHECK_STR(rec.msg, first); /* the va_list's cut */
+		} else if (n == 2) {
+			CHECK_STR(rec.msg, "1|<?>|<?>|<?>|5");
+		} else if (n == 3) {
+			CHECK_STR(rec.msg, "1 <?> <?>");
+		} else if (n == 4) {
+			/* widened with its sign; the low 32 bits, as va_arg */
+			CHECK_STR(rec.msg, "7|-1|5");
+		}
+		n++;
+	}
+	CHECK_EQ(n, 5);
+	shmlog_reader_close(r);
+	free(s);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* Two buffers in turn through one typed site, and many records: each
+ * buffer gets its own id, chunks are switched on the way. */
+static void many(void)
+{
+	char a[128];
+	snprintf(a, sizeof(a), "%s", fresh("typed-many-a"));
+	const char *b = fresh("typed-many-b");
+	shmlog_t *ha, *hb;
+	REQUIRE(shmlog_open(a, 0, &ha) == 0);
+	REQUIRE(shmlog_open(b, 0, &hb) == 0);
+	SHMLOG_LOG_TO(hb, SHMLOG_INFO, "x", "another format first %d", 0);
+	REQUIRE(shmlog_clear(b) == 0);
+	for (int i = 0; i < 20000; i++)
+		SHMLOG_LOG_TO(i % 2 ? hb : ha, SHMLOG_INFO, "many",
+			      "call %d from %s took %.3f ms", i, "10.1.2.3",
+			      i * 0.125);
+	const char *names[2] = {a, b};
+	for (int k = 0; k < 2; k++) {
+		shmlog_reader_t *r;
+		REQUIRE(shmlog_reader_open(names[k], 0, &r) == 0);
+		struct shmlog_record rec;
+		int ev, n = 0;
+		while ((ev = shmlog_reader_next(r, &rec, NULL)) !=
+		       SHMLOG_EV_NONE) {
+			if (ev != SHMLOG_EV_RECORD)
+				continue;
+			int i = -1;
+			CHECK(sscanf(rec.msg, "call %d", &i) == 1);
+			CHECK_EQ(i % 2, k);
+			char e[128];
+			snprintf(e, sizeof(e), "call %d from %s took %.3f ms",
+				 i, "10.1.2.3", i * 0.125);
+			CHECK_STR(rec.msg, e);
+			CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+			n++;
+		}
+		CHECK(n > 100); /* the oldest overwritten, the rest read */
+		shmlog_reader_close(r);
+	}
+	shmlog_close(ha);
+	shmlog_close(hb);
+	shmlog_remove(a);
+	shmlog_remove(b);
+}
+
+int main(void)
+{
+	types();
+	strings();
+	evaluation();
+	untyped();
+	cut_and_mismatch();
+	many();
+	return test_done("test_fmt_typed");
+}
