@@ -878,25 +878,6 @@ static uint64_t chunk_inc(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	}
 }
 
-/* The chunk the writer takes next, as its list says: its word and the
- * lines its first record goes to are fetched now, a chunk ahead, so that
- * the next switch finds them in cache rather than a lap old (the
- * writer's own lines, not a line anybody else writes). */
-static void chunk_warm(const struct shmlog__seg *s,
-		       const struct shmlog__survey *sv)
-{
-	if (sv->own_at >= sv->own_n)
-		return;
-	uint32_t i = sv->own_idx[sv->own_at];
-	if (i >= s->fixed.chunk_count)
-		return;
-	const unsigned char *d = seg_chunk_data(s, i);
-	__builtin_prefetch(seg_chunk(s, i), 1, 3);
-	__builtin_prefetch(d, 1, 3);
-	__builtin_prefetch(d + 64, 1, 3);
-	__builtin_prefetch(d + 128, 1, 3);
-}
-
 #define TAKE_TRIES 16
 
 /* The record does not fit the OPEN chunk (or there is none): end it and
@@ -967,10 +948,8 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 				      memory_order_release); /* LMM(E) */
 		TESTPOINT(13);
 		chunk_prefault(s, w->h, i);
-		if (sv) {
+		if (sv)
 			survey_step(s, w, sv);
-			chunk_warm(s, sv);
-		}
 		return true;
 	}
 	/* Nothing to take: every chunk is some live writer's OPEN one, or
