@@ -433,8 +433,9 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 /* How many of its own oldest LIVE chunks a writer keeps listed, to take
  * one by one with a CAS each and no look at the table. */
 #define OWN_LIST 64
-/* A survey spreads its pass over at most this many switches. */
-#define SURVEY_SPAN 32
+/* A survey's pass is spread over the last this many switches of the
+ * list (fewer if the list is shorter). */
+#define SURVEY_SPAN 4
 #define NO_PASS UINT32_MAX
 
 /* What one pass over the descriptor table found: per lane, the chunks it
@@ -467,6 +468,7 @@ struct shmlog__survey {
 	uint32_t at; /* descriptors of the pass read; NO_PASS: none */
 	uint32_t start; /* the pass reads from here to the end, then on from 0 */
 	uint32_t slice; /* descriptors read per switch in this pass */
+	uint64_t below; /* the word of the chunk written when it began */
 	uint32_t fresh; /* every chunk below it has been used (never 0 again) */
 	uint32_t own_n, own_at; /* the list in use */
 	uint32_t own_idx[OWN_LIST];
@@ -590,12 +592,21 @@ static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
 }
 
 /* The pass's own oldest chunks, those whose words are still what the
- * pass read (we took some of them meanwhile), become the list to take. */
+ * pass read (we took some of them meanwhile), become the list to take.
+ * @below (non-zero): a pass spread over switches lists only chunks older
+ * than @below, the chunk we were writing when it began: one we took or
+ * closed during the pass may have been read before (a stale word) or
+ * after (a young chunk of ours), and a list holding the second but not
+ * the first would recycle a chunk younger than one it left: a hole in
+ * the lane's history. Everything older was ours throughout. */
 static void survey_install(const struct shmlog__seg *s,
-			   struct shmlog__survey *sv, uint32_t skip)
+			   struct shmlog__survey *sv, uint32_t skip,
+			   uint64_t below)
 {
 	uint32_t n = 0;
 	for (uint32_t k = skip; k < sv->acc.cand_n; k++) {
+		if (below && !inc_before(sv->acc.cand_word[k], below))
+			break; /* sorted: the rest are younger still */
 		if (atomic_load_explicit(seg_chunk(s, sv->acc.cand_idx[k]),
 					 memory_order_relaxed) !=
 		    sv->acc.cand_word[k])
@@ -648,7 +659,7 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		*out = a->cand_idx[0];
 		*word = a->cand_word[0];
 		if (sv) /* the next oldest, for the switches to come */
-			survey_install(s, sv, 1);
+			survey_install(s, sv, 1, 0);
 		return true;
 	}
 	/* The table was read word by word while chunks changed hands: look
@@ -713,8 +724,11 @@ static struct shmlog__survey *survey_of(const struct shmlog__seg *s,
 }
 
 /* A part of the survey, after a switch that took one of the listed own
- * chunks: SURVEY_SPAN switches (fewer if the list is short) read the
- * table once, and the pass's answer replaces the list. Nothing while the
+ * chunks: the list's last SURVEY_SPAN switches (all of a shorter list's)
+ * read the table once, a slice each, and the pass's answer replaces the
+ * list before it runs out. The switches before them do none of it: the
+ * survey's work is on one switch in 15 for a lone writer, and a quarter
+ * of the table on each. Nothing while the
  * buffer still has never-used chunks, nor while the policy's last answer
  * was another lane's chunk (each switch asks it whole then). */
 static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
@@ -724,16 +738,18 @@ static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	if (sv->at == NO_PASS) {
 		if (sv->fresh < cc || sv->own_n == 0)
 			return;
+		/* the pass runs on the list's last switches: this one and
+		 * one per chunk left on it */
 		uint32_t left = sv->own_n - sv->own_at;
-		uint32_t span = left / 2 < SURVEY_SPAN ? left / 2 : SURVEY_SPAN;
-		if (!span)
-			span = 1;
-		sv->slice = (cc + span - 1) / span;
+		if (left >= SURVEY_SPAN)
+			return;
+		sv->slice = (cc + left) / (left + 1);
 		/* from the oldest chunk on: oldest first in table order */
 		sv->start = sv->own_idx[sv->own_at < sv->own_n ? sv->own_at
 							       : sv->own_n - 1];
 		if (sv->start >= cc)
 			sv->start = 0;
+		sv->below = w->cword;
 		acc_reset(&sv->acc);
 		sv->at = 0;
 	}
@@ -754,7 +770,7 @@ static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		return;
 	}
 	if (survey_decide(s, w->lane, &sv->acc) == w->lane)
-		survey_install(s, sv, 0);
+		survey_install(s, sv, 0, sv->below);
 	else
 		sv->own_n = 0; /* another lane is above its share */
 }
