@@ -107,6 +107,15 @@ void lb_print_per_call(FILE *f, double timer_ns)
 			D(lb_call_q(e, 0.9999, timer_ns)),
 			p50 > 0 ? lb_call_q(e, 0.999, timer_ns) / p50 : NAN);
 	}
+	const struct bench_hist *t = &lb_timer_hist;
+	if (!t->count)
+		return;
+	/* the same percentiles of samples with no call in them: a call's
+	 * tail at or below these is the machine's, not the call's */
+	fprintf(f, "%-16s %8s %8s %8s %8s\n", "(timer alone)",
+		D(lb_hist_q(t, 0.5, timer_ns)), D(lb_hist_q(t, 0.99, timer_ns)),
+		D(lb_hist_q(t, 0.999, timer_ns)),
+		D(lb_hist_q(t, 0.9999, timer_ns)));
 }
 
 /* The 2012 RFC's table: bytes per second, one row per design, against the
