@@ -49,10 +49,13 @@
  * where inc, the incarnation, is new each time a chunk changes hands: a
  * writer reserves INC_BLOCK of them from the global epoch counter with
  * one fetch_add after it claims its lane (so once per 16 chunks, never
- * per record) and takes them in turn. It names the chunk's positions: its byte 0 is at initial_pos +
- * inc * chunk_size. Positions ("lpos") are 64-bit and globally unique: a
- * word left by an earlier incarnation never names a position of a later
- * one, so nothing has to be voided when a chunk is reused. A lane's
+ * per record) and takes them in turn. It names the chunk's positions:
+ * its byte 0 is at initial_pos + inc * chunk_size. Every incarnation is
+ * handed out once, and a lane's grow: its writer's block was reserved
+ * after every incarnation its chunks hold. Positions ("lpos") are 64-bit
+ * and globally unique: a word left by an earlier incarnation never names
+ * a position of a later one, so nothing has to be voided when a chunk is
+ * reused. A lane's
  * positions grow across its chunks (each chunk it takes has a larger inc),
  * with holes between them. initial_pos starts close to 2^64 so the wrap of
  * the position counter is exercised from the first chunks on. All
