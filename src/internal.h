@@ -402,12 +402,12 @@ int64_t shmlog__realtime_ns(void);
 
 /* ---- the ring protocol (ring.c) ---- */
 
-/* How many of its own oldest chunks a writer takes before it asks the
- * space policy again (ring.c). */
-#define SHMLOG__OWN_NEXT 8
+/* A writer's look at the whole descriptor table, spread over its chunk
+ * switches, and the chunks it takes next (ring.c: "The switch"). Private
+ * memory of the writing thread, mapped when it first switches chunks in
+ * a lane of its own. */
+struct shmlog__survey;
 
-/* A writer's private view of the lane it owns (thread-local). What the
- * append reads on every record comes first. */
 struct shmlog__wlane {
 	/* The write paths' one compare (writer.c): the handle's id while
 	 * this slot holds a lane of its own for it (ctl set) and no write of
@@ -436,12 +436,14 @@ struct shmlog__wlane {
 	/* No lane of its own (ctl == NULL): the thread borrows a shared lane
 	 * per record, and tries again for its own when a lane is released. */
 	uint32_t releases_seen;
-	/* Its own oldest LIVE chunks, next to take while the policy's last
-	 * answer was "our own" (ring.c, chunk_pick): taken in order with a
-	 * CAS each, no scan, until they run out or one fails. */
-	uint8_t own_n, own_at;
-	uint32_t own_idx[SHMLOG__OWN_NEXT];
-	uint64_t own_word[SHMLOG__OWN_NEXT];
+	/* The space policy's survey and the chunks it said to take next
+	 * (NULL: none, each switch asks the policy whole; survey_failed:
+	 * mapping it failed once, not tried again) */
+	struct shmlog__survey *survey;
+	bool survey_failed;
+	/* incarnations reserved for this lane's next chunks, [inc_next,
+	 * inc_end): one fetch-add on the epoch per INC_BLOCK chunks */
+	uint64_t inc_next, inc_end;
 };
 
 /* A record to append, as the writer passes it: the raw time, the header's
@@ -507,6 +509,9 @@ void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane);
 /* Give a lane back; @announce: tell threads without a lane to try again
  * (not for a shared lane lent for one record). */
 void shmlog__lane_release(struct shmlog__wlane *w, bool announce);
+/* Forget a thread's lane view (zero it), unmapping its survey: the thread
+ * exits, forks, loses the handle. Does not touch the segment. */
+void shmlog__wlane_forget(struct shmlog__wlane *w);
 /* Lanes [0, exclusive) are for threads to keep; the rest are lent out one
  * record at a time to threads that found none free. */
 static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)

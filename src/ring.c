@@ -23,7 +23,7 @@
  *            line 0    owner (pid<<32|tid: who, not whether alive),
  *                      claims, torn                        (claim/release)
  *            line 1    reserve, head, next_seq             (owner, per record)
- *   chunks_off  the space line: epoch (once per chunk taken)
+ *   chunks_off  the space line: epoch (once per 16 chunks a writer takes)
  *          + 64: chunk_count descriptor words, 8 bytes each
  *   data_off    chunk_count chunks of chunk_size bytes, page aligned
  *
@@ -46,12 +46,16 @@
  *
  *     inc << 20 | lane << 4 | state          (0: never used)
  *
- * where inc, the incarnation, is taken from the global epoch counter each
- * time a chunk changes hands (one fetch_add per chunk, never per record),
- * and names the chunk's positions: its byte 0 is at initial_pos +
- * inc * chunk_size. Positions ("lpos") are 64-bit and globally unique: a
- * word left by an earlier incarnation never names a position of a later
- * one, so nothing has to be voided when a chunk is reused. A lane's
+ * where inc, the incarnation, is new each time a chunk changes hands: a
+ * writer reserves INC_BLOCK of them from the global epoch counter with
+ * one fetch_add after it claims its lane (so once per 16 chunks, never
+ * per record) and takes them in turn. It names the chunk's positions:
+ * its byte 0 is at initial_pos + inc * chunk_size. Every incarnation is
+ * handed out once, and a lane's grow: its writer's block was reserved
+ * after every incarnation its chunks hold. Positions ("lpos") are 64-bit
+ * and globally unique: a word left by an earlier incarnation never names
+ * a position of a later one, so nothing has to be voided when a chunk is
+ * reused. A lane's
  * positions grow across its chunks (each chunk it takes has a larger inc),
  * with holes between them. initial_pos starts close to 2^64 so the wrap of
  * the position counter is exercised from the first chunks on. All
@@ -125,7 +129,8 @@
  *      (release)                                                 LMM(E)
  *   b. the chunk's word OPEN -> LIVE (release): from now on it may be
  *      taken                                                     LMM(K)
- *   c. inc = fetch_add(epoch); choose a chunk (the policy above)
+ *   c. inc = the next of the writer's block (a fetch_add(epoch, 16) when
+ *      it has none left); choose a chunk (the policy above)
  *   d. CAS its word to OPEN(inc, lane) (acq_rel)                 LMM(Q)
  *   e. release fence: the word changes before any byte of the
  *      chunk is rewritten                                        LMM(R)
@@ -431,92 +436,356 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 
 /* ---- the space policy: which chunk a writer takes -------------------- */
 
-/* The chunk @w's lane takes next (chunk_switch step c): a never-used one,
- * else the oldest LIVE chunk of the lane furthest above its fair share,
- * else the taker's own oldest LIVE chunk. *@word is what the descriptor
- * held (the CAS's expected value). false: no chunk can be taken (every
- * chunk is some live writer's OPEN one). */
-static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
-		       unsigned *out, uint64_t *word)
+/* How many of its own oldest LIVE chunks a writer keeps listed, to take
+ * one by one with a CAS each and no look at the table. */
+#define OWN_LIST 64
+/* A survey's pass is spread over the last this many switches of the
+ * list (fewer if the list is shorter). */
+#define SURVEY_SPAN 4
+#define NO_PASS UINT32_MAX
+
+/* What one pass over the descriptor table found: per lane, the chunks it
+ * holds (bit 31: a LIVE one among them; bit 30: set by survey_decide, the
+ * lane has a writer), the lanes seen, the first never-used chunk, and the
+ * writer's own oldest LIVE chunks, oldest first. */
+struct survey_acc {
+	uint32_t *held; /* lane_count entries, zero but the lanes seen */
+	uint16_t *seen; /* lane_count entries */
+	uint32_t seen_n, zero, cand_n;
+	uint32_t cand_idx[OWN_LIST];
+	uint64_t cand_word[OWN_LIST];
+};
+
+/* Is descriptor word @a's incarnation older than @b's? By difference, as
+ * positions compare (the incarnation counter wraps). */
+static inline bool inc_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)((a >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT) -
+			 (b >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT)) < 0;
+}
+
+#define HELD_LIVE (1u << 31)
+#define HELD_OWNED (1u << 30)
+#define HELD_COUNT (HELD_OWNED - 1)
+
+struct shmlog__survey {
+	uint32_t size; /* bytes of this mapping */
+	uint32_t lanes; /* entries of held and seen */
+	uint32_t at; /* descriptors of the pass read; NO_PASS: none */
+	uint32_t start; /* the pass reads from here to the end, then on from 0 */
+	uint32_t slice; /* descriptors read per switch in this pass */
+	uint64_t below; /* the word of the chunk written when it began */
+	uint32_t fresh; /* every chunk below it has been used (never 0 again) */
+	uint32_t own_n, own_at; /* the list in use */
+	uint32_t own_idx[OWN_LIST];
+	uint64_t own_word[OWN_LIST];
+	struct survey_acc acc;
+	uint32_t arrays[]; /* held[lanes], then seen[lanes] (uint16_t) */
+};
+
+static void acc_reset(struct survey_acc *a)
+{
+	for (uint32_t k = 0; k < a->seen_n; k++)
+		a->held[a->seen[k]] = 0;
+	a->seen_n = 0;
+	a->zero = NO_PASS;
+	a->cand_n = 0;
+}
+
+/* Read descriptors [@from, @to) into @a; @me: the reading writer's lane,
+ * whose LIVE chunks are listed oldest first. @stop_at_zero: return at the
+ * first never-used chunk (a writer takes it at once). The loop reads a
+ * word and counts it; the list of the oldest few costs a compare per
+ * chunk of ours, a little more where the table's order and the chunks'
+ * age disagree (a pass starts where the writer's oldest chunk is, and a
+ * lone writer's table is its history rotated: then nowhere). */
+static void survey_scan(const struct shmlog__seg *s, unsigned me,
+			struct survey_acc *a, uint32_t from, uint32_t to,
+			bool stop_at_zero)
+{
+	const uint32_t lanes = s->fixed.lane_count;
+	_Atomic uint64_t *tab = seg_chunk(s, 0);
+	uint32_t *held = a->held;
+	uint16_t *seen = a->seen;
+	uint32_t seen_n = a->seen_n, cand_n = a->cand_n, mine = 0;
+	const uint64_t own_live = (uint64_t)me << CHUNK_LANE_SHIFT | CHUNK_LIVE;
+	const uint64_t low = ((uint64_t)1 << CHUNK_INC_SHIFT) - 1;
+	for (uint32_t i = from; i < to; i++) {
+		uint64_t d = atomic_load_explicit(&tab[i], memory_order_relaxed);
+		if ((d & low) != own_live || !(d >> CHUNK_INC_SHIFT)) {
+			if (d == 0) { /* never used */
+				if (a->zero == NO_PASS)
+					a->zero = i;
+				if (stop_at_zero)
+					break;
+				continue;
+			}
+			unsigned st = chunk_state(d), l = chunk_lane(d);
+			if (st - CHUNK_LIVE > CHUNK_OPEN - CHUNK_LIVE ||
+			    l >= lanes || !(d >> CHUNK_INC_SHIFT))
+				continue; /* a word no writer stores */
+			uint32_t h = held[l];
+			if (!h)
+				seen[seen_n++] = (uint16_t)l;
+			held[l] = (h + 1) | (st == CHUNK_LIVE ? HELD_LIVE : 0);
+			continue;
+		}
+		/* one of our LIVE chunks (counted below): insertion into
+		 * the sorted few, by incarnation (the order of the bases) */
+		mine++;
+		uint32_t k = cand_n;
+		if (k == OWN_LIST) {
+			if (!inc_before(d, a->cand_word[k - 1]))
+				continue;
+			k--;
+		} else {
+			cand_n++;
+		}
+		for (; k > 0 && inc_before(d, a->cand_word[k - 1]); k--) {
+			a->cand_idx[k] = a->cand_idx[k - 1];
+			a->cand_word[k] = a->cand_word[k - 1];
+		}
+		a->cand_idx[k] = i;
+		a->cand_word[k] = d;
+	}
+	if (mine) {
+		if (!held[me])
+			seen[seen_n++] = (uint16_t)me;
+		held[me] = (held[me] + mine) | HELD_LIVE;
+	}
+	a->seen_n = seen_n;
+	a->cand_n = cand_n;
+}
+
+/* The policy's answer from a pass (its held counts): the lane to take
+ * from, or UINT_MAX if no chunk can be taken. The lane furthest above
+ * its share, share = chunk_count / N, N the lanes holding chunks whose
+ * owner word is set, and @me; ties go to @me; @me if nobody is above the
+ * share and it has a LIVE chunk. */
+static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
+			      struct survey_acc *a)
 {
 	const struct shmlog__fixed *f = &s->fixed;
-	uint32_t held[SHMLOG_LANES_MAX]; /* chunks per lane; bit 31: a LIVE one */
-	memset(held, 0, f->lane_count * sizeof(held[0]));
-	for (unsigned i = 0; i < f->chunk_count; i++) {
-		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
-						  memory_order_relaxed);
-		if (d == 0) { /* never used */
-			*out = i;
-			*word = d;
-			return true;
+	int64_t n = a->held[me] ? 0 : 1; /* us, even holding nothing */
+	for (uint32_t k = 0; k < a->seen_n; k++) {
+		unsigned l = a->seen[k];
+		if (l == me || atomic_load_explicit(&seg_lane(s, l)->owner,
+						    memory_order_relaxed) != 0) {
+			a->held[l] |= HELD_OWNED;
+			n++;
 		}
-		if (!chunk_valid(f, d))
-			continue; /* a word no writer stores: not ours to take */
-		unsigned l = chunk_lane(d);
-		held[l] = (held[l] + 1) |
-			  (chunk_state(d) == CHUNK_LIVE ? 1u << 31 : 0);
-	}
-	/* N: the lanes with a writer that hold chunks, and us */
-	int64_t n = 0;
-	bool owned[SHMLOG_LANES_MAX];
-	for (unsigned l = 0; l < f->lane_count; l++) {
-		owned[l] = false;
-		if (!held[l] && l != w->lane)
-			continue;
-		owned[l] = l == w->lane ||
-			   atomic_load_explicit(&seg_lane(s, l)->owner,
-						memory_order_relaxed) != 0;
-		n += owned[l];
 	}
 	/* excess over the share, scaled by N: held * N - chunk_count */
 	unsigned victim = UINT_MAX;
 	int64_t most = 0;
-	for (unsigned l = 0; l < f->lane_count; l++) {
-		if (!(held[l] >> 31))
+	for (uint32_t k = 0; k < a->seen_n; k++) {
+		unsigned l = a->seen[k];
+		uint32_t h = a->held[l];
+		if (!(h & HELD_LIVE))
 			continue; /* no LIVE chunk to give */
-		int64_t h = held[l] & ~(1u << 31);
-		int64_t excess = h * n - (owned[l] ? (int64_t)f->chunk_count : 0);
+		int64_t excess = (int64_t)(h & HELD_COUNT) * n -
+				 (h & HELD_OWNED ? (int64_t)f->chunk_count : 0);
 		if (victim == UINT_MAX || excess > most ||
-		    (excess == most && l == w->lane)) {
+		    (excess == most && l == me)) {
 			victim = l;
 			most = excess;
 		}
 	}
+	/* at or under the share everybody: our own oldest, if we have one */
+	if (victim != UINT_MAX && most <= 0 && (a->held[me] & HELD_LIVE))
+		victim = me;
+	return victim;
+}
+
+/* The pass's own oldest chunks, those whose words are still what the
+ * pass read (we took some of them meanwhile), become the list to take.
+ * @below (non-zero): a pass spread over switches lists only chunks older
+ * than @below, the chunk we were writing when it began: one we took or
+ * closed during the pass may have been read before (a stale word) or
+ * after (a young chunk of ours), and a list holding the second but not
+ * the first would recycle a chunk younger than one it left: a hole in
+ * the lane's history. Everything older was ours throughout. */
+static void survey_install(const struct shmlog__seg *s,
+			   struct shmlog__survey *sv, uint32_t skip,
+			   uint64_t below)
+{
+	uint32_t n = 0;
+	for (uint32_t k = skip; k < sv->acc.cand_n; k++) {
+		if (below && !inc_before(sv->acc.cand_word[k], below))
+			break; /* sorted: the rest are younger still */
+		if (atomic_load_explicit(seg_chunk(s, sv->acc.cand_idx[k]),
+					 memory_order_relaxed) !=
+		    sv->acc.cand_word[k])
+			continue;
+		sv->own_idx[n] = sv->acc.cand_idx[k];
+		sv->own_word[n++] = sv->acc.cand_word[k];
+	}
+	sv->own_n = n;
+	sv->own_at = 0;
+}
+
+/* The chunk the writer of lane w->lane takes next, asking the policy
+ * whole (one pass over the table): a never-used one, else the oldest
+ * LIVE chunk of the lane furthest above its fair share, else the taker's
+ * own oldest LIVE chunk. *@word is what the descriptor held (the CAS's
+ * expected value). With a survey, the next few own chunks are listed
+ * too. false: no chunk can be taken (every chunk is some live writer's
+ * OPEN one). */
+static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
+		       struct shmlog__survey *sv, unsigned *out, uint64_t *word)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint32_t held[SHMLOG_LANES_MAX];
+	uint16_t seen[SHMLOG_LANES_MAX];
+	struct survey_acc stack_acc, *a = &stack_acc;
+	if (sv) {
+		a = &sv->acc;
+		sv->at = NO_PASS; /* a pass in progress is given up */
+		sv->own_n = sv->own_at = 0;
+		acc_reset(a);
+	} else {
+		memset(held, 0, f->lane_count * sizeof(held[0]));
+		a->held = held;
+		a->seen = seen;
+		a->seen_n = a->cand_n = 0;
+		a->zero = NO_PASS;
+	}
+	survey_scan(s, w->lane, a, 0, f->chunk_count, true);
+	if (a->zero != NO_PASS) {
+		*out = a->zero;
+		*word = 0;
+		return true;
+	}
+	unsigned victim = survey_decide(s, w->lane, a);
 	if (victim == UINT_MAX)
 		return false;
-	bool own = held[w->lane] >> 31;
-	/* at or under the share everybody: our own oldest, if we have one */
-	if (most <= 0 && own)
-		victim = w->lane;
 	if (victim == w->lane) {
-		/* ours: the oldest now, and the next few for the switches
-		 * to come (the answer holds until one of them is taken
-		 * from us, or they run out) */
-		uint32_t idx[SHMLOG__OWN_NEXT + 1], held_now;
-		uint64_t wd[SHMLOG__OWN_NEXT + 1];
-		unsigned k = lane_oldest(s, w->lane, idx, wd,
-					 SHMLOG__OWN_NEXT + 1, &held_now);
-		if (!k)
+		if (!a->cand_n)
 			return false;
-		*out = idx[0];
-		*word = wd[0];
-		w->own_n = (uint8_t)(k - 1);
-		w->own_at = 0;
-		memcpy(w->own_idx, idx + 1, (k - 1) * sizeof(idx[0]));
-		memcpy(w->own_word, wd + 1, (k - 1) * sizeof(wd[0]));
+		*out = a->cand_idx[0];
+		*word = a->cand_word[0];
+		if (sv) /* the next oldest, for the switches to come */
+			survey_install(s, sv, 1, 0);
 		return true;
 	}
 	/* The table was read word by word while chunks changed hands: look
 	 * at the victim once more, as it is now, and take from another
 	 * writer only if it is still above its share. */
 	uint32_t now = 0, at;
+	int64_t n = 0;
+	for (uint32_t k = 0; k < a->seen_n; k++)
+		n += !!(a->held[a->seen[k]] & HELD_OWNED);
+	n += !a->held[w->lane];
 	if (!lane_oldest(s, victim, &at, word, 1, &now))
 		return false;
-	if (owned[victim] && (int64_t)now * n <= (int64_t)f->chunk_count &&
-	    own && !lane_oldest(s, w->lane, &at, word, 1, &now))
-		return false; /* no longer above its share: our own instead */
+	if ((a->held[victim] & HELD_OWNED) &&
+	    (int64_t)now * n <= (int64_t)f->chunk_count &&
+	    (a->held[w->lane] & HELD_LIVE)) {
+		/* no longer above its share: our own oldest instead */
+		if (!a->cand_n)
+			return false;
+		*out = a->cand_idx[0];
+		*word = a->cand_word[0];
+		return true;
+	}
 	*out = at;
 	return true;
+}
+
+/* The survey of an exclusive lane's writer, mapped on its first switch
+ * (private, a page or two: lane_count counters). NULL for a shared lane
+ * (lent for one record) or if it cannot be had: each switch then asks
+ * the policy whole. */
+static struct shmlog__survey *survey_of(const struct shmlog__seg *s,
+					struct shmlog__wlane *w)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__survey *sv = w->survey;
+	if (SHMLOG_LIKELY(sv && sv->lanes == f->lane_count))
+		return sv;
+	if (w->lane >= shmlog__lanes_exclusive(f) || w->survey_failed)
+		return NULL;
+	if (sv) { /* made for another buffer */
+		munmap(sv, sv->size);
+		w->survey = NULL;
+	}
+	size_t size = sizeof(*sv) + (size_t)f->lane_count *
+					    (sizeof(uint32_t) + sizeof(uint16_t));
+	size = (size + SHMLOG__PAGE - 1) & ~(size_t)(SHMLOG__PAGE - 1);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		w->survey_failed = true;
+		return NULL;
+	}
+	sv = p;
+	sv->size = (uint32_t)size;
+	sv->lanes = f->lane_count;
+	sv->at = NO_PASS;
+	sv->acc.held = sv->arrays;
+	sv->acc.seen = (uint16_t *)(void *)(sv->arrays + f->lane_count);
+	sv->acc.zero = NO_PASS;
+	w->survey = sv;
+	return sv;
+}
+
+/* A part of the survey, after a switch that took one of the listed own
+ * chunks: the list's last SURVEY_SPAN switches (all of a shorter list's)
+ * read the table once, a slice each, and the pass's answer replaces the
+ * list before it runs out. The switches before them do none of it: the
+ * survey's work is on one switch in 15 for a lone writer, and a quarter
+ * of the table on each. Nothing while the
+ * buffer still has never-used chunks, nor while the policy's last answer
+ * was another lane's chunk (each switch asks it whole then). */
+static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
+			struct shmlog__survey *sv)
+{
+	uint32_t cc = s->fixed.chunk_count;
+	if (sv->at == NO_PASS) {
+		if (sv->fresh < cc || sv->own_n == 0)
+			return;
+		/* the pass runs on the list's last switches: this one and
+		 * one per chunk left on it */
+		uint32_t left = sv->own_n - sv->own_at;
+		if (left >= SURVEY_SPAN)
+			return;
+		sv->slice = (cc + left) / (left + 1);
+		/* from the oldest chunk on: oldest first in table order */
+		sv->start = sv->own_idx[sv->own_at < sv->own_n ? sv->own_at
+							       : sv->own_n - 1];
+		if (sv->start >= cc)
+			sv->start = 0;
+		sv->below = w->cword;
+		acc_reset(&sv->acc);
+		sv->at = 0;
+	}
+	uint32_t end = cc - sv->at > sv->slice ? sv->at + sv->slice : cc;
+	/* [at, end) of the pass, in the table from start on, circularly */
+	uint32_t lo = sv->start + sv->at, hi = sv->start + end;
+	if (lo < cc)
+		survey_scan(s, w->lane, &sv->acc, lo, hi < cc ? hi : cc, false);
+	if (hi > cc)
+		survey_scan(s, w->lane, &sv->acc, lo > cc ? lo - cc : 0,
+			    hi - cc, false);
+	sv->at = end;
+	if (end < cc)
+		return;
+	sv->at = NO_PASS;
+	if (sv->acc.zero != NO_PASS) { /* a never-used chunk: take it next */
+		sv->fresh = sv->acc.zero;
+		return;
+	}
+	if (survey_decide(s, w->lane, &sv->acc) == w->lane)
+		survey_install(s, sv, 0, sv->below);
+	else
+		sv->own_n = 0; /* another lane is above its share */
+}
+
+void shmlog__wlane_forget(struct shmlog__wlane *w)
+{
+	if (w->survey)
+		munmap(w->survey, w->survey->size);
+	memset(w, 0, sizeof(*w));
 }
 
 /* ---- writer side ---------------------------------------------------- */
@@ -607,16 +876,27 @@ static void chunk_close(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	chunk_none(w);
 }
 
-/* A new incarnation number, never 0. */
-static uint64_t chunk_inc(const struct shmlog__seg *s)
+/* Incarnations a writer reserves at once: the epoch's line, which every
+ * writer of every process writes, is written once per INC_BLOCK chunks
+ * taken, not once per chunk. */
+#define INC_BLOCK 16
+
+/* A new incarnation number for the lane @w owns, never 0: the next of its
+ * block, reserved after the lane was claimed, so larger than any its
+ * chunks have (positions grow along a lane) and unique (no ABA). */
+static uint64_t chunk_inc(const struct shmlog__seg *s, struct shmlog__wlane *w)
 {
 	for (;;) {
-		uint64_t inc = (atomic_fetch_add_explicit(&seg_space(s)->epoch, 1,
-							  memory_order_relaxed) +
-				1) &
-			       CHUNK_INC_MASK;
-		if (inc)
-			return inc;
+		while (w->inc_next != w->inc_end) {
+			uint64_t inc = w->inc_next++ & CHUNK_INC_MASK;
+			if (inc)
+				return inc;
+		}
+		w->inc_next = atomic_fetch_add_explicit(&seg_space(s)->epoch,
+							INC_BLOCK,
+							memory_order_relaxed) +
+			      1;
+		w->inc_end = w->inc_next + INC_BLOCK;
 	}
 }
 
@@ -647,22 +927,37 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 		chunk_close(s, w); /* b */
 		TESTPOINT(11);
 	}
-	uint64_t inc = chunk_inc(s); /* c */
+	uint64_t inc = chunk_inc(s, w); /* c */
+	struct shmlog__survey *sv = survey_of(s, w);
+	uint32_t cc = s->fixed.chunk_count;
 	for (int t = 0; t < TAKE_TRIES; t++) {
 		unsigned i;
-		uint64_t old;
-		if (w->own_at < w->own_n) {
-			/* our own next oldest, as the policy said last */
-			i = w->own_idx[w->own_at];
-			old = w->own_word[w->own_at++];
-		} else if (!chunk_pick(s, w, &i, &old)) {
+		uint64_t old = 0;
+		bool listed = false;
+		if (sv && sv->fresh < cc) {
+			/* never-used chunks first; one that was used stays
+			 * used, so the writer's hint only moves up */
+			while (sv->fresh < cc &&
+			       atomic_load_explicit(seg_chunk(s, sv->fresh),
+						    memory_order_relaxed) != 0)
+				sv->fresh++;
+		}
+		if (sv && sv->fresh < cc) {
+			i = sv->fresh;
+		} else if (sv && sv->own_at < sv->own_n) {
+			/* our own next oldest, as the survey said last */
+			i = sv->own_idx[sv->own_at];
+			old = sv->own_word[sv->own_at++];
+			listed = true;
+		} else if (!chunk_pick(s, w, sv, &i, &old)) {
 			break;
 		}
 		uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
 		if (!atomic_compare_exchange_strong_explicit(
 			    seg_chunk(s, i), &old, open, memory_order_acq_rel,
 			    memory_order_relaxed)) { /* d: LMM(Q) */
-			w->own_n = 0; /* taken from us: ask the policy */
+			if (listed) /* taken from us: ask the policy */
+				sv->own_n = sv->own_at = 0;
 			continue;
 		}
 		atomic_thread_fence(memory_order_release); /* e: LMM(R) */
@@ -675,6 +970,8 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 				      memory_order_release); /* LMM(E) */
 		TESTPOINT(13);
 		chunk_prefault(s, w->h, i);
+		if (sv)
+			survey_step(s, w, sv);
 		return true;
 	}
 	/* Nothing to take: every chunk is some live writer's OPEN one, or
@@ -826,7 +1123,14 @@ static uint64_t lane_resume(const struct shmlog__seg *s,
 	unsigned i;
 	uint64_t word;
 	w->head = head & ~(uint64_t)(REC_ALIGN - 1);
-	w->own_n = w->own_at = 0;
+	/* the claim's incarnations come from a block reserved after it; the
+	 * survey and its list describe whatever lane came before */
+	w->inc_next = w->inc_end = 0;
+	if (w->survey) {
+		w->survey->at = NO_PASS;
+		w->survey->own_n = w->survey->own_at = 0;
+		w->survey->fresh = 0;
+	}
 	chunk_none(w);
 	if (chunk_newest(s, w->lane, CHUNK_IN_OPEN, &i, &word)) {
 		/* other OPEN chunks of ours (damage) go to the history */

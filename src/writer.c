@@ -23,7 +23,7 @@
 #define TLS_SLOTS 4
 
 /* initial-exec: a plain %fs-relative access, not a __tls_get_addr() call
- * on every write (928 bytes of static TLS). */
+ * on every write (640 bytes of static TLS). */
 static __thread struct shmlog__wlane tls_lanes[TLS_SLOTS]
 	__attribute__((tls_model("initial-exec")));
 
@@ -54,7 +54,7 @@ static void tls_release_all(bool in_child)
 		if (w->handle_id && w->ctl && !in_child &&
 		    handle_live(w->handle_id))
 			shmlog__lane_release(w, true);
-		memset(w, 0, sizeof(*w));
+		shmlog__wlane_forget(w);
 	}
 	pthread_mutex_unlock(&handles_lock);
 }
@@ -84,7 +84,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	for (int i = 0; i < TLS_SLOTS; i++)
-		memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+		shmlog__wlane_forget(&tls_lanes[i]);
 	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
 		if (handles[i])
 			shmlog__owner_reopen(handles[i]);
@@ -285,7 +285,7 @@ void shmlog_close(shmlog_t *h)
 	}
 	for (int i = 0; i < TLS_SLOTS; i++)
 		if (tls_lanes[i].handle_id == h->id)
-			memset(&tls_lanes[i], 0, sizeof(tls_lanes[i]));
+			shmlog__wlane_forget(&tls_lanes[i]);
 	shmlog__owner_close(h);
 	shmlog__seg_detach(&h->seg);
 	free(h->prefaulted);
@@ -473,7 +473,7 @@ static int write_slow(struct shmlog *h, struct shmlog__wlane *w,
 	struct shmlog__guard g;
 	if (sigsetjmp(g.env, 0) != 0) {
 		shmlog__guard_recovered();
-		memset(w, 0, sizeof(*w));
+		shmlog__wlane_forget(w);
 		return -EIO;
 	}
 	shmlog__guard_arm(&g, &h->seg);

@@ -249,6 +249,16 @@ int lb_write_json(const char *path, const struct lb_report *r)
 	jsonw_int(&j, "reps", o->main.reps);
 	jsonw_int(&j, "batch", o->main.batch);
 	jsonw_num(&j, "timer_cost_ns", r->timer_ns);
+	/* the per-call percentiles of samples with no call in them */
+	bool ta = lb_timer_hist.count > 0;
+	jsonw_num(&j, "timer_alone_ns_p50",
+		  ta ? lb_hist_q(&lb_timer_hist, 0.5, r->timer_ns) : NAN);
+	jsonw_num(&j, "timer_alone_ns_p99",
+		  ta ? lb_hist_q(&lb_timer_hist, 0.99, r->timer_ns) : NAN);
+	jsonw_num(&j, "timer_alone_ns_p999",
+		  ta ? lb_hist_q(&lb_timer_hist, 0.999, r->timer_ns) : NAN);
+	jsonw_num(&j, "timer_alone_ns_p9999",
+		  ta ? lb_hist_q(&lb_timer_hist, 0.9999, r->timer_ns) : NAN);
 	jsonw_num(&j, "rdtsc_ns", clk->rdtsc_ns);
 	jsonw_num(&j, "clock_realtime_ns", clk->realtime_ns);
 	jsonw_num(&j, "clock_realtime_coarse_ns", clk->coarse_ns);

@@ -103,6 +103,10 @@ double lb_per_mrec(long v, uint64_t recs);
 double lb_cpu_ns_per_rec(const struct lb_entry *e);
 /* Quantile @q of the every-call histogram less the timer's cost. */
 double lb_call_q(const struct lb_entry *e, double q, double timer_ns);
+double lb_hist_q(const struct bench_hist *h, double q, double timer_ns);
+/* The timer alone, sampled as the per-call runs sample a call (plan.c):
+ * what the machine adds to any sample's tail. */
+extern struct bench_hist lb_timer_hist;
 
 /* ---- history kept (history.c) ---- */
 #define LB_N_HISTORY 3

@@ -131,6 +131,15 @@ void lb_print_per_call(FILE *f, double timer_ns)
 			D(lb_call_q(e, 0.9999, timer_ns)),
 			p50 > 0 ? lb_call_q(e, 0.999, timer_ns) / p50 : NAN);
 	}
+	const struct bench_hist *t = &lb_timer_hist;
+	/* the same percentiles of samples with no call in them: a call's
+	 * tail at or below these is the machine's, not the call's */
+	if (t->count)
+		fprintf(f, "%-16s %8s %8s %8s %8s\n", "(timer alone)",
+			D(lb_hist_q(t, 0.5, timer_ns)),
+			D(lb_hist_q(t, 0.99, timer_ns)),
+			D(lb_hist_q(t, 0.999, timer_ns)),
+			D(lb_hist_q(t, 0.9999, timer_ns)));
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_call));
 }

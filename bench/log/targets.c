@@ -17,6 +17,7 @@ enum measure {
 	MINFLT,	      /* minor faults per million records */
 	SYSCALLS,     /* syscalls per record */
 	TWO_PROCESSES, /* records/s of 2 writer processes over 1 */
+	TWO_PROCESSES_CPU, /* the same per CPU-second the writers used */
 	PRINTF_VS, /* printf-style formatted by the reader over by the caller */
 	FLOOR_X, /* a shmlog_write_n() call over the floor (breakdown.c) */
 	PRINTF_FLOOR_X /* shmlog-printf's call over its record's floor */
@@ -41,6 +42,7 @@ static const struct {
     {"shmlog minor faults per Mrec", MINFLT, NULL, 0, false},
     {"shmlog syscalls per record", SYSCALLS, NULL, 0, false},
     {"shmlog 2 processes / 1 process", TWO_PROCESSES, NULL, 1.7, true},
+    {"  same, records per CPU-second", TWO_PROCESSES_CPU, NULL, 0.95, true},
     {"printf-style: by the reader vs vsnprintf", PRINTF_VS,
      &lb_shmlog_vsnprintf, 10, true},
     {"printf-style call / floor (clock + copy)", PRINTF_FLOOR_X, NULL, 1.5,
@@ -81,6 +83,10 @@ static double measure(enum measure m, const struct lb_entry *s,
 	case TWO_PROCESSES:
 		return s->sc_rps[1][0] > 0 && s->sc_rps[1][1] > 0
 			   ? s->sc_rps[1][1] / s->sc_rps[1][0]
+			   : NAN;
+	case TWO_PROCESSES_CPU:
+		return s->sc_cpu_rps[1][0] > 0 && s->sc_cpu_rps[1][1] > 0
+			   ? s->sc_cpu_rps[1][1] / s->sc_cpu_rps[1][0]
 			   : NAN;
 	case PRINTF_VS: {
 		const struct lb_entry *d = lb_entry_of(&lb_shmlog_printf);
