@@ -110,6 +110,38 @@ static inline uint32_t tag_measure(const char *tag, uint32_t max,
 	return (uint32_t)n;
 }
 
+/* Step 1, for both appends below: room for @len bytes at @pos (the
+ * lane's head) in the OPEN chunk, and the chunk's word still naming it
+ * ours; then the lane's reserve word at the record's end, ordered before
+ * the record's stores. false, with nothing written: no chunk (cend ==
+ * head), a full one, or a scribbled word. Our OPEN chunk is ours as long
+ * as its word says so: nobody else changes it, unless the file was
+ * scribbled on; one load of a line written once per chunk. */
+static inline __attribute__((always_inline)) bool
+append_reserve(struct shmlog__wlane *w, uint64_t pos, uint32_t len)
+{
+	if (SHMLOG_UNLIKELY(w->cend - pos < len) ||
+	    SHMLOG_UNLIKELY(atomic_load_explicit(w->cdesc,
+						 memory_order_relaxed) !=
+			    w->cword))
+		return false;
+	atomic_store_explicit(&w->ctl->reserve, pos + len,
+			      memory_order_relaxed);
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+/* GCC 12 warns that TSan does not model fences (-Wtsan) where this is
+ * inlined, which -Werror turns into a build failure; the fence is still
+ * emitted. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+	atomic_thread_fence(memory_order_release); /* LMM(C) */
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+	TESTPOINT(1);
+	return true;
+}
+
 /* Append the record (@meta: rec_meta() without len, holding @tag_len
  * and @msg_len, which the caller also passes as they are; @tword: the
  * tag's bytes if it is shorter than 8) at the lane's head, if it fits
@@ -124,29 +156,10 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 	struct shmlog__lane *ctl = w->ctl;
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
-	/* No chunk: cend == head. Our OPEN chunk is ours as long as its word
-	 * says so: nobody else changes it, unless the file was scribbled on.
-	 * One load of a line written once per chunk. */
-	if (SHMLOG_UNLIKELY(w->cend - w->head < len) ||
-	    SHMLOG_UNLIKELY(atomic_load_explicit(w->cdesc,
-						 memory_order_relaxed) !=
-			    w->cword))
-		return false;
 	uint64_t pos = w->head, seq = w->seq;
+	if (!append_reserve(w, pos, len))
+		return false;
 	uint64_t end = pos + len;
-	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-/* GCC 12 warns that TSan does not model fences (-Wtsan) where this is
- * inlined, which -Werror turns into a build failure; the fence is still
- * emitted. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-	atomic_thread_fence(memory_order_release); /* LMM(C) */
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-	TESTPOINT(1);
 
 	/* the header but its word, which commits the record */
 	struct shmlog__rec *r = (struct shmlog__rec *)(w->rec_base + pos);
@@ -208,26 +221,12 @@ shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		     const char *tag, uint32_t tag_len, uint64_t tword,
 		     uint32_t msg_len, struct shmlog__append_at *at)
 {
-	struct shmlog__lane *ctl = w->ctl;
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
 	uint64_t pos = w->head, seq = w->seq;
-	if (SHMLOG_UNLIKELY(w->cend - pos < len) ||
-	    SHMLOG_UNLIKELY(atomic_load_explicit(w->cdesc,
-						 memory_order_relaxed) !=
-			    w->cword))
+	if (!append_reserve(w, pos, len))
 		return false;
 	uint64_t end = pos + len;
-	atomic_store_explicit(&ctl->reserve, end, memory_order_relaxed);
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-	atomic_thread_fence(memory_order_release); /* LMM(C) */
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-	TESTPOINT(1);
 
 	struct shmlog__rec *r = (struct shmlog__rec *)(w->rec_base + pos);
 	uint64_t ids = (uint64_t)w->tid << 32 | w->pid;

@@ -38,6 +38,34 @@ static void raise_at_3(int point)
 	}
 }
 
+/* Read buffer @b back: @mains records tagged "main" (with @main_fmt,
+ * the n-th says main_fmt with n, in order) and @sigs from the handler,
+ * whole; nothing else. */
+static void read_back(const char *b, const char *main_fmt, int mains,
+		      int sigs)
+{
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int m = 0, s = 0;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
+		char want[64] = "";
+		if (main_fmt)
+			snprintf(want, sizeof(want), main_fmt, m);
+		if (!strcmp(rec.tag, "main") &&
+		    (!main_fmt || !strcmp(rec.msg, want)))
+			m++;
+		else if (!strcmp(rec.tag, "sig") &&
+			 !strcmp(rec.msg, "from the handler"))
+			s++;
+		else
+			CHECK(!"unexpected record");
+	}
+	CHECK_EQ(m, mains);
+	CHECK_EQ(s, sigs);
+	shmlog_reader_close(r);
+}
+
 static void run(unsigned lanes, int want_err)
 {
 	const char *b = test_buffer("signal");
@@ -53,25 +81,10 @@ static void run(unsigned lanes, int want_err)
 	CHECK_EQ(nested_err, want_err);
 	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "after"), 0);
 
-	shmlog_reader_t *r;
-	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
-	struct shmlog_record rec;
-	int mains = 0, sigs = 0;
-	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
-		if (!strcmp(rec.tag, "main"))
-			mains++;
-		else if (!strcmp(rec.tag, "sig") &&
-			 !strcmp(rec.msg, "from the handler"))
-			sigs++;
-		else
-			CHECK(!"unexpected record");
-	}
-	CHECK_EQ(mains, 3);
-	CHECK_EQ(sigs, want_err ? 0 : 1);
+	read_back(b, NULL, 3, want_err ? 0 : 1);
 	struct shmlog_info in;
 	CHECK_EQ(shmlog_stat(b, &in), 0);
 	CHECK_EQ(in.dropped, want_err ? 1 : 0);
-	shmlog_reader_close(r);
 	shmlog_close(h);
 	shmlog_remove(b);
 }
@@ -98,24 +111,7 @@ static void run_typed(void)
 	shmlog__testpoint_hook = NULL;
 	CHECK_EQ(nested_err, 0);
 
-	shmlog_reader_t *r;
-	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
-	struct shmlog_record rec;
-	int mains = 0, sigs = 0;
-	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
-		char want[32];
-		snprintf(want, sizeof(want), "call %d of three", mains);
-		if (!strcmp(rec.tag, "main") && !strcmp(rec.msg, want))
-			mains++;
-		else if (!strcmp(rec.tag, "sig") &&
-			 !strcmp(rec.msg, "from the handler"))
-			sigs++;
-		else
-			CHECK(!"unexpected record");
-	}
-	CHECK_EQ(mains, 3);
-	CHECK_EQ(sigs, 1);
-	shmlog_reader_close(r);
+	read_back(b, "call %d of three", 3, 1);
 	shmlog_close(h);
 	shmlog_remove(b);
 }
