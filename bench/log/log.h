@@ -162,6 +162,9 @@ pid_t lb_spawn(struct lb_ctx *c, void (*fn)(void *arg), void *arg);
 void lb_stop(pid_t pid);
 /* CPU seconds (user + system, all threads) a live process has used;
  * -1 if unknown. */
+/* /proc/<@pid>/stat (@pid a number as text) read into @buf: its fields
+ * after the command name (the state first), or NULL. */
+const char *lb_proc_stat(const char *pid, char *buf, size_t len);
 double lb_proc_cpu_s(pid_t pid);
 
 /* ---- the harness (run.c) ---- */

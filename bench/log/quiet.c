@@ -56,17 +56,10 @@ static uint64_t proc_cpu_ns(pid_t pid)
 /* Parent of @pid from /proc/<pid>/stat, or -1. */
 static pid_t ppid_of(const char *pid)
 {
-	char path[300], buf[512];
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')'); /* the name may hold spaces */
+	char buf[512];
+	const char *p = lb_proc_stat(pid, buf, sizeof(buf));
 	int pp;
-	if (!p || sscanf(p + 2, "%*c %d", &pp) != 1)
+	if (!p || sscanf(p, "%*c %d", &pp) != 1)
 		return -1;
 	return (pid_t)pp;
 }

@@ -137,24 +137,32 @@ void lb_stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-double lb_proc_cpu_s(pid_t pid)
+const char *lb_proc_stat(const char *pid, char *buf, size_t len)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	char path[300];
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	size_t n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	/* The command name may hold spaces: fields count from its ')'. */
 	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+double lb_proc_cpu_s(pid_t pid)
+{
+	char id[24], buf[1024];
+	snprintf(id, sizeof(id), "%d", (int)pid);
+	const char *p = lb_proc_stat(id, buf, sizeof(buf));
 	if (!p)
 		return -1;
 	unsigned long ut, st;
 	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	if (sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
 		   &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
