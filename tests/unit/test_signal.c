@@ -66,7 +66,10 @@ static void read_back(const char *b, const char *main_fmt, int mains,
 	shmlog_reader_close(r);
 }
 
-static void run(unsigned lanes, int want_err)
+/* @ex: the interrupted write goes through shmlog_write_ex(), whose own
+ * inline append (not shmlog_write_n()'s leaf) must mark the lane busy
+ * too. */
+static void run(unsigned lanes, int want_err, bool ex)
 {
 	const char *b = test_buffer("signal");
 	struct shmlog_create_opts o;
@@ -77,7 +80,10 @@ static void run(unsigned lanes, int want_err)
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "first"), 0);
 	shmlog__testpoint_hook = raise_at_3;
-	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "interrupted"), 0);
+	CHECK_EQ(ex ? shmlog_write_ex(h, 0, 0, SHMLOG_INFO, "main",
+				      "interrupted", 11)
+		    : shmlog_write(h, SHMLOG_INFO, "main", "interrupted"),
+		 0);
 	CHECK_EQ(nested_err, want_err);
 	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "after"), 0);
 
@@ -119,8 +125,10 @@ static void run_typed(void)
 int main(void)
 {
 	signal(SIGUSR1, on_usr1);
-	run(16, 0); /* 2 shared lanes */
-	run(4, -EBUSY); /* none */
+	for (int ex = 0; ex < 2; ex++) {
+		run(16, 0, ex); /* 2 shared lanes */
+		run(4, -EBUSY, ex); /* none */
+	}
 	run_typed();
 	return test_done("test_signal");
 }
