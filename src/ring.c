@@ -510,9 +510,24 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 	uint32_t seen_n = a->seen_n, cand_n = a->cand_n, mine = 0;
 	const uint64_t own_live = (uint64_t)me << CHUNK_LANE_SHIFT | CHUNK_LIVE;
 	const uint64_t low = ((uint64_t)1 << CHUNK_INC_SHIFT) - 1;
+	/* the youngest listed; the words listed differ in their incarnation
+	 * only, so they compare by plain difference */
+	uint64_t last = cand_n ? a->cand_word[cand_n - 1] : 0;
 	for (uint32_t i = from; i < to; i++) {
 		uint64_t d = atomic_load_explicit(&tab[i], memory_order_relaxed);
-		if ((d & low) != own_live || !(d >> CHUNK_INC_SHIFT)) {
+		if (SHMLOG_LIKELY((d & low) == own_live && d != own_live)) {
+			/* one of our LIVE chunks: younger than those listed,
+			 * as a pass read from our oldest on mostly finds
+			 * them, it goes at the end */
+			mine++;
+			if (SHMLOG_LIKELY(cand_n < OWN_LIST &&
+					  (!cand_n || (int64_t)(last - d) < 0))) {
+				a->cand_idx[cand_n] = i;
+				a->cand_word[cand_n++] = d;
+				last = d;
+				continue;
+			}
+		} else {
 			if (d == 0) { /* never used */
 				if (a->zero == NO_PASS)
 					a->zero = i;
@@ -530,9 +545,8 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 			held[l] = (h + 1) | (st == CHUNK_LIVE ? HELD_LIVE : 0);
 			continue;
 		}
-		/* one of our LIVE chunks (counted below): insertion into
-		 * the sorted few, by incarnation (the order of the bases) */
-		mine++;
+		/* else insertion into the sorted few, by incarnation (the
+		 * order of the bases) */
 		uint32_t k = cand_n;
 		if (k == OWN_LIST) {
 			if (!inc_before(d, a->cand_word[k - 1]))
@@ -547,6 +561,7 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 		}
 		a->cand_idx[k] = i;
 		a->cand_word[k] = d;
+		last = a->cand_word[cand_n - 1];
 	}
 	if (mine) {
 		if (!held[me])
@@ -902,16 +917,69 @@ static uint64_t chunk_inc(const struct shmlog__seg *s, struct shmlog__wlane *w)
 
 #define TAKE_TRIES 16
 
+/* Take chunk @i, whose word was @old, as the writer's OPEN chunk of
+ * incarnation @inc (steps d-f). false: somebody else took it first. */
+static inline bool chunk_take(const struct shmlog__seg *s,
+			      struct shmlog__wlane *w, unsigned i, uint64_t old,
+			      uint64_t inc)
+{
+	uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
+	if (!atomic_compare_exchange_strong_explicit(
+		    seg_chunk(s, i), &old, open, memory_order_acq_rel,
+		    memory_order_relaxed)) /* d: LMM(Q) */
+		return false;
+	atomic_thread_fence(memory_order_release); /* e: LMM(R) */
+	TESTPOINT(12);
+	chunk_install(s, w, i, open);
+	w->head = w->cbase; /* f */
+	atomic_store_explicit(&w->ctl->reserve, w->head, memory_order_relaxed);
+	atomic_store_explicit(&w->ctl->head, w->head,
+			      memory_order_release); /* LMM(E) */
+	TESTPOINT(13);
+	return true;
+}
+
+/* The chunk to take next, from the survey's hints: a never-used one, else
+ * our own next oldest as the survey said last (*@listed). false: neither,
+ * ask the policy whole. */
+static inline bool chunk_hint(const struct shmlog__seg *s,
+			      struct shmlog__survey *sv, unsigned *i,
+			      uint64_t *old, bool *listed)
+{
+	uint32_t cc = s->fixed.chunk_count;
+	/* never-used chunks first; one that was used stays used, so the
+	 * writer's hint only moves up */
+	while (SHMLOG_UNLIKELY(sv->fresh < cc)) {
+		if (atomic_load_explicit(seg_chunk(s, sv->fresh),
+					 memory_order_relaxed) == 0) {
+			*i = sv->fresh;
+			*old = 0;
+			*listed = false;
+			return true;
+		}
+		sv->fresh++;
+	}
+	if (sv->own_at == sv->own_n)
+		return false;
+	*i = sv->own_idx[sv->own_at];
+	*old = sv->own_word[sv->own_at++];
+	*listed = true;
+	return true;
+}
+
 /* The record does not fit the OPEN chunk (or there is none): end it and
  * take another (steps a-f in the design comment). false: none could be
- * had; the writer is left without a chunk and the record is dropped. */
+ * had; the writer is left without a chunk and the record is dropped.
+ * The common switch, a lone writer's or one at or under its share, is
+ * steps a-f on the chunk its survey listed: no loop, no look at the
+ * table (the survey's slice aside). */
 static __attribute__((noinline)) bool
 chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 {
 	struct shmlog__lane *ctl = w->ctl;
 	uint32_t last = w->chunk;
 	uint64_t last_word = chunk_id(w->cword) | CHUNK_LIVE;
-	if (w->chunk != CHUNK_NONE) {
+	if (last != CHUNK_NONE) {
 		if (w->head != w->cend) { /* a: PAD to the chunk's end */
 			atomic_store_explicit(
 				&rec_at(w->cdata, w->head - w->cbase)->word,
@@ -924,51 +992,30 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 					      memory_order_release); /* LMM(E) */
 		}
 		TESTPOINT(10);
-		chunk_close(s, w); /* b */
+		/* b: OPEN -> LIVE; a CAS, not a store: a hostile file may
+		 * have changed the word. The writer's view of the chunk is
+		 * replaced when it takes the next one (chunk_none() if it
+		 * takes none). */
+		uint64_t open = w->cword;
+		atomic_compare_exchange_strong_explicit(
+			w->cdesc, &open, last_word, memory_order_release,
+			memory_order_relaxed); /* LMM(K) */
 		TESTPOINT(11);
 	}
 	uint64_t inc = chunk_inc(s, w); /* c */
 	struct shmlog__survey *sv = survey_of(s, w);
-	uint32_t cc = s->fixed.chunk_count;
 	for (int t = 0; t < TAKE_TRIES; t++) {
 		unsigned i;
-		uint64_t old = 0;
+		uint64_t old;
 		bool listed = false;
-		if (sv && sv->fresh < cc) {
-			/* never-used chunks first; one that was used stays
-			 * used, so the writer's hint only moves up */
-			while (sv->fresh < cc &&
-			       atomic_load_explicit(seg_chunk(s, sv->fresh),
-						    memory_order_relaxed) != 0)
-				sv->fresh++;
-		}
-		if (sv && sv->fresh < cc) {
-			i = sv->fresh;
-		} else if (sv && sv->own_at < sv->own_n) {
-			/* our own next oldest, as the survey said last */
-			i = sv->own_idx[sv->own_at];
-			old = sv->own_word[sv->own_at++];
-			listed = true;
-		} else if (!chunk_pick(s, w, sv, &i, &old)) {
+		if (!(sv && chunk_hint(s, sv, &i, &old, &listed)) &&
+		    !chunk_pick(s, w, sv, &i, &old))
 			break;
-		}
-		uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
-		if (!atomic_compare_exchange_strong_explicit(
-			    seg_chunk(s, i), &old, open, memory_order_acq_rel,
-			    memory_order_relaxed)) { /* d: LMM(Q) */
+		if (SHMLOG_UNLIKELY(!chunk_take(s, w, i, old, inc))) {
 			if (listed) /* taken from us: ask the policy */
 				sv->own_n = sv->own_at = 0;
 			continue;
 		}
-		atomic_thread_fence(memory_order_release); /* e: LMM(R) */
-		TESTPOINT(12);
-		chunk_install(s, w, i, open);
-		w->head = w->cbase; /* f */
-		atomic_store_explicit(&ctl->reserve, w->head,
-				      memory_order_relaxed);
-		atomic_store_explicit(&ctl->head, w->head,
-				      memory_order_release); /* LMM(E) */
-		TESTPOINT(13);
 		chunk_prefault(s, w->h, i);
 		if (sv)
 			survey_step(s, w, sv);
@@ -977,18 +1024,9 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	/* Nothing to take: every chunk is some live writer's OPEN one, or
 	 * the table was scribbled on. The chunk we just filled is ours: go
 	 * on in it, a new incarnation, rather than lose every record. */
-	if (last == CHUNK_NONE)
-		return false;
-	uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
-	if (!atomic_compare_exchange_strong_explicit(
-		    seg_chunk(s, last), &last_word, open, memory_order_acq_rel,
-		    memory_order_relaxed)) /* LMM(Q) */
-		return false; /* taken meanwhile */
-	atomic_thread_fence(memory_order_release); /* LMM(R) */
-	chunk_install(s, w, last, open);
-	w->head = w->cbase;
-	atomic_store_explicit(&ctl->reserve, w->head, memory_order_relaxed);
-	atomic_store_explicit(&ctl->head, w->head, memory_order_release);
+	chunk_none(w);
+	if (last == CHUNK_NONE || !chunk_take(s, w, last, last_word, inc))
+		return false; /* none, or taken meanwhile */
 	return true;
 }
 
