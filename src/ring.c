@@ -100,7 +100,12 @@
  * position it was found at.
  *
  *   COMMITTED  complete; safe to copy (and re-check, below)
- *   PAD        filler to the end of the chunk when a record would not fit
+ *   PAD        filler to the end of the chunk when a record would not fit;
+ *              the rest of the chunk behind its word is zeroed first (but
+ *              the seq slot: the lane's last number), as a TORN record's
+ *              body is: no word that names its own position has bytes of
+ *              an earlier incarnation behind it, whatever state it is
+ *              given (pad_write)
  *   TORN       left unfinished by a writer that died; written by the writer
  *              that claimed the lane afterwards, so readers can skip it
  *
@@ -125,8 +130,8 @@
  *   6. if a reader sleeps, wake it (see below)                   LMM(W)
  *
  * chunk_switch, once per chunk:
- *   a. PAD word at head if head is not the chunk's end; head = chunk end
- *      (release)                                                 LMM(E)
+ *   a. PAD at head if head is not the chunk's end (zeros to the chunk's
+ *      end, then its word); head = chunk end (release)           LMM(E)
  *   b. the chunk's word OPEN -> LIVE (release): from now on it may be
  *      taken                                                     LMM(K)
  *   c. inc = the next of the writer's block (a fetch_add(epoch, 16) when
@@ -923,6 +928,28 @@ static uint64_t chunk_inc(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	}
 }
 
+/* End the OPEN chunk with a PAD at the writer's head (switch step a).
+ * Readers read only a PAD's word, but the whole rest of the chunk is
+ * zeroed too (the seq slot aside: the lane's last number): the bytes
+ * behind a PAD were left by the chunk's earlier incarnation, often a
+ * whole record of another lane, and a word given another state (a
+ * hostile write: COMMITTED, TORN), or moved, would make them one again:
+ * an old record shown after newer ones of its writer, or a number far
+ * above the lane's taken as its last. Zeroed, they frame no record (a
+ * length of 0, priority 0) whatever is done to the word. Fewer bytes
+ * than the record that did not fit, once per chunk; before the word,
+ * which is stored with release. */
+static void pad_write(struct shmlog__wlane *w)
+{
+	struct shmlog__rec *r = rec_at(w->cdata, w->head - w->cbase);
+	memset((char *)r + sizeof(r->word), 0,
+	       (size_t)(w->cend - w->head) - sizeof(r->word));
+	if (w->cend - w->head >= REC_HDR)
+		r->seq = w->seq - 1;
+	atomic_store_explicit(&r->word, w->head | REC_PAD,
+			      memory_order_release);
+}
+
 #define TAKE_TRIES 16
 
 /* Take chunk @i, whose word was @old, as the writer's OPEN chunk of
@@ -989,9 +1016,7 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 	uint64_t last_word = chunk_id(w->cword) | CHUNK_LIVE;
 	if (last != CHUNK_NONE) {
 		if (w->head != w->cend) { /* a: PAD to the chunk's end */
-			atomic_store_explicit(
-				&rec_at(w->cdata, w->head - w->cbase)->word,
-				w->head | REC_PAD, memory_order_relaxed);
+			pad_write(w);
 			TESTPOINT(2);
 			w->head = w->cend;
 			atomic_store_explicit(&ctl->reserve, w->head,
@@ -1120,10 +1145,12 @@ static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 		w->seq++;
 	} else {
 		/* the header reads as no writer's (priority 0): a TORN
-		 * record flipped to COMMITTED is still not shown */
+		 * record flipped to COMMITTED is still not shown; the body
+		 * is zeroed too, like a PAD's (pad_write): no word moved
+		 * into it frames what an earlier incarnation left there */
 		atomic_store_explicit(&r->word, 0, memory_order_relaxed);
 		memset((char *)r + sizeof(r->word), 0,
-		       REC_HDR - sizeof(r->word));
+		       (size_t)len - sizeof(r->word));
 		r->seq = w->seq++;
 		r->len = (uint16_t)len;
 		atomic_store_explicit(&r->word, pos | REC_TORN,

@@ -242,6 +242,153 @@ static void pad_in_middle(void)
 	img_done(&m);
 }
 
+/* Is there a whole record of writer @w at @r, @room bytes before its
+ * chunk's end, whatever its word says (one an earlier incarnation left)? */
+static bool old_record_at(const struct shmlog__rec *r, uint64_t room,
+			  unsigned w)
+{
+	if (room < REC_HDR || r->len < REC_HDR || r->len > room ||
+	    r->tag_len > SHMLOG_TAG_MAX ||
+	    (uint32_t)REC_HDR + r->tag_len + r->msg_len > r->len)
+		return false;
+	char tag[SHMLOG_TAG_MAX + 1], msg[1024];
+	const char *body = (const char *)(r + 1);
+	memcpy(tag, body, r->tag_len);
+	tag[r->tag_len] = '\0';
+	if (r->msg_len >= sizeof(msg))
+		return false;
+	memcpy(msg, body + r->tag_len, r->msg_len);
+	msg[r->msg_len] = '\0';
+	struct shmlog_record rec = {.prio = r->prio, .tag = tag,
+				    .tag_len = r->tag_len, .msg = msg,
+				    .msg_len = r->msg_len};
+	unsigned ww;
+	uint64_t i;
+	return sc_check(&rec, &ww, &i) && ww == w;
+}
+
+/* The length of record @i of writer @w in a lane (sc_make()'s record). */
+static uint32_t sc_rec_len(unsigned w, uint64_t i)
+{
+	char tag[16], msg[512];
+	int prio;
+	size_t n = sc_make(w, i, tag, &prio, msg);
+	return (uint32_t)(REC_HDR + strlen(tag) + n + REC_ALIGN - 1) &
+	       ~(uint32_t)(REC_ALIGN - 1);
+}
+
+/* The next record of writer @w from *@i on whose length is @len exactly
+ * (@exact) or leaves at least a record's worth of @len (REC_HDR + 16)
+ * after it; written by @h. false if none in the next 100000. */
+static bool write_to_fill(shmlog_t *h, unsigned w, uint64_t *i, uint32_t len,
+			  bool exact)
+{
+	for (uint64_t k = *i; k < *i + 100000; k++) {
+		uint32_t l = sc_rec_len(w, k);
+		if (exact ? l != len : l + REC_HDR + 16 > len)
+			continue;
+		REQUIRE(sc_write(h, w, k, 1) == 0);
+		*i = k + 1;
+		return true;
+	}
+	return false;
+}
+
+/* A PAD's word given another state: COMMITTED (a record) or TORN (a record
+ * lost). A writer used to write only a PAD's first word, so what lay
+ * behind it was whatever the chunk's earlier incarnation left there: here
+ * a whole record of another lane, numbered far above this lane's records.
+ * The reader reaches the PAD past damage (the record before it), where any
+ * number above the lane's last one fits. It must not show that old record
+ * (it did: writer 1's record again, after newer ones of writer 1, as
+ * test_tamper saw once), nor take its number (it did, as a torn record:
+ * the lane's records after it were then out of sequence, lost to that
+ * reader). Writer 2's records are chosen so that its first chunk's PAD
+ * lands on the first byte of a record writer 1 left there. */
+static void pad_over_old_record(void)
+{
+	const unsigned states[] = {REC_COMMITTED, REC_TORN};
+	for (unsigned s = 0; s < 2; s++) {
+		struct img m;
+		img_make(&m, 64 * 1024, 2, 0);
+		const uint64_t cs = m.f.chunk_size;
+		shmlog_t *a, *b;
+		REQUIRE(shmlog_open(m.name, 0, &a) == 0);
+		REQUIRE(shmlog_open(m.name, 0, &b) == 0);
+		/* writer 1 fills the buffer and recycles its own chunks; then
+		 * writer 2 takes writer 1's oldest (writer 1 holds more than
+		 * its share) */
+		REQUIRE(sc_write(a, 1, 0, 600) == 0);
+		uint64_t i = 0;
+		REQUIRE(sc_write(b, 2, i++, 1) == 0);
+		unsigned lb =
+			atomic_load(&img_lane(&m, 0)->next_seq) == 1 ? 0 : 1;
+		long offs[64];
+		uint64_t pos[64];
+		REQUIRE(hw_lane_records(m.base, &m.f, lb, offs, pos, 64) == 1);
+		long data = (long)m.f.data_off;
+		long chunk = data + (offs[0] - data) / (long)cs * (long)cs;
+		uint64_t cbase = pos[0] - (uint64_t)(offs[0] - chunk);
+		uint64_t head = atomic_load(&img_lane(&m, lb)->head) - cbase;
+		/* the last record writer 1 left in the chunk past what
+		 * writer 2 wrote: its word still names its place then */
+		uint64_t at = 0;
+		for (uint64_t o = head + REC_HDR + 16; o + REC_HDR <= cs;
+		     o += REC_ALIGN) {
+			const struct shmlog__rec *r =
+				(const void *)(m.base + chunk + o);
+			uint64_t w = atomic_load(&r->word);
+			uint64_t p = w & ~(uint64_t)REC_STATE_MASK;
+			if ((w & REC_STATE_MASK) == REC_COMMITTED &&
+			    (p - m.f.initial_pos) % cs == o &&
+			    old_record_at(r, cs - o, 1))
+				at = o;
+		}
+		REQUIRE(at);
+		/* writer 2's records up to it, then one that does not fit
+		 * after it: the PAD is written there */
+		for (unsigned guard = 0; head != at; guard++) {
+			REQUIRE(guard < 100);
+			uint32_t rem = (uint32_t)(at - head);
+			REQUIRE(write_to_fill(b, 2, &i, rem, rem <= 320));
+			head = atomic_load(&img_lane(&m, lb)->head) - cbase;
+		}
+		uint64_t k = i;
+		while (sc_rec_len(2, k) <= cs - at)
+			k++;
+		REQUIRE(sc_write(b, 2, k, 1) == 0);
+		struct shmlog__rec *pad = (void *)(m.base + chunk + at);
+		REQUIRE(atomic_load(&pad->word) == ((cbase + at) | REC_PAD));
+		shmlog_close(a);
+		shmlog_close(b);
+		size_t n = hw_lane_records(m.base, &m.f, lb, offs, pos, 64);
+		size_t j = 0;
+		while (j < n && offs[j] != chunk + (long)at)
+			j++;
+		REQUIRE(j > 0 && j < n);
+		struct shmlog__rec *before = (void *)(m.base + offs[j - 1]);
+		/* behind the PAD's word: zeros to the chunk's end, but its
+		 * seq, the number of the record before it */
+		const unsigned char *rest = (const unsigned char *)pad + 16;
+		size_t nonzero = 0;
+		for (uint64_t o = 16; o < cs - at; o++)
+			nonzero += rest[o - 16] != 0;
+		CHECK_EQ(nonzero, 0);
+		CHECK_EQ(pad->seq, before->seq);
+
+		struct dump d0, d;
+		dump(m.name, 10000, &d0);
+		check_sane(&d0, 10000);
+		atomic_store(&before->word,
+			     atomic_load(&before->word) ^ (1u << 12));
+		atomic_store(&pad->word, (cbase + at) | states[s]);
+		dump(m.name, 10000, &d);
+		check_sane(&d, 10000);
+		CHECK_EQ(d.records, d0.records - 1);
+		img_done(&m);
+	}
+}
+
 /* One bit flipped in the oldest record (its word, its length): the other
  * eleven are shown, the damage is one torn record, counted once (it used
  * to hide the whole lane and count thousands of torn records per call). */
@@ -472,6 +619,7 @@ int main(void)
 	head_past_records();
 	head_nonsense();
 	pad_in_middle();
+	pad_over_old_record();
 	oldest_flipped();
 	state_flips();
 	word_shifted();

@@ -3,7 +3,10 @@
  * Live tampering: a mutator scribbles on record words (state bits, single
  * bits, words moved 8 bytes into their own header), record lengths, lane
  * positions (head, reserve, next_seq) and the chunk table (descriptor
- * words, the epoch) of lanes that writers are writing at full speed,
+ * words, the epoch) of lanes that writers are writing at full speed (a
+ * PAD in one pick of four: given another state, a PAD whose word was
+ * all a writer wrote framed what the chunk held before, a whole record
+ * of another lane, shown again out of its writer's order),
  * while readers follow: one that keeps up and one that lags (so that
  * writers lap it, the window where a torn copy would slip through).
  *
@@ -48,6 +51,16 @@ static struct shmlog__rec *pick(unsigned char *base,
 	if (!n)
 		return NULL;
 	size_t k = (size_t)(v % 64) < n ? (size_t)(v % 64) : n - 1;
+	/* one pick in four a PAD if there is one: the bytes behind it are
+	 * not the record's (a writer writes them zero) */
+	for (size_t j = 0; j < n && (v >> 40) % 4 == 0; j++) {
+		const struct shmlog__rec *r =
+			(const void *)(base + offs[(k + j) % n]);
+		if ((atomic_load(&r->word) & REC_STATE_MASK) == REC_PAD) {
+			k = (k + j) % n;
+			break;
+		}
+	}
 	*pos_out = pos[k];
 	return (void *)(base + offs[k]);
 }
@@ -156,14 +169,18 @@ struct result {
 	uint64_t records, bad, disorder, torn, corrupt, lat_max;
 };
 
-/* Follow for @secs; @lag_ns: pause between batches (to be lapped). */
-static void follow(double secs, uint64_t lag_ns, struct result *res)
+/* Follow for @secs; @lag_ns: pause between batches (to be lapped). The
+ * first records out of order are printed under @name (NULL: not). */
+static void follow(double secs, uint64_t lag_ns, struct result *res,
+		   const char *name)
 {
 	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
 	while (now_ns() < end) {
 		shmlog_reader_t *r;
 		REQUIRE(shmlog_reader_open(buffer, 0, &r) == 0);
 		int64_t last[WRITERS];
+		struct shmlog_record prev[WRITERS];
+		memset(prev, 0, sizeof(prev));
 		for (int k = 0; k < WRITERS; k++)
 			last[k] = -1;
 		uint64_t reopen = now_ns() + 200000000;
@@ -197,9 +214,18 @@ static void follow(double secs, uint64_t lag_ns, struct result *res)
 						rec.lane, rec.tag, rec.msg);
 				continue;
 			}
-			if ((int64_t)i <= last[w - 100])
-				res->disorder++;
+			if ((int64_t)i <= last[w - 100] &&
+			    res->disorder++ < 5 && name)
+				fprintf(stderr, "%s: out of order: writer %u "
+						"record %lld (lane %u seq %llu) "
+						"after %lld (lane %u seq %llu)\n",
+					name, w, (long long)i, rec.lane,
+					(unsigned long long)rec.seq,
+					(long long)last[w - 100],
+					prev[w - 100].lane,
+					(unsigned long long)prev[w - 100].seq);
 			last[w - 100] = (int64_t)i;
+			prev[w - 100] = rec;
 		}
 		struct shmlog_lane_stats s = hw_sum(r);
 		res->torn += s.torn;
@@ -234,8 +260,8 @@ int main(int argc, char **argv)
 	memset(&keep, 0, sizeof(keep));
 	memset(&lag, 0, sizeof(lag));
 	memset(&tables, 0, sizeof(tables));
-	follow(secs / 2, 0, &keep);
-	follow(secs / 2, 1000000, &lag);
+	follow(secs / 2, 0, &keep, "reader keeping up");
+	follow(secs / 2, 1000000, &lag, "reader lapped");
 	hw_kill(mut);
 	for (unsigned k = 0; k < WRITERS; k++) {
 		/* writers never failed nor crashed */
@@ -247,7 +273,7 @@ int main(int argc, char **argv)
 	REQUIRE(mut >= 0);
 	if (mut == 0)
 		mutator(4321, true);
-	follow(secs / 4, 0, &tables);
+	follow(secs / 4, 0, &tables, NULL);
 	hw_kill(mut);
 	for (unsigned k = 0; k < WRITERS; k++) {
 		int st;
