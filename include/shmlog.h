@@ -729,17 +729,21 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
  * -ETIMEDOUT, -EINTR if a signal arrived, or -EIO if the file was
  * truncated. A reader that calls it is a follower, made to cost writers
  * little (docs/DESIGN.md, "Following writers"): it watches the lanes for
- * up to 20 us before it sleeps, and returns as soon as it sees a record;
+ * up to 20 us before it sleeps (it naps instead, polling, behind a writer
+ * at full speed), and returns as soon as it sees a record;
  * it loads the head of a lane being written at most every 4 us (16 us
  * behind a writer at full speed), so a record waits about 5 us at most
  * for a follower that keeps up with a writer below that; writers
  * only pay a wake-up syscall when a reader actually sleeps here. A
  * follower's shmlog_reader_next() may say SHMLOG_EV_NONE while records
- * published in the last 4 us are still to come: the next call of this one
- * returns for them. With @timeout_ms 0 it loads every lane's head,
+ * published in the last 4 us (on a lane it rests on, below: up to 10 ms)
+ * are still to come: the next call of this one returns for them, so a
+ * follower has read everything when this call times out. With @timeout_ms 0 it loads every lane's head,
  * whatever its last look (a loop of such calls costs a writer a miss
  * each). On x86 a follower flushes from the caches the lines of the
- * records it has read. */
+ * records it has read. A follower overtaken by a writer at full speed
+ * (more than 2 bytes a nanosecond) leaves that lane alone three times as
+ * long as it read it: the records it skips are counted as overwritten. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending,

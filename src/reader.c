@@ -47,6 +47,12 @@ struct shmlog__rlane {
 	uint64_t head_prev; /* head_seen before that load */
 	uint64_t looked_ns; /* a follower's last look at head (0: no follower) */
 	uint32_t look_gap_ns; /* a follower's time between looks (0: least) */
+	uint64_t fast_ns; /* its last look that found the lane written at
+			   * full speed (0: none) */
+	/* a follower overtaken by a writer at full speed (cursor_rest()):
+	 * when it last went on reading the lane, its head then, and until
+	 * when it leaves the lane alone (0: it does not) */
+	uint64_t read_from_ns, read_from_head, rest_until_ns;
 	uint64_t next_seq;
 	uint64_t last_seq; /* of the newest record taken (seq_seen) */
 	uint64_t chained; /* end of that record (and of PADs after it) */
@@ -386,6 +392,8 @@ static void cursor_look_pace(struct shmlog__rlane *c, uint64_t now,
 	bool fast = prev_ns && now > prev_ns && moved < (UINT64_C(1) << 40) &&
 		    moved > (us + 1) * FOLLOW_FAST_BYTES_US;
 	c->look_gap_ns = fast ? FOLLOW_LOOK_FAST_NS : FOLLOW_LOOK_NS;
+	if (fast)
+		c->fast_ns = now;
 }
 
 /* A follower's look at the lane (shmlog_reader_wait()): the bytes
@@ -402,6 +410,8 @@ static uint64_t cursor_look(const struct shmlog__seg *s, unsigned lane,
 		c->looked_ns = now ? now : 1;
 		return UINT64_MAX;
 	}
+	if (c->rest_until_ns) /* cursor_rest(): nothing until it is over */
+		return now < c->rest_until_ns ? 0 : UINT64_MAX;
 	if (c->damaged) {
 		c->looked_ns = now ? now : 1;
 		return lane_changed(s, lane, c) ? UINT64_MAX : 0;
@@ -490,6 +500,60 @@ static void cursor_overtaken(const struct shmlog__seg *s, unsigned lane,
 		c->pos = chunk_base(f, word);
 }
 
+/* A follower overtaken by a writer at full speed rests on the lane: it
+ * reads it at most one part in FOLLOW_REST_SHARE of the time. Every line
+ * it reads costs the writer a miss when it writes there again, a lap
+ * later (the line is the follower's, or was flushed to memory: below),
+ * and a follower that cannot keep up reads lines as fast as it can: one
+ * reading the lane's newest half after each overtaking read about 4 M
+ * records a second behind a writer of 66 M, and made 2 % of the writer's
+ * 16-call batches 10 times slower, each a run of misses to memory. It
+ * loses most records either way; resting, it loses some more (counted as
+ * overwritten, as the others) and costs the writer a quarter as much. A
+ * rest lasts FOLLOW_REST_SHARE - 1 times the reading before it, at most
+ * FOLLOW_REST_MAX_NS; afterwards the follower goes on at the lane's
+ * newest half. A writer slower than FOLLOW_FAST_BYTES_US between two
+ * overtakings (a follower that just falls behind a busy writer now and
+ * then) is not rested from. */
+#define FOLLOW_REST_SHARE 4
+#define FOLLOW_REST_MAX_NS 10000000
+
+static void cursor_rest(struct shmlog__rlane *c, uint64_t head, uint64_t now)
+{
+	uint64_t took = now - c->read_from_ns, moved = head - c->read_from_head;
+	bool fast = c->read_from_ns && now > c->read_from_ns &&
+		    moved < (UINT64_C(1) << 40) &&
+		    moved > (took / 1000 + 1) * FOLLOW_FAST_BYTES_US;
+	if (fast) {
+		uint64_t rest = took * (FOLLOW_REST_SHARE - 1);
+		if (rest > FOLLOW_REST_MAX_NS)
+			rest = FOLLOW_REST_MAX_NS;
+		c->rest_until_ns = now + rest;
+		c->fast_ns = now;
+	}
+	c->read_from_ns = now;
+	c->read_from_head = head;
+}
+
+/* A resting follower's lane (cursor_rest()): still resting at @now? If
+ * the rest is over, the cursor goes on at the lane's newest half (its
+ * position was most likely overwritten meanwhile). */
+static bool cursor_resting(const struct shmlog__seg *s, unsigned lane,
+			   struct shmlog__rlane *c, uint64_t now)
+{
+	if (now < c->rest_until_ns)
+		return true;
+	c->rest_until_ns = 0;
+	uint64_t head = atomic_load_explicit(&seg_lane(s, lane)->head,
+					     memory_order_acquire); /* LMM(F) */
+	c->head_seen = head;
+	if (c->chunk == CHUNK_NONE)
+		cursor_overtaken(s, lane, c, head);
+	c->read_from_ns = now;
+	c->read_from_head = head;
+	return false;
+}
+
 /* Give back the cache lines of a record a follower has copied: every line
  * of [@from, @to) but the one @to is in, which the record after it shares
  * (the writer may be writing it now). A line the follower keeps is one
@@ -554,6 +618,9 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 	}
 	if (!c->begun)
 		cursor_begin(s, lane, c); /* first look: its oldest record */
+	if (c->rest_until_ns &&
+	    cursor_resting(s, lane, c, shmlog__clock_ns(CLOCK_MONOTONIC)))
+		return false;
 	uint64_t guard = (uint64_t)f->chunk_count *
 				 (f->chunk_size / REC_ALIGN + 2) + 4;
 	/* steps that did not move the cursor: something changed under us;
@@ -644,10 +711,16 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 			 * later record will show the gap: count it now */
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
-			if (!pos_before(c->pos, head))
+			if (!pos_before(c->pos, head)) {
 				cursor_gone(s, lane, c, head);
-			else
+			} else if (c->looked_ns) { /* a follower */
 				cursor_overtaken(s, lane, c, head);
+				uint64_t now =
+					shmlog__clock_ns(CLOCK_MONOTONIC);
+				cursor_rest(c, head, now);
+				if (c->rest_until_ns > now)
+					return false;
+			}
 			continue;
 		}
 		if (whole == REC_REWRITTEN) {
@@ -1089,6 +1162,12 @@ static inline void cpu_relax(void)
  * and no FUTEX_WAKE for a follower that keeps up with a steady writer. */
 #define LOOK_STEP_NS 1000
 #define SPIN_NS 20000
+/* ... unless a lane was written at full speed in the last FOLLOW_NAP_NS:
+ * then it naps (nanosleep) from NAP_MIN_NS, twice as long each time up to
+ * NAP_MAX_NS, looking after each nap, before it sleeps (follow_nap()). */
+#define FOLLOW_NAP_NS 10000000
+#define NAP_MIN_NS 20000
+#define NAP_MAX_NS 1000000
 
 /* Look at every lane once (@gated: a lane being written only if its last
  * look is FOLLOW_LOOK_NS old): is anything published past a cursor, or a
@@ -1129,6 +1208,55 @@ static bool follow_spin(struct shmlog_reader *r)
 	}
 }
 
+/* Was a lane written at full speed (cursor_look_pace()) less than
+ * FOLLOW_NAP_NS before @now, or is the follower resting on one
+ * (cursor_rest())? */
+static bool reader_was_fast(const struct shmlog_reader *r, uint64_t now)
+{
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
+		uint64_t t = r->lanes[i].fast_ns;
+		if ((t && now - t < FOLLOW_NAP_NS) || r->lanes[i].rest_until_ns)
+			return true;
+	}
+	return false;
+}
+
+/* After follow_spin() found nothing: nap, looking after each nap, while
+ * reader_was_fast(). The writer is between two bursts, or off its CPU for
+ * a moment, or the follower rests from it: a follower that went to sleep
+ * each time would cost that writer a FUTEX_WAKE, a system call in its
+ * write, and an interrupt (the membarrier) each time (a resting one about
+ * 2000 times a second); a nap costs it nothing, and a look after it at
+ * most the one miss of any look. 1: a look found something (or a rest is
+ * over); 0: the lanes are quiet, go to sleep; -ETIMEDOUT: @timeout_ms
+ * (counted from @t0) ran out; -EINTR: a signal. Bounded: a look that
+ * finds a lane fast returns 1, and a rest lasts at most
+ * FOLLOW_REST_MAX_NS, so the loop ends FOLLOW_NAP_NS after the last look
+ * that found one, or when the rest is over. */
+static int follow_nap(struct shmlog_reader *r, uint64_t t0, int timeout_ms)
+{
+	uint64_t nap = NAP_MIN_NS;
+	for (;;) {
+		uint64_t now = shmlog__clock_ns(CLOCK_MONOTONIC);
+		if (!reader_was_fast(r, now))
+			return 0;
+		uint64_t d = nap;
+		if (timeout_ms >= 0) {
+			uint64_t left = (uint64_t)timeout_ms * 1000000;
+			if (now - t0 >= left)
+				return -ETIMEDOUT;
+			if (d > left - (now - t0))
+				d = left - (now - t0);
+		}
+		struct timespec ts = {0, (long)d};
+		if (nanosleep(&ts, NULL) < 0)
+			return -EINTR;
+		if (reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), true))
+			return 1;
+		nap = nap * 2 > NAP_MAX_NS ? NAP_MAX_NS : nap * 2;
+	}
+}
+
 /* shmlog_reader_wait() with the mapping guarded. */
 static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 {
@@ -1137,8 +1265,12 @@ static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 		return reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), false)
 			       ? 0
 			       : -ETIMEDOUT;
+	uint64_t t0 = shmlog__clock_ns(CLOCK_MONOTONIC);
 	if (follow_spin(r))
 		return 0;
+	int napped = follow_nap(r, t0, timeout_ms);
+	if (napped)
+		return napped > 0 ? 0 : napped;
 	if (!r->seg.hdr_writable || !r->membarrier_ok) {
 		int step = timeout_ms < 0 || timeout_ms > POLL_MS ? POLL_MS
 								  : timeout_ms;

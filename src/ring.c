@@ -241,13 +241,19 @@
  *   - when the writer took the chunk it was reading (it fell a history
  *     behind), goes on at the chunk holding the lane's newest half, not at
  *     the lane's oldest one, which the writer takes next: the skipped
- *     records count as overwritten, by the gap in sequence numbers.
+ *     records count as overwritten, by the gap in sequence numbers;
+ *   - overtaken by a writer at full speed, leaves the lane alone three
+ *     times as long as it read (cursor_rest()): every line it reads is a
+ *     miss for the writer a lap later, and one that cannot keep up would
+ *     read as many as it can.
  *
  * ===================================================================
  * Waking readers
  * ===================================================================
  *
- * A follower whose looks found nothing for 20 us sets notify.sleepers,
+ * A follower whose looks found nothing for 20 us (and that neither rests
+ * nor saw a lane written at full speed in the last 10 ms: then it naps,
+ * polling, so that such a writer pays no wake-up) sets notify.sleepers,
  * issues membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), loads every lane's
  * head once more and only then sleeps on notify.futex (a follower that keeps up
  * with a steady writer never sleeps: no membarrier, no wake-up). A writer,

@@ -184,11 +184,14 @@ static uint64_t demo_follow(shmlog_reader_t *rd, long show, long running)
 		/* nothing new: are the writers done? */
 		while (running && waitpid(-1, NULL, WNOHANG) > 0)
 			running--;
-		if (!running && shmlog_reader_next(rd, &r, NULL) ==
-					SHMLOG_EV_NONE)
-			break;
-		if (running)
-			shmlog_reader_wait(rd, 100);
+		/* done when a wait runs out: a follower's next() may say NONE
+		 * with records still to come (shmlog_reader_wait()) */
+		if (!running) {
+			if (shmlog_reader_wait(rd, 20) == -ETIMEDOUT)
+				break;
+			continue;
+		}
+		shmlog_reader_wait(rd, 100);
 	}
 	if (out.buf)
 		out_close(&out);

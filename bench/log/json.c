@@ -141,6 +141,10 @@ static void json_readers(struct jsonw *j, const struct lb_readers *r)
 			       r->followed_cpu_ns);
 		jsonw_num(j, "follower_cpu_ns_per_rec",
 			       r->follower_cpu_ns_per_rec);
+		jsonw_int(j, "writer_followed_pairs", r->fc_pairs);
+		jsonw_num(j, "writer_followed_p99_ratio_min", r->fc_ratio_min);
+		jsonw_num(j, "writer_followed_p99_ratio_max", r->fc_ratio_max);
+		jsonw_num(j, "writer_followed_wakes_per_s", r->fc_wakes_per_s);
 	}
 	/* Added later: older files have none of the paced_ fields. */
 	if (r->ok && r->paced_ok) {

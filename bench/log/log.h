@@ -217,6 +217,10 @@ struct lb_readers {
 	double alone_p99, followed_p99;
 	double alone_cpu_ns, followed_cpu_ns; /* writer CPU per record */
 	double follower_cpu_ns_per_rec;
+	/* the p99 ratio of each alone/followed pair: fewest, most; the
+	 * writer's wake-ups of the follower (FUTEX_WAKE) a second, followed */
+	int fc_pairs;
+	double fc_ratio_min, fc_ratio_max, fc_wakes_per_s;
 	/* a follower formatting threadtime into a file behind one writer
 	 * paced at paced_target_rps (records/s) */
 	bool paced_ok;

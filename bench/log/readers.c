@@ -272,8 +272,25 @@ struct fc_acc {
 	int n;
 	double rps[16], p99[16], wcpu[16];
 	uint64_t recs;
-	double coll_s;
+	double coll_s, wall_s;
 };
+
+/* The buffer's futex word (page 0, offset 192: docs/DESIGN.md), which a
+ * writer bumps each time it wakes sleeping readers; 0 if unreadable. */
+static uint32_t fc_wakes(const char *name)
+{
+	char path[4096];
+	uint32_t w = 0;
+	if (shmlog_path(name, path, sizeof(path)) < 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &w, sizeof(w), 192) != (ssize_t)sizeof(w))
+		w = 0;
+	close(fd);
+	return w;
+}
 
 static void fc_run(struct lb_ctx *c, const struct lb_config *cfg,
 		   const struct lb_work *w, struct fc_acc *a)
@@ -288,6 +305,7 @@ static void fc_run(struct lb_ctx *c, const struct lb_config *cfg,
 	a->n++;
 	a->recs += res.recs;
 	a->coll_s += res.coll_cpu_s;
+	a->wall_s += res.wall_s;
 }
 
 /* One follower process for the whole comparison, stopped (SIGSTOP) for the
@@ -299,6 +317,9 @@ static void measure_follower_cost(const struct lb_config *cfg,
 {
 	struct lb_ctx c = {.ct = &lb_shmlog_default};
 	struct fc_acc alone = {0}, followed = {0};
+	double ratio[16];
+	int pairs = 0;
+	uint32_t wakes = 0;
 	if (c.ct->setup(&c) < 0)
 		return;
 	struct active_arg a = {c.arg, lb_sink_new()};
@@ -309,11 +330,19 @@ static void measure_follower_cost(const struct lb_config *cfg,
 			kill(pid, SIGSTOP);
 			c.sink = NULL;
 			c.collector = 0;
+			int n0 = alone.n, n1 = followed.n;
 			fc_run(&c, cfg, w, &alone);
 			kill(pid, SIGCONT);
 			c.sink = a.sink;
 			c.collector = pid;
+			uint32_t w0 = fc_wakes(c.arg);
 			fc_run(&c, cfg, w, &followed);
+			wakes += fc_wakes(c.arg) - w0;
+			/* each pair's ratio: the spread of the figure */
+			if (alone.n == n0 + 1 && followed.n == n1 + 1 &&
+			    alone.p99[n0] > 0 && pairs < 16)
+				ratio[pairs++] =
+				    followed.p99[n1] / alone.p99[n0];
 		}
 		lb_stop(pid);
 	}
@@ -331,6 +360,15 @@ static void measure_follower_cost(const struct lb_config *cfg,
 	r->followed_cpu_ns = bench_median(followed.wcpu, followed.n);
 	r->follower_cpu_ns_per_rec =
 	    followed.recs ? followed.coll_s * 1e9 / (double)followed.recs : 0;
+	r->fc_pairs = pairs;
+	for (int i = 0; i < pairs; i++) {
+		if (!i || ratio[i] < r->fc_ratio_min)
+			r->fc_ratio_min = ratio[i];
+		if (!i || ratio[i] > r->fc_ratio_max)
+			r->fc_ratio_max = ratio[i];
+	}
+	r->fc_wakes_per_s =
+	    followed.wall_s > 0 ? (double)wakes / followed.wall_s : 0;
 }
 
 /* ---- a follower behind a paced writer ---- */

@@ -321,6 +321,13 @@ void lb_print_readers(FILE *f, const struct lb_readers *r)
 		r->alone_rps > 0 ? 100 * r->followed_rps / r->alone_rps : 0,
 		r->alone_p99 > 0 ? r->followed_p99 / r->alone_p99 : 0,
 		D(r->follower_cpu_ns_per_rec));
+	if (r->fc_pairs > 1)
+		fprintf(f,
+			"  the p99 ratio of each of %d pairs of runs: %.2fx to "
+			"%.2fx; the writer woke the follower %.0f times a "
+			"second\n",
+			r->fc_pairs, r->fc_ratio_min, r->fc_ratio_max,
+			r->fc_wakes_per_s);
 	if (!r->paced_ok) {
 		fprintf(f, "a follower behind a paced writer: not measured\n");
 		return;

@@ -115,8 +115,15 @@ int main(int argc, char **argv)
 				sleep_ns(seed % 20000000);
 			continue;
 		}
-		if (stopping)
-			break;
+		/* drained: a follower's shmlog_reader_next() may say NONE with
+		 * records still to come (a look not due yet, a lane it rests
+		 * on: shmlog.h), which its wait returns for; drained is a wait
+		 * that ran out */
+		if (stopping) {
+			if (shmlog_reader_wait(r, 20) == -ETIMEDOUT)
+				break;
+			continue;
+		}
 		if (now_ns() >= end) {
 			sh->stop = 1;
 			for (unsigned w = 0; w < WRITERS; w++)
