@@ -127,17 +127,7 @@ append_reserve(struct shmlog__wlane *w, uint64_t pos, uint32_t len)
 		return false;
 	atomic_store_explicit(&w->ctl->reserve, pos + len,
 			      memory_order_relaxed);
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-/* GCC 12 warns that TSan does not model fences (-Wtsan) where this is
- * inlined, which -Werror turns into a build failure; the fence is still
- * emitted. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-	atomic_thread_fence(memory_order_release); /* LMM(C) */
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+	shmlog__fence_release(); /* LMM(C) */
 	TESTPOINT(1);
 	return true;
 }

@@ -969,7 +969,7 @@ static inline bool chunk_take(const struct shmlog__seg *s,
 		    seg_chunk(s, i), &old, open, memory_order_acq_rel,
 		    memory_order_relaxed)) /* d: LMM(Q) */
 		return false;
-	atomic_thread_fence(memory_order_release); /* e: LMM(R) */
+	shmlog__fence_release(); /* e: LMM(R) */
 	TESTPOINT(12);
 	chunk_install(s, w, i, open);
 	w->head = w->cbase; /* f */
