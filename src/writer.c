@@ -1005,27 +1005,42 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			goto general_p; /* the tag decides */
 		}
 	}
-	uint64_t tword;
-	uint32_t tag_len = tag_short(tag, &tword);
-	if (SHMLOG_UNLIKELY(!tag_len))
-		goto general_p;
-
 	/* the strings measured, once; the block's length (msg_fit: what
 	 * fits a record beside the longest tag, as shmlog__defer_room()) */
 	size_t room = h->msg_fit;
 	size_t blen = 4 + t->fixed;
-	uint32_t slen[SHMLOG__TYPED_MAX];
-	for (unsigned m = t->smask; m; m &= m - 1) {
-		unsigned i = (unsigned)__builtin_ctz(m);
-		const char *s = (const char *)v[i].p;
+	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's length */
+	unsigned ns = 0, sm = t->smask;
+	if (SHMLOG_LIKELY(sm && !(sm & (sm - 1)))) {
+		/* one string: no loop, nothing kept but its length */
+		const char *s = (const char *)v[__builtin_ctz(sm)].p;
 		if (SHMLOG_UNLIKELY(!s))
 			goto general_p; /* "(null)" */
 		size_t n = shmlog__typed_strlen(s, room);
 		blen += n;
 		if (SHMLOG_UNLIKELY(blen > room))
 			goto general_p; /* to be cut */
-		slen[i] = (uint32_t)n;
+		slen[0] = (uint32_t)n;
+		ns = 1;
+		sm = 0;
 	}
+	for (unsigned m = sm; m; m &= m - 1) {
+		const char *s = (const char *)v[__builtin_ctz(m)].p;
+		if (SHMLOG_UNLIKELY(!s))
+			goto general_p; /* "(null)" */
+		size_t n = shmlog__typed_strlen(s, room);
+		blen += n;
+		if (SHMLOG_UNLIKELY(blen > room))
+			goto general_p; /* to be cut */
+		slen[ns++] = (uint32_t)n;
+	}
+
+	/* the tag measured after the strings: fewer values kept
+	 * across their loop */
+	uint64_t tword;
+	uint32_t tag_len = tag_short(tag, &tword);
+	if (SHMLOG_UNLIKELY(!tag_len))
+		goto general_p;
 
 	/* the TSC only: another clock is a call */
 	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
@@ -1050,18 +1065,21 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	unsigned char *q = at.msg;
 	memcpy(q, &id, 4);
 	q += 4;
-	unsigned i = 0;
-	for (uint64_t cw = t->clsw; cw; cw >>= 8, i++) {
+	const uint32_t *sl = slen;
+	for (uint64_t cw = t->clsw; cw; cw >>= 8, v++) {
 		unsigned c = (unsigned)(cw & 0xff);
-		*q++ = (unsigned char)c;
+		*q = (unsigned char)c;
 		if (c == SHMLOG__FMT_INT32) {
-			q = put_u32(q, (uint32_t)v[i].u);
+			put_u32(q + 1, (uint32_t)v->u);
+			q += 5;
 		} else if (c == SHMLOG__FMT_STRING) {
-			q = put_u16(q, (uint16_t)slen[i]);
-			shmlog__typed_copy(q, (const char *)v[i].p, slen[i]);
-			q += slen[i];
+			uint32_t n = *sl++;
+			put_u16(q + 1, (uint16_t)n);
+			shmlog__typed_copy(q + 3, (const char *)v->p, n);
+			q += 3 + n;
 		} else {
-			q = put_u64(q, (uint64_t)v[i].u);
+			put_u64(q + 1, (uint64_t)v->u);
+			q += 9;
 		}
 	}
 	shmlog__append_commit(w, &at);
