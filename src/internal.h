@@ -602,9 +602,17 @@ struct shmlog__fmt_plan {
  * full. Handles whose id does not fit are never cached. */
 #define SHMLOG__SITE_ID_BITS 21
 #define SHMLOG__SITE_ID_MASK ((UINT64_C(1) << SHMLOG__SITE_ID_BITS) - 1)
+/* Bit 0 of the key (a format's id is 8-aligned): the typed call's fast
+ * path does not take this site's calls (its plan is not fast, or the
+ * table was full), so that path checks one bit, not the plan. */
+#define SHMLOG__SITE_SLOW UINT64_C(1)
+#define SHMLOG__SITE_ID(key)                                                   \
+	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
- * ask shmlog__defer_site(). Three loads and three compares. */
+ * ask shmlog__defer_site(). Three loads and three compares (the typed
+ * fast path, writer.c, checks the key's SHMLOG__SITE_SLOW bit instead of
+ * the id and the plan). */
 static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,
 			 const struct shmlog_fmt_site *site, const char *fmt,
@@ -746,14 +754,14 @@ shmlog__defer_site_ready(const struct shmlog *h,
 	 * there before the key names them */
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
 	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||
-			    !(key & SHMLOG__SITE_ID_MASK)))
+			    !SHMLOG__SITE_ID(key)))
 		return NULL;
 	const struct shmlog__fmt_plan *p =
 		(const struct shmlog__fmt_plan *)__atomic_load_n(
 			&site->plan, __ATOMIC_RELAXED);
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		return NULL;
-	*id = (uint32_t)(key & SHMLOG__SITE_ID_MASK);
+	*id = SHMLOG__SITE_ID(key);
 	return p;
 }
 

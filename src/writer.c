@@ -979,12 +979,19 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			    (unsigned)(prio - SHMLOG_VERBOSE) >
 				    SHMLOG_FATAL - SHMLOG_VERBOSE))
 		goto general;
-	uint32_t id;
-	const struct shmlog__fmt_plan *p =
-		shmlog__defer_site_ready(h, site, fmt, &id);
-	/* fast: laid out for this site's types (no other plan has it) */
-	if (SHMLOG_UNLIKELY(!p || !p->typed.fast))
+	/* shmlog__defer_site_ready() with the plan's fast flag in the key
+	 * (SHMLOG__SITE_SLOW), LMM(site:B) as there */
+	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
+	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||
+			    (key & SHMLOG__SITE_SLOW)))
 		goto general;
+	const struct shmlog__fmt_plan *p =
+		(const struct shmlog__fmt_plan *)__atomic_load_n(
+			&site->plan, __ATOMIC_RELAXED);
+	/* the site's own literal: laid out for its types (fast) */
+	if (SHMLOG_UNLIKELY(p->fmt != fmt))
+		goto general;
+	uint32_t id = SHMLOG__SITE_ID(key);
 	const struct shmlog__fmt_typed *t = &p->typed;
 	struct shmlog__wlane *w =
 		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
@@ -1010,10 +1017,10 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	size_t room = h->msg_fit;
 	size_t blen = 4 + t->fixed;
 	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's length */
-	unsigned ns = 0, sm = t->smask;
-	if (SHMLOG_LIKELY(sm && !(sm & (sm - 1)))) {
+	unsigned ns = 0, sm = t->smask, one = t->sone;
+	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
 		/* one string: no loop, nothing kept but its length */
-		const char *s = (const char *)v[__builtin_ctz(sm)].p;
+		const char *s = (const char *)v[one].p;
 		if (SHMLOG_UNLIKELY(!s))
 			goto general_p; /* "(null)" */
 		size_t n = shmlog__typed_strlen(s, room);
