@@ -608,6 +608,11 @@ struct shmlog__fmt_plan {
 #define SHMLOG__SITE_SLOW UINT64_C(1)
 #define SHMLOG__SITE_ID(key)                                                   \
 	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
+/* A key with its format's id cleared (bit 0 kept: a slow site's never
+ * equals a handle's site_key), and the site_key of a handle whose id
+ * does not fit a key: bit 1, never set in a cleared key. */
+#define SHMLOG__SITE_HANDLE(key) ((key) & ~(SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
+#define SHMLOG__SITE_NONE UINT64_C(2)
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
  * ask shmlog__defer_site(). Three loads and three compares (the typed
@@ -693,6 +698,10 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
+	/* what a site's key holds for this handle but the format's id:
+	 * id << SHMLOG__SITE_ID_BITS, or SHMLOG__SITE_NONE (no key has it)
+	 * if the id does not fit (the typed fast path: one compare) */
+	uint64_t site_key;
 	/* a message this long or shorter fits a record whatever its tag */
 	uint32_t msg_fit;
 	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:

@@ -223,6 +223,10 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		if (!handles[i]) {
 			handles[i] = h;
 			h->id = next_handle_id++;
+			h->site_key =
+				h->id < UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS)
+					? h->id << SHMLOG__SITE_ID_BITS
+					: SHMLOG__SITE_NONE;
 			h->tls_off = h->id % TLS_SLOTS * sizeof(tls_lanes[0]);
 			break;
 		}
@@ -1003,10 +1007,10 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 				    SHMLOG_FATAL - SHMLOG_VERBOSE))
 		goto general;
 	/* shmlog__defer_site_ready() with the plan's fast flag in the key
-	 * (SHMLOG__SITE_SLOW), LMM(site:B) as there */
+	 * (SHMLOG__SITE_SLOW), LMM(site:B) as there: this handle's, bit 0
+	 * clear, in one compare */
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
-	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||
-			    (key & SHMLOG__SITE_SLOW)))
+	if (SHMLOG_UNLIKELY(SHMLOG__SITE_HANDLE(key) != h->site_key))
 		goto general;
 	const struct shmlog__fmt_plan *p =
 		(const struct shmlog__fmt_plan *)__atomic_load_n(
