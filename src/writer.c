@@ -1048,7 +1048,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	 * fits a record beside the longest tag, as shmlog__defer_room()) */
 	size_t room = h->msg_fit;
 	size_t blen = 4 + t->fixed;
-	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's length */
+	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
+	uint32_t n1 = 0; /* the one string's length */
 	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
 		/* one string: no loop, nothing kept but its length */
 		const char *s = (const char *)v[one].p;
@@ -1058,7 +1059,9 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		blen += n;
 		if (SHMLOG_UNLIKELY(blen > room))
 			goto exit; /* to be cut */
-		slen[0] = (uint32_t)n;
+		n1 = (uint32_t)n;
+		if (several)
+			slen[0] = n1;
 	} else if (several) {
 		unsigned ns = 0;
 		for (unsigned m = t->smask; m; m &= m - 1) {
@@ -1114,7 +1117,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			put_u32(q + 1, (uint32_t)v->u);
 			q += 5;
 		} else if (c == SHMLOG__FMT_STRING) {
-			uint32_t n = *sl++;
+			uint32_t n = several ? *sl++ : n1;
 			put_u16(q + 1, (uint16_t)n);
 			shmlog__typed_copy(q + 3, (const char *)v->p, n);
 			q += 3 + n;
