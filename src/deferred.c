@@ -310,7 +310,8 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	}
 	bool cacheable = h->id < (UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS));
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
-	if (key == h->id << SHMLOG__SITE_ID_BITS && cacheable) {
+	if ((key & ~SHMLOG__SITE_SLOW) == h->id << SHMLOG__SITE_ID_BITS &&
+	    cacheable) {
 		/* this buffer's table was full for it: counted per call */
 		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_full, 1,
 					  memory_order_relaxed);
@@ -325,6 +326,8 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	if (!cacheable || (st != SITE_READY && st != SITE_FULL))
 		return st == SITE_READY ? p : NULL;
 	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
+	if (st != SITE_READY || !p->typed.fast)
+		key |= SHMLOG__SITE_SLOW; /* not the typed fast path's */
 	if (types & SHMLOG__UNTYPED_SITE) /* once per site and handle */
 		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_untyped, 1,
 					  memory_order_relaxed);

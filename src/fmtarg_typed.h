@@ -83,6 +83,9 @@ static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *s
 			    : c == SHMLOG__FMT_STRING ? 3
 						      : 9;
 	}
+	t->sone = !t->smask			    ? SHMLOG__TYPED_MAX
+		  : !(t->smask & (t->smask - 1)) ? (uint8_t)__builtin_ctz(t->smask)
+						 : SHMLOG__TYPED_MAX + 1;
 	return bad;
 }
 

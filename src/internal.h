@@ -618,9 +618,22 @@ struct shmlog__fmt_plan {
  * full. Handles whose id does not fit are never cached. */
 #define SHMLOG__SITE_ID_BITS 21
 #define SHMLOG__SITE_ID_MASK ((UINT64_C(1) << SHMLOG__SITE_ID_BITS) - 1)
+/* Bit 0 of the key (a format's id is 8-aligned): the typed call's fast
+ * path does not take this site's calls (its plan is not fast, or the
+ * table was full), so that path checks one bit, not the plan. */
+#define SHMLOG__SITE_SLOW UINT64_C(1)
+#define SHMLOG__SITE_ID(key)                                                   \
+	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
+/* A key with its format's id cleared (bit 0 kept: a slow site's never
+ * equals a handle's site_key), and the site_key of a handle whose id
+ * does not fit a key: bit 1, never set in a cleared key. */
+#define SHMLOG__SITE_HANDLE(key) ((key) & ~(SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
+#define SHMLOG__SITE_NONE UINT64_C(2)
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
- * ask shmlog__defer_site(). Three loads and three compares. */
+ * ask shmlog__defer_site(). Three loads and three compares (the typed
+ * fast path, writer.c, checks the key's SHMLOG__SITE_SLOW bit instead of
+ * the id and the plan). */
 static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,
 			 const struct shmlog_fmt_site *site, const char *fmt,
@@ -701,6 +714,10 @@ struct shmlog {
 	struct shmlog__seg seg;
 	uint64_t id; /* unique per process lifetime; never reused */
 	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
+	/* what a site's key holds for this handle but the format's id:
+	 * id << SHMLOG__SITE_ID_BITS, or SHMLOG__SITE_NONE (no key has it)
+	 * if the id does not fit (the typed fast path: one compare) */
+	uint64_t site_key;
 	/* a message this long or shorter fits a record whatever its tag */
 	uint32_t msg_fit;
 	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
@@ -762,14 +779,14 @@ shmlog__defer_site_ready(const struct shmlog *h,
 	 * there before the key names them */
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
 	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||
-			    !(key & SHMLOG__SITE_ID_MASK)))
+			    !SHMLOG__SITE_ID(key)))
 		return NULL;
 	const struct shmlog__fmt_plan *p =
 		(const struct shmlog__fmt_plan *)__atomic_load_n(
 			&site->plan, __ATOMIC_RELAXED);
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		return NULL;
-	*id = (uint32_t)(key & SHMLOG__SITE_ID_MASK);
+	*id = SHMLOG__SITE_ID(key);
 	return p;
 }
 

@@ -223,6 +223,10 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		if (!handles[i]) {
 			handles[i] = h;
 			h->id = next_handle_id++;
+			h->site_key =
+				h->id < UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS)
+					? h->id << SHMLOG__SITE_ID_BITS
+					: SHMLOG__SITE_NONE;
 			h->tls_off = h->id % TLS_SLOTS * sizeof(tls_lanes[0]);
 			break;
 		}
@@ -960,38 +964,70 @@ print_typed_general(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			      flags, wflags);
 }
 
+/* An exit of the typed fast path once it has checked the site and the
+ * lane: print_typed_general()'s arguments recovered from what the path
+ * keeps anyway, so that fewer of them stay live (in registers saved and
+ * restored, or spilled) to its end: the handle is the lane's (its key is
+ * the handle's id), the format the site's plan's (the path checked that
+ * it is this call's). */
+static __attribute__((noinline)) int
+print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
+		 int prio, const char *tag, const union shmlog__arg *v)
+{
+	const struct shmlog__fmt_plan *p =
+		(const struct shmlog__fmt_plan *)__atomic_load_n(
+			&site->plan, __ATOMIC_RELAXED);
+	return print_typed_general(w->h, site, prio, tag, p->fmt, v);
+}
+
+static int print_typed_several(shmlog_t *h, struct shmlog_fmt_site *site,
+			       int prio, const char *tag, const char *fmt,
+			       const union shmlog__arg *v);
+
 /*
  * The macros' typed call (include/shmlog.h): the site's plan laid out
  * how each value is written when it was made, so a call measures its
  * strings (once), reserves the record, writes the format's id and the
  * values straight into it, and commits: no va_list, no parsing, no copy
- * through the stack, and no call (a leaf: no register saved and
- * restored). The conditions are the leaf's of shmlog_write_n() (the
- * TSC clock among them) but the message's length, and the site's: ready for this
- * handle, no * values, no string to cut. Anything else is
- * print_typed_general()'s, with the same values (a jump).
+ * through the stack, and no call. The conditions are the leaf's of
+ * shmlog_write_n() (the TSC clock among them) but the message's length,
+ * and the site's: ready for this handle, no * values, no string to cut.
+ * Anything else is print_typed_general()'s, with the same values (a
+ * jump). @several: the body for a site with two strings or more
+ * (print_typed_several()); the other, shmlog__print_typed(), measures at
+ * most one, and keeps few enough values live that it saves no register.
  */
-int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
-			const char *tag, const char *fmt,
-			const union shmlog__arg *v)
+static inline __attribute__((always_inline)) int
+print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		 const char *tag, const char *fmt, const union shmlog__arg *v,
+		 const bool several)
 {
 	if (SHMLOG_UNLIKELY(!h || !site || !tag ||
 			    (unsigned)(prio - SHMLOG_VERBOSE) >
 				    SHMLOG_FATAL - SHMLOG_VERBOSE))
 		goto general;
-	uint32_t id;
+	/* shmlog__defer_site_ready() with the plan's fast flag in the key
+	 * (SHMLOG__SITE_SLOW), LMM(site:B) as there: this handle's, bit 0
+	 * clear, in one compare */
+	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
+	if (SHMLOG_UNLIKELY(SHMLOG__SITE_HANDLE(key) != h->site_key))
+		goto general;
 	const struct shmlog__fmt_plan *p =
-		shmlog__defer_site_ready(h, site, fmt, &id);
-	/* fast: laid out for this site's types (no other plan has it) */
-	if (SHMLOG_UNLIKELY(!p || !p->typed.fast))
+		(const struct shmlog__fmt_plan *)__atomic_load_n(
+			&site->plan, __ATOMIC_RELAXED);
+	/* the site's own literal: laid out for its types (fast) */
+	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		goto general;
 	const struct shmlog__fmt_typed *t = &p->typed;
+	unsigned one = t->sone;
+	if (!several && SHMLOG_UNLIKELY(one > SHMLOG__TYPED_MAX))
+		return print_typed_several(h, site, prio, tag, fmt, v);
 	struct shmlog__wlane *w =
 		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
 	__asm__("" : "+r"(w));
 	/* the thread's own lane at rest, no leaf inside it (KEY_BUSY) */
 	if (SHMLOG_UNLIKELY(w->key != h->id))
-		goto general_p;
+		goto general;
 	if (!(site->flags & SHMLOG_WRITE_UNFILTERED)) {
 		int pass = shmlog__filter_fast(
 			atomic_load_explicit(&h->filter_fast,
@@ -1002,40 +1038,59 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		if (SHMLOG_UNLIKELY(pass <= 0)) {
 			if (pass == 0)
 				return 0; /* below every tag's level */
-			goto general_p; /* the tag decides */
+			goto exit; /* the tag decides */
 		}
 	}
-	uint64_t tword;
-	uint32_t tag_len = tag_short(tag, &tword);
-	if (SHMLOG_UNLIKELY(!tag_len))
-		goto general_p;
-
+	/* the TSC only: another clock is a call */
+	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
+		goto exit;
 	/* the strings measured, once; the block's length (msg_fit: what
 	 * fits a record beside the longest tag, as shmlog__defer_room()) */
 	size_t room = h->msg_fit;
 	size_t blen = 4 + t->fixed;
-	uint32_t slen[SHMLOG__TYPED_MAX];
-	for (unsigned m = t->smask; m; m &= m - 1) {
-		unsigned i = (unsigned)__builtin_ctz(m);
-		const char *s = (const char *)v[i].p;
+	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
+	uint32_t n1 = 0; /* the one string's length */
+	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
+		/* one string: no loop, nothing kept but its length */
+		const char *s = (const char *)v[one].p;
 		if (SHMLOG_UNLIKELY(!s))
-			goto general_p; /* "(null)" */
+			goto exit; /* "(null)" */
 		size_t n = shmlog__typed_strlen(s, room);
 		blen += n;
 		if (SHMLOG_UNLIKELY(blen > room))
-			goto general_p; /* to be cut */
-		slen[i] = (uint32_t)n;
+			goto exit; /* to be cut */
+		n1 = (uint32_t)n;
+		if (several)
+			slen[0] = n1;
+	} else if (several) {
+		unsigned ns = 0;
+		for (unsigned m = t->smask; m; m &= m - 1) {
+			const char *s = (const char *)v[__builtin_ctz(m)].p;
+			if (SHMLOG_UNLIKELY(!s))
+				goto exit; /* "(null)" */
+			size_t n = shmlog__typed_strlen(s, room);
+			blen += n;
+			if (SHMLOG_UNLIKELY(blen > room))
+				goto exit; /* to be cut */
+			slen[ns++] = (uint32_t)n;
+		}
 	}
+	uint32_t id = SHMLOG__SITE_ID(key);
 
-	/* the TSC only: another clock is a call */
-	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
-		goto general_p;
+	/* the tag measured after the strings: fewer values kept
+	 * across their loop */
+	uint64_t tword;
+	uint32_t tag_len = tag_short(tag, &tword);
+	if (SHMLOG_UNLIKELY(!tag_len))
+		goto exit;
+	/* from here on, a late exit needs only the lane, the site, the tag,
+	 * the values and this word (print_typed_exit()) */
+	uint64_t meta = rec_meta(0, (uint32_t)blen, prio, REC_FLAG_DEFERRED,
+				 tag_len);
 	uint64_t time = shmlog__rdtsc();
 	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
 							 memory_order_relaxed)))
-		goto general_p;
-	uint64_t meta = rec_meta(0, (uint32_t)blen, prio, REC_FLAG_DEFERRED,
-				 tag_len);
+		goto late;
 	w->key |= KEY_BUSY;
 	atomic_signal_fence(memory_order_seq_cst);
 	struct shmlog__append_at at;
@@ -1044,39 +1099,67 @@ int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 						  &at))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		w->key &= ~KEY_BUSY;
-		goto general_p; /* a new chunk to take */
+		goto late; /* a new chunk to take */
 	}
-	/* the classes in a register: the stores below may alias the plan */
+	/* the plan again from the site (not kept across the reservation);
+	 * the classes in a register: the stores below may alias the plan */
+	t = &((const struct shmlog__fmt_plan *)__atomic_load_n(
+		      &site->plan, __ATOMIC_RELAXED))
+		     ->typed;
 	unsigned char *q = at.msg;
 	memcpy(q, &id, 4);
 	q += 4;
-	unsigned i = 0;
-	for (uint64_t cw = t->clsw; cw; cw >>= 8, i++) {
+	const uint32_t *sl = slen;
+	for (uint64_t cw = t->clsw; cw; cw >>= 8, v++) {
 		unsigned c = (unsigned)(cw & 0xff);
-		*q++ = (unsigned char)c;
+		*q = (unsigned char)c;
 		if (c == SHMLOG__FMT_INT32) {
-			q = put_u32(q, (uint32_t)v[i].u);
+			put_u32(q + 1, (uint32_t)v->u);
+			q += 5;
 		} else if (c == SHMLOG__FMT_STRING) {
-			q = put_u16(q, (uint16_t)slen[i]);
-			shmlog__typed_copy(q, (const char *)v[i].p, slen[i]);
-			q += slen[i];
+			uint32_t n = several ? *sl++ : n1;
+			put_u16(q + 1, (uint16_t)n);
+			shmlog__typed_copy(q + 3, (const char *)v->p, n);
+			q += 3 + n;
 		} else {
-			q = put_u64(q, (uint64_t)v[i].u);
+			put_u64(q + 1, (uint64_t)v->u);
+			q += 9;
 		}
 	}
 	shmlog__append_commit(w, &at);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->key &= ~KEY_BUSY;
-	wake_fence(h);
+	/* the handle again from the lane: not kept across the write */
+	const struct shmlog *hw = w->h;
+	wake_fence(hw);
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
 						 memory_order_relaxed)))
-		return wake_then_0(h);
+		return wake_then_0(hw);
 	return 0;
-general_p:
-	/* the site's plan is this call's format: one register fewer kept */
-	return print_typed_general(h, site, prio, tag, p->fmt, v);
+late:
+	/* the priority from the meta word: one value fewer kept */
+	prio = (int)(uint8_t)(meta >> 32);
+exit:
+	return print_typed_exit(w, site, prio, tag, v);
 general:
 	return print_typed_general(h, site, prio, tag, fmt, v);
+}
+
+/* A site with two strings or more: the loop over them, and the registers
+ * it takes, kept out of the common case's function. */
+static __attribute__((noinline)) int
+print_typed_several(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		    const char *tag, const char *fmt,
+		    const union shmlog__arg *v)
+{
+	return print_typed_body(h, site, prio, tag, fmt, v, true);
+}
+
+int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+			const char *tag, const char *fmt,
+			const union shmlog__arg *v)
+{
+	return print_typed_body(h, site, prio, tag, fmt, v, false);
 }
 
 int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
