@@ -980,6 +980,23 @@ print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 	return print_typed_general(w->h, site, prio, tag, p->fmt, v);
 }
 
+/* A typed call's string @s measured (at most @room bytes) into *@len and
+ * added to the block's length *@blen. false: the call cannot take it as
+ * it is (a null pointer prints "(null)"; a string past @room is cut), the
+ * general path's. */
+static inline __attribute__((always_inline)) bool
+typed_measure(const char *s, size_t room, size_t *blen, uint32_t *len)
+{
+	if (SHMLOG_UNLIKELY(!s))
+		return false;
+	size_t n = shmlog__typed_strlen(s, room);
+	*blen += n;
+	if (SHMLOG_UNLIKELY(*blen > room))
+		return false;
+	*len = (uint32_t)n;
+	return true;
+}
+
 static int print_typed_several(shmlog_t *h, struct shmlog_fmt_site *site,
 			       int prio, const char *tag, const char *fmt,
 			       const union shmlog__arg *v);
@@ -1052,27 +1069,18 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	uint32_t n1 = 0; /* the one string's length */
 	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
 		/* one string: no loop, nothing kept but its length */
-		const char *s = (const char *)v[one].p;
-		if (SHMLOG_UNLIKELY(!s))
-			goto exit; /* "(null)" */
-		size_t n = shmlog__typed_strlen(s, room);
-		blen += n;
-		if (SHMLOG_UNLIKELY(blen > room))
-			goto exit; /* to be cut */
-		n1 = (uint32_t)n;
+		if (SHMLOG_UNLIKELY(!typed_measure((const char *)v[one].p,
+						   room, &blen, &n1)))
+			goto exit;
 		if (several)
 			slen[0] = n1;
 	} else if (several) {
 		unsigned ns = 0;
 		for (unsigned m = t->smask; m; m &= m - 1) {
-			const char *s = (const char *)v[__builtin_ctz(m)].p;
-			if (SHMLOG_UNLIKELY(!s))
-				goto exit; /* "(null)" */
-			size_t n = shmlog__typed_strlen(s, room);
-			blen += n;
-			if (SHMLOG_UNLIKELY(blen > room))
-				goto exit; /* to be cut */
-			slen[ns++] = (uint32_t)n;
+			if (SHMLOG_UNLIKELY(!typed_measure(
+				    (const char *)v[__builtin_ctz(m)].p, room,
+				    &blen, &slen[ns++])))
+				goto exit;
 		}
 	}
 	uint32_t id = SHMLOG__SITE_ID(key);
