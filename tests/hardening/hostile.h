@@ -200,6 +200,69 @@ static inline size_t hw_lane_records(const unsigned char *base,
 	return n;
 }
 
+/* Framing: in buffer @b at rest, every PAD and TORN header on a lane's
+ * chain holds nothing of a chunk's earlier incarnation. A PAD keeps its
+ * word and seq, zeroes to the chunk's end; a TORN record its word, seq
+ * and len, zeroes to its end. Else a word given another state, or moved,
+ * would frame an old record again. Returns how many headers break it
+ * (and prints the first); *@checked: how many PAD and TORN it checked. */
+static inline unsigned hw_check_framing(const char *b, unsigned *checked)
+{
+	char path[512];
+	size_t size;
+	REQUIRE(shmlog_path(b, path, sizeof(path)) > 0);
+	unsigned char *base = hw_map_rw(path, &size);
+	REQUIRE(base);
+	struct shmlog__fixed f;
+	memcpy(&f, base, sizeof(f));
+	size_t max = (size_t)f.chunk_count * (f.chunk_size / REC_ALIGN);
+	long *offs = malloc(max * sizeof(*offs));
+	REQUIRE(offs);
+	unsigned bad = 0;
+	*checked = 0;
+	for (unsigned lane = 0; lane < f.lane_count; lane++) {
+		size_t n = hw_lane_records(base, &f, lane, offs, NULL, max);
+		for (size_t k = 0; k < n; k++) {
+			const unsigned char *r = base + offs[k];
+			const struct shmlog__rec *h = (const void *)r;
+			unsigned st = (unsigned)(atomic_load(&h->word) &
+						 REC_STATE_MASK);
+			size_t end;
+			if (st == REC_PAD)
+				end = f.chunk_size -
+				      (size_t)(offs[k] - (long)f.data_off) %
+					      f.chunk_size;
+			else if (st == REC_TORN)
+				end = h->len;
+			else
+				continue;
+			++*checked;
+			for (size_t o = 16; o < end; o++) {
+				bool kept = st == REC_TORN &&
+					    o >= offsetof(struct shmlog__rec,
+							  len) &&
+					    o < offsetof(struct shmlog__rec,
+							 len) + 2;
+				if (r[o] && !kept) {
+					if (!bad++)
+						fprintf(stderr,
+							"lane %u: %s at file "
+							"offset %ld has byte "
+							"%zu set (%#x)\n",
+							lane,
+							st == REC_PAD ? "PAD"
+								      : "TORN",
+							offs[k], o, r[o]);
+					break;
+				}
+			}
+		}
+	}
+	free(offs);
+	munmap(base, size);
+	return bad;
+}
+
 /* Damage the chunk table of the file mapped at @base as @v says: the space
  * line's epoch (random, moved back or forth), or one descriptor word
  * (random; valid-looking but naming another lane or a lane out of range;

@@ -13,8 +13,11 @@
  * This test drives each one deterministically with a reader parked inside
  * the chunk that is given up, then checks that the reader
  * goes on with whole records only, in order, with every record accounted
- * for (written = read + overwritten + torn), and that no chunk's word
- * ever comes back (incarnations only grow).
+ * for (written = read + overwritten + torn), that no chunk's word
+ * ever comes back (incarnations only grow), and that no PAD or TORN
+ * header has bytes of the chunk's earlier incarnation behind it
+ * (hw_check_framing(); a writer killed with a record reserved in a
+ * recycled chunk makes a TORN one over old bytes).
  */
 #include <pthread.h>
 #include <sys/wait.h>
@@ -89,18 +92,21 @@ static void tally_init(struct tally *t)
 }
 
 /* Finish reading and check what the reader saw and counted. */
-static void finish(const char *what, shmlog_reader_t *r, struct tally *t,
-		   const struct incs *s, uint64_t written)
+static void finish(const char *b, const char *what, shmlog_reader_t *r,
+		   struct tally *t, const struct incs *s, uint64_t written)
 {
 	drain(r, t, -1);
+	unsigned framed;
+	CHECK_EQ(hw_check_framing(b, &framed), 0);
 	struct shmlog_lane_stats sum = hw_sum(r);
 	printf("%s: %llu written, %llu read, %llu overwritten, %llu torn, "
-	       "%llu bad, %llu out of order, %u chunk words went back\n",
+	       "%llu bad, %llu out of order, %u chunk words went back, "
+	       "%u PAD and TORN headers with nothing behind them\n",
 	       what, (unsigned long long)written,
 	       (unsigned long long)t->read,
 	       (unsigned long long)sum.overwritten,
 	       (unsigned long long)sum.torn, (unsigned long long)t->bad,
-	       (unsigned long long)t->disorder, s->regressed);
+	       (unsigned long long)t->disorder, s->regressed, framed);
 	CHECK_EQ(t->bad, 0);
 	CHECK_EQ(t->disorder, 0);
 	CHECK_EQ(s->regressed, 0);
@@ -130,7 +136,7 @@ static void recycled_under_reader(void)
 		drain(r, &t, 3);
 	}
 	incs_sample(&s, h);
-	finish("recycled under a reader", r, &t, &s, n);
+	finish(b, "recycled under a reader", r, &t, &s, n);
 	shmlog_reader_close(r);
 	shmlog_close(h);
 	shmlog_remove(b);
@@ -174,7 +180,7 @@ static void stolen_under_reader(void)
 	REQUIRE(pthread_create(&th, NULL, steal_thread, &st) == 0);
 	REQUIRE(pthread_join(th, NULL) == 0);
 	incs_sample(&s, h);
-	finish("stolen under a reader", r, &t, &s, 600 + 250);
+	finish(b, "stolen under a reader", r, &t, &s, 600 + 250);
 	CHECK(t.last[2] == 249); /* the taker's newest is there */
 	shmlog_reader_close(r);
 	shmlog_close(h);
@@ -228,7 +234,7 @@ static void killed_taking_a_chunk(int point)
 	char what[64];
 	snprintf(what, sizeof(what), "killed at point %d taking a chunk",
 		 point);
-	finish(what, r, &t, &s, written + 1500);
+	finish(b, what, r, &t, &s, written + 1500);
 	CHECK_EQ(t.last[3], 1499);
 	shmlog_reader_close(r);
 	shmlog_close(h);
@@ -342,9 +348,54 @@ static void dead_taken_under_reader(void)
 	incs_sample(&s, h);
 	CHECK_EQ(sc_write(h, 2, 0, 600), 0); /* takes every chunk */
 	incs_sample(&s, h);
-	finish("a dead writer's last chunk taken under a reader", r, &t, &s,
+	finish(b, "a dead writer's last chunk taken under a reader", r, &t, &s,
 	       40 + 600);
 	CHECK_EQ(t.last[1], 36); /* its newest records were taken */
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* A writer killed with a record reserved and not written (test point 1),
+ * in a chunk it recycled: the claimer repairs the record as TORN over
+ * bytes of the chunk's earlier incarnation. Its body is zeroed, as a
+ * PAD's rest of chunk is (hw_check_framing()): a word moved into it, or
+ * given another state, frames nothing old. */
+static void torn_over_old_bytes(void)
+{
+	const char *b = make(1);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		shmlog_t *h;
+		if (shmlog_open(b, 0, &h))
+			_exit(1);
+		sc_write(h, 1, 0, 600); /* the buffer full: now it recycles */
+		kill_point = 1;
+		shmlog__testpoint_hook = die_here;
+		sc_write(h, 1, 600, 601);
+		_exit(2); /* never reached the point */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	CHECK_EQ(sc_write(h, 3, 0, 1), 0); /* the claim repairs the record */
+	unsigned framed;
+	CHECK_EQ(hw_check_framing(b, &framed), 0);
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct tally t;
+	tally_init(&t);
+	drain(r, &t, -1);
+	struct shmlog_lane_stats sum = hw_sum(r);
+	printf("torn over old bytes: %llu torn, %u PAD and TORN headers "
+	       "with nothing behind them\n",
+	       (unsigned long long)sum.torn, framed);
+	CHECK_EQ(sum.torn, 1);
+	CHECK(framed > 0);
+	CHECK_EQ(t.bad, 0);
 	shmlog_reader_close(r);
 	shmlog_close(h);
 	shmlog_remove(b);
@@ -359,5 +410,6 @@ int main(void)
 		killed_taking_a_chunk(points[i]);
 	broken_chunk_given_up();
 	dead_taken_under_reader();
+	torn_over_old_bytes();
 	return test_done("test_void");
 }
