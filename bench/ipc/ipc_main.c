@@ -157,42 +157,62 @@ static bool mech_selected(const struct opts *o, const char *name)
 	return strstr(o->mech_filter, key) != NULL;
 }
 
-static int parse_sizes(struct opts *o, const char *s)
+/* A comma-separated list of at most @max values of @s into @out, each by
+ * @one (false: not a value); how many, or -1 if none or one is bad. */
+static int parse_values(const char *s, double *out, int max,
+			bool (*one)(const char *t, double *v))
 {
 	char buf[512], *save = NULL;
 	snprintf(buf, sizeof(buf), "%s", s);
-	o->nsizes = 0;
+	int n = 0;
 	for (char *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
-		long long v = bench_parse_size(t);
-		if (v < 1 || v > (64ll << 20) || o->nsizes == MAX_SIZES)
+		if (n == max || !one(t, &out[n]))
 			return -1;
-		o->sizes[o->nsizes++] = (size_t)v;
+		n++;
 	}
-	return o->nsizes ? 0 : -1;
+	return n ? n : -1;
+}
+
+/* A message size: 1 B to 64 MiB, as bench_parse_size() reads it. */
+static bool size_value(const char *t, double *v)
+{
+	long long z = bench_parse_size(t);
+	*v = (double)z;
+	return z >= 1 && z <= (64ll << 20);
 }
 
 /* Events per second: 1 to 100 M, with k or M for 10^3 or 10^6. */
+static bool rate_value(const char *t, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(t, &end);
+	if (*end == 'k' || *end == 'K')
+		*v *= 1e3, end++;
+	else if (*end == 'm' || *end == 'M')
+		*v *= 1e6, end++;
+	return !errno && end != t && !*end && *v >= 1 && *v <= 1e8;
+}
+
+static int parse_sizes(struct opts *o, const char *s)
+{
+	double v[MAX_SIZES];
+	int n = parse_values(s, v, MAX_SIZES, size_value);
+	for (int i = 0; i < n; i++)
+		o->sizes[i] = (size_t)v[i];
+	o->nsizes = n > 0 ? n : 0;
+	return n > 0 ? 0 : -1;
+}
+
 static int parse_rates(struct opts *o, const char *s)
 {
-	char buf[256], *save = NULL;
-	snprintf(buf, sizeof(buf), "%s", s);
-	o->nrates = 0;
-	for (char *t = strtok_r(buf, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		errno = 0;
-		double v = strtod(t, &end);
-		if (*end == 'k' || *end == 'K')
-			v *= 1e3, end++;
-		else if (*end == 'm' || *end == 'M')
-			v *= 1e6, end++;
-		if (errno || end == t || *end || !(v >= 1 && v <= 1e8) ||
-		    o->nrates == MAX_RATES)
-			return -1;
-		o->rates[o->nrates++] = (uint64_t)v;
-	}
-	return o->nrates ? 0 : -1;
+	double v[MAX_RATES];
+	int n = parse_values(s, v, MAX_RATES, rate_value);
+	for (int i = 0; i < n; i++)
+		o->rates[i] = (uint64_t)v[i];
+	o->nrates = n > 0 ? n : 0;
+	return n > 0 ? 0 : -1;
 }
 
 static int parse_cpus(struct opts *o, const char *s)
