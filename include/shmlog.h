@@ -737,10 +737,12 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
  * only pay a wake-up syscall when a reader actually sleeps here. A
  * follower's shmlog_reader_next() may say SHMLOG_EV_NONE while records
  * published in the last 4 us (on a lane it rests on, below: up to 10 ms)
- * are still to come: the next call of this one returns for them, so a
- * follower has read everything when this call times out. With @timeout_ms 0 it loads every lane's head,
- * whatever its last look (a loop of such calls costs a writer a miss
- * each). On x86 a follower flushes from the caches the lines of the
+ * are still to come: the next call of this one returns for them. With
+ * @timeout_ms 0 it loads every lane's head, whatever its last look, and
+ * ends every rest (a loop of such calls costs a writer a miss each): a
+ * follower has read everything published when shmlog_reader_next() said
+ * SHMLOG_EV_NONE and then this call with 0 returned -ETIMEDOUT (after
+ * the writers are gone: read on until it does). On x86 a follower flushes from the caches the lines of the
  * records it has read. A follower overtaken by a writer at full speed
  * (more than 2 bytes a nanosecond) leaves that lane alone three times as
  * long as it read it: the records it skips are counted as overwritten. */

@@ -1221,6 +1221,17 @@ static bool reader_was_fast(const struct shmlog_reader *r, uint64_t now)
 	return false;
 }
 
+/* Every rest (cursor_rest()) over now: the caller of a wait that only
+ * looks asks for what there is, and a follower's one way to know that it
+ * has read everything published (shmlog.h) is such a wait that finds
+ * nothing. The cursor goes on where cursor_resting() puts it. */
+static void reader_rest_end(struct shmlog_reader *r)
+{
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
+		if (r->lanes[i].rest_until_ns)
+			r->lanes[i].rest_until_ns = 1; /* long past */
+}
+
 /* After follow_spin() found nothing: nap, looking after each nap, while
  * reader_was_fast(). The writer is between two bursts, or off its CPU for
  * a moment, or the follower rests from it: a follower that went to sleep
@@ -1261,10 +1272,12 @@ static int follow_nap(struct shmlog_reader *r, uint64_t t0, int timeout_ms)
 static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 {
 	struct shmlog__hdr *hdr = r->seg.hdr;
-	if (timeout_ms == 0) /* no waiting: what is there now */
+	if (timeout_ms == 0) { /* no waiting: what is there now */
+		reader_rest_end(r);
 		return reader_look(r, shmlog__clock_ns(CLOCK_MONOTONIC), false)
 			       ? 0
 			       : -ETIMEDOUT;
+	}
 	uint64_t t0 = shmlog__clock_ns(CLOCK_MONOTONIC);
 	if (follow_spin(r))
 		return 0;
