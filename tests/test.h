@@ -83,6 +83,26 @@ static inline const char *test_buffer(const char *stem)
 	return b;
 }
 
+/* Has follower @r read everything published? Call it when its
+ * shmlog_reader_next() said SHMLOG_EV_NONE: a follower's next() may say
+ * that with records still to come (a look not yet due, a lane it rests
+ * on), and a wait that only looks, which also ends its rests, finding
+ * nothing is the one sure sign (shmlog.h). false: read on. Bounded: a
+ * follower found not caught up TEST_CATCH_UP_MAX times in a row fails the
+ * test and is let go. */
+#define TEST_CATCH_UP_MAX 100000u
+static inline bool test_caught_up(shmlog_reader_t *r)
+{
+	static unsigned behind;
+	if (shmlog_reader_wait(r, 0) == -ETIMEDOUT || behind >= TEST_CATCH_UP_MAX) {
+		CHECK(behind < TEST_CATCH_UP_MAX);
+		behind = 0;
+		return true;
+	}
+	behind++;
+	return false;
+}
+
 /* Sum the counters of every lane of @r into *@sum, checking on the way
  * that each lane's books balance: written = read + overwritten + torn +
  * skipped (valid once the reader has drained the buffer). */

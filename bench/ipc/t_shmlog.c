@@ -87,8 +87,17 @@ static ssize_t sl_recv(struct ipc_chan *c, void *buf, size_t cap)
 		}
 		if (ev < 0)
 			return ev;
-		if (done)
-			return 0; /* the writer is gone and we have it all */
+		/* the writer is gone: we have it all once a wait that only
+		 * looks finds nothing (next() may say NONE with records to
+		 * come: shmlog.h) */
+		if (done) {
+			int r = shmlog_reader_wait(p->r, 0);
+			if (r == -ETIMEDOUT)
+				return 0;
+			if (r)
+				return r;
+			continue;
+		}
 		if (ipc_spin_more(&c->p, &spin)) {
 			ipc_cpu_relax();
 			continue;

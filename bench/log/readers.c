@@ -471,14 +471,21 @@ paced_follower(const char *name, const char *path, struct paced_shared *ps)
 			break;
 		}
 		flushed = bench_now_ns();
-		if (draining)
-			break;
+		/* done when a wait that only looks finds nothing: a
+		 * follower's next() may say NONE with records to come
+		 * (shmlog.h) */
+		if (draining) {
+			if (shmlog_reader_wait(rd, 0) == -ETIMEDOUT ||
+			    bench_now_ns() > give_up)
+				break;
+			continue;
+		}
 		if (bench_now_ns() > give_up) { /* its writer died? */
 			ps->failed = 1;
 			break;
 		}
 		if (atomic_load(&ps->done)) {
-			draining = true; /* one more pass sees all it wrote */
+			draining = true; /* read on: everything it wrote */
 			continue;
 		}
 		/* the writer's end comes as the done flag, not a record: a

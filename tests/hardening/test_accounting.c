@@ -117,10 +117,10 @@ int main(int argc, char **argv)
 		}
 		/* drained: a follower's shmlog_reader_next() may say NONE with
 		 * records still to come (a look not due yet, a lane it rests
-		 * on: shmlog.h), which its wait returns for; drained is a wait
-		 * that ran out */
+		 * on: shmlog.h); drained is a wait that only looks finding
+		 * nothing (test_caught_up()) */
 		if (stopping) {
-			if (shmlog_reader_wait(r, 20) == -ETIMEDOUT)
+			if (test_caught_up(r))
 				break;
 			continue;
 		}

@@ -70,8 +70,11 @@ int main(int argc, char **argv)
 				lost[l.lane] += l.overwritten + l.torn;
 			continue;
 		}
-		if (!running)
-			break;
+		if (!running) {
+			if (test_caught_up(r))
+				break;
+			continue;
+		}
 		running = hw_reap_exited(running);
 		if (running)
 			shmlog_reader_wait(r, 20);

@@ -124,6 +124,14 @@ static void drain(shmlog_reader_t *r, struct tally *t)
 	}
 }
 
+/* drain() until the follower has read everything published */
+static void drain_all(shmlog_reader_t *r, struct tally *t)
+{
+	do
+		drain(r, t);
+	while (!test_caught_up(r));
+}
+
 static void stop_case(int point, long laps)
 {
 	const char *b = test_buffer("stop");
@@ -185,7 +193,7 @@ static void stop_case(int point, long laps)
 			break;
 		shmlog_reader_wait(r, 5);
 	}
-	drain(r, &t);
+	drain_all(r, &t);
 	for (unsigned w = 0; w < OTHERS; w++)
 		hw_kill(others[w]);
 	hw_kill(late);
@@ -200,7 +208,7 @@ static void stop_case(int point, long laps)
 
 	kill(s, SIGCONT);
 	CHECK_EQ(hw_reap(s), 0);
-	drain(r, &t);
+	drain_all(r, &t);
 	sum = hw_sum(r);
 	CHECK_EQ(t.bad, 0);
 	CHECK_EQ(t.disorder, 0);

@@ -74,8 +74,11 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq, long n)
 			read++;
 			continue;
 		}
-		if (!running)
-			break;
+		if (!running) {
+			if (test_caught_up(r))
+				break;
+			continue;
+		}
 		running = hw_reap_exited(running);
 		if (running)
 			shmlog_reader_wait(r, 10);

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 				exit_bad++;
 			}
 		}
-		if (!running && shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_NONE)
+		if (!running && test_caught_up(r))
 			break;
 		if (!running)
 			continue;

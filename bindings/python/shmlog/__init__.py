@@ -563,6 +563,7 @@ class Reader:
 
     def _next_locked(self):
         deadline = None if self.timeout is None else _time.monotonic() + self.timeout
+        last_look = False
         while True:
             item = self._next_event()
             if item is not None:
@@ -574,7 +575,16 @@ class Reader:
             else:
                 left = deadline - _time.monotonic()
                 if left <= 0:
-                    raise StopIteration
+                    # nothing new for that long, unless a wait that only
+                    # looks (which ends the follower's rests) finds
+                    # records still to come: read those first
+                    rc = 1 if last_look else _lib.shmlog_reader_wait(self._r, 0)
+                    if rc < 0 and rc not in (-_errno.ETIMEDOUT, -_errno.EINTR):
+                        raise _error(rc, self.name)
+                    if rc != 0:
+                        raise StopIteration
+                    last_look = True
+                    continue
                 ms = max(1, min(_WAIT_SLICE_MS, int(left * 1000 + 0.999)))
             rc = _lib.shmlog_reader_wait(self._r, ms)
             if rc < 0 and rc not in (-_errno.ETIMEDOUT, -_errno.EINTR):

@@ -557,6 +557,7 @@ impl Reader {
 
     fn next_event(&mut self) -> Result<Option<Event>> {
         let deadline = self.timeout.map(|t| Instant::now() + t);
+        let mut last_look = false;
         loop {
             if let Some(ev) = self.next_now()? {
                 return Ok(Some(ev));
@@ -569,7 +570,14 @@ impl Reader {
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return Ok(None);
+                        // nothing new for that long, unless a wait that
+                        // only looks (which ends the follower's rests)
+                        // finds records still to come: read those first
+                        if last_look || !self.wait(Some(Duration::ZERO))? {
+                            return Ok(None);
+                        }
+                        last_look = true;
+                        continue;
                     }
                     // round up, so a wait never ends just short of the deadline
                     Some(d - now + Duration::from_micros(999))
