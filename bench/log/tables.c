@@ -244,6 +244,15 @@ void lb_print_scaling(FILE *f)
 		scaling_row(f, "  per CPU-s",
 			    (const double(*)[LB_N_SCALE])e->sc_cpu_rps);
 	}
+	const struct lb_entry *fl = &lb_floor_entry;
+	if (fl->set_up && fl->sc_cpu_rps[1][0] > 0) {
+		fprintf(f, "# what the machine allows N processes: %s\n",
+			fl->ct->what);
+		scaling_row(f, fl->ct->name,
+			    (const double(*)[LB_N_SCALE])fl->sc_rps);
+		scaling_row(f, "  per CPU-s",
+			    (const double(*)[LB_N_SCALE])fl->sc_cpu_rps);
+	}
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_scale));
 }
