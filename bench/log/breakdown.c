@@ -38,16 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
 #include "log.h"
 
 #include "shmlog.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HAVE_RDTSC 1
-#else
-#define HAVE_RDTSC 0
-#endif
 
 /* Rounds (one loop of each step): at least BD_MIN_ROUNDS, about 0.3 s,
  * and BD_REPS of them at full speed, in at most BD_MAX_ROUNDS. */
@@ -57,7 +51,7 @@ enum {
 	BD_MIN_ROUNDS = 6 * BD_REPS,
 	BD_MAX_ROUNDS = 20 * BD_REPS,
 	BD_STEPS = 6, /* clock, floor, filtered, write, printf floor, printf */
-	BD_HDR = 40
+	BD_HDR = LB_FLOOR_HDR
 };
 /* A round ran at the core's full speed if its floor is within this of the
  * fastest round's. On a shared host a neighbour (beyond what this guest
@@ -78,31 +72,11 @@ static uint64_t cpu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t clock_read(int clock)
-{
-	struct timespec ts;
-	switch (clock) {
-	case SHMLOG_CLOCK_TSC:
-#if HAVE_RDTSC
-		return __rdtsc();
-#else
-		break;
-#endif
-	case SHMLOG_CLOCK_COARSE:
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	default:
-		break;
-	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double loop_clock(int clock)
 {
 	uint64_t acc = 0, t0 = cpu_now_ns();
 	for (int i = 0; i < BD_N; i++)
-		acc += clock_read(clock);
+		acc += lb_clock_read(clock);
 	double ns = (double)(cpu_now_ns() - t0) / BD_N;
 	bd_sink += acc;
 	return ns;
@@ -115,18 +89,9 @@ static double loop_floor(int clock, const struct lb_work *w,
 	unsigned char hdr[BD_HDR] = {0};
 	size_t pos = 0;
 	uint64_t t0 = cpu_now_ns();
-	for (int i = 0; i < BD_N; i++) {
-		const struct lb_msg *m = &w->m[i % LB_WORK_N];
-		uint64_t now = clock_read(clock);
-		size_t len = (BD_HDR + m->tag_len + m->len + 7) & ~(size_t)7;
-		if (cap - pos < len)
-			pos = 0;
-		memcpy(hdr + 16, &now, sizeof(now));
-		memcpy(ring + pos, hdr, BD_HDR);
-		memcpy(ring + pos + BD_HDR, m->tag, m->tag_len);
-		memcpy(ring + pos + BD_HDR + m->tag_len, m->msg, m->len);
-		pos += len;
-	}
+	for (int i = 0; i < BD_N; i++)
+		lb_floor_append(clock, hdr, &w->m[i % LB_WORK_N], ring, cap,
+				&pos);
 	double ns = (double)(cpu_now_ns() - t0) / BD_N;
 	bd_sink += ring[pos / 2];
 	return ns;
@@ -150,7 +115,7 @@ static double loop_printf_floor(int clock, const struct lb_work *w,
 	uint64_t t0 = cpu_now_ns();
 	for (int i = 0; i < BD_N; i++) {
 		const struct lb_msg *m = &w->m[i % LB_WORK_N];
-		uint64_t now = clock_read(clock);
+		uint64_t now = lb_clock_read(clock);
 		size_t len = (BD_HDR + m->tag_len + BD_PRINTF_BLOCK + 7) &
 			     ~(size_t)7;
 		if (cap - pos < len)

@@ -115,6 +115,32 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 	jsonw_end_obj(j);
 }
 
+/* The floor as writer processes (contenders/floor.c): what the machine
+ * allows N processes, the yardstick of shmlog's "scaling" figures. */
+static void json_floor(struct jsonw *j, const struct lb_entry *e)
+{
+	jsonw_key(j, "scaling_floor");
+	jsonw_begin_obj(j);
+	bool ok = e->set_up && e->sc_cpu_rps[1][0] > 0;
+	jsonw_int(j, "skipped", !ok);
+	jsonw_str(j, "what", e->ct->what);
+	jsonw_str(j, "note", e->note);
+	jsonw_key(j, "scaling");
+	jsonw_begin_arr(j);
+	for (int i = 0; ok && i < LB_N_SCALE; i++) {
+		if (e->sc_rps[1][i] <= 0)
+			continue;
+		jsonw_begin_obj(j);
+		jsonw_str(j, "mode", "processes");
+		jsonw_int(j, "writers", lb_scale_writers[i]);
+		jsonw_num(j, "records_per_s", e->sc_rps[1][i]);
+		jsonw_num(j, "records_per_cpu_s", e->sc_cpu_rps[1][i]);
+		jsonw_end_obj(j);
+	}
+	jsonw_end_arr(j);
+	jsonw_end_obj(j);
+}
+
 static void json_readers(struct jsonw *j, const struct lb_readers *r)
 {
 	jsonw_key(j, "readers");
@@ -279,6 +305,7 @@ int lb_write_json(const char *path, const struct lb_report *r)
 		if (lb_entries[i].selected)
 			json_entry(&j, &lb_entries[i]);
 	jsonw_end_arr(&j);
+	json_floor(&j, &lb_floor_entry);
 	json_readers(&j, r->rd);
 	json_history(&j, r->hk);
 	json_breakdown(&j, r->bd);

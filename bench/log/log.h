@@ -21,6 +21,8 @@
  *   clocks.c        what the clocks and primitives cost here
  *   breakdown.c     where a constant-message call's time goes, beside
  *                   its floor (one clock read and a copy of the record)
+ *   floor.h         that floor, also run as writer processes in the
+ *                   scaling part (contenders/floor.c)
  *   contenders/     one file per contender, each a struct lb_contender
  *
  * A contender is driven in three places:
@@ -144,6 +146,9 @@ struct lb_contender {
 extern const struct lb_contender lb_shmlog_default, lb_shmlog_realtime,
     lb_shmlog_coarse, lb_shmlog_printf, lb_shmlog_vsnprintf, lb_seed, lb_kmsg, lb_syslog, lb_logd, lb_file_write,
     lb_file_stdio, lb_pipe, lb_mqueue, lb_spdlog;
+/* Not a logger, not in the list: the floor of a record run as a writer,
+ * shmlog's yardstick in the scaling part (contenders/floor.c). */
+extern const struct lb_contender lb_floor;
 
 /* ---- contender helpers (contenders/common.c) ---- */
 /* Make c->dir: a fresh directory under the scratch dir. */

@@ -6,7 +6,10 @@
  *      then the same with every call timed (shmlog and the RFC's design)
  *   2. syscalls per record under strace (difference of two run lengths)
  *   3. message-size sweep, 16 B .. 4 KiB, single writer
- *   4. scaling: 1, 2, 4, 8 writers as threads and as processes
+ *   4. scaling: 1, 2, 4, 8 writers as threads and as processes, and
+ *      beside shmlog's process runs the floor of a record (a clock read
+ *      and a copy into private memory, contenders/floor.c) as processes:
+ *      what the machine allows N processes
  * (shmlog's readers, the fifth part, are measured by readers.c; the history
  * each writer keeps, the sixth, by history.c.)
  */
@@ -20,6 +23,7 @@ const size_t lb_sweep_sizes[LB_N_SIZES] = {16, 64, 256, 1024, 4096};
 const int lb_scale_writers[LB_N_SCALE] = {1, 2, 4, 8};
 
 struct lb_entry lb_entries[LB_MAX_CONTENDERS];
+struct lb_entry lb_floor_entry = {.ct = &lb_floor};
 
 bool lb_usable(const struct lb_entry *e)
 {
@@ -299,40 +303,69 @@ static void measure_sweep(const struct lb_opts *o)
 		}
 }
 
+/* Runs per cell of the two-process targets (targets.c), shmlog's and
+ * the floor's: a ratio of medians of three runs moved by 10-20 % from one
+ * bench run to the next on a busy two-vCPU guest. */
+#define LB_TARGET_REPS 9
+
 /* Three runs per cell for shmlog and the RFC's design, whose ratios are
- * targets; one for the others, to keep the whole run short. */
-static int scale_reps(const struct lb_entry *e, const struct lb_config *cfg)
+ * targets, LB_TARGET_REPS for the cells of the two-process targets
+ * (@m 1: processes, @n writers); one for the others, to keep the whole
+ * run short. */
+static int scale_reps(const struct lb_entry *e, const struct lb_opts *o,
+		      int m, int n)
 {
-	return (e->ct->flags & LB_SHMLOG) || e->ct == &lb_seed ? cfg->reps : 1;
+	if (!o->main.quick && m == 1 && n <= 2 &&
+	    (e->ct == &lb_shmlog_default || e->ct == &lb_floor))
+		return o->scale.reps > LB_TARGET_REPS ? o->scale.reps
+						      : LB_TARGET_REPS;
+	return (e->ct->flags & LB_SHMLOG) || e->ct == &lb_seed ? o->scale.reps
+								: 1;
 }
 
 static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 {
 	static struct cell cells[LB_MAX_CONTENDERS][2][LB_N_SCALE];
+	static struct cell floor[LB_N_SCALE];
 	memset(cells, 0, sizeof(cells));
+	memset(floor, 0, sizeof(floor));
 	progress("all", "scaling");
+	/* Each repetition runs every writer count in turn, 1 to 8: what N
+	 * writers keep of one writer's rate is then a ratio of runs made
+	 * seconds apart, not a ratio of runs made a whole part apart. */
+	int most = o->scale.reps > LB_TARGET_REPS ? o->scale.reps
+						  : LB_TARGET_REPS;
 	for (int m = 0; m < 2; m++)
-		for (int s = 0; s < LB_N_SCALE; s++) {
-			int n = lb_scale_writers[s];
-			if (o->main.quick && n > 2)
-				continue;
-			for (int rep = 0; rep < o->scale.reps; rep++)
+		for (int rep = 0; rep < most; rep++)
+			for (int s = 0; s < LB_N_SCALE; s++) {
+				int n = lb_scale_writers[s];
+				if (o->main.quick && n > 2)
+					continue;
 				for (int i = 0; i < lb_n_contenders; i++) {
 					struct lb_entry *e = &lb_entries[i];
 					if (!live(e) ||
 					    (e->ct->flags & LB_NO_SCALING) ||
-					    rep >= scale_reps(e, &o->scale))
+					    rep >= scale_reps(e, o, m, n))
 						continue;
 					cell_run(e, &cells[i][m][s], &o->scale,
 						 w, m ? n : 1, m ? 1 : n, true);
 				}
-		}
+				/* the floor right after the contenders' runs:
+				 * the same conditions, as near as can be */
+				if (m && live(&lb_floor_entry) &&
+				    rep < scale_reps(&lb_floor_entry, o, m, n))
+					cell_run(&lb_floor_entry, &floor[s],
+						 &o->scale, w, n, 1, true);
+			}
 	for (int i = 0; i < lb_n_contenders; i++)
 		for (int m = 0; live(&lb_entries[i]) && m < 2; m++)
 			for (int s = 0; s < LB_N_SCALE; s++)
 				cell_result(&cells[i][m][s],
 					    &lb_entries[i].sc_rps[m][s],
 					    &lb_entries[i].sc_cpu_rps[m][s]);
+	for (int s = 0; live(&lb_floor_entry) && s < LB_N_SCALE; s++)
+		cell_result(&floor[s], &lb_floor_entry.sc_rps[1][s],
+			    &lb_floor_entry.sc_cpu_rps[1][s]);
 }
 
 void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)
@@ -349,10 +382,19 @@ void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)
 		}
 	if (!o->no_sweep)
 		measure_sweep(o);
-	if (!o->no_scaling)
+	if (!o->no_scaling) {
+		/* shmlog's yardstick, if shmlog is measured */
+		const struct lb_entry *sl = lb_entry_of(&lb_shmlog_default);
+		if (sl && live(sl)) {
+			lb_floor_entry.selected = true;
+			setup_one(&lb_floor_entry);
+		}
 		measure_scaling(o, w);
+	}
 	for (int i = 0; i < lb_n_contenders; i++)
 		if (lb_entries[i].set_up)
 			lb_entries[i].ct->teardown(&lb_entries[i].c);
+	if (lb_floor_entry.set_up)
+		lb_floor_entry.ct->teardown(&lb_floor_entry.c);
 }
 

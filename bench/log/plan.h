@@ -90,6 +90,10 @@ struct lb_entry {
 
 /* One entry per registered contender, in registry order. */
 extern struct lb_entry lb_entries[LB_MAX_CONTENDERS];
+/* The floor (contenders/floor.c) as writer processes, run beside
+ * shmlog's default in the scaling part: its sc_ figures, processes only
+ * (sc_[1][]), < 0 where not run; not usable if shmlog's were not. */
+extern struct lb_entry lb_floor_entry;
 
 /* Set up every selected contender, run the plan, tear them down. */
 void lb_measure_all(const struct lb_opts *o, const struct lb_work *w);
@@ -150,7 +154,7 @@ struct lb_target {
 	double value, want;
 	bool higher_better, known;
 };
-#define LB_MAX_TARGETS 16
+#define LB_MAX_TARGETS 20
 /* Evaluate every target on the entries; returns how many. */
 int lb_targets_collect(struct lb_target *t, double timer_ns,
 		       const struct lb_breakdown *bd);

@@ -244,6 +244,18 @@ void lb_print_scaling(FILE *f)
 		scaling_row(f, "  per CPU-s",
 			    (const double(*)[LB_N_SCALE])e->sc_cpu_rps);
 	}
+	const struct lb_entry *fl = &lb_floor_entry;
+	if (fl->set_up && fl->sc_cpu_rps[1][0] > 0) {
+		fprintf(f, "# %s: not a logger, a clock read and a copy of "
+			   "each record into the writer's own\n# memory; what N "
+			   "of them keep of one's records per CPU-s is what "
+			   "the machine allows\n",
+			fl->ct->name);
+		scaling_row(f, fl->ct->name,
+			    (const double(*)[LB_N_SCALE])fl->sc_rps);
+		scaling_row(f, "  per CPU-s",
+			    (const double(*)[LB_N_SCALE])fl->sc_cpu_rps);
+	}
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_scale));
 }
