@@ -152,7 +152,7 @@ static inline size_t shmlog__typed_strlen(const char *s, size_t max)
 		unsigned nul = (unsigned)_mm_movemask_epi8(
 			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
 		if (SHMLOG_LIKELY(nul))
-			return (size_t)__builtin_ctz(nul);
+			return (unsigned)__builtin_ctz(nul);
 	}
 	/* from the 16-byte block holding s on, bytes before s masked off */
 	const char *b = (const char *)(a & ~(uintptr_t)15);

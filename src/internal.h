@@ -723,6 +723,9 @@ struct shmlog {
 	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
 	 * never: the clock is not the TSC, or writers must fence) */
 	uint32_t leaf_len_end;
+	/* ... and a typed printf-style call's block this long or shorter
+	 * takes its fast path (0: never, for the same two reasons) */
+	uint32_t typed_fit;
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */

@@ -214,6 +214,7 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 				  ? 0
 			  : h->msg_fit < 128 ? h->msg_fit + 1
 					     : 129;
+	h->typed_fit = h->leaf_len_end ? h->msg_fit : 0;
 	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
@@ -1058,12 +1059,11 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			goto exit; /* the tag decides */
 		}
 	}
-	/* the TSC only: another clock is a call */
-	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
-		goto exit;
-	/* the strings measured, once; the block's length (msg_fit: what
-	 * fits a record beside the longest tag, as shmlog__defer_room()) */
-	size_t room = h->msg_fit;
+	/* the strings measured, once; the block's length (typed_fit: what
+	 * fits a record beside the longest tag, as shmlog__defer_room(); 0
+	 * if the clock is not the TSC or writers must fence: every call
+	 * then goes to the general path) */
+	size_t room = h->typed_fit;
 	size_t blen = 4 + t->fixed;
 	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
 	uint32_t n1 = 0; /* the one string's length */
@@ -1082,6 +1082,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 				    &blen, &slen[ns++])))
 				goto exit;
 		}
+	} else if (SHMLOG_UNLIKELY(blen > room)) {
+		goto exit; /* no string: the values alone, or no fast path */
 	}
 	uint32_t id = SHMLOG__SITE_ID(key);
 
@@ -1137,12 +1139,12 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	shmlog__append_commit(w, &at);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->key &= ~KEY_BUSY;
-	/* the handle again from the lane: not kept across the write */
-	const struct shmlog *hw = w->h;
-	wake_fence(hw);
+	/* wake_readers(); no fence needed here (typed_fit), the wake-up a
+	 * jump */
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
 						 memory_order_relaxed)))
-		return wake_then_0(hw);
+		return wake_then_0(w->h);
 	return 0;
 late:
 	/* the priority from the meta word: one value fewer kept */
