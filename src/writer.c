@@ -663,7 +663,7 @@ static __attribute__((noinline)) int write_n_leaf(shmlog_t *h, int prio,
 						  const char *msg, size_t len,
 						  struct shmlog__wlane *w)
 {
-	if (SHMLOG_UNLIKELY(!tag || !msg || len >= h->leaf_len_end))
+	if (SHMLOG_UNLIKELY(!msg || len >= h->leaf_len_end)) /* a null tag: tag_short()'s 0 */
 		goto general;
 	uint64_t tword;
 	uint32_t tag_len = tag_short(tag, &tword);
@@ -983,13 +983,11 @@ print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 
 /* A typed call's string @s measured (at most @room bytes) into *@len and
  * added to the block's length *@blen. false: the call cannot take it as
- * it is (a null pointer prints "(null)"; a string past @room is cut), the
- * general path's. */
+ * it is (a null pointer prints "(null)": measured as longer than @room;
+ * a string past @room is cut), the general path's. */
 static inline __attribute__((always_inline)) bool
 typed_measure(const char *s, size_t room, size_t *blen, uint32_t *len)
 {
-	if (SHMLOG_UNLIKELY(!s))
-		return false;
 	size_t n = shmlog__typed_strlen(s, room);
 	*blen += n;
 	if (SHMLOG_UNLIKELY(*blen > room))
@@ -1020,7 +1018,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		 const char *tag, const char *fmt, const union shmlog__arg *v,
 		 const bool several)
 {
-	if (SHMLOG_UNLIKELY(!h || !site || !tag ||
+	/* a null tag: tag_short()'s 0, an exit */
+	if (SHMLOG_UNLIKELY(!h || !site ||
 			    (unsigned)(prio - SHMLOG_VERBOSE) >
 				    SHMLOG_FATAL - SHMLOG_VERBOSE))
 		goto general;
