@@ -622,12 +622,18 @@ struct shmlog__fmt_plan {
  * path does not take this site's calls (its plan is not fast, or the
  * table was full), so that path checks one bit, not the plan. */
 #define SHMLOG__SITE_SLOW UINT64_C(1)
+/* Bit 2: a typed site whose plan writes two strings or more: the fast
+ * path's other function takes it (writer.c, print_typed_several), so
+ * that the common one neither checks for it nor carries its loop. */
+#define SHMLOG__SITE_SEVERAL UINT64_C(4)
+#define SHMLOG__SITE_FLAGS (SHMLOG__SITE_SLOW | SHMLOG__SITE_SEVERAL)
 #define SHMLOG__SITE_ID(key)                                                   \
-	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
-/* A key with its format's id cleared (bit 0 kept: a slow site's never
- * equals a handle's site_key), and the site_key of a handle whose id
- * does not fit a key: bit 1, never set in a cleared key. */
-#define SHMLOG__SITE_HANDLE(key) ((key) & ~(SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
+	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_FLAGS))
+/* A key with its format's id cleared (bits 0 and 2 kept: a slow site's
+ * never equals a handle's site_key, a several-string site's equals it
+ * with bit 2 added), and the site_key of a handle whose id does not fit
+ * a key: bit 1, never set in a cleared key. */
+#define SHMLOG__SITE_HANDLE(key) ((key) & ~(SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_FLAGS))
 #define SHMLOG__SITE_NONE UINT64_C(2)
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:

@@ -1025,10 +1025,15 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		goto general;
 	/* shmlog__defer_site_ready() with the plan's fast flag in the key
 	 * (SHMLOG__SITE_SLOW), LMM(site:B) as there: this handle's, bit 0
-	 * clear, in one compare */
+	 * clear, bit 2 (SHMLOG__SITE_SEVERAL) as @several, in one compare */
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
-	if (SHMLOG_UNLIKELY(SHMLOG__SITE_HANDLE(key) != h->site_key))
+	if (SHMLOG_UNLIKELY(SHMLOG__SITE_HANDLE(key) !=
+			    (h->site_key | (several ? SHMLOG__SITE_SEVERAL : 0)))) {
+		if (!several && SHMLOG__SITE_HANDLE(key) ==
+					(h->site_key | SHMLOG__SITE_SEVERAL))
+			return print_typed_several(h, site, prio, tag, fmt, v);
 		goto general;
+	}
 	const struct shmlog__fmt_plan *p =
 		(const struct shmlog__fmt_plan *)__atomic_load_n(
 			&site->plan, __ATOMIC_RELAXED);
@@ -1036,9 +1041,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		goto general;
 	const struct shmlog__fmt_typed *t = &p->typed;
-	unsigned one = t->sone;
-	if (!several && SHMLOG_UNLIKELY(one > SHMLOG__TYPED_MAX))
-		return print_typed_several(h, site, prio, tag, fmt, v);
+	unsigned one = t->sone; /* at most SHMLOG__TYPED_MAX unless @several */
 	struct shmlog__wlane *w =
 		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
 	__asm__("" : "+r"(w));
