@@ -981,6 +981,23 @@ print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 	return print_typed_general(w->h, site, prio, tag, p->fmt, v);
 }
 
+/* A late exit of the typed fast path (the clock's anchor due, a new
+ * chunk to take): print_typed_exit() with the tag rebuilt from @tw, its
+ * bytes zero-padded (so NUL-terminated) if it is shorter than 8, else
+ * its address, and the priority from @meta. */
+static __attribute__((noinline)) int
+print_typed_late(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
+		 const union shmlog__arg *v, uint64_t meta, uint64_t tw)
+{
+	char tb[8];
+	const char *tag = (const char *)(uintptr_t)tw;
+	if (META_TAG_LEN(meta) < 8) {
+		memcpy(tb, &tw, 8);
+		tag = tb;
+	}
+	return print_typed_exit(w, site, (int)(uint8_t)(meta >> 32), tag, v);
+}
+
 /* A typed call's string @s measured (at most @room bytes) into *@len and
  * added to the block's length *@blen. false: the call cannot take it as
  * it is (a null pointer prints "(null)": measured as longer than @room;
@@ -1099,6 +1116,10 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	 * the values and this word (print_typed_exit()) */
 	uint64_t meta = rec_meta(0, (uint32_t)blen, prio, REC_FLAG_DEFERRED,
 				 tag_len);
+	/* the tag's bytes if it is shorter than 8, else its address: one
+	 * value kept to the end instead of two (a late exit rebuilds the
+	 * tag from it, print_typed_late()) */
+	uint64_t tw = tag_len < 8 ? tword : (uint64_t)(uintptr_t)tag;
 	uint64_t time = shmlog__rdtsc();
 	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
 							 memory_order_relaxed)))
@@ -1106,9 +1127,9 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	w->key |= KEY_BUSY;
 	atomic_signal_fence(memory_order_seq_cst);
 	struct shmlog__append_at at;
-	if (SHMLOG_UNLIKELY(!shmlog__append_begin(w, time, meta, tag, tag_len,
-						  tword, (uint32_t)blen,
-						  &at))) {
+	if (SHMLOG_UNLIKELY(!shmlog__append_begin(
+		    w, time, meta, (const char *)(uintptr_t)tw, tag_len, tw,
+		    (uint32_t)blen, &at))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		w->key &= ~KEY_BUSY;
 		goto late; /* a new chunk to take */
@@ -1149,8 +1170,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		return wake_then_0(w->h);
 	return 0;
 late:
-	/* the priority from the meta word: one value fewer kept */
-	prio = (int)(uint8_t)(meta >> 32);
+	return print_typed_late(w, site, v, meta, tw);
 exit:
 	return print_typed_exit(w, site, prio, tag, v);
 general:

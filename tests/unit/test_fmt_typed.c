@@ -434,11 +434,55 @@ static void page_edges(void)
 	shmlog_remove(b);
 }
 
+/* Enough calls for many chunk switches, with tags of every length the
+ * fast path takes: a call that finds its chunk full leaves the fast path
+ * after measuring its tag (the tag then rebuilt from the bytes it kept,
+ * or its address), and its record must be the same. */
+static void late_exits(void)
+{
+	const char *b = fresh("typed-late");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	static const char tags[] = "ABCDEFGHIJKLMNO";
+	enum { CALLS = 3000 };
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	int got = 0, i = 0;
+	for (int round = 0; round < CALLS / 100; round++) {
+		for (int k = 0; k < 100; k++, i++) {
+			const char *tag = tags + 15 - (1 + i % 15); /* 1..15 */
+			SHMLOG_LOG_TO(h, SHMLOG_INFO, tag, "late %d %s %.1f",
+				      i, "x", i * 0.5);
+		}
+		/* read as we go: the buffer keeps only the newest */
+		struct shmlog_record rec;
+		int ev;
+		while ((ev = shmlog_reader_next(r, &rec, NULL)) !=
+		       SHMLOG_EV_NONE) {
+			if (ev != SHMLOG_EV_RECORD)
+				continue;
+			char want_msg[64];
+			snprintf(want_msg, sizeof(want_msg), "late %d %s %.1f",
+				 got, "x", got * 0.5);
+			CHECK_STR(rec.msg, want_msg);
+			CHECK_STR(rec.tag, tags + 15 - (1 + got % 15));
+			CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+			got++;
+		}
+	}
+	/* some 200 KiB of records: a chunk is at most a few tens of KiB */
+	CHECK_EQ(got, CALLS);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	types();
 	strings();
 	page_edges();
+	late_exits();
 	evaluation();
 	untyped();
 	cut_and_mismatch();
