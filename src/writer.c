@@ -1144,8 +1144,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	q += 4;
 	const uint32_t *sl = slen;
 	for (uint64_t cw = t->clsw; cw; cw >>= 8, v++) {
-		unsigned c = (unsigned)(cw & 0xff);
-		*q = (unsigned char)c;
+		unsigned char c = (unsigned char)cw; /* compared as a byte */
+		*q = c;
 		if (c == SHMLOG__FMT_INT32) {
 			put_u32(q + 1, (uint32_t)v->u);
 			q += 5;
