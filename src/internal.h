@@ -773,7 +773,8 @@ static inline int shmlog__filter_fast(uint64_t fast, uint32_t gen, int prio)
 {
 	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) != gen))
 		return -1;
-	if (SHMLOG_LIKELY(prio >= (int)(uint16_t)fast))
+	/* a valid priority is small and positive: compared in 16 bits */
+	if (SHMLOG_LIKELY((uint16_t)prio >= (uint16_t)fast))
 		return 1;
 	return prio < (int)(uint16_t)(fast >> 16) ? 0 : -1;
 }
