@@ -13,6 +13,9 @@
 #define SHMLOG_APPEND_H
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 
@@ -267,12 +270,15 @@ shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 				     msg_len, false);
 }
 
-/* The length of @tag if it is 1 to 15 bytes long, else 0, read with
- * loads of 8 bytes that do not cross a page boundary (0 if they would);
- * for a tag under 8 bytes, its bytes zero-padded in *@word. */
+/* The length of @tag if it is 1 to 15 bytes long, else 0 (a null @tag
+ * too), read with loads of 8 bytes that do not cross a page boundary (0
+ * if they would); for a tag under 8 bytes, its bytes zero-padded in
+ * *@word. */
 static inline uint32_t tag_short(const char *tag, uint64_t *word)
 {
 #ifdef SHMLOG__EXACT_READS
+	if (!tag)
+		return 0;
 	size_t n = strnlen(tag, 16);
 	*word = 0;
 	if (n < 8)
@@ -281,17 +287,33 @@ static inline uint32_t tag_short(const char *tag, uint64_t *word)
 #else
 	const uint64_t ones = UINT64_C(0x0101010101010101);
 	const uint64_t highs = UINT64_C(0x8080808080808080);
-	uintptr_t off = (uintptr_t)tag & (SHMLOG__PAGE - 1);
-	if (SHMLOG_UNLIKELY(off > SHMLOG__PAGE - 8))
+	/* one compare: 8 bytes from @tag stay in its page and @tag is not
+	 * null (one byte below it wraps to the page's last byte); a tag at
+	 * a page's first byte is asked again */
+	if (SHMLOG_UNLIKELY((((uintptr_t)tag - 1) & (SHMLOG__PAGE - 1)) >
+			    SHMLOG__PAGE - 9) &&
+	    (!tag || ((uintptr_t)tag & (SHMLOG__PAGE - 1)) > SHMLOG__PAGE - 8))
 		return 0;
 	uint64_t v;
 	memcpy(&v, tag, 8);
+#ifdef __SSE2__
+	/* 0xff at each NUL byte, the first exact (a compare of the 8 bytes
+	 * with zero, fewer instructions than the word arithmetic below) */
+	uint64_t zero = (uint64_t)_mm_cvtsi128_si64(_mm_cmpeq_epi8(
+		_mm_cvtsi64_si128((long long)v), _mm_setzero_si128()));
+	const unsigned below = 1; /* its lowest bit is bit 0 of the NUL */
+#else
+	/* bit 7 of each NUL byte, the first exact */
 	uint64_t zero = (v - ones) & ~v & highs;
+	const unsigned below = 8; /* its lowest bit is bit 7 of the NUL */
+#endif
 	if (SHMLOG_LIKELY(zero)) {
-		*word = v & ((zero ^ (zero - 1)) >> 8);
+		/* the bytes below the first NUL */
+		*word = v & ((zero ^ (zero - 1)) >> below);
 		return (uint32_t)__builtin_ctzll(zero) >> 3;
 	}
-	if (SHMLOG_UNLIKELY(off > SHMLOG__PAGE - 16))
+	if (SHMLOG_UNLIKELY(((uintptr_t)tag & (SHMLOG__PAGE - 1)) >
+			    SHMLOG__PAGE - 16))
 		return 0;
 	memcpy(&v, tag + 8, 8);
 	zero = (v - ones) & ~v & highs;

@@ -54,7 +54,9 @@
  *         (two threads may both compile; one plan is kept), never freed
  *         (the site is static); or &plan_refused
  *   key   handle id << 21 | the format's id in that handle's buffer (0 if
- *         its table was full), stored with release once the handle's
+ *         its table was full; 8-aligned: bit 0 set if the typed fast
+ *         path does not take the site's calls, bit 2 if its plan writes
+ *         two strings or more, internal.h), stored with release once the handle's
  *         cache has registered the format: LMM(site:A), paired with the
  *         call's acquire load, LMM(site:B) (internal.h)
  *   types the macro's compile-time codes of the call's values
@@ -310,7 +312,7 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	}
 	bool cacheable = h->id < (UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS));
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
-	if ((key & ~SHMLOG__SITE_SLOW) == h->id << SHMLOG__SITE_ID_BITS &&
+	if ((key & ~SHMLOG__SITE_FLAGS) == h->id << SHMLOG__SITE_ID_BITS &&
 	    cacheable) {
 		/* this buffer's table was full for it: counted per call */
 		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_full, 1,
@@ -328,6 +330,8 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
 	if (st != SITE_READY || !p->typed.fast)
 		key |= SHMLOG__SITE_SLOW; /* not the typed fast path's */
+	if (p->typed.sone > SHMLOG__TYPED_MAX) /* two strings or more */
+		key |= SHMLOG__SITE_SEVERAL;
 	if (types & SHMLOG__UNTYPED_SITE) /* once per site and handle */
 		atomic_fetch_add_explicit(&h->seg.hdr->stats.fmt_untyped, 1,
 					  memory_order_relaxed);

@@ -138,22 +138,27 @@ static inline ssize_t shmlog__fmt_encode_typed(const struct shmlog__fmt_typed *t
 }
 
 /* The length of string @s if it is at most @max bytes, else more than
- * @max, with no call: 16-byte loads, the first where it stays inside the
- * string's page, the others aligned (never across a page, so never a
- * page the string does not reach: no fault, as the C library's strlen).
- * The sanitizer builds, which would report the bytes read past the NUL,
- * call strnlen(). */
+ * @max (a null @s too), with no call: 16-byte loads, the first where it
+ * stays inside the string's page, the others aligned (never across a
+ * page, so never a page the string does not reach: no fault, as the C
+ * library's strlen). The sanitizer builds, which would report the bytes
+ * read past the NUL, call strnlen(). */
 static inline size_t shmlog__typed_strlen(const char *s, size_t max)
 {
 #ifdef SHMLOG__FMT_SHORT_COPY
 	uintptr_t a = (uintptr_t)s;
-	if (SHMLOG_LIKELY((a & 4095) <= 4096 - 16)) {
+	/* one compare: 16 bytes from @s stay in its page, @s not null (one
+	 * byte below it wraps to the page's last byte) and not at a page's
+	 * first byte (the loop below takes that one) */
+	if (SHMLOG_LIKELY(((a - 1) & 4095) < 4096 - 16)) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
 		unsigned nul = (unsigned)_mm_movemask_epi8(
 			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
 		if (SHMLOG_LIKELY(nul))
-			return (size_t)__builtin_ctz(nul);
+			return (unsigned)__builtin_ctz(nul);
 	}
+	if (SHMLOG_UNLIKELY(!s))
+		return max + 1;
 	/* from the 16-byte block holding s on, bytes before s masked off */
 	const char *b = (const char *)(a & ~(uintptr_t)15);
 	unsigned skip = (unsigned)(a & 15);
@@ -169,7 +174,7 @@ static inline size_t shmlog__typed_strlen(const char *s, size_t max)
 			return max + 1;
 	}
 #else
-	return strnlen(s, max + 1);
+	return s ? strnlen(s, max + 1) : max + 1;
 #endif
 }
 

@@ -622,12 +622,18 @@ struct shmlog__fmt_plan {
  * path does not take this site's calls (its plan is not fast, or the
  * table was full), so that path checks one bit, not the plan. */
 #define SHMLOG__SITE_SLOW UINT64_C(1)
+/* Bit 2: a typed site whose plan writes two strings or more: the fast
+ * path's other function takes it (writer.c, print_typed_several), so
+ * that the common one neither checks for it nor carries its loop. */
+#define SHMLOG__SITE_SEVERAL UINT64_C(4)
+#define SHMLOG__SITE_FLAGS (SHMLOG__SITE_SLOW | SHMLOG__SITE_SEVERAL)
 #define SHMLOG__SITE_ID(key)                                                   \
-	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
-/* A key with its format's id cleared (bit 0 kept: a slow site's never
- * equals a handle's site_key), and the site_key of a handle whose id
- * does not fit a key: bit 1, never set in a cleared key. */
-#define SHMLOG__SITE_HANDLE(key) ((key) & ~(SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_SLOW))
+	((uint32_t)((key) & SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_FLAGS))
+/* A key with its format's id cleared (bits 0 and 2 kept: a slow site's
+ * never equals a handle's site_key, a several-string site's equals it
+ * with bit 2 added), and the site_key of a handle whose id does not fit
+ * a key: bit 1, never set in a cleared key. */
+#define SHMLOG__SITE_HANDLE(key) ((key) & ~(SHMLOG__SITE_ID_MASK & ~SHMLOG__SITE_FLAGS))
 #define SHMLOG__SITE_NONE UINT64_C(2)
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
@@ -723,6 +729,9 @@ struct shmlog {
 	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
 	 * never: the clock is not the TSC, or writers must fence) */
 	uint32_t leaf_len_end;
+	/* ... and a typed printf-style call's block this long or shorter
+	 * takes its fast path (0: never, for the same two reasons) */
+	uint32_t typed_fit;
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */
@@ -764,7 +773,8 @@ static inline int shmlog__filter_fast(uint64_t fast, uint32_t gen, int prio)
 {
 	if (SHMLOG_UNLIKELY((uint32_t)(fast >> 32) != gen))
 		return -1;
-	if (SHMLOG_LIKELY(prio >= (int)(uint16_t)fast))
+	/* a valid priority is small and positive: compared in 16 bits */
+	if (SHMLOG_LIKELY((uint16_t)prio >= (uint16_t)fast))
 		return 1;
 	return prio < (int)(uint16_t)(fast >> 16) ? 0 : -1;
 }

@@ -214,6 +214,7 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 				  ? 0
 			  : h->msg_fit < 128 ? h->msg_fit + 1
 					     : 129;
+	h->typed_fit = h->leaf_len_end ? h->msg_fit : 0;
 	shmlog__filter_init(h);
 	/* touch page 0 and the lane table: read on every write */
 	madvise(h->seg.base, h->seg.fixed.data_off, MADV_WILLNEED);
@@ -662,7 +663,7 @@ static __attribute__((noinline)) int write_n_leaf(shmlog_t *h, int prio,
 						  const char *msg, size_t len,
 						  struct shmlog__wlane *w)
 {
-	if (SHMLOG_UNLIKELY(!tag || !msg || len >= h->leaf_len_end))
+	if (SHMLOG_UNLIKELY(!msg || len >= h->leaf_len_end)) /* a null tag: tag_short()'s 0 */
 		goto general;
 	uint64_t tword;
 	uint32_t tag_len = tag_short(tag, &tword);
@@ -980,15 +981,30 @@ print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 	return print_typed_general(w->h, site, prio, tag, p->fmt, v);
 }
 
+/* A late exit of the typed fast path (the clock's anchor due, a new
+ * chunk to take): print_typed_exit() with the tag rebuilt from @tw, its
+ * bytes zero-padded (so NUL-terminated) if it is shorter than 8, else
+ * its address, and the priority from @meta. */
+static __attribute__((noinline)) int
+print_typed_late(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
+		 const union shmlog__arg *v, uint64_t meta, uint64_t tw)
+{
+	char tb[8];
+	const char *tag = (const char *)(uintptr_t)tw;
+	if (META_TAG_LEN(meta) < 8) {
+		memcpy(tb, &tw, 8);
+		tag = tb;
+	}
+	return print_typed_exit(w, site, (int)(uint8_t)(meta >> 32), tag, v);
+}
+
 /* A typed call's string @s measured (at most @room bytes) into *@len and
  * added to the block's length *@blen. false: the call cannot take it as
- * it is (a null pointer prints "(null)"; a string past @room is cut), the
- * general path's. */
+ * it is (a null pointer prints "(null)": measured as longer than @room;
+ * a string past @room is cut), the general path's. */
 static inline __attribute__((always_inline)) bool
 typed_measure(const char *s, size_t room, size_t *blen, uint32_t *len)
 {
-	if (SHMLOG_UNLIKELY(!s))
-		return false;
 	size_t n = shmlog__typed_strlen(s, room);
 	*blen += n;
 	if (SHMLOG_UNLIKELY(*blen > room))
@@ -1019,16 +1035,22 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		 const char *tag, const char *fmt, const union shmlog__arg *v,
 		 const bool several)
 {
-	if (SHMLOG_UNLIKELY(!h || !site || !tag ||
+	/* a null tag: tag_short()'s 0, an exit */
+	if (SHMLOG_UNLIKELY(!h || !site ||
 			    (unsigned)(prio - SHMLOG_VERBOSE) >
 				    SHMLOG_FATAL - SHMLOG_VERBOSE))
 		goto general;
 	/* shmlog__defer_site_ready() with the plan's fast flag in the key
 	 * (SHMLOG__SITE_SLOW), LMM(site:B) as there: this handle's, bit 0
-	 * clear, in one compare */
+	 * clear, bit 2 (SHMLOG__SITE_SEVERAL) as @several, in one compare */
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
-	if (SHMLOG_UNLIKELY(SHMLOG__SITE_HANDLE(key) != h->site_key))
+	if (SHMLOG_UNLIKELY(SHMLOG__SITE_HANDLE(key) !=
+			    (h->site_key | (several ? SHMLOG__SITE_SEVERAL : 0)))) {
+		if (!several && SHMLOG__SITE_HANDLE(key) ==
+					(h->site_key | SHMLOG__SITE_SEVERAL))
+			return print_typed_several(h, site, prio, tag, fmt, v);
 		goto general;
+	}
 	const struct shmlog__fmt_plan *p =
 		(const struct shmlog__fmt_plan *)__atomic_load_n(
 			&site->plan, __ATOMIC_RELAXED);
@@ -1036,9 +1058,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		goto general;
 	const struct shmlog__fmt_typed *t = &p->typed;
-	unsigned one = t->sone;
-	if (!several && SHMLOG_UNLIKELY(one > SHMLOG__TYPED_MAX))
-		return print_typed_several(h, site, prio, tag, fmt, v);
+	unsigned one = t->sone; /* at most SHMLOG__TYPED_MAX unless @several */
 	struct shmlog__wlane *w =
 		(struct shmlog__wlane *)(void *)((char *)tls_lanes + h->tls_off);
 	__asm__("" : "+r"(w));
@@ -1058,12 +1078,11 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			goto exit; /* the tag decides */
 		}
 	}
-	/* the TSC only: another clock is a call */
-	if (SHMLOG_UNLIKELY(h->seg.fixed.clock != SHMLOG_CLOCK_TSC))
-		goto exit;
-	/* the strings measured, once; the block's length (msg_fit: what
-	 * fits a record beside the longest tag, as shmlog__defer_room()) */
-	size_t room = h->msg_fit;
+	/* the strings measured, once; the block's length (typed_fit: what
+	 * fits a record beside the longest tag, as shmlog__defer_room(); 0
+	 * if the clock is not the TSC or writers must fence: every call
+	 * then goes to the general path) */
+	size_t room = h->typed_fit;
 	size_t blen = 4 + t->fixed;
 	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
 	uint32_t n1 = 0; /* the one string's length */
@@ -1082,6 +1101,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 				    &blen, &slen[ns++])))
 				goto exit;
 		}
+	} else if (SHMLOG_UNLIKELY(blen > room)) {
+		goto exit; /* no string: the values alone, or no fast path */
 	}
 	uint32_t id = SHMLOG__SITE_ID(key);
 
@@ -1095,6 +1116,10 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	 * the values and this word (print_typed_exit()) */
 	uint64_t meta = rec_meta(0, (uint32_t)blen, prio, REC_FLAG_DEFERRED,
 				 tag_len);
+	/* the tag's bytes if it is shorter than 8, else its address: one
+	 * value kept to the end instead of two (a late exit rebuilds the
+	 * tag from it, print_typed_late()) */
+	uint64_t tw = tag_len < 8 ? tword : (uint64_t)(uintptr_t)tag;
 	uint64_t time = shmlog__rdtsc();
 	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
 							 memory_order_relaxed)))
@@ -1102,9 +1127,9 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	w->key |= KEY_BUSY;
 	atomic_signal_fence(memory_order_seq_cst);
 	struct shmlog__append_at at;
-	if (SHMLOG_UNLIKELY(!shmlog__append_begin(w, time, meta, tag, tag_len,
-						  tword, (uint32_t)blen,
-						  &at))) {
+	if (SHMLOG_UNLIKELY(!shmlog__append_begin(
+		    w, time, meta, (const char *)(uintptr_t)tw, tag_len, tw,
+		    (uint32_t)blen, &at))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		w->key &= ~KEY_BUSY;
 		goto late; /* a new chunk to take */
@@ -1119,8 +1144,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	q += 4;
 	const uint32_t *sl = slen;
 	for (uint64_t cw = t->clsw; cw; cw >>= 8, v++) {
-		unsigned c = (unsigned)(cw & 0xff);
-		*q = (unsigned char)c;
+		unsigned char c = (unsigned char)cw; /* compared as a byte */
+		*q = c;
 		if (c == SHMLOG__FMT_INT32) {
 			put_u32(q + 1, (uint32_t)v->u);
 			q += 5;
@@ -1137,16 +1162,15 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	shmlog__append_commit(w, &at);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->key &= ~KEY_BUSY;
-	/* the handle again from the lane: not kept across the write */
-	const struct shmlog *hw = w->h;
-	wake_fence(hw);
+	/* wake_readers(); no fence needed here (typed_fit), the wake-up a
+	 * jump */
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
 	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
 						 memory_order_relaxed)))
-		return wake_then_0(hw);
+		return wake_then_0(w->h);
 	return 0;
 late:
-	/* the priority from the meta word: one value fewer kept */
-	prio = (int)(uint8_t)(meta >> 32);
+	return print_typed_late(w, site, v, meta, tw);
 exit:
 	return print_typed_exit(w, site, prio, tag, v);
 general:

@@ -7,7 +7,8 @@
  * glibc's snprintf of the same call: every integer width and sign, float
  * and double, strings of every length class (the 16-byte load, the
  * aligned loop, the copy past 128 bytes), a string that ends just before
- * an unmapped page, precisions, * widths, NULL, no values, eight values;
+ * an unmapped page, a string and a tag at a page's first byte after an
+ * unmapped one, precisions, * widths, NULL, no values, eight values;
  * the values evaluated once, filtered calls, a string cut to fit, a value
  * whose type the format does not take ("<?>", never a wrong value), and
  * the calls that take a va_list instead (a type _Generic does not know,
@@ -364,10 +365,124 @@ static void many(void)
 	shmlog_remove(b);
 }
 
+/* A string and the call's tag at a page's first byte with the page
+ * before it not mapped, and the tag at a page's last bytes with the page
+ * after it not mapped: the typed call reads neither page (its one
+ * compare per pointer sends a pointer at a page's first byte, and a null
+ * one, the long way), and the record holds the string and the tag. */
+static void page_edges(void)
+{
+	const char *b = fresh("typed-edges");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(map != MAP_FAILED);
+	REQUIRE(mprotect(map, (size_t)page, PROT_NONE) == 0);
+	REQUIRE(mprotect(map + 2 * (size_t)page, (size_t)page, PROT_NONE) ==
+		0);
+	char *first = map + page, *last = map + 2 * page;
+	char tags[2][16][16], strs[21][32];
+	int n = 0;
+	for (int tl = 1; tl <= 15; tl++) {
+		for (int at = 0; at < 2; at++) {
+			char *tag = at ? last - 1 - tl : first;
+			for (int k = 0; k < tl; k++)
+				tag[k] = (char)('A' + (k + tl + at) % 26);
+			tag[tl] = '\0';
+			memcpy(tags[at][tl], tag, (size_t)tl + 1);
+			for (int k_ = 0; k_ < 2; k_++) /* plan, then fast */
+				SHMLOG_LOG_TO(h, SHMLOG_INFO, tag, "t%d %d", tl,
+					      at);
+			n += 2;
+		}
+	}
+	/* the tags' bytes rewritten: the string at the first byte now */
+	for (int sl = 0; sl <= 20; sl++) {
+		memset(first, 's', (size_t)sl);
+		first[sl] = '\0';
+		snprintf(strs[sl], sizeof(strs[sl]), "<%s> %d", first, sl);
+		for (int k_ = 0; k_ < 2; k_++)
+			SHMLOG_LOG_TO(h, SHMLOG_INFO, "edge", "<%s> %d", first,
+				      sl);
+	}
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int ev, got = 0;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+		char text[32];
+		if (got < n) {
+			int tl = got / 4 + 1, at = got / 2 % 2;
+			snprintf(text, sizeof(text), "t%d %d", tl, at);
+			CHECK_STR(rec.tag, tags[at][tl]);
+			CHECK_STR(rec.msg, text);
+		} else if (got < n + 42) {
+			CHECK_STR(rec.tag, "edge");
+			CHECK_STR(rec.msg, strs[(got - n) / 2]);
+		}
+		got++;
+	}
+	CHECK_EQ(got, n + 42);
+	shmlog_reader_close(r);
+	munmap(map, (size_t)page * 3);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
+/* Enough calls for many chunk switches, with tags of every length the
+ * fast path takes: a call that finds its chunk full leaves the fast path
+ * after measuring its tag (the tag then rebuilt from the bytes it kept,
+ * or its address), and its record must be the same. */
+static void late_exits(void)
+{
+	const char *b = fresh("typed-late");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	static const char tags[] = "ABCDEFGHIJKLMNO";
+	enum { CALLS = 3000 };
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	int got = 0, i = 0;
+	for (int round = 0; round < CALLS / 100; round++) {
+		for (int k = 0; k < 100; k++, i++) {
+			const char *tag = tags + 15 - (1 + i % 15); /* 1..15 */
+			SHMLOG_LOG_TO(h, SHMLOG_INFO, tag, "late %d %s %.1f",
+				      i, "x", i * 0.5);
+		}
+		/* read as we go: the buffer keeps only the newest */
+		struct shmlog_record rec;
+		int ev;
+		while ((ev = shmlog_reader_next(r, &rec, NULL)) !=
+		       SHMLOG_EV_NONE) {
+			if (ev != SHMLOG_EV_RECORD)
+				continue;
+			char want_msg[64];
+			snprintf(want_msg, sizeof(want_msg), "late %d %s %.1f",
+				 got, "x", got * 0.5);
+			CHECK_STR(rec.msg, want_msg);
+			CHECK_STR(rec.tag, tags + 15 - (1 + got % 15));
+			CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+			got++;
+		}
+	}
+	/* some 200 KiB of records: a chunk is at most a few tens of KiB */
+	CHECK_EQ(got, CALLS);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	types();
 	strings();
+	page_edges();
+	late_exits();
 	evaluation();
 	untyped();
 	cut_and_mismatch();
