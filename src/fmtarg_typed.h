@@ -178,6 +178,25 @@ static inline size_t shmlog__typed_strlen(const char *s, size_t max)
 #endif
 }
 
+/* The length of string @s if it is under 16 bytes, else 16 or more (a
+ * null @s too): shmlog__typed_strlen()'s first load only. */
+static inline uint32_t shmlog__typed_strlen16(const char *s)
+{
+#ifdef SHMLOG__FMT_SHORT_COPY
+	uintptr_t a = (uintptr_t)s;
+	if (SHMLOG_LIKELY(((a - 1) & 4095) < 4096 - 16)) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+		unsigned nul = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
+		/* bit 16: no NUL in the 16 bytes */
+		return (unsigned)__builtin_ctz(nul | 0x10000u);
+	}
+	return 16;
+#else
+	return s ? (uint32_t)strnlen(s, 16) : 16;
+#endif
+}
+
 /* Copy @n bytes with no call: copy_short()'s moves up to 128, then
  * 16 bytes at a time (a string argument, at most a message long). */
 static inline void shmlog__typed_copy(unsigned char *d, const char *s,
@@ -190,10 +209,11 @@ static inline void shmlog__typed_copy(unsigned char *d, const char *s,
 		} else if (n >= 4) {
 			memcpy(d, s, 4);
 			memcpy(d + n - 4, s + n - 4, 4);
+		} else if (n >= 2) {
+			memcpy(d, s, 2);
+			memcpy(d + n - 2, s + n - 2, 2);
 		} else if (n) {
 			d[0] = (unsigned char)s[0];
-			d[n / 2] = (unsigned char)s[n / 2];
-			d[n - 1] = (unsigned char)s[n - 1];
 		}
 		return;
 	}

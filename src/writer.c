@@ -1016,6 +1016,9 @@ typed_measure(const char *s, size_t room, size_t *blen, uint32_t *len)
 static int print_typed_several(shmlog_t *h, struct shmlog_fmt_site *site,
 			       int prio, const char *tag, const char *fmt,
 			       const union shmlog__arg *v);
+static int print_typed_long(shmlog_t *h, struct shmlog_fmt_site *site,
+			    int prio, const char *tag, const char *fmt,
+			    const union shmlog__arg *v);
 
 /*
  * The macros' typed call (include/shmlog.h): the site's plan laid out
@@ -1028,12 +1031,16 @@ static int print_typed_several(shmlog_t *h, struct shmlog_fmt_site *site,
  * Anything else is print_typed_general()'s, with the same values (a
  * jump). @several: the body for a site with two strings or more
  * (print_typed_several()); the other, shmlog__print_typed(), measures at
- * most one, and keeps few enough values live that it saves no register.
+ * most one. @full: a string measured to any length; else one 16-byte
+ * load measures it, and a string of 16 bytes or more (or one near the end
+ * of its page) goes to print_typed_long(), the same body with @full: the
+ * loop over 16-byte blocks, and the registers it takes, kept out of the
+ * common case's function.
  */
 static inline __attribute__((always_inline)) int
 print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		 const char *tag, const char *fmt, const union shmlog__arg *v,
-		 const bool several)
+		 const bool several, const bool full)
 {
 	/* a null tag: tag_short()'s 0, an exit */
 	if (SHMLOG_UNLIKELY(!h || !site ||
@@ -1088,8 +1095,19 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	uint32_t n1 = 0; /* the one string's length */
 	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
 		/* one string: no loop, nothing kept but its length */
-		if (SHMLOG_UNLIKELY(!typed_measure((const char *)v[one].p,
-						   room, &blen, &n1)))
+		if (!full) {
+			uint32_t n = shmlog__typed_strlen16(
+				(const char *)v[one].p);
+			if (SHMLOG_UNLIKELY(n >= 16))
+				return print_typed_long(h, site, prio, tag,
+							fmt, v);
+			blen += n;
+			if (SHMLOG_UNLIKELY(blen > room))
+				goto exit;
+			n1 = n;
+		} else if (SHMLOG_UNLIKELY(!typed_measure(
+				   (const char *)v[one].p, room, &blen,
+				   &n1)))
 			goto exit;
 		if (several)
 			slen[0] = n1;
@@ -1124,7 +1142,11 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	if (SHMLOG_UNLIKELY(time >= atomic_load_explicit(&h->anchor_due,
 							 memory_order_relaxed)))
 		goto late;
-	w->key |= KEY_BUSY;
+	/* w->key is h->id (checked above): stored, not changed in place,
+	 * here and at the end, so that this call's key word does not wait
+	 * on the previous call's (a read-modify-write of memory is slower
+	 * than a store, by time, not by instructions) */
+	w->key = h->id | KEY_BUSY;
 	atomic_signal_fence(memory_order_seq_cst);
 	struct shmlog__append_at at;
 	if (SHMLOG_UNLIKELY(!shmlog__append_begin(
@@ -1161,7 +1183,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	}
 	shmlog__append_commit(w, &at);
 	atomic_signal_fence(memory_order_seq_cst);
-	w->key &= ~KEY_BUSY;
+	w->key = w->handle_id; /* h->id: the lane is the handle's */
 	/* wake_readers(); no fence needed here (typed_fit), the wake-up a
 	 * jump */
 	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
@@ -1184,14 +1206,22 @@ print_typed_several(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		    const char *tag, const char *fmt,
 		    const union shmlog__arg *v)
 {
-	return print_typed_body(h, site, prio, tag, fmt, v, true);
+	return print_typed_body(h, site, prio, tag, fmt, v, true, true);
+}
+
+/* A site with one string, 16 bytes or longer (print_typed_body()). */
+static __attribute__((noinline)) int
+print_typed_long(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
+		 const char *tag, const char *fmt, const union shmlog__arg *v)
+{
+	return print_typed_body(h, site, prio, tag, fmt, v, false, true);
 }
 
 int shmlog__print_typed(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			const char *tag, const char *fmt,
 			const union shmlog__arg *v)
 {
-	return print_typed_body(h, site, prio, tag, fmt, v, false);
+	return print_typed_body(h, site, prio, tag, fmt, v, false, false);
 }
 
 int shmlog_print(shmlog_t *h, int prio, const char *tag, const char *fmt, ...)
