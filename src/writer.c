@@ -508,8 +508,12 @@ write_general(shmlog_t *h, uint64_t time, uint64_t meta, const char *tag,
 	const struct shmlog__recdesc *d = &rec;
 	struct shmlog__wlane *w = &tls_lanes[h->id % TLS_SLOTS];
 	bool own = w->handle_id == h->id && w->ctl;
-	/* busy, or a leaf is inside the lane (its key has KEY_BUSY) */
-	if (SHMLOG_UNLIKELY(w->busy || (own && w->key != h->id))) {
+	/* busy, or a leaf is inside the slot's lane (its key has KEY_BUSY),
+	 * whichever handle's it is: a signal handler writing through another
+	 * handle whose id shares the slot must not trade the slot away from
+	 * under the write it interrupted */
+	if (SHMLOG_UNLIKELY(w->busy || (w->key & KEY_BUSY) ||
+			    (own && w->key != h->id))) {
 		if (!own && !(wflags & SHMLOG_WRITE_UNFILTERED) &&
 		    !write_wanted(h, prio, d->tag))
 			return 0;

@@ -7,6 +7,8 @@
  * The same for a printf-style call whose values the macro stored (the
  * typed path, which marks the lane busy as shmlog_write_n()'s leaf does)
  * interrupted inside its append by a handler whose write takes the leaf.
+ * And both again with the handler writing through another handle, of
+ * another buffer, that shares the thread's lane slot with the first.
  */
 #include <signal.h>
 
@@ -122,6 +124,77 @@ static void run_typed(void)
 	shmlog_remove(b);
 }
 
+/* The handler writes through @hs, another handle whose id shares the
+ * thread's slot with @h's (writer.c keeps TLS_SLOTS = 4 slots, by id):
+ * it must not trade the slot, and so @h's lane, away from the call it
+ * interrupted (a leaf at test point 3, or a typed call at point 1). Its
+ * record goes to a shared lane of its own buffer; @h keeps its lane. */
+static shmlog_t *hs;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	nested_err = shmlog_write(hs, SHMLOG_ERROR, "sig", "from the handler");
+}
+
+/* Lanes of buffer @b owned by this thread. */
+static unsigned lanes_mine(const char *b)
+{
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	unsigned n = 0;
+	for (unsigned k = 0; k < shmlog_reader_lanes(r); k++) {
+		struct shmlog_lane_stats st;
+		REQUIRE(shmlog_reader_lane_stats(r, k, &st) == 0);
+		n += st.owner_tid == (uint32_t)gettid() && st.owner_alive;
+	}
+	shmlog_reader_close(r);
+	return n;
+}
+
+static void run_colliding(bool typed)
+{
+	const char *b = test_buffer("signal-own"), *bs = test_buffer("signal-other");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	REQUIRE(shmlog_create(bs, &o) == 0);
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	shmlog_t *pad[3];
+	for (int i = 0; i < 3; i++) /* ids in between */
+		REQUIRE(shmlog_open(bs, 0, &pad[i]) == 0);
+	REQUIRE(shmlog_open(bs, 0, &hs) == 0); /* h's id + 4: h's slot */
+	signal(SIGUSR1, on_usr2);
+	nested_err = 1;
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			shmlog__testpoint_hook = typed ? raise_at_1 : raise_at_3;
+		if (typed)
+			SHMLOG_LOG_TO(h, SHMLOG_INFO, "main", "call %d of %s",
+				      i, "three");
+		else
+			CHECK_EQ(shmlog_print(h, SHMLOG_INFO, "main",
+					      "call %d of three", i),
+				 0);
+	}
+	shmlog__testpoint_hook = NULL;
+	signal(SIGUSR1, on_usr1);
+	CHECK_EQ(nested_err, 0);
+	/* before any other write: the interrupted call's lane is still h's */
+	CHECK_EQ(lanes_mine(b), 1);
+	CHECK_EQ(lanes_mine(bs), 0); /* the handler's record: a shared lane */
+	read_back(b, "call %d of three", 3, 0);
+	read_back(bs, NULL, 0, 1);
+	shmlog_close(hs);
+	for (int i = 0; i < 3; i++)
+		shmlog_close(pad[i]);
+	shmlog_close(h);
+	shmlog_remove(b);
+	shmlog_remove(bs);
+}
+
 int main(void)
 {
 	signal(SIGUSR1, on_usr1);
@@ -130,5 +203,7 @@ int main(void)
 		run(4, -EBUSY, ex); /* none */
 	}
 	run_typed();
+	run_colliding(false);
+	run_colliding(true);
 	return test_done("test_signal");
 }
