@@ -137,6 +137,24 @@ static inline ssize_t shmlog__fmt_encode_typed(const struct shmlog__fmt_typed *t
 	return (ssize_t)(p - buf);
 }
 
+#ifdef SHMLOG__FMT_SHORT_COPY
+/* One compare: 16 bytes from @a stay in its page, @a is not null (one
+ * byte below it wraps to the page's last byte) and not at a page's first
+ * byte (shmlog__typed_strlen()'s loop takes that one). */
+static inline bool shmlog__typed_in_page16(uintptr_t a)
+{
+	return ((a - 1) & 4095) < 4096 - 16;
+}
+
+/* A bit for each NUL among the 16 bytes at @s, the first the lowest. */
+static inline unsigned shmlog__typed_nul16(const char *s)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+	return (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(x, _mm_setzero_si128()));
+}
+#endif
+
 /* The length of string @s if it is at most @max bytes, else more than
  * @max (a null @s too), with no call: 16-byte loads, the first where it
  * stays inside the string's page, the others aligned (never across a
@@ -147,13 +165,8 @@ static inline size_t shmlog__typed_strlen(const char *s, size_t max)
 {
 #ifdef SHMLOG__FMT_SHORT_COPY
 	uintptr_t a = (uintptr_t)s;
-	/* one compare: 16 bytes from @s stay in its page, @s not null (one
-	 * byte below it wraps to the page's last byte) and not at a page's
-	 * first byte (the loop below takes that one) */
-	if (SHMLOG_LIKELY(((a - 1) & 4095) < 4096 - 16)) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-		unsigned nul = (unsigned)_mm_movemask_epi8(
-			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
+	if (SHMLOG_LIKELY(shmlog__typed_in_page16(a))) {
+		unsigned nul = shmlog__typed_nul16(s);
 		if (SHMLOG_LIKELY(nul))
 			return (unsigned)__builtin_ctz(nul);
 	}
@@ -183,14 +196,10 @@ static inline size_t shmlog__typed_strlen(const char *s, size_t max)
 static inline uint32_t shmlog__typed_strlen16(const char *s)
 {
 #ifdef SHMLOG__FMT_SHORT_COPY
-	uintptr_t a = (uintptr_t)s;
-	if (SHMLOG_LIKELY(((a - 1) & 4095) < 4096 - 16)) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-		unsigned nul = (unsigned)_mm_movemask_epi8(
-			_mm_cmpeq_epi8(x, _mm_setzero_si128()));
+	if (SHMLOG_LIKELY(shmlog__typed_in_page16((uintptr_t)s)))
 		/* bit 16: no NUL in the 16 bytes */
-		return (unsigned)__builtin_ctz(nul | 0x10000u);
-	}
+		return (unsigned)__builtin_ctz(shmlog__typed_nul16(s) |
+					       0x10000u);
 	return 16;
 #else
 	return s ? (uint32_t)strnlen(s, 16) : 16;
