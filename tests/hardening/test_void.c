@@ -195,6 +195,43 @@ static void die_here(int point)
 		kill(getpid(), SIGKILL);
 }
 
+/* A writer process that fills buffer @b (600 records of writer 1: now
+ * it recycles), then is killed at test point @point while writing its
+ * records 600 to @end; returns once it is dead. */
+static void killed_recycling(const char *b, int point, uint64_t end)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		shmlog_t *h;
+		if (shmlog_open(b, 0, &h))
+			_exit(1);
+		sc_write(h, 1, 0, 600);
+		kill_point = point;
+		shmlog__testpoint_hook = die_here;
+		sc_write(h, 1, 600, end);
+		_exit(2); /* never reached the point */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+/* A writer process that writes records 0 to @n - 1 of writer 1 into @b
+ * and exits holding its lane (the next claim reaps it). */
+static void died_holding_lane(const char *b, uint64_t n)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		shmlog_t *h;
+		if (shmlog_open(b, 0, &h) || sc_write(h, 1, 0, n))
+			_exit(1);
+		_exit(0);
+	}
+	CHECK_EQ(hw_reap(pid), 0);
+}
+
 /* A writer killed right after it took a chunk (12: its word changed,
  * head still behind; 13: head moved in, nothing written) or half-way
  * through ending the last one (2, 10, 11); the next writer repairs the
@@ -203,21 +240,7 @@ static void killed_taking_a_chunk(int point)
 {
 	const char *b = make(1);
 	shmlog_reader_t *r;
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		shmlog_t *h;
-		if (shmlog_open(b, 0, &h))
-			_exit(1);
-		sc_write(h, 1, 0, 600); /* the buffer full: now it recycles */
-		kill_point = point;
-		shmlog__testpoint_hook = die_here;
-		sc_write(h, 1, 600, 1000);
-		_exit(2); /* never reached the point */
-	}
-	int st;
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	killed_recycling(b, point, 1000);
 	struct shmlog_info in;
 	REQUIRE(shmlog_stat(b, &in) == 0);
 	uint64_t written = in.written;
@@ -248,16 +271,7 @@ static void killed_taking_a_chunk(int point)
 static void broken_chunk_given_up(void)
 {
 	const char *b = make(1);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		shmlog_t *h;
-		if (shmlog_open(b, 0, &h))
-			_exit(1);
-		sc_write(h, 1, 0, 30);
-		_exit(0); /* dies holding its lane */
-	}
-	CHECK_EQ(hw_reap(pid), 0);
+	died_holding_lane(b, 30);
 	char path[512];
 	REQUIRE(shmlog_path(b, path, sizeof(path)) > 0);
 	size_t size;
@@ -325,15 +339,7 @@ static void broken_chunk_given_up(void)
 static void dead_taken_under_reader(void)
 {
 	const char *b = make(4);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		shmlog_t *h;
-		if (shmlog_open(b, 0, &h) || sc_write(h, 1, 0, 40))
-			_exit(1);
-		_exit(0); /* dies holding its lane: the next claim reaps it */
-	}
-	CHECK_EQ(hw_reap(pid), 0);
+	died_holding_lane(b, 40);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 	struct tally t;
@@ -364,21 +370,7 @@ static void dead_taken_under_reader(void)
 static void torn_over_old_bytes(void)
 {
 	const char *b = make(1);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		shmlog_t *h;
-		if (shmlog_open(b, 0, &h))
-			_exit(1);
-		sc_write(h, 1, 0, 600); /* the buffer full: now it recycles */
-		kill_point = 1;
-		shmlog__testpoint_hook = die_here;
-		sc_write(h, 1, 600, 601);
-		_exit(2); /* never reached the point */
-	}
-	int st;
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	killed_recycling(b, 1, 601);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	CHECK_EQ(sc_write(h, 3, 0, 1), 0); /* the claim repairs the record */
