@@ -382,15 +382,21 @@ static bool cursor_look_fresh(const struct shmlog__rlane *c, uint64_t now)
 	       now - c->looked_ns < cursor_look_gap(c);
 }
 
+/* Was a lane written at full speed, its head @moved bytes on between
+ * @then_ns (0: unknown) and @now? More than FOLLOW_FAST_BYTES_US a
+ * microsecond; a head that went back (a lane taken over) is not. */
+static bool lane_ran_fast(uint64_t moved, uint64_t then_ns, uint64_t now)
+{
+	return then_ns && now > then_ns && moved < (UINT64_C(1) << 40) &&
+	       moved > ((now - then_ns) / 1000 + 1) * FOLLOW_FAST_BYTES_US;
+}
+
 /* A look at @now loaded head, the one before it was at @prev_ns: the gap
  * to the next, by how fast the lane moved in between. */
 static void cursor_look_pace(struct shmlog__rlane *c, uint64_t now,
 			     uint64_t prev_ns)
 {
-	uint64_t moved = c->head_seen - c->head_prev;
-	uint64_t us = (now - prev_ns) / 1000;
-	bool fast = prev_ns && now > prev_ns && moved < (UINT64_C(1) << 40) &&
-		    moved > (us + 1) * FOLLOW_FAST_BYTES_US;
+	bool fast = lane_ran_fast(c->head_seen - c->head_prev, prev_ns, now);
 	c->look_gap_ns = fast ? FOLLOW_LOOK_FAST_NS : FOLLOW_LOOK_NS;
 	if (fast)
 		c->fast_ns = now;
@@ -520,12 +526,8 @@ static void cursor_overtaken(const struct shmlog__seg *s, unsigned lane,
 
 static void cursor_rest(struct shmlog__rlane *c, uint64_t head, uint64_t now)
 {
-	uint64_t took = now - c->read_from_ns, moved = head - c->read_from_head;
-	bool fast = c->read_from_ns && now > c->read_from_ns &&
-		    moved < (UINT64_C(1) << 40) &&
-		    moved > (took / 1000 + 1) * FOLLOW_FAST_BYTES_US;
-	if (fast) {
-		uint64_t rest = took * (FOLLOW_REST_SHARE - 1);
+	if (lane_ran_fast(head - c->read_from_head, c->read_from_ns, now)) {
+		uint64_t rest = (now - c->read_from_ns) * (FOLLOW_REST_SHARE - 1);
 		if (rest > FOLLOW_REST_MAX_NS)
 			rest = FOLLOW_REST_MAX_NS;
 		c->rest_until_ns = now + rest;
