@@ -272,11 +272,15 @@ shmlog__append_fit(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 
 /* The length of @tag if it is 1 to 15 bytes long, else 0 (a null @tag
  * too), read with loads of 8 bytes that do not cross a page boundary (0
- * if they would); for a tag under 8 bytes, its bytes zero-padded in
- * *@word. */
-static inline uint32_t tag_short(const char *tag, uint64_t *word)
+ * if they would); for a tag under 8 bytes, its bytes in *@word,
+ * zero-padded if @pad, else followed by whatever 8 bytes from @tag hold
+ * past its NUL (for a caller whose message overwrites them in the record:
+ * shmlog__print_typed()). */
+static inline __attribute__((always_inline)) uint32_t
+tag_short_as(const char *tag, uint64_t *word, const bool pad)
 {
 #ifdef SHMLOG__EXACT_READS
+	(void)pad; /* zero-padded all the same */
 	if (!tag)
 		return 0;
 	size_t n = strnlen(tag, 16);
@@ -309,7 +313,7 @@ static inline uint32_t tag_short(const char *tag, uint64_t *word)
 #endif
 	if (SHMLOG_LIKELY(zero)) {
 		/* the bytes below the first NUL */
-		*word = v & ((zero ^ (zero - 1)) >> below);
+		*word = pad ? v & ((zero ^ (zero - 1)) >> below) : v;
 		return (uint32_t)__builtin_ctzll(zero) >> 3;
 	}
 	if (SHMLOG_UNLIKELY(((uintptr_t)tag & (SHMLOG__PAGE - 1)) >
@@ -320,6 +324,11 @@ static inline uint32_t tag_short(const char *tag, uint64_t *word)
 	*word = 0;
 	return zero ? 8 + ((uint32_t)__builtin_ctzll(zero) >> 3) : 0;
 #endif
+}
+
+static inline uint32_t tag_short(const char *tag, uint64_t *word)
+{
+	return tag_short_as(tag, word, true);
 }
 
 #endif

@@ -328,8 +328,11 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 	if (!cacheable || (st != SITE_READY && st != SITE_FULL))
 		return st == SITE_READY ? p : NULL;
 	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
-	if (st != SITE_READY || !p->typed.fast)
-		key |= SHMLOG__SITE_SLOW; /* not the typed fast path's */
+	/* not the typed fast path's: its common function takes a block
+	 * with a string under 16 bytes as fitting (writer.c) */
+	if (st != SITE_READY || !p->typed.fast ||
+	    4 + (uint32_t)p->typed.fixed + 15 > h->msg_fit)
+		key |= SHMLOG__SITE_SLOW;
 	if (p->typed.sone > SHMLOG__TYPED_MAX) /* two strings or more */
 		key |= SHMLOG__SITE_SEVERAL;
 	if (types & SHMLOG__UNTYPED_SITE) /* once per site and handle */

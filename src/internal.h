@@ -722,7 +722,8 @@ struct shmlog {
 	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
 	/* what a site's key holds for this handle but the format's id:
 	 * id << SHMLOG__SITE_ID_BITS, or SHMLOG__SITE_NONE (no key has it)
-	 * if the id does not fit (the typed fast path: one compare) */
+	 * if the id does not fit or typed_fit is 0 (the typed fast path:
+	 * one compare) */
 	uint64_t site_key;
 	/* a message this long or shorter fits a record whatever its tag */
 	uint32_t msg_fit;

@@ -224,8 +224,11 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		if (!handles[i]) {
 			handles[i] = h;
 			h->id = next_handle_id++;
+			/* no site's key for a handle whose typed calls
+			 * never take their fast path (typed_fit 0) */
 			h->site_key =
-				h->id < UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS)
+				h->typed_fit &&
+						h->id < UINT64_C(1) << (64 - SHMLOG__SITE_ID_BITS)
 					? h->id << SHMLOG__SITE_ID_BITS
 					: SHMLOG__SITE_NONE;
 			h->tls_off = h->id % TLS_SLOTS * sizeof(tls_lanes[0]);
@@ -987,16 +990,19 @@ print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 
 /* A late exit of the typed fast path (the clock's anchor due, a new
  * chunk to take): print_typed_exit() with the tag rebuilt from @tw, its
- * bytes zero-padded (so NUL-terminated) if it is shorter than 8, else
- * its address, and the priority from @meta. */
+ * bytes (NUL-terminated here: what follows them in @tw may not be zeros)
+ * if it is shorter than 8, else its address, and the priority from
+ * @meta. */
 static __attribute__((noinline)) int
 print_typed_late(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 		 const union shmlog__arg *v, uint64_t meta, uint64_t tw)
 {
 	char tb[8];
 	const char *tag = (const char *)(uintptr_t)tw;
-	if (META_TAG_LEN(meta) < 8) {
+	uint32_t tag_len = META_TAG_LEN(meta);
+	if (tag_len < 8) {
 		memcpy(tb, &tw, 8);
+		tb[tag_len] = 0; /* the bytes past it may be the caller's */
 		tag = tb;
 	}
 	return print_typed_exit(w, site, (int)(uint8_t)(meta >> 32), tag, v);
@@ -1090,9 +1096,12 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		}
 	}
 	/* the strings measured, once; the block's length (typed_fit: what
-	 * fits a record beside the longest tag, as shmlog__defer_room(); 0
-	 * if the clock is not the TSC or writers must fence: every call
-	 * then goes to the general path) */
+	 * fits a record beside the longest tag, as shmlog__defer_room()).
+	 * The common function checks none: the site's key matched, so the
+	 * handle's clock is the TSC and writers need no fence (else its
+	 * site_key matches no site), and the block fits with any string
+	 * under 16 bytes (else the key has SHMLOG__SITE_SLOW:
+	 * shmlog__defer_site()) */
 	size_t room = h->typed_fit;
 	size_t blen = 4 + t->fixed;
 	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
@@ -1106,8 +1115,6 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 				return print_typed_long(h, site, prio, tag,
 							fmt, v);
 			blen += n;
-			if (SHMLOG_UNLIKELY(blen > room))
-				goto exit;
 			n1 = n;
 		} else if (SHMLOG_UNLIKELY(!typed_measure(
 				   (const char *)v[one].p, room, &blen,
@@ -1123,15 +1130,23 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 				    &blen, &slen[ns++])))
 				goto exit;
 		}
-	} else if (SHMLOG_UNLIKELY(blen > room)) {
-		goto exit; /* no string: the values alone, or no fast path */
+	} else if (full) {
+		if (SHMLOG_UNLIKELY(blen > room))
+			goto exit; /* no string: the values alone */
+	} else if (SHMLOG_UNLIKELY(t->fixed == 0)) {
+		/* no value: a block of 4 bytes might not cover the tag's
+		 * word past its NUL (below) */
+		return print_typed_long(h, site, prio, tag, fmt, v);
 	}
 	uint32_t id = SHMLOG__SITE_ID(key);
 
 	/* the tag measured after the strings: fewer values kept
-	 * across their loop */
+	 * across their loop. The common function keeps the 8 bytes read
+	 * as they are (the record's 8-byte store of a tag under 8 bytes):
+	 * the block, 7 bytes or more with a value, overwrites those past
+	 * the tag's NUL, never bytes of the caller's left in the record */
 	uint64_t tword;
-	uint32_t tag_len = tag_short(tag, &tword);
+	uint32_t tag_len = tag_short_as(tag, &tword, full);
 	if (SHMLOG_UNLIKELY(!tag_len))
 		goto exit;
 	/* from here on, a late exit needs only the lane, the site, the tag,
