@@ -1105,7 +1105,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	size_t room = h->typed_fit;
 	size_t blen = 4 + t->fixed;
 	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
-	uint32_t n1 = 0; /* the one string's length */
+	size_t n1 = 0; /* the one string's length */
 	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
 		/* one string: no loop, nothing kept but its length */
 		if (!full) {
@@ -1116,12 +1116,15 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 							fmt, v);
 			blen += n;
 			n1 = n;
-		} else if (SHMLOG_UNLIKELY(!typed_measure(
-				   (const char *)v[one].p, room, &blen,
-				   &n1)))
-			goto exit;
+		} else {
+			uint32_t n;
+			if (SHMLOG_UNLIKELY(!typed_measure(
+				    (const char *)v[one].p, room, &blen, &n)))
+				goto exit;
+			n1 = n;
+		}
 		if (several)
-			slen[0] = n1;
+			slen[0] = (uint32_t)n1;
 	} else if (several) {
 		unsigned ns = 0;
 		for (unsigned m = t->smask; m; m &= m - 1) {
@@ -1184,14 +1187,19 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	memcpy(q, &id, 4);
 	q += 4;
 	const uint32_t *sl = slen;
-	for (uint64_t cw = t->clsw; cw; cw >>= 8, v++) {
+	uint64_t cw = t->clsw; /* each class nonzero */
+	/* the common function has a value at least (print_typed_long()
+	 * takes a site with none) */
+	if (full && !cw)
+		goto commit;
+	do {
 		unsigned char c = (unsigned char)cw; /* compared as a byte */
 		*q = c;
 		if (c == SHMLOG__FMT_INT32) {
 			put_u32(q + 1, (uint32_t)v->u);
 			q += 5;
 		} else if (c == SHMLOG__FMT_STRING) {
-			uint32_t n = several ? *sl++ : n1;
+			size_t n = several ? *sl++ : n1;
 			put_u16(q + 1, (uint16_t)n);
 			shmlog__typed_copy(q + 3, (const char *)v->p, n);
 			q += 3 + n;
@@ -1199,7 +1207,9 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			put_u64(q + 1, (uint64_t)v->u);
 			q += 9;
 		}
-	}
+		v++;
+	} while (cw >>= 8);
+commit:
 	shmlog__append_commit(w, &at);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->key = w->handle_id; /* h->id: the lane is the handle's */
