@@ -301,6 +301,22 @@ tag_short_as(const char *tag, uint64_t *word, const bool pad)
 	uint64_t v;
 	memcpy(&v, tag, 8);
 #ifdef __SSE2__
+	if (!pad) {
+		/* a bit for each NUL byte among the 16 of the register,
+		 * the 8 above the tag's zeros: the tag's length is the
+		 * lowest bit, 8 if no NUL is among its 8 bytes */
+		unsigned n = (unsigned)__builtin_ctz(
+			(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+				_mm_cvtsi64_si128((long long)v),
+				_mm_setzero_si128())));
+		if (SHMLOG_LIKELY(n - 1 < 7)) {
+			*word = v;
+			return n;
+		}
+		if (!n)
+			return 0;
+		goto second;
+	}
 	/* 0xff at each NUL byte, the first exact (a compare of the 8 bytes
 	 * with zero, fewer instructions than the word arithmetic below) */
 	uint64_t zero = (uint64_t)_mm_cvtsi128_si64(_mm_cmpeq_epi8(
@@ -316,6 +332,9 @@ tag_short_as(const char *tag, uint64_t *word, const bool pad)
 		*word = pad ? v & ((zero ^ (zero - 1)) >> below) : v;
 		return (uint32_t)__builtin_ctzll(zero) >> 3;
 	}
+#ifdef __SSE2__
+second:
+#endif
 	if (SHMLOG_UNLIKELY(((uintptr_t)tag & (SHMLOG__PAGE - 1)) >
 			    SHMLOG__PAGE - 16))
 		return 0;

@@ -86,6 +86,9 @@ struct shmlog__fmt_typed {
 	uint8_t smask; /* bit i: value i is written as a string */
 	uint64_t clsw; /* cls[] again, value i in bits 8i..8i+7 */
 	uint16_t fixed; /* block bytes but the strings' contents */
+	uint16_t fixed_id; /* fixed + 4: with the format's id before the
+			    * values, as a deferred record's message holds
+			    * them (writer.c) */
 	uint8_t sone; /* the one string's index; SHMLOG__TYPED_MAX: none,
 		       * SHMLOG__TYPED_MAX + 1: two or more */
 	uint8_t cls[SHMLOG__TYPED_MAX]; /* class written, per value */

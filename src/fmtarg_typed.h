@@ -83,6 +83,7 @@ static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *s
 			    : c == SHMLOG__FMT_STRING ? 3
 						      : 9;
 	}
+	t->fixed_id = (uint16_t)(t->fixed + 4);
 	t->sone = !t->smask			    ? SHMLOG__TYPED_MAX
 		  : !(t->smask & (t->smask - 1)) ? (uint8_t)__builtin_ctz(t->smask)
 						 : SHMLOG__TYPED_MAX + 1;

@@ -718,6 +718,8 @@ void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what);
 struct shmlog__defer_cache;
 struct shmlog {
 	struct shmlog__seg seg;
+	/* From id to anchor_due: what the leaves and the typed call read
+	 * on every write, in one cache line with the segment's end. */
 	uint64_t id; /* unique per process lifetime; never reused */
 	size_t tls_off; /* where a thread's lane view for it is (writer.c) */
 	/* what a site's key holds for this handle but the format's id:
@@ -725,16 +727,19 @@ struct shmlog {
 	 * if the id does not fit or typed_fit is 0 (the typed fast path:
 	 * one compare) */
 	uint64_t site_key;
+	/* id with its top bit set: a thread's key while a typed call is
+	 * inside its lane (writer.c, KEY_BUSY) */
+	uint64_t busy_key;
 	/* a message this long or shorter fits a record whatever its tag */
 	uint32_t msg_fit;
 	/* ... and shorter than this, shmlog_write_n()'s leaf writes it (0:
 	 * never: the clock is not the TSC, or writers must fence) */
 	uint32_t leaf_len_end;
+	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	/* ... and a typed printf-style call's block this long or shorter
 	 * takes its fast path (0: never, for the same two reasons) */
 	uint32_t typed_fit;
 	bool need_fence; /* membarrier unavailable: writers fence */
-	_Atomic uint64_t anchor_due; /* raw time to look at the anchors again */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */
 	/* Per lane: the thread of ours holding it through this handle (its
 	 * tid), 0 if none. The description's lock (owner.c) cannot tell our

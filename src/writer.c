@@ -18,6 +18,12 @@
 #include "fmtarg_typed.h"
 #include "internal.h"
 
+/* w->key while a leaf (write_rec()'s inline case, shmlog_write_n()) is
+ * inside the lane: the bit is set and cleared in memory, so no register
+ * keeps the id meanwhile; a signal handler's write finds the key changed
+ * and goes to a shared lane (write_general()). Ids stay far below it. */
+#define KEY_BUSY (UINT64_C(1) << 63)
+
 /* Lanes a thread can hold at once, one per handle it writes to. A thread
  * writing to more buffers than this trades lanes between them (slowly). */
 #define TLS_SLOTS 4
@@ -224,6 +230,7 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 		if (!handles[i]) {
 			handles[i] = h;
 			h->id = next_handle_id++;
+			h->busy_key = h->id | KEY_BUSY;
 			/* no site's key for a handle whose typed calls
 			 * never take their fast path (typed_fit 0) */
 			h->site_key =
@@ -378,12 +385,6 @@ static inline void anchor_check(struct shmlog *h, uint64_t now)
 		shmlog__anchor_refresh(&h->seg.fixed, h->seg.hdr, now,
 				       &h->anchor_due);
 }
-
-/* w->key while a leaf (write_rec()'s inline case, shmlog_write_n()) is
- * inside the lane: the bit is set and cleared in memory, so no register
- * keeps the id meanwhile; a signal handler's write finds the key changed
- * and goes to a shared lane (write_general()). Ids stay far below it. */
-#define KEY_BUSY (UINT64_C(1) << 63)
 
 /* w->key again, at the end of a write through @w for @h (the write may
  * have taken a lane, or lost it to a fault). */
@@ -990,8 +991,8 @@ print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 
 /* A late exit of the typed fast path (the clock's anchor due, a new
  * chunk to take): print_typed_exit() with the tag rebuilt from @tw, its
- * bytes (NUL-terminated here: what follows them in @tw may not be zeros)
- * if it is shorter than 8, else its address, and the priority from
+ * bytes if it is shorter than 8 (its NUL among them; what follows the
+ * NUL is not the tag's), else its address, and the priority from
  * @meta. */
 static __attribute__((noinline)) int
 print_typed_late(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
@@ -999,10 +1000,8 @@ print_typed_late(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 {
 	char tb[8];
 	const char *tag = (const char *)(uintptr_t)tw;
-	uint32_t tag_len = META_TAG_LEN(meta);
-	if (tag_len < 8) {
+	if (META_TAG_LEN(meta) < 8) {
 		memcpy(tb, &tw, 8);
-		tb[tag_len] = 0; /* the bytes past it may be the caller's */
 		tag = tb;
 	}
 	return print_typed_exit(w, site, (int)(uint8_t)(meta >> 32), tag, v);
@@ -1103,7 +1102,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	 * under 16 bytes (else the key has SHMLOG__SITE_SLOW:
 	 * shmlog__defer_site()) */
 	size_t room = h->typed_fit;
-	size_t blen = 4 + t->fixed;
+	size_t blen = t->fixed_id; /* 4 + t->fixed */
 	uint32_t slen[SHMLOG__TYPED_MAX]; /* the k-th string's (several) */
 	size_t n1 = 0; /* the one string's length */
 	if (SHMLOG_LIKELY(one < SHMLOG__TYPED_MAX)) {
@@ -1136,7 +1135,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	} else if (full) {
 		if (SHMLOG_UNLIKELY(blen > room))
 			goto exit; /* no string: the values alone */
-	} else if (SHMLOG_UNLIKELY(t->fixed == 0)) {
+	} else if (SHMLOG_UNLIKELY(blen == 4)) {
 		/* no value: a block of 4 bytes might not cover the tag's
 		 * word past its NUL (below) */
 		return print_typed_long(h, site, prio, tag, fmt, v);
@@ -1168,7 +1167,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	 * here and at the end, so that this call's key word does not wait
 	 * on the previous call's (a read-modify-write of memory is slower
 	 * than a store, by time, not by instructions) */
-	w->key = h->id | KEY_BUSY;
+	w->key = h->busy_key; /* h->id | KEY_BUSY */
 	atomic_signal_fence(memory_order_seq_cst);
 	struct shmlog__append_at at;
 	if (SHMLOG_UNLIKELY(!shmlog__append_begin(

@@ -434,25 +434,50 @@ static void page_edges(void)
 	shmlog_remove(b);
 }
 
+/* The tag of call @i of late_exits(): 1 to 15 bytes, the end of one
+ * string, or (every other call) the start of a buffer whose bytes go on,
+ * not zeros, past the tag's NUL (the 8 bytes the fast path reads). */
+static const char *late_tag(int i, char (*junk)[16], char *tag_want)
+{
+	static const char tags[] = "ABCDEFGHIJKLMNO";
+	int len = 1 + i % 15;
+	if (i / 15 % 2) {
+		memcpy(tag_want, tags + 15 - len, (size_t)len + 1);
+		return tags + 15 - len;
+	}
+	memcpy(tag_want, junk[len - 1], (size_t)len + 1);
+	return junk[len - 1];
+}
+
 /* Enough calls for many chunk switches, with tags of every length the
  * fast path takes: a call that finds its chunk full leaves the fast path
  * after measuring its tag (the tag then rebuilt from the bytes it kept,
- * or its address), and its record must be the same. */
+ * or its address), and its record must be the same. Every tenth call has
+ * no value. */
 static void late_exits(void)
 {
 	const char *b = fresh("typed-late");
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
-	static const char tags[] = "ABCDEFGHIJKLMNO";
+	char junk[15][16];
+	for (int k = 0; k < 15; k++) {
+		memcpy(junk[k], "ONMLKJIHGFEDCBA", 16);
+		junk[k][k + 1] = 0; /* "O", "ON", ... then "LKJ..." */
+	}
 	enum { CALLS = 3000 };
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 	int got = 0, i = 0;
 	for (int round = 0; round < CALLS / 100; round++) {
 		for (int k = 0; k < 100; k++, i++) {
-			const char *tag = tags + 15 - (1 + i % 15); /* 1..15 */
-			SHMLOG_LOG_TO(h, SHMLOG_INFO, tag, "late %d %s %.1f",
-				      i, "x", i * 0.5);
+			char want_tag[16];
+			const char *tag = late_tag(i, junk, want_tag);
+			if (i % 10 == 9)
+				SHMLOG_LOG_TO(h, SHMLOG_INFO, tag, "late none");
+			else
+				SHMLOG_LOG_TO(h, SHMLOG_INFO, tag,
+					      "late %d %s %.1f", i, "x",
+					      i * 0.5);
 		}
 		/* read as we go: the buffer keeps only the newest */
 		struct shmlog_record rec;
@@ -461,11 +486,17 @@ static void late_exits(void)
 		       SHMLOG_EV_NONE) {
 			if (ev != SHMLOG_EV_RECORD)
 				continue;
-			char want_msg[64];
-			snprintf(want_msg, sizeof(want_msg), "late %d %s %.1f",
-				 got, "x", got * 0.5);
+			char want_msg[64], want_tag[16];
+			if (got % 10 == 9)
+				snprintf(want_msg, sizeof(want_msg),
+					 "late none");
+			else
+				snprintf(want_msg, sizeof(want_msg),
+					 "late %d %s %.1f", got, "x",
+					 got * 0.5);
 			CHECK_STR(rec.msg, want_msg);
-			CHECK_STR(rec.tag, tags + 15 - (1 + got % 15));
+			late_tag(got, junk, want_tag);
+			CHECK_STR(rec.tag, want_tag);
 			CHECK(rec.flags & SHMLOG_REC_DEFERRED);
 			got++;
 		}
