@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -508,6 +509,48 @@ static void late_exits(void)
 	shmlog_remove(b);
 }
 
+/* A buffer whose clock is not the TSC: its typed calls never take the
+ * fast path, which reads the TSC (the handle's site_key matches no
+ * site's key); each record holds the buffer's own clock. */
+static void other_clock(void)
+{
+	const char *b = test_buffer("typed-clock");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.clock = SHMLOG_CLOCK_REALTIME;
+	shmlog_remove(b);
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	for (int i = 0; i < 4; i++)
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "clk", "clock %d %s %.1f", i,
+			      "x", i * 0.5);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	int64_t lo = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec;
+	int64_t hi = (int64_t)t1.tv_sec * 1000000000 + t1.tv_nsec;
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int ev, got = 0;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		char want_msg[64];
+		snprintf(want_msg, sizeof(want_msg), "clock %d %s %.1f", got,
+			 "x", got * 0.5);
+		CHECK_STR(rec.msg, want_msg);
+		CHECK(rec.flags & SHMLOG_REC_DEFERRED);
+		CHECK((int64_t)rec.raw_time >= lo && (int64_t)rec.raw_time <= hi);
+		got++;
+	}
+	CHECK_EQ(got, 4);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	types();
@@ -518,5 +561,6 @@ int main(void)
 	untyped();
 	cut_and_mismatch();
 	many();
+	other_clock();
 	return test_done("test_fmt_typed");
 }
