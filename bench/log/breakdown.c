@@ -32,7 +32,6 @@
  * side (a copy overlaps the clock read), so each row is what the work up
  * to it costs, not a slice of the last.
  */
-#include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -65,8 +64,8 @@ enum {
  * moves: the probe is what sees that neighbour. The floor test stays
  * beside it for what does slow loads and stores (a neighbour sharing the
  * caches or memory). While the probe finds the CPU contended, the next
- * round waits (re-probing every LB_CORE_POLL_MS, within the part's
- * budget) instead of running; the steps of a round see the same state, so
+ * round waits (lb_core_wait_here(), as a run of the plan waits) instead
+ * of running; the steps of a round see the same state, so
  * rounds are kept or left whole. */
 #define BD_FULL_SPEED 1.10
 
@@ -194,52 +193,6 @@ static int full_speed(double v[BD_STEPS][BD_MAX_ROUNDS], const bool *fast,
 	return k;
 }
 
-static void pause_poll(void)
-{
-	struct timespec t = {0, LB_CORE_POLL_MS * 1000000L};
-	while (nanosleep(&t, &t) < 0 && errno == EINTR)
-		;
-}
-
-static double mono_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* The probe before a round (@s: the one after the last round, NaN if
- * none); while it finds this CPU contended, wait and probe again, within
- * the part's budget (unless --no-wait-core). */
-static double probe_round(struct lb_core *c, bool quick, double s)
-{
-	if (!lb_core_measured())
-		return NAN;
-	if (isnan(s))
-		s = lb_core_slowdown(lb_core_probe_here());
-	double budget = quick ? LB_CORE_BUDGET_QUICK_S : LB_CORE_BUDGET_S;
-	bool first = s <= LB_CORE_FULL;
-	if (!first && lb_core_waits && c->wait_s < budget) {
-		double t0 = mono_s();
-		c->waits++;
-		while (!(s <= LB_CORE_FULL) && c->wait_s + (mono_s() - t0) < budget) {
-			pause_poll();
-			s = lb_core_slowdown(lb_core_probe_here());
-		}
-		c->wait_s += mono_s() - t0;
-	}
-	c->runs++;
-	if (first)
-		c->at_once++;
-	else if (s <= LB_CORE_FULL)
-		c->waited++;
-	else
-		c->before++;
-	if (s > c->worst_before)
-		c->worst_before = s;
-	return s;
-}
-
 /* Pin this thread to the CPU it is on; the old mask into @was. */
 static bool pin_here(cpu_set_t *was)
 {
@@ -333,7 +286,7 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 	/* the probes measure the CPU this thread is on: it stays there */
 	cpu_set_t was;
 	bool pinned = pin_here(&was);
-	double pre = probe_round(&b->core, quick, NAN);
+	double pre = lb_core_wait_here(&b->core, quick, NAN);
 	while (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS)) {
 		v[0][r] = loop_clock(b->clock);
 		v[1][r] = loop_floor(b->clock, w, ring, info.capacity);
@@ -351,7 +304,7 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 		r++;
 		k = full_speed(v, fast, r, kept);
 		if (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS))
-			pre = probe_round(&b->core, quick, post);
+			pre = lb_core_wait_here(&b->core, quick, post);
 	}
 	if (pinned)
 		sched_setaffinity(0, sizeof(was), &was);

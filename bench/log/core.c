@@ -194,27 +194,38 @@ static void pause_ms(int ms)
 		;
 }
 
-void lb_core_wait(struct lb_core *c, bool quick)
+static double probe_every_cpu(void)
 {
-	if (!LB_CORE_HAVE) {
-		c->runs++; /* printed as "not measured" */
-		return;
-	}
+	return lb_core_probe_all(false, NULL, NULL);
+}
+
+static double probe_this_cpu(void)
+{
+	return lb_core_slowdown(lb_core_probe_here());
+}
+
+/* Starting from @s (NaN: probe first), re-probe every LB_CORE_POLL_MS
+ * while @probe finds a CPU contended, for at most the wait of one run
+ * and what is left of the part's budget; count how it went into @c. */
+static double wait_full(struct lb_core *c, bool quick, double (*probe)(void),
+			double s)
+{
 	double max_s = quick ? LB_CORE_WAIT_QUICK_S : LB_CORE_WAIT_S;
 	double budget = quick ? LB_CORE_BUDGET_QUICK_S : LB_CORE_BUDGET_S;
 	double t0 = monotonic_s(), waited = 0;
-	double worst = lb_core_probe_all(false, NULL, NULL);
-	bool first = full(worst);
-	while (!full(worst) && lb_core_waits && waited < max_s &&
+	if (isnan(s))
+		s = probe();
+	bool first = full(s);
+	while (!full(s) && lb_core_waits && waited < max_s &&
 	       c->wait_s + waited < budget) {
 		pause_ms(LB_CORE_POLL_MS);
-		worst = lb_core_probe_all(false, NULL, NULL);
+		s = probe();
 		waited = monotonic_s() - t0;
 	}
 	c->runs++;
 	if (first)
 		c->at_once++;
-	else if (full(worst))
+	else if (full(s))
 		c->waited++;
 	else
 		c->before++;
@@ -222,8 +233,25 @@ void lb_core_wait(struct lb_core *c, bool quick)
 		c->wait_s += waited;
 		c->waits++;
 	}
-	if (worst > c->worst_before)
-		c->worst_before = worst;
+	if (s > c->worst_before)
+		c->worst_before = s;
+	return s;
+}
+
+void lb_core_wait(struct lb_core *c, bool quick)
+{
+	if (!LB_CORE_HAVE) {
+		c->runs++; /* printed as "not measured" */
+		return;
+	}
+	wait_full(c, quick, probe_every_cpu, NAN);
+}
+
+double lb_core_wait_here(struct lb_core *c, bool quick, double s)
+{
+	if (!LB_CORE_HAVE)
+		return NAN;
+	return wait_full(c, quick, probe_this_cpu, s);
 }
 
 void lb_core_after(struct lb_core *c)

@@ -248,6 +248,10 @@ double lb_core_slowdown(double ticks);
 double lb_core_probe_all(bool at_once, double *each, int *ncpu);
 /* Before a timed run: wait (bounded) until every CPU is at full speed. */
 void lb_core_wait(struct lb_core *c, bool quick);
+/* The same for the calling thread's CPU alone, starting from its probe
+ * @s (NaN: probe first); returns the last probe's slowdown (NaN where
+ * not measured). */
+double lb_core_wait_here(struct lb_core *c, bool quick, double s);
 /* After it: count a CPU found contended. */
 void lb_core_after(struct lb_core *c);
 void lb_core_sum(struct lb_core *sum, const struct lb_core *c);
