@@ -286,7 +286,7 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 	/* the probes measure the CPU this thread is on: it stays there */
 	cpu_set_t was;
 	bool pinned = pin_here(&was);
-	double pre = lb_core_wait_here(&b->core, quick, NAN);
+	double pre = lb_core_wait_here(&b->core, quick, NAN, 1);
 	while (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS)) {
 		v[0][r] = loop_clock(b->clock);
 		v[1][r] = loop_floor(b->clock, w, ring, info.capacity);
@@ -294,17 +294,16 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 		v[3][r] = loop_write(hw, w, &errs);
 		v[4][r] = loop_printf_floor(b->clock, w, ring, info.capacity);
 		v[5][r] = loop_printf(hw, w, &errs);
-		double post = lb_core_slowdown(lb_core_probe_here());
+		double share = 1;
+		double post = lb_core_slowdown(lb_core_probe_here(&share));
 		bool pre_ok = !lb_core_measured() || pre <= LB_CORE_FULL;
 		bool post_ok = !lb_core_measured() || post <= LB_CORE_FULL;
-		b->core.after += !post_ok;
+		lb_core_count_after(&b->core, post, share);
 		b->core.rounds_full += fast[r] = pre_ok && post_ok;
-		if (post > b->core.worst_after)
-			b->core.worst_after = post;
 		r++;
 		k = full_speed(v, fast, r, kept);
 		if (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS))
-			pre = lb_core_wait_here(&b->core, quick, post);
+			pre = lb_core_wait_here(&b->core, quick, post, share);
 	}
 	if (pinned)
 		sched_setaffinity(0, sizeof(was), &was);

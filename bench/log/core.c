@@ -71,9 +71,17 @@ bool lb_core_measured(void)
 	return LB_CORE_HAVE;
 }
 
-double lb_core_probe_here(void)
+static double cpu_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+double lb_core_probe_here(double *share)
 {
 #if LB_CORE_HAVE
+	double c0 = cpu_s(), w0 = monotonic_s();
 	uint64_t r0 = 1, r1 = 2, r2 = 3, r3 = 4, r4 = 5, r5 = 6, r6 = 7, r7 = 8;
 	uint64_t t0 = __rdtsc();
 	for (int i = 0; i < LB_CORE_ITERS; i++)
@@ -83,13 +91,19 @@ double lb_core_probe_here(void)
 				 : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3),
 				   "+r"(r4), "+r"(r5), "+r"(r6), "+r"(r7));
 	uint64_t t1 = __rdtsc();
+	double c1 = cpu_s(), w1 = monotonic_s();
 	double v = (double)(t1 - t0) / LB_CORE_ITERS;
+	if (share)
+		*share = w1 > w0 && c1 >= c0 ? fmin(1.0, (c1 - c0) / (w1 - w0))
+					     : NAN;
 	pthread_mutex_lock(&best_lock);
 	if (v < best)
 		best = v;
 	pthread_mutex_unlock(&best_lock);
 	return v;
 #else
+	if (share)
+		*share = NAN;
 	return NAN;
 #endif
 }
@@ -110,13 +124,13 @@ double lb_core_slowdown(double ticks)
 
 struct probe_arg {
 	int cpu;
-	double ticks;
+	double ticks, share;
 };
 
 static void *probe_thread(void *p)
 {
 	struct probe_arg *a = p;
-	a->ticks = lb_core_probe_here();
+	a->ticks = lb_core_probe_here(&a->share);
 	return NULL;
 }
 
@@ -148,7 +162,8 @@ static bool start_pinned(pthread_t *t, struct probe_arg *a)
 	return ok;
 }
 
-double lb_core_probe_all(bool at_once, double *each, int *ncpu)
+double lb_core_probe_all(bool at_once, double *each, int *ncpu,
+			 double *share)
 {
 	int cpu[LB_CORE_MAX_CPUS];
 	struct probe_arg a[LB_CORE_MAX_CPUS];
@@ -169,7 +184,7 @@ double lb_core_probe_all(bool at_once, double *each, int *ncpu)
 		if (started[i])
 			pthread_join(t[i], NULL);
 	/* the best is known once every probe is in */
-	double worst = 0;
+	double worst = 0, least = 1;
 	for (int i = 0; i < n; i++) {
 		double s = started[i] ? lb_core_slowdown(a[i].ticks) : NAN;
 		if (each)
@@ -178,7 +193,11 @@ double lb_core_probe_all(bool at_once, double *each, int *ncpu)
 			worst = NAN;
 		else if (s > worst)
 			worst = s;
+		if (started[i] && a[i].share < least)
+			least = a[i].share;
 	}
+	if (share)
+		*share = least;
 	return worst;
 }
 
@@ -194,32 +213,44 @@ static void pause_ms(int ms)
 		;
 }
 
-static double probe_every_cpu(void)
+static double probe_every_cpu(double *share)
 {
-	return lb_core_probe_all(false, NULL, NULL);
+	return lb_core_probe_all(false, NULL, NULL, share);
 }
 
-static double probe_this_cpu(void)
+static double probe_this_cpu(double *share)
 {
-	return lb_core_slowdown(lb_core_probe_here());
+	return lb_core_slowdown(lb_core_probe_here(share));
 }
 
-/* Starting from @s (NaN: probe first), re-probe every LB_CORE_POLL_MS
+void lb_core_count_after(struct lb_core *c, double s, double share)
+{
+	if (!LB_CORE_HAVE)
+		return;
+	if (!full(s)) {
+		c->after++;
+		c->after_shared += share < LB_CORE_SHARED;
+	}
+	if (s > c->worst_after)
+		c->worst_after = s;
+}
+
+/* Starting from @s and its @share (NaN: probe first), re-probe every LB_CORE_POLL_MS
  * while @probe finds a CPU contended, for at most the wait of one run
  * and what is left of the part's budget; count how it went into @c. */
-static double wait_full(struct lb_core *c, bool quick, double (*probe)(void),
-			double s)
+static double wait_full(struct lb_core *c, bool quick,
+			double (*probe)(double *share), double s, double share)
 {
 	double max_s = quick ? LB_CORE_WAIT_QUICK_S : LB_CORE_WAIT_S;
 	double budget = quick ? LB_CORE_BUDGET_QUICK_S : LB_CORE_BUDGET_S;
 	double t0 = monotonic_s(), waited = 0;
 	if (isnan(s))
-		s = probe();
+		s = probe(&share);
 	bool first = full(s);
 	while (!full(s) && lb_core_waits && waited < max_s &&
 	       c->wait_s + waited < budget) {
 		pause_ms(LB_CORE_POLL_MS);
-		s = probe();
+		s = probe(&share);
 		waited = monotonic_s() - t0;
 	}
 	c->runs++;
@@ -227,8 +258,10 @@ static double wait_full(struct lb_core *c, bool quick, double (*probe)(void),
 		c->at_once++;
 	else if (full(s))
 		c->waited++;
-	else
+	else {
 		c->before++;
+		c->before_shared += share < LB_CORE_SHARED;
+	}
 	if (waited > 0) {
 		c->wait_s += waited;
 		c->waits++;
@@ -244,25 +277,24 @@ void lb_core_wait(struct lb_core *c, bool quick)
 		c->runs++; /* printed as "not measured" */
 		return;
 	}
-	wait_full(c, quick, probe_every_cpu, NAN);
+	wait_full(c, quick, probe_every_cpu, NAN, 1);
 }
 
-double lb_core_wait_here(struct lb_core *c, bool quick, double s)
+double lb_core_wait_here(struct lb_core *c, bool quick, double s,
+			 double share)
 {
 	if (!LB_CORE_HAVE)
 		return NAN;
-	return wait_full(c, quick, probe_this_cpu, s);
+	return wait_full(c, quick, probe_this_cpu, s, share);
 }
 
 void lb_core_after(struct lb_core *c)
 {
 	if (!LB_CORE_HAVE)
 		return;
-	double worst = lb_core_probe_all(false, NULL, NULL);
-	if (!full(worst))
-		c->after++;
-	if (worst > c->worst_after)
-		c->worst_after = worst;
+	double share = 1;
+	double worst = lb_core_probe_all(false, NULL, NULL, &share);
+	lb_core_count_after(c, worst, share);
 }
 
 void lb_core_sum(struct lb_core *sum, const struct lb_core *c)
@@ -272,6 +304,8 @@ void lb_core_sum(struct lb_core *sum, const struct lb_core *c)
 	sum->waited += c->waited;
 	sum->before += c->before;
 	sum->after += c->after;
+	sum->before_shared += c->before_shared;
+	sum->after_shared += c->after_shared;
 	sum->waits += c->waits;
 	sum->wait_s += c->wait_s;
 	if (c->worst_before > sum->worst_before)
@@ -306,8 +340,11 @@ void lb_core_print(FILE *f, const char *what, const struct lb_core *c)
 			(LB_CORE_FULL - 1) * 100, b);
 	fprintf(f,
 		", %d%s after waiting (%d waits, %.1f s);\n#   contended "
-		"before %d, after %d (slowest CPU %.2fx before, %.2fx after)\n",
+		"before %d, after %d (slowest CPU %.2fx before, %.2fx after); "
+		"of these,\n#   %d before and %d after had a CPU shared with "
+		"another process, the others a\n#   neighbour outside the "
+		"machine (a probe that got its CPU's time, and ran slowly)\n",
 		c->waited, lb_core_waits ? "" : " (--no-wait-core)", c->waits,
 		c->wait_s, c->before, c->after, c->worst_before,
-		c->worst_after);
+		c->worst_after, c->before_shared, c->after_shared);
 }

@@ -268,6 +268,9 @@ static void json_core_part(struct jsonw *j, const char *part,
 	jsonw_int(j, "full_speed_after_wait", c->waited);
 	jsonw_int(j, "contended_before", c->before);
 	jsonw_int(j, "contended_after", c->after);
+	/* of those, the ones with a CPU shared with another process */
+	jsonw_int(j, "contended_before_cpu_shared", c->before_shared);
+	jsonw_int(j, "contended_after_cpu_shared", c->after_shared);
 	jsonw_int(j, "waits", c->waits);
 	jsonw_num(j, "wait_s", c->wait_s);
 	jsonw_num(j, "slowest_before", c->worst_before);

@@ -213,6 +213,10 @@ int lb_internal_writer(int argc, char **argv);
 /* ---- is every CPU at its full speed? (core.c) ---- */
 /* A probe within this of the best seen is at full speed. */
 #define LB_CORE_FULL 1.12
+/* A contended probe that ran less than this of its wall time shared its
+ * CPU with another process; one that ran all of it, slowly, ran beside a
+ * neighbour this guest cannot see. */
+#define LB_CORE_SHARED 0.9
 #define LB_CORE_POLL_MS 60	    /* re-probe while waiting */
 #define LB_CORE_WAIT_S 2.0	    /* at most, before one run */
 #define LB_CORE_BUDGET_S 30.0	    /* at most, over a part */
@@ -226,6 +230,9 @@ struct lb_core {
 	int waited;  /* ... after waiting */
 	int before;  /* still contended when the wait ended: run anyway */
 	int after;   /* a CPU contended at the probe after the run */
+	/* of before and after: a CPU shared with another process (the probe
+	 * got < 90 % of its wall time), not a neighbour outside the guest */
+	int before_shared, after_shared;
 	int waits;   /* runs that waited */
 	double wait_s; /* time spent waiting */
 	double worst_before, worst_after; /* slowest CPU, x its best */
@@ -236,22 +243,28 @@ extern bool lb_core_waits;
 /* Is the probe measured here (x86-64)? */
 bool lb_core_measured(void);
 /* Ticks an iteration of the probe on the calling thread's CPU (the best
- * updated); NaN where not measured. */
-double lb_core_probe_here(void);
+ * updated); NaN where not measured. The share of the probe's wall time
+ * the thread ran into @share (if given). */
+double lb_core_probe_here(double *share);
 /* The fewest ticks an iteration seen in this process; inf before any. */
 double lb_core_best(void);
 /* @ticks as a multiple of the best; NaN if unknown. */
 double lb_core_slowdown(double ticks);
 /* Probe every CPU this process may run on, a pinned thread each, all at
  * once (@at_once) or in turn; each one's slowdown into @each (if given),
- * their count into @ncpu; returns the slowest's (NaN: not measured). */
-double lb_core_probe_all(bool at_once, double *each, int *ncpu);
+ * their count into @ncpu, the least share of its wall time a probe ran
+ * into @share; returns the slowest's (NaN: not measured). */
+double lb_core_probe_all(bool at_once, double *each, int *ncpu,
+			 double *share);
 /* Before a timed run: wait (bounded) until every CPU is at full speed. */
 void lb_core_wait(struct lb_core *c, bool quick);
 /* The same for the calling thread's CPU alone, starting from its probe
  * @s (NaN: probe first); returns the last probe's slowdown (NaN where
  * not measured). */
-double lb_core_wait_here(struct lb_core *c, bool quick, double s);
+double lb_core_wait_here(struct lb_core *c, bool quick, double s,
+			 double share);
+/* Count a probe after a run (or round): its slowdown @s, @share. */
+void lb_core_count_after(struct lb_core *c, double s, double share);
 /* After it: count a CPU found contended. */
 void lb_core_after(struct lb_core *c);
 void lb_core_sum(struct lb_core *sum, const struct lb_core *c);

@@ -13,6 +13,8 @@
  * neither: on the AMD EPYC guest the medians were 1.54-1.80x shared and
  * 0.94-1.03x alone over 13 runs of this check, against the 1.12 of
  * LB_CORE_FULL (single pairs alone ranged 0.83-1.33x: hence medians).
+ * The probe also says it shared its CPU: it ran under LB_CORE_SHARED of
+ * its wall time with the spinner (about 55 %), all of it alone.
  */
 #include <math.h>
 #include <pthread.h>
@@ -64,8 +66,9 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* A probe with a spinning thread on this CPU, which must be pinned. */
-static double probe_shared(int cpu)
+/* A probe with a spinning thread on this CPU, which must be pinned; the
+ * share of the wall time it ran into @share. */
+static double probe_shared(int cpu, double *share)
 {
 	pthread_t t;
 	pthread_attr_t at;
@@ -84,7 +87,7 @@ static double probe_shared(int cpu)
 	/* the spinner runs once this thread gives it the CPU; bounded */
 	for (long i = 0; i < 100000000 && !atomic_load(&spin_started); i++)
 		sched_yield();
-	double v = atomic_load(&spin_started) ? lb_core_probe_here() : NAN;
+	double v = atomic_load(&spin_started) ? lb_core_probe_here(share) : NAN;
 	atomic_store(&spin_stop, 1);
 	pthread_join(t, NULL);
 	return v;
@@ -98,7 +101,7 @@ static int core_check(void)
 	}
 	int fails = 0, ncpu = 0;
 	double each[LB_CORE_MAX_CPUS];
-	double worst = lb_core_probe_all(false, each, &ncpu);
+	double worst = lb_core_probe_all(false, each, &ncpu, NULL);
 	if (ncpu < 1 || !(worst >= 1.0)) {
 		printf("FAIL: probing every CPU gave %d CPUs, slowest %.3f\n",
 		       ncpu, worst);
@@ -112,23 +115,31 @@ static int core_check(void)
 		printf("FAIL: cannot pin to CPU %d\n", cpu);
 		return fails + 1;
 	}
-	double shared[PAIRS], calm[PAIRS];
+	double shared[PAIRS], calm[PAIRS], sh_with[PAIRS], sh_alone[PAIRS];
 	for (int i = 0; i < PAIRS; i++) {
-		double before = lb_core_probe_here();
-		double with = probe_shared(cpu);
-		double after = lb_core_probe_here();
+		double before = lb_core_probe_here(NULL);
+		double with = probe_shared(cpu, &sh_with[i]);
+		double after = lb_core_probe_here(&sh_alone[i]);
 		shared[i] = with / before;
 		calm[i] = after / before;
 	}
 	double ms = median(shared, PAIRS), mc = median(calm, PAIRS);
+	double sw = median(sh_with, PAIRS), sa = median(sh_alone, PAIRS);
 	printf("core probe: %d CPUs, the slowest %.2fx the best (%.2f ticks "
 	       "an iteration);\n  on CPU %d, shared with a spinning thread "
 	       "%.2fx the probe alone before it,\n  alone %.2fx (medians of "
-	       "%d pairs; full speed is within %.2fx)\n",
-	       ncpu, worst, lb_core_best(), cpu, ms, mc, PAIRS, LB_CORE_FULL);
+	       "%d pairs; full speed is within %.2fx);\n  the probe ran %.0f %% "
+	       "of its wall time shared, %.0f %% alone\n",
+	       ncpu, worst, lb_core_best(), cpu, ms, mc, PAIRS, LB_CORE_FULL,
+	       sw * 100, sa * 100);
 	if (!(ms > LB_CORE_FULL)) {
 		printf("FAIL: a CPU shared with a spinning thread was not seen "
 		       "slower\n");
+		fails++;
+	}
+	if (!(sw < LB_CORE_SHARED) || !(sa >= LB_CORE_SHARED)) {
+		printf("FAIL: the probe's share of its CPU does not tell a "
+		       "shared CPU (%.2f) from one alone (%.2f)\n", sw, sa);
 		fails++;
 	}
 	if (!(mc <= LB_CORE_FULL && mc >= 1 / LB_CORE_FULL)) {
