@@ -14,7 +14,8 @@
  * 0.94-1.03x alone over 13 runs of this check, against the 1.12 of
  * LB_CORE_FULL (single pairs alone ranged 0.83-1.33x: hence medians).
  * The probe also says it shared its CPU: it ran under LB_CORE_SHARED of
- * its wall time with the spinner (about 55 %), all of it alone.
+ * its wall time with the spinner (46-55 %), and under 0.75 of what it ran
+ * alone (99-100 % on a quiet machine, 86 % beside two other benchmarks).
  */
 #include <math.h>
 #include <pthread.h>
@@ -137,7 +138,9 @@ static int core_check(void)
 		       "slower\n");
 		fails++;
 	}
-	if (!(sw < LB_CORE_SHARED) || !(sa >= LB_CORE_SHARED)) {
+	/* alone is not asserted to be all of it: another engineer's job on
+	 * this CPU takes its share of any probe; the spinner takes half */
+	if (!(sw < LB_CORE_SHARED) || !(sw < 0.75 * sa)) {
 		printf("FAIL: the probe's share of its CPU does not tell a "
 		       "shared CPU (%.2f) from one alone (%.2f)\n", sw, sa);
 		fails++;
