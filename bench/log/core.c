@@ -7,24 +7,24 @@
  * instructions a core issues a cycle (shmlog's calls, at about 5 a cycle)
  * runs up to 1.8x slower, while code bound by latency (a clock read, a
  * chain of dependent multiplies, a semaphore) does not slow at all. That
- * state lasts from seconds to minutes, and each CPU has its own.
+ * state lasts from under a second to minutes, and each CPU has its own.
  *
  * The probe is a loop of 8 independent adds an iteration, as many
  * iterations as take about 5 ms at full speed, timed by the TSC:
  * ticks per iteration. A core runs it at 4 adds a cycle alone and at half
  * that beside a busy sibling; a CPU shared with another runnable process
- * shows too (the loop gets part of the wall time). Each CPU the bench may
- * run on is probed by a thread pinned to it, one CPU after the other (all
- * at once was measured too: on the AMD EPYC guest, 300 alternated probes
- * of each found every CPU at full speed less often at once, and saw one
- * 19x outlier), and
- * each figure is set beside the fastest probe of this bench run (any
- * CPU: they are the same cores). Before a timed run, lb_core_wait()
- * re-probes every LB_CORE_POLL_MS until every CPU is within
- * LB_CORE_FULL of that best, for at most a couple of seconds a run and
- * a budget a part; lb_core_after() probes once after the run. Results
- * are never dropped after the fact: the wait picks the conditions, the
- * counts say how often it got them.
+ * shows too (the loop gets part of the wall time), and is told apart by
+ * the share of the wall time the probe's thread ran (LB_CORE_SHARED).
+ * Each CPU the bench may run on is probed by a thread pinned to it, one
+ * CPU after the other (all at once was measured too: on the AMD EPYC
+ * guest, 300 alternated probes of each found every CPU at full speed less
+ * often at once, and saw one 19x outlier), and each figure is set beside
+ * the fastest probe of this bench run (any CPU: they are the same cores).
+ * Before a timed run, lb_core_wait() re-probes every LB_CORE_POLL_MS
+ * until every CPU is within LB_CORE_FULL of that best, for at most a
+ * couple of seconds a run and a budget a part; lb_core_after() probes
+ * once after the run. Results are never dropped after the fact: the wait
+ * picks the conditions, the counts say how often it got them.
  *
  * Elsewhere than x86-64 the probe is not measured: nothing waits and the
  * counts say so.
@@ -235,9 +235,10 @@ void lb_core_count_after(struct lb_core *c, double s, double share)
 		c->worst_after = s;
 }
 
-/* Starting from @s and its @share (NaN: probe first), re-probe every LB_CORE_POLL_MS
- * while @probe finds a CPU contended, for at most the wait of one run
- * and what is left of the part's budget; count how it went into @c. */
+/* Starting from @s and its @share (@s NaN: probe first), re-probe every
+ * LB_CORE_POLL_MS while @probe finds a CPU contended, for at most the
+ * wait of one run and what is left of the part's budget; count how it
+ * went into @c. */
 static double wait_full(struct lb_core *c, bool quick,
 			double (*probe)(double *share), double s, double share)
 {
@@ -295,23 +296,6 @@ void lb_core_after(struct lb_core *c)
 	double share = 1;
 	double worst = lb_core_probe_all(false, NULL, NULL, &share);
 	lb_core_count_after(c, worst, share);
-}
-
-void lb_core_sum(struct lb_core *sum, const struct lb_core *c)
-{
-	sum->runs += c->runs;
-	sum->at_once += c->at_once;
-	sum->waited += c->waited;
-	sum->before += c->before;
-	sum->after += c->after;
-	sum->before_shared += c->before_shared;
-	sum->after_shared += c->after_shared;
-	sum->waits += c->waits;
-	sum->wait_s += c->wait_s;
-	if (c->worst_before > sum->worst_before)
-		sum->worst_before = c->worst_before;
-	if (c->worst_after > sum->worst_after)
-		sum->worst_after = c->worst_after;
 }
 
 void lb_core_print(FILE *f, const char *what, const struct lb_core *c)

@@ -267,7 +267,6 @@ double lb_core_wait_here(struct lb_core *c, bool quick, double s,
 void lb_core_count_after(struct lb_core *c, double s, double share);
 /* After it: count a CPU found contended. */
 void lb_core_after(struct lb_core *c);
-void lb_core_sum(struct lb_core *sum, const struct lb_core *c);
 /* Two lines for a part: how many runs started at full speed, waits. */
 void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
 
