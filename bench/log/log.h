@@ -220,8 +220,8 @@ int lb_internal_writer(int argc, char **argv);
 #define LB_CORE_POLL_MS 60	    /* re-probe while waiting */
 #define LB_CORE_WAIT_S 2.0	    /* at most, before one run */
 #define LB_CORE_BUDGET_S 30.0	    /* at most, over a part */
-#define LB_CORE_WAIT_QUICK_S 0.2    /* the same for --quick */
-#define LB_CORE_BUDGET_QUICK_S 0.5
+#define LB_CORE_WAIT_QUICK_S 0.1    /* the same for --quick */
+#define LB_CORE_BUDGET_QUICK_S 0.2
 #define LB_CORE_MAX_CPUS 64
 /* What the probes said around the runs (or rounds) of one part. */
 struct lb_core {
