@@ -32,6 +32,8 @@
  * side (a copy overlaps the clock read), so each row is what the work up
  * to it costs, not a slice of the last.
  */
+#include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,12 +55,18 @@ enum {
 	BD_STEPS = 6, /* clock, floor, filtered, write, printf floor, printf */
 	BD_HDR = LB_FLOOR_HDR
 };
-/* A round ran at the core's full speed if its floor is within this of the
- * fastest round's. On a shared host a neighbour (beyond what this guest
- * can see) slows every load and store of this vCPU by 1.3-1.8x, for tens
- * of milliseconds at a time, while the clock read stays as it is: the
- * steps of a round see the same state, so rounds are kept or left whole,
- * and enough of them are run to see both states. */
+/* A round counts if the core-speed probes (core.c) just before and just
+ * after it found this CPU at its full speed, and its floor is within this
+ * of the fastest such round's. On a shared host a neighbour (beyond what
+ * this guest can see) on the host core's other hardware thread slows
+ * code that issues several instructions a cycle (shmlog's calls, the
+ * probe) by up to 1.8x, but not the clock read, so the floor barely
+ * moves: the probe is what sees that neighbour. The floor test stays
+ * beside it for what does slow loads and stores (a neighbour sharing the
+ * caches or memory). While the probe finds the CPU contended, the next
+ * round waits (lb_core_wait_here(), as a run of the plan waits) instead
+ * of running; the steps of a round see the same state, so
+ * rounds are kept or left whole. */
 #define BD_FULL_SPEED 1.10
 
 static volatile uint64_t bd_sink;
@@ -161,24 +169,40 @@ static double loop_write(shmlog_t *h, const struct lb_work *w, long *errs)
 	return ns;
 }
 
-/* Copy the rounds of @v (of @n) whose floor is within BD_FULL_SPEED of the
- * fastest into @kept; returns how many. */
-static int full_speed(double v[BD_STEPS][BD_MAX_ROUNDS], int n,
-		      double kept[BD_STEPS][BD_MAX_ROUNDS])
+/* Copy the rounds of @v (of @n) that the probes found at full speed
+ * (@fast; all of them if none was) and whose floor is within
+ * BD_FULL_SPEED of the fastest of those into @kept; returns how many. */
+static int full_speed(double v[BD_STEPS][BD_MAX_ROUNDS], const bool *fast,
+		      int n, double kept[BD_STEPS][BD_MAX_ROUNDS])
 {
-	double best = v[1][0];
-	for (int i = 1; i < n; i++)
-		if (v[1][i] < best)
+	bool any = false;
+	for (int i = 0; i < n; i++)
+		any |= fast[i];
+	double best = INFINITY;
+	for (int i = 0; i < n; i++)
+		if ((fast[i] || !any) && v[1][i] < best)
 			best = v[1][i];
 	int k = 0;
 	for (int i = 0; i < n; i++) {
-		if (v[1][i] > best * BD_FULL_SPEED)
+		if ((!fast[i] && any) || v[1][i] > best * BD_FULL_SPEED)
 			continue;
 		for (int s = 0; s < BD_STEPS; s++)
 			kept[s][k] = v[s][i];
 		k++;
 	}
 	return k;
+}
+
+/* Pin this thread to the CPU it is on; the old mask into @was. */
+static bool pin_here(cpu_set_t *was)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+	if (cpu < 0 || sched_getaffinity(0, sizeof(*was), was) != 0)
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) == 0;
 }
 
 static int make_buffer(char *name, size_t len, const char *suffix,
@@ -211,7 +235,8 @@ static int make_buffer(char *name, size_t len, const char *suffix,
 	return 0;
 }
 
-void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
+void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
+		      bool quick)
 {
 	memset(b, 0, sizeof(*b));
 	char name_w[64], name_f[64];
@@ -257,6 +282,11 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
 	loop_printf(hw, w, &errs);
 	errs = 0;
 	int r = 0, k = 0;
+	static bool fast[BD_MAX_ROUNDS];
+	/* the probes measure the CPU this thread is on: it stays there */
+	cpu_set_t was;
+	bool pinned = pin_here(&was);
+	double pre = lb_core_wait_here(&b->core, quick, NAN, 1);
 	while (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS)) {
 		v[0][r] = loop_clock(b->clock);
 		v[1][r] = loop_floor(b->clock, w, ring, info.capacity);
@@ -264,9 +294,20 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w)
 		v[3][r] = loop_write(hw, w, &errs);
 		v[4][r] = loop_printf_floor(b->clock, w, ring, info.capacity);
 		v[5][r] = loop_printf(hw, w, &errs);
+		double share = 1;
+		double post = lb_core_slowdown(lb_core_probe_here(&share));
+		bool pre_ok = !lb_core_measured() || pre <= LB_CORE_FULL;
+		bool post_ok = !lb_core_measured() || post <= LB_CORE_FULL;
+		lb_core_count_after(&b->core, post, share);
+		b->core.rounds_full += fast[r] = pre_ok && post_ok;
 		r++;
-		k = full_speed(v, r, kept);
+		k = full_speed(v, fast, r, kept);
+		if (r < BD_MAX_ROUNDS && (r < BD_MIN_ROUNDS || k < BD_REPS))
+			pre = lb_core_wait_here(&b->core, quick, post, share);
 	}
+	if (pinned)
+		sched_setaffinity(0, sizeof(was), &was);
+	b->core.rounds = r;
 	b->rounds = r;
 	b->rounds_kept = k;
 	if (errs) {
@@ -299,9 +340,8 @@ void lb_breakdown_print(FILE *f, const struct lb_breakdown *b)
 	if (b->ok)
 		fprintf(f,
 			"# the median of the %d of %d rounds at the core's full "
-			"speed (a floor within %.0f %%\n# of the fastest); the "
-			"others ran beside a neighbour that slowed loads and "
-			"stores\n",
+			"speed (the probes around\n# the round at full speed, "
+			"its floor within %.0f %% of the fastest such round's)\n",
 			b->rounds_kept, b->rounds, (BD_FULL_SPEED - 1) * 100);
 	if (!b->ok) {
 		fprintf(f, "not measured: %s\n", b->why[0] ? b->why

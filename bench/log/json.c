@@ -258,6 +258,60 @@ static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
 	jsonw_end_obj(j);
 }
 
+static void json_core_part(struct jsonw *j, const char *part,
+			   const struct lb_core *c)
+{
+	jsonw_begin_obj(j);
+	jsonw_str(j, "part", part);
+	jsonw_int(j, "runs", c->runs);
+	jsonw_int(j, "full_speed_at_once", c->at_once);
+	jsonw_int(j, "full_speed_after_wait", c->waited);
+	jsonw_int(j, "contended_before", c->before);
+	jsonw_int(j, "contended_after", c->after);
+	/* of those, the ones with a CPU shared with another process */
+	jsonw_int(j, "contended_before_cpu_shared", c->before_shared);
+	jsonw_int(j, "contended_after_cpu_shared", c->after_shared);
+	jsonw_int(j, "waits", c->waits);
+	jsonw_num(j, "wait_s", c->wait_s);
+	jsonw_num(j, "slowest_before", c->worst_before);
+	jsonw_num(j, "slowest_after", c->worst_after);
+	if (c->rounds) {
+		jsonw_int(j, "rounds", c->rounds);
+		jsonw_int(j, "rounds_full_speed", c->rounds_full);
+	}
+	jsonw_end_obj(j);
+}
+
+/* "core_speed": what the core-speed probe (core.c) found around the timed
+ * runs of each part; added after the first committed results (older files
+ * have none). A part that ran no run is left out. */
+static void json_core(struct jsonw *j, const struct lb_report *r)
+{
+	jsonw_key(j, "core_speed");
+	jsonw_begin_obj(j);
+	jsonw_int(j, "measured", lb_core_measured());
+	jsonw_int(j, "waits_for_full_speed", lb_core_waits);
+	jsonw_num(j, "full_speed_within", LB_CORE_FULL);
+	double b = lb_core_best();
+	jsonw_num(j, "best_ticks_per_iteration", isfinite(b) ? b : NAN);
+	jsonw_key(j, "parts");
+	jsonw_begin_arr(j);
+	const struct {
+		const char *name;
+		const struct lb_core *c;
+	} parts[] = {{"main", &lb_core_main},
+		     {"per_call", &lb_core_call},
+		     {"sweep", &lb_core_sweep},
+		     {"scaling", &lb_core_scale},
+		     {"readers", r->rd ? &r->rd->core : NULL},
+		     {"breakdown", r->bd ? &r->bd->core : NULL}};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i].c && (parts[i].c->runs || parts[i].c->rounds))
+			json_core_part(j, parts[i].name, parts[i].c);
+	jsonw_end_arr(j);
+	jsonw_end_obj(j);
+}
+
 int lb_write_json(const char *path, const struct lb_report *r)
 {
 	struct jsonw j;
@@ -309,6 +363,7 @@ int lb_write_json(const char *path, const struct lb_report *r)
 	json_readers(&j, r->rd);
 	json_history(&j, r->hk);
 	json_breakdown(&j, r->bd);
+	json_core(&j, r);
 	jsonw_key(&j, "targets");
 	jsonw_begin_arr(&j);
 	for (int i = 0; i < r->nt; i++) {

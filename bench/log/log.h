@@ -210,6 +210,66 @@ double lb_syscalls_per_rec(struct lb_ctx *c, const struct lb_config *cfg);
 /* The hidden sub-mode that lb_syscalls_per_rec() runs under strace. */
 int lb_internal_writer(int argc, char **argv);
 
+/* ---- is every CPU at its full speed? (core.c) ---- */
+/* A probe within this of the best seen is at full speed. */
+#define LB_CORE_FULL 1.12
+/* A contended probe that ran less than this of its wall time shared its
+ * CPU with another process; one that ran all of it, slowly, ran beside a
+ * neighbour this guest cannot see. */
+#define LB_CORE_SHARED 0.9
+#define LB_CORE_POLL_MS 60	    /* re-probe while waiting */
+#define LB_CORE_WAIT_S 2.0	    /* at most, before one run */
+#define LB_CORE_BUDGET_S 30.0	    /* at most, over a part */
+#define LB_CORE_WAIT_QUICK_S 0.1    /* the same for --quick */
+#define LB_CORE_BUDGET_QUICK_S 0.2
+#define LB_CORE_MAX_CPUS 64
+/* What the probes said around the runs (or rounds) of one part. */
+struct lb_core {
+	int runs;    /* runs that waited for full speed (or would have) */
+	int at_once; /* every CPU at full speed at the first probe */
+	int waited;  /* ... after waiting */
+	int before;  /* still contended when the wait ended: run anyway */
+	int after;   /* a CPU contended at the probe after the run */
+	/* of before and after: a CPU shared with another process (the probe
+	 * got < 90 % of its wall time), not a neighbour outside the guest */
+	int before_shared, after_shared;
+	int waits;   /* runs that waited */
+	double wait_s; /* time spent waiting */
+	double worst_before, worst_after; /* slowest CPU, x its best */
+	int rounds, rounds_full; /* the breakdown: rounds, at full speed */
+};
+/* false (--no-wait-core): probe and count, never wait */
+extern bool lb_core_waits;
+/* Is the probe measured here (x86-64)? */
+bool lb_core_measured(void);
+/* Ticks an iteration of the probe on the calling thread's CPU (the best
+ * updated); NaN where not measured. The share of the probe's wall time
+ * the thread ran into @share (if given). */
+double lb_core_probe_here(double *share);
+/* The fewest ticks an iteration seen in this process; inf before any. */
+double lb_core_best(void);
+/* @ticks as a multiple of the best; NaN if unknown. */
+double lb_core_slowdown(double ticks);
+/* Probe every CPU this process may run on, a pinned thread each, all at
+ * once (@at_once) or in turn; each one's slowdown into @each (if given),
+ * their count into @ncpu, the least share of its wall time a probe ran
+ * into @share; returns the slowest's (NaN: not measured). */
+double lb_core_probe_all(bool at_once, double *each, int *ncpu,
+			 double *share);
+/* Before a timed run: wait (bounded) until every CPU is at full speed. */
+void lb_core_wait(struct lb_core *c, bool quick);
+/* The same for the calling thread's CPU alone, starting from its probe
+ * @s (NaN: probe first); returns the last probe's slowdown (NaN where
+ * not measured). */
+double lb_core_wait_here(struct lb_core *c, bool quick, double s,
+			 double share);
+/* Count a probe after a run (or round): its slowdown @s, @share. */
+void lb_core_count_after(struct lb_core *c, double s, double share);
+/* After it: count a CPU found contended. */
+void lb_core_after(struct lb_core *c);
+/* Two lines for a part: how many runs started at full speed, waits. */
+void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
+
 /* ---- shmlog's readers (readers.c) ---- */
 struct lb_readers {
 	bool ok;
@@ -236,6 +296,8 @@ struct lb_readers {
 	uint64_t paced_reported_lost; /* as the reader reported them */
 	double paced_lag_p50, paced_lag_p99, paced_lag_max; /* ns */
 	double paced_follower_cpu_s; /* over all runs */
+	/* the core-speed probes around the alone/followed runs */
+	struct lb_core core;
 };
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r);
 
@@ -262,9 +324,13 @@ struct lb_breakdown {
 	double printf_record_bytes;
 	double printf_floor_ns;
 	double printf_ns;
+	/* the core-speed probes around the rounds (and the wait before) */
+	struct lb_core core;
 };
-/* Measure it with private buffers of the library's default size. */
-void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w);
+/* Measure it with private buffers of the library's default size; @quick:
+ * the --quick wait budget. */
+void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
+		      bool quick);
 void lb_breakdown_print(FILE *f, const struct lb_breakdown *b);
 
 /* ---- the contenders, in table order (registry.c) ---- */

@@ -94,9 +94,15 @@ static void measure_history(const struct lb_opts *o, struct lb_history *hk,
 	quietly(q, history_run, &o->main, hk);
 }
 
-static void breakdown_run(const void *w, void *bd)
+struct breakdown_arg {
+	const struct lb_work *w;
+	bool quick;
+};
+
+static void breakdown_run(const void *a, void *bd)
 {
-	lb_breakdown_run(bd, w);
+	const struct breakdown_arg *ba = a;
+	lb_breakdown_run(bd, ba->w, ba->quick);
 }
 
 static void measure_breakdown(const struct lb_opts *o,
@@ -109,7 +115,8 @@ static void measure_breakdown(const struct lb_opts *o,
 		return;
 	}
 	fprintf(stderr, "  %-16s %s\n", "shmlog", "where a call goes");
-	quietly(q, breakdown_run, w, bd);
+	struct breakdown_arg a = {w, o->main.quick};
+	quietly(q, breakdown_run, &a, bd);
 }
 
 static void print_tables(const struct lb_opts *o,
@@ -178,6 +185,7 @@ int bench_log_main(int argc, char **argv)
 	print_tables(&o, &m, timer_ns, &w, &rd, &hk, &qh);
 	lb_breakdown_print(stdout, &bd);
 	lb_quiet_print(stdout, "beside these loops", &qb);
+	lb_core_print(stdout, "these loops' CPU", &bd.core);
 	struct lb_target t[LB_MAX_TARGETS];
 	int nt = lb_targets_collect(t, timer_ns, &bd);
 	lb_print_targets(stdout, t, nt);

@@ -34,6 +34,13 @@ static void usage(FILE *f)
 		"(default /tmp)\n"
 		"  --wide           print every column (wider than 100 "
 		"characters)\n"
+		"  --no-wait-core   do not wait, before each run, for every "
+		"CPU to be at its\n"
+		"                   full speed (a probe of a few ms per CPU "
+		"finds one slowed by\n"
+		"                   a neighbour on its host core; the waits "
+		"are bounded, and the\n"
+		"                   probes are still taken and counted)\n"
 		"  --no-strace --no-sweep --no-scaling --no-readers "
 		"--no-history\n"
 		"                   skip parts\n"
@@ -86,6 +93,8 @@ static bool flag(const char *a, struct lb_opts *o)
 		o->with_kmsg = true;
 	else if (!strcmp(a, "--wide"))
 		o->wide = true;
+	else if (!strcmp(a, "--no-wait-core"))
+		o->no_wait_core = true;
 	else
 		return false;
 	return true;
@@ -174,6 +183,7 @@ int lb_parse_opts(int argc, char **argv, struct lb_opts *o)
 	if (o->only && check_only(o->only) < 0)
 		return -1;
 	derive_parts(o);
+	lb_core_waits = !o->no_wait_core;
 	return 0;
 }
 

@@ -24,6 +24,7 @@ const int lb_scale_writers[LB_N_SCALE] = {1, 2, 4, 8};
 
 struct lb_entry lb_entries[LB_MAX_CONTENDERS];
 struct lb_entry lb_floor_entry = {.ct = &lb_floor};
+struct lb_core lb_core_main, lb_core_call, lb_core_sweep, lb_core_scale;
 
 bool lb_usable(const struct lb_entry *e)
 {
@@ -121,17 +122,22 @@ static void hold_others(const struct lb_entry *e, int sig)
 	}
 }
 
-/* One run of @e, alone: the other contenders' helpers stopped, and what
- * the bench's other processes and the machine did meanwhile added to @q. */
+/* One run of @e, alone: the other contenders' helpers stopped, every CPU
+ * at its full speed if a wait of a few seconds finds it so (core.c), and
+ * what the bench's other processes and the machine did meanwhile added to
+ * @q, what the core-speed probes said before and after to @k. */
 static void run_alone(struct lb_entry *e, const struct lb_work *w,
 		      const struct lb_config *cfg, int procs, int threads,
-		      struct lb_result *r, struct lb_quiet *q)
+		      struct lb_result *r, struct lb_quiet *q,
+		      struct lb_core *k)
 {
 	static struct lb_quiet_mark a, b;
 	hold_others(e, SIGSTOP);
+	lb_core_wait(k, cfg->quick);
 	lb_quiet_mark(&a);
 	lb_run(&e->c, w, cfg, procs, threads, r);
 	lb_quiet_mark(&b);
+	lb_core_after(k);
 	hold_others(e, SIGCONT);
 	/* its own collector's CPU is its price, not a neighbour's */
 	lb_quiet_add(q, &a, &b, &e->c.collector, 1);
@@ -141,7 +147,7 @@ static void main_rep(struct lb_entry *e, const struct lb_config *cfg,
 		     const struct lb_work *w)
 {
 	static struct lb_result r;
-	run_alone(e, w, cfg, 1, 1, &r, &e->q_main);
+	run_alone(e, w, cfg, 1, 1, &r, &e->q_main, &lb_core_main);
 	if (!r.ok || r.wall_s <= 0) {
 		fail(e, r.err);
 		return;
@@ -210,7 +216,7 @@ static void measure_per_call(const struct lb_opts *o, const struct lb_work *w)
 				continue;
 			if (rep == 0)
 				progress(e->ct->name, "every call timed");
-			run_alone(e, w, &one, 1, 1, &r, &e->q_call);
+			run_alone(e, w, &one, 1, 1, &r, &e->q_call, &lb_core_call);
 			if (r.ok)
 				bench_hist_merge(&e->hist1, &r.hist);
 		}
@@ -248,7 +254,8 @@ static void cell_run(struct lb_entry *e, struct cell *cl,
 	if (cl->bad)
 		return;
 	run_alone(e, w, cfg, procs, threads, &r,
-		  per_cpu ? &e->q_scale : &e->q_sweep);
+		  per_cpu ? &e->q_scale : &e->q_sweep,
+		  per_cpu ? &lb_core_scale : &lb_core_sweep);
 	if (!r.ok || r.wall_s <= 0) {
 		cl->bad = true;
 		return;

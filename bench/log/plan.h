@@ -47,12 +47,18 @@ bool lb_quiet_alone(const struct lb_quiet *q);
 /* One line (two) for a section: alone or not, and the figures. */
 void lb_quiet_print(FILE *f, const char *what, const struct lb_quiet *q);
 
+/* What the core-speed probe (core.c) said around the runs of each part of
+ * the plan: the main table, every call timed, the sweep, the scaling. */
+extern struct lb_core lb_core_main, lb_core_call, lb_core_sweep,
+    lb_core_scale;
+
 struct lb_opts {
 	struct lb_config main, sweep, scale;
 	const char *json, *plot, *only;
 	bool no_sweep, no_scaling, no_readers, no_history;
 	bool with_kmsg; /* /dev/kmsg writes into the machine's kernel log */
 	bool wide;	/* every column, past 100 characters */
+	bool no_wait_core; /* probe each CPU's speed, do not wait for it */
 };
 
 /* Fill @o from the command line. Returns 0, 1 after printing the help

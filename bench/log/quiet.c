@@ -14,10 +14,11 @@
  *                        its live descendants): other tenants, kernel
  *                        threads, a log forwarder reading /dev/kmsg.
  *
- * Neither sees a neighbour outside the guest (another tenant of the
- * host's core), which can slow every load and store of this vCPU by
- * 1.3-1.8x while the clock read stays as it is; the breakdown guards
- * itself against that one (breakdown.c).
+ * Neither sees a neighbour outside the guest (another tenant on the
+ * host core's other hardware thread), which slows throughput-bound code
+ * on this vCPU by up to 1.8x while the clock read stays as it is; core.c
+ * probes each CPU for that one before and after each run (and around
+ * each of the breakdown's rounds).
  * Descendants' CPU is read with their process CPU clocks (nanoseconds);
  * /proc/stat is in ticks (10 ms), so "outside" is good to a few hundredths
  * of a CPU over a half-second run.

@@ -293,10 +293,12 @@ static uint32_t fc_wakes(const char *name)
 }
 
 static void fc_run(struct lb_ctx *c, const struct lb_config *cfg,
-		   const struct lb_work *w, struct fc_acc *a)
+		   const struct lb_work *w, struct fc_acc *a, struct lb_core *k)
 {
 	static struct lb_result res;
+	lb_core_wait(k, cfg->quick);
 	lb_run(c, w, cfg, 1, 1, &res);
+	lb_core_after(k);
 	if (!res.ok || res.wall_s <= 0 || !res.recs || a->n >= 16)
 		return;
 	a->rps[a->n] = (double)res.recs / res.wall_s;
@@ -331,12 +333,12 @@ static void measure_follower_cost(const struct lb_config *cfg,
 			c.sink = NULL;
 			c.collector = 0;
 			int n0 = alone.n, n1 = followed.n;
-			fc_run(&c, cfg, w, &alone);
+			fc_run(&c, cfg, w, &alone, &r->core);
 			kill(pid, SIGCONT);
 			c.sink = a.sink;
 			c.collector = pid;
 			uint32_t w0 = fc_wakes(c.arg);
-			fc_run(&c, cfg, w, &followed);
+			fc_run(&c, cfg, w, &followed, &r->core);
 			wakes += fc_wakes(c.arg) - w0;
 			/* each pair's ratio: the spread of the figure */
 			if (alone.n == n0 + 1 && followed.n == n1 + 1 &&

@@ -110,6 +110,7 @@ void lb_print_main(FILE *f, const struct lb_opts *o, double timer_ns,
 			main_row(f, &lb_entries[i], o->wide);
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_main));
+	lb_core_print(f, "every contender's runs", &lb_core_main);
 }
 
 void lb_print_per_call(FILE *f, double timer_ns)
@@ -142,6 +143,7 @@ void lb_print_per_call(FILE *f, double timer_ns)
 			D(lb_hist_q(t, 0.9999, timer_ns)));
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_call));
+	lb_core_print(f, "every contender's runs", &lb_core_call);
 }
 
 /* The 2012 RFC's table: bytes per second, one row per design, against the
@@ -211,6 +213,7 @@ void lb_print_sweep(FILE *f)
 	}
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_sweep));
+	lb_core_print(f, "every contender's runs", &lb_core_sweep);
 }
 
 static void scaling_row(FILE *f, const char *name, const double v[2][LB_N_SCALE])
@@ -258,6 +261,7 @@ void lb_print_scaling(FILE *f)
 	}
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_scale));
+	lb_core_print(f, "every contender's runs", &lb_core_scale);
 }
 
 /* A share as a percentage; "-" where there is none (NaN). */
@@ -340,6 +344,7 @@ void lb_print_readers(FILE *f, const struct lb_readers *r)
 			"second\n",
 			r->fc_pairs, r->fc_ratio_min, r->fc_ratio_max,
 			r->fc_wakes_per_s);
+	lb_core_print(f, "around these alone and followed runs", &r->core);
 	if (!r->paced_ok) {
 		fprintf(f, "a follower behind a paced writer: not measured\n");
 		return;
