@@ -148,6 +148,24 @@ static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
 	return true;
 }
 
+/* The cursor stands at the lane's head, @head, or past it (its chunk was
+ * taken from a dead writer's lane), and did not get there by reading the
+ * record that ends there: it jumped, to the end of a chunk taken from
+ * under it or into a chunk at its base. If records were lost on the way,
+ * no record after them may ever number the gap: the lane's writer took a
+ * chunk and died before writing in it, or the lane's history was taken up
+ * to such an empty chunk. Count them now by the lane's next_seq, as
+ * cursor_gone() does for a lane with no chunk left (a reader that never
+ * waits, drained, balances its books: shmlog.h). Damage skipped on the
+ * way is left to the next record's gap, as before. false if head moved:
+ * read on. The line of next_seq is head's, just loaded. */
+static bool cursor_settle(const struct shmlog__seg *s, unsigned lane,
+			  struct shmlog__rlane *c, uint64_t head)
+{
+	return c->chained == c->pos || c->after_damage ||
+	       cursor_gone(s, lane, c, head);
+}
+
 /* Put the cursor in the lane's chunk that holds its position, or the next
  * one, if something in it is published (its base at or below head). A
  * lane with no such chunk and a head ahead of the cursor had its records
@@ -640,15 +658,21 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 				return false;
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire); /* LMM(F) */
-			if (!pos_before(c->pos, head))
-				return false;
+			if (!pos_before(c->pos, head)) {
+				if (cursor_settle(s, lane, c, head))
+					return false;
+				again++;
+				continue;
+			}
 		}
 		if (c->chunk == CHUNK_NONE && !cursor_enter(s, lane, c)) {
 			/* nothing up to the head we have: a newer one? */
 			uint64_t seen = head;
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
-			if (head == seen || c->pos == head)
+			if ((head == seen || c->pos == head) &&
+			    (pos_before(c->pos, head) ||
+			     cursor_settle(s, lane, c, head)))
 				return false;
 			again++;
 			continue;
@@ -672,7 +696,7 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 			/* at head: look again */
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
-			if (c->pos == head)
+			if (c->pos == head && cursor_settle(s, lane, c, head))
 				return false;
 			again++;
 			continue;
