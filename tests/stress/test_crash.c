@@ -290,6 +290,7 @@ static void lost_up_to_empty_chunk(bool read_first)
 		read += ev == SHMLOG_EV_RECORD;
 	struct shmlog_lane_stats sum;
 	test_sum_lanes(r, &sum); /* every lane's books balance */
+	CHECK_EQ(sum.read, read);
 	struct shmlog_lane_stats d;
 	CHECK_EQ(shmlog_reader_lane_stats(r, dead, &d), 0);
 	CHECK(d.written >= 60);
