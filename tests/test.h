@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,21 @@ static inline const char *test_buffer(const char *stem)
 	char *b = buf[next++ % 8];
 	snprintf(b, sizeof(buf[0]), "test-%s-%d", stem, (int)getpid());
 	return b;
+}
+
+/* @n pages of private memory, those whose bit is set in @none unreadable
+ * (PROT_NONE): a read past a string that ends a page faults. Given back
+ * with munmap(p, n * sysconf(_SC_PAGESIZE)). */
+static inline char *test_pages(unsigned n, unsigned none)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, page * n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(p != MAP_FAILED);
+	for (unsigned i = 0; i < n; i++)
+		if (none >> i & 1)
+			REQUIRE(mprotect(p + i * page, page, PROT_NONE) == 0);
+	return p;
 }
 
 /* Has follower @r read everything published? Call it when its

@@ -174,10 +174,7 @@ static void strings(void)
 		CASE(h, "<%s>", at);
 	}
 	long page = sysconf(_SC_PAGESIZE);
-	char *two = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(two != MAP_FAILED);
-	REQUIRE(mprotect(two + page, (size_t)page, PROT_NONE) == 0);
+	char *two = test_pages(2, 1u << 1);
 	for (int n = 1; n <= 40; n += 13) {
 		char *end = two + page - 1 - n; /* n bytes and the NUL */
 		memset(end, 'q', (size_t)n);
@@ -386,12 +383,7 @@ static void page_edges(void)
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	long page = sysconf(_SC_PAGESIZE);
-	char *map = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(map != MAP_FAILED);
-	REQUIRE(mprotect(map, (size_t)page, PROT_NONE) == 0);
-	REQUIRE(mprotect(map + 2 * (size_t)page, (size_t)page, PROT_NONE) ==
-		0);
+	char *map = test_pages(3, 1u << 0 | 1u << 2);
 	char *first = map + page, *last = map + 2 * page;
 	char tags[2][16][16], strs[21][32];
 	int n = 0;

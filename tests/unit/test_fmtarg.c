@@ -856,10 +856,7 @@ static void test_hostile(long max_iter, double max_seconds)
 static void test_page_end(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(m != MAP_FAILED);
-	REQUIRE(mprotect(m + pg, (size_t)pg, PROT_NONE) == 0);
+	unsigned char *m = (unsigned char *)test_pages(2, 1u << 1);
 	long before = diff_cases + diff_mismatches;
 	for (int len = 0; len <= 40; len++) {
 		/* ending on the page's last byte, and starting at each of the

@@ -79,11 +79,7 @@ static void test_lengths(void)
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	long page = sysconf(_SC_PAGESIZE);
 	/* two pages, each followed by one that faults */
-	char *map = mmap(NULL, (size_t)page * 4, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(map != MAP_FAILED);
-	REQUIRE(mprotect(map + page, (size_t)page, PROT_NONE) == 0);
-	REQUIRE(mprotect(map + 3 * page, (size_t)page, PROT_NONE) == 0);
+	char *map = test_pages(4, 1u << 1 | 1u << 3);
 	char *end = map + page, *msg_end = map + 3 * page;
 	char msgs[300];
 	for (int i = 0; i < (int)sizeof(msgs); i++)
