@@ -91,6 +91,10 @@ struct shmlog__fmt_typed {
 			    * them (writer.c) */
 	uint8_t sone; /* the one string's index; SHMLOG__TYPED_MAX: none,
 		       * SHMLOG__TYPED_MAX + 1: two or more */
+	uint8_t shape; /* 1 to 3 values, at most one a string: each value's
+			* kind (SHMLOG__TK_*), 2 bits a value, the first
+			* lowest, for the writer's straight-line code; 0:
+			* any other site (its loop) */
 	uint8_t cls[SHMLOG__TYPED_MAX]; /* class written, per value */
 	uint8_t role[SHMLOG__TYPED_MAX]; /* SHMLOG__FMT_ROLE_* */
 	uint16_t prec[SHMLOG__TYPED_MAX]; /* strings: as fmt_arg.prec */

@@ -22,8 +22,12 @@
 
 static inline unsigned char *put_u16(unsigned char *p, uint16_t v)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 2);
+#else
 	p[0] = (unsigned char)v;
 	p[1] = (unsigned char)(v >> 8);
+#endif
 	return p + 2;
 }
 

@@ -29,6 +29,33 @@
 #include "fmtarg_encode.h"
 #include "shmlog.h"
 
+/*
+ * A site's shape (shmlog__fmt_typed.shape): for a site of 1 to 3 values,
+ * at most one of them a string, the kind of each, 2 bits a value, the
+ * first lowest. The writer (writer.c) has straight-line code for each
+ * shape in SHMLOG__TYPED_SHAPES, chosen by one jump, instead of a loop
+ * that looks at each value's class; any other site (more values, two
+ * strings) takes the loop.
+ */
+enum {
+	SHMLOG__TK_4 = 1, /* INT32: the class byte, 4 bytes */
+	SHMLOG__TK_8 = 2, /* INT64, DOUBLE, POINTER: the class byte, 8 bytes */
+	SHMLOG__TK_S = 3, /* STRING: the class byte, a u16 length, the bytes */
+};
+#define SHMLOG__SHAPE(a, b, c) ((a) | (b) << 2 | (c) << 4)
+
+/* X(a, b, c) for each shape: the kinds of the first, second and third
+ * value (0: no such value). */
+#define SHMLOG__TYPED_SHAPES(X)                                                \
+	X(1, 0, 0) X(2, 0, 0) X(3, 0, 0)                                       \
+	X(1, 1, 0) X(1, 2, 0) X(1, 3, 0) X(2, 1, 0) X(2, 2, 0) X(2, 3, 0)      \
+	X(3, 1, 0) X(3, 2, 0)                                                  \
+	X(1, 1, 1) X(1, 1, 2) X(1, 2, 1) X(1, 2, 2) X(2, 1, 1) X(2, 1, 2)      \
+	X(2, 2, 1) X(2, 2, 2)                                                  \
+	X(3, 1, 1) X(3, 1, 2) X(3, 2, 1) X(3, 2, 2)                            \
+	X(1, 3, 1) X(1, 3, 2) X(2, 3, 1) X(2, 3, 2)                            \
+	X(1, 1, 3) X(1, 2, 3) X(2, 1, 3) X(2, 2, 3)
+
 /* The code of value @i in @types. */
 static inline unsigned shmlog__typed_code(uint64_t types, unsigned i)
 {
@@ -87,6 +114,14 @@ static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *s
 	t->sone = !t->smask			    ? SHMLOG__TYPED_MAX
 		  : !(t->smask & (t->smask - 1)) ? (uint8_t)__builtin_ctz(t->smask)
 						 : SHMLOG__TYPED_MAX + 1;
+	if (t->n >= 1 && t->n <= 3 && !(t->smask & (t->smask - 1)))
+		for (unsigned i = 0; i < t->n; i++)
+			t->shape |= (uint8_t)((t->cls[i] == SHMLOG__FMT_INT32
+						       ? SHMLOG__TK_4
+					       : t->cls[i] == SHMLOG__FMT_STRING
+						       ? SHMLOG__TK_S
+						       : SHMLOG__TK_8)
+					      << (2 * i));
 	return bad;
 }
 
@@ -230,6 +265,36 @@ static inline void shmlog__typed_copy(unsigned char *d, const char *s,
 	for (size_t k = 0; k + 16 < n; k += 16)
 		memcpy(d + k, s + k, 16);
 	memcpy(d + n - 16, s + n - 16, 16);
+}
+
+/*
+ * The values of a site of shape @shape (a constant: each value's kind
+ * known, the code straight-line) at @q: the classes of 8-byte values from
+ * @cw (shmlog__fmt_typed.clsw), the string's @n bytes (measured by the
+ * caller). Returns the end of what it wrote.
+ */
+static inline __attribute__((always_inline)) unsigned char *
+shmlog__typed_put_shape(unsigned char *q, const unsigned shape, uint64_t cw,
+			const union shmlog__arg *v, size_t n)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		unsigned k = (shape >> (2 * i)) & 3;
+		if (k == SHMLOG__TK_4) {
+			*q = SHMLOG__FMT_INT32;
+			put_u32(q + 1, (uint32_t)v[i].u);
+			q += 5;
+		} else if (k == SHMLOG__TK_8) {
+			*q = (unsigned char)(cw >> (8 * i));
+			put_u64(q + 1, (uint64_t)v[i].u);
+			q += 9;
+		} else if (k == SHMLOG__TK_S) {
+			*q = SHMLOG__FMT_STRING;
+			put_u16(q + 1, (uint16_t)n);
+			shmlog__typed_copy(q + 3, (const char *)v[i].p, n);
+			q += 3 + n;
+		}
+	}
+	return q;
 }
 
 #endif

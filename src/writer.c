@@ -1187,6 +1187,20 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	q += 4;
 	const uint32_t *sl = slen;
 	uint64_t cw = t->clsw; /* each class nonzero */
+	/* the common shapes: straight-line stores, chosen by one jump (the
+	 * common function only: a long string's copy outweighs the loop) */
+	if (!several && !full) {
+		switch (t->shape) {
+#define TYPED_SHAPE_CASE(a, b, c)                                              \
+	case SHMLOG__SHAPE(a, b, c):                                           \
+		shmlog__typed_put_shape(q, SHMLOG__SHAPE(a, b, c), cw, v, n1); \
+		goto commit;
+			SHMLOG__TYPED_SHAPES(TYPED_SHAPE_CASE)
+#undef TYPED_SHAPE_CASE
+		default:
+			break;
+		}
+	}
 	/* the common function has a value at least (print_typed_long()
 	 * takes a site with none) */
 	if (full && !cw)

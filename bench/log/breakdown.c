@@ -27,6 +27,14 @@
  *                 writes (the header, the tag, the 4-byte id and the
  *                 values as the argument block holds them)
  *   printf        the call, as the macro expands it
+ *   shmlog_print  the same call through shmlog_print() (the
+ *                 shmlog-vsnprintf contender's: vsnprintf in the caller,
+ *                 the text stored), in the same driver loop, so that the
+ *                 two calls' ratio leaves out what the main table's loop
+ *                 adds to each (the call through the contender, the
+ *                 message's pick, the clock read per batch); a tenth as
+ *                 many calls, each about ten times as long, so that the
+ *                 step lasts about as long as the others
  *
  * The steps do not add up exactly: a CPU runs independent work side by
  * side (a copy overlaps the clock read), so each row is what the work up
@@ -52,7 +60,9 @@ enum {
 	BD_REPS = 21,
 	BD_MIN_ROUNDS = 6 * BD_REPS,
 	BD_MAX_ROUNDS = 20 * BD_REPS,
-	BD_STEPS = 6, /* clock, floor, filtered, write, printf floor, printf */
+	BD_N_PRINT = BD_N / 10, /* shmlog_print()'s calls a loop */
+	BD_STEPS = 7, /* clock, floor, filtered, write, printf floor, printf,
+		       * shmlog_print */
 	BD_HDR = LB_FLOOR_HDR
 };
 /* A round counts if the core-speed probes (core.c) just before and just
@@ -152,6 +162,23 @@ static double loop_printf(shmlog_t *h, const struct lb_work *w, long *errs)
 		bad += e != 0;
 	}
 	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	*errs += bad;
+	return ns;
+}
+
+/* The same call as loop_printf()'s, by shmlog_print(). */
+static double loop_print(shmlog_t *h, const struct lb_work *w, long *errs)
+{
+	long bad = 0;
+	uint64_t t0 = cpu_now_ns();
+	for (int i = 0; i < BD_N_PRINT; i++) {
+		const struct lb_msg *m = &w->m[i % LB_WORK_N];
+		int e = shmlog_print(h, m->prio, m->tag, BD_PRINTF_FMT,
+				     (int)m->len, BD_PRINTF_STR,
+				     (double)m->len * 0.125);
+		bad += e != 0;
+	}
+	double ns = (double)(cpu_now_ns() - t0) / BD_N_PRINT;
 	*errs += bad;
 	return ns;
 }
@@ -280,6 +307,7 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 	loop_write(hf, w, &errs);
 	loop_printf_floor(b->clock, w, ring, info.capacity);
 	loop_printf(hw, w, &errs);
+	loop_print(hw, w, &errs);
 	errs = 0;
 	int r = 0, k = 0;
 	static bool fast[BD_MAX_ROUNDS];
@@ -294,6 +322,7 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 		v[3][r] = loop_write(hw, w, &errs);
 		v[4][r] = loop_printf_floor(b->clock, w, ring, info.capacity);
 		v[5][r] = loop_printf(hw, w, &errs);
+		v[6][r] = loop_print(hw, w, &errs);
 		double share = 1;
 		double post = lb_core_slowdown(lb_core_probe_here(&share));
 		bool pre_ok = !lb_core_measured() || pre <= LB_CORE_FULL;
@@ -322,6 +351,7 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 	b->write_ns = bench_median(kept[3], k);
 	b->printf_floor_ns = bench_median(kept[4], k);
 	b->printf_ns = bench_median(kept[5], k);
+	b->print_ns = bench_median(kept[6], k);
 	b->ok = true;
 out:
 	free(ring);
@@ -374,4 +404,10 @@ void lb_breakdown_print(FILE *f, const struct lb_breakdown *b)
 	fprintf(f, "%-51s %7.1f  %7.2f\n", pf, b->printf_floor_ns, 1.0);
 	fprintf(f, "%-51s %7.1f  %7.2f\n", "SHMLOG_LOG_TO(\"" BD_PRINTF_FMT "\")",
 		b->printf_ns, b->printf_ns / b->printf_floor_ns);
+	fprintf(f, "%-51s %7.1f  %7s\n",
+		"shmlog_print(), the same call: vsnprintf, the text",
+		b->print_ns, "-");
+	fprintf(f, "# shmlog_print() / SHMLOG_LOG_TO: %.2fx (loops of %d "
+		   "shmlog_print() calls, in the same turns)\n",
+		b->print_ns / b->printf_ns, BD_N_PRINT);
 }

@@ -255,6 +255,7 @@ static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
 	jsonw_num(j, "printf_record_bytes", b->printf_record_bytes);
 	jsonw_num(j, "printf_floor_ns", b->printf_floor_ns);
 	jsonw_num(j, "printf_ns", b->printf_ns);
+	jsonw_num(j, "shmlog_print_ns", b->print_ns);
 	jsonw_end_obj(j);
 }
 

@@ -324,6 +324,9 @@ struct lb_breakdown {
 	double printf_record_bytes;
 	double printf_floor_ns;
 	double printf_ns;
+	/* shmlog_print() with the same format and values (vsnprintf in the
+	 * caller), by the same loop as printf_ns */
+	double print_ns;
 	/* the core-speed probes around the rounds (and the wait before) */
 	struct lb_core core;
 };

@@ -22,6 +22,9 @@ enum measure {
 				  * (contenders/floor.c): of what the
 				  * machine allows two processes */
 	PRINTF_VS, /* printf-style formatted by the reader over by the caller */
+	PRINTF_VS_CALL, /* the same, the two calls alone (breakdown.c):
+			 * shmlog_print() over the typed call, without the
+			 * main table's loop around each */
 	FLOOR_X, /* a shmlog_write_n() call over the floor (breakdown.c) */
 	PRINTF_FLOOR_X /* shmlog-printf's call over its record's floor */
 };
@@ -50,6 +53,8 @@ static const struct {
      0.95, true},
     {"printf-style: by the reader vs vsnprintf", PRINTF_VS,
      &lb_shmlog_vsnprintf, 10, true},
+    {"  same, the calls alone (no bench loop)", PRINTF_VS_CALL, NULL, 10,
+     true},
     {"printf-style call / floor (clock + copy)", PRINTF_FLOOR_X, NULL, 1.5,
      false},
 };
@@ -72,6 +77,10 @@ static double measure(enum measure m, const struct lb_entry *s,
 	case FLOOR_X:
 		return bd && bd->ok && bd->floor_ns > 0
 			       ? bd->write_ns / bd->floor_ns
+			       : NAN;
+	case PRINTF_VS_CALL:
+		return bd && bd->ok && bd->printf_ns > 0 && bd->print_ns > 0
+			       ? bd->print_ns / bd->printf_ns
 			       : NAN;
 	case PRINTF_FLOOR_X:
 		return bd && bd->ok && bd->printf_floor_ns > 0

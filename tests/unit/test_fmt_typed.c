@@ -10,7 +10,8 @@
  * an unmapped page, a string and a tag at a page's first byte after an
  * unmapped one, precisions, * widths, NULL, no values, eight values;
  * the values evaluated once, filtered calls, a string cut to fit, a value
- * whose type the format does not take ("<?>", never a wrong value), and
+ * whose type the format does not take ("<?>", never a wrong value), every
+ * shape the writer has straight-line code for, and
  * the calls that take a va_list instead (a type _Generic does not know,
  * more than eight values, %m), each such site counted.
  */
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmtarg_typed.h"
 #include "internal.h"
 #include "test.h"
 
@@ -327,6 +329,74 @@ static void cut_and_mismatch(void)
 	shmlog_remove(b);
 }
 
+/* The shape the plan of @fmt with values @codes (SHMLOG__TYPES) gets:
+ * @shape, the writer's straight-line code for it, or 0: its loop. */
+static void check_shape(const char *fmt, uint64_t codes, unsigned shape)
+{
+	struct shmlog__fmt_spec spec;
+	struct shmlog__fmt_typed t;
+	REQUIRE(shmlog__fmt_compile(fmt, &spec) == 0);
+	CHECK_EQ(shmlog__fmt_typed_layout(&spec, codes, &t), 0);
+	CHECK_EQ(t.shape, shape);
+}
+
+#define SHAPE_CASE(shape, ...)                                                 \
+	do {                                                                   \
+		check_shape(SHMLOG__FMT(__VA_ARGS__), SHMLOG__TYPES(__VA_ARGS__), \
+			    (shape));                                          \
+		CASE(h, __VA_ARGS__);                                          \
+	} while (0)
+
+/* Every shape the writer has straight-line code for (1 to 3 values of
+ * 4 bytes, 8 bytes (an integer, a double, a pointer) or a string, at most
+ * one string; strings of 0 to 16 bytes), and sites that take its loop
+ * (more values, two strings), against glibc. */
+static void shapes(void)
+{
+	const char *b = fresh("typed-shapes");
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 0, 0), "%x", 0u);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 0, 0), "%lld", (long long)5 * -1000000007LL);
+	SHAPE_CASE(SHMLOG__SHAPE(3, 0, 0), "[%s]", "");
+	SHAPE_CASE(SHMLOG__SHAPE(1, 1, 0), "%d %x", 9 - 40, 22u);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 2, 0), "%x %.3f", 28u, 21 * 0.375);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 3, 0), "%d [%s]", 15 - 40, "a");
+	SHAPE_CASE(SHMLOG__SHAPE(2, 1, 0), "%p %d", (void *)(uintptr_t)(0x1000 + 30), 19 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 2, 0), "%lld %.3f", (long long)35 * -1000000007LL, 36 * 0.375);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 3, 0), "%p [%s]", (void *)(uintptr_t)(0x1000 + 40), "seven77");
+	SHAPE_CASE(SHMLOG__SHAPE(3, 1, 0), "[%s] %x", "eight888", 64u);
+	SHAPE_CASE(SHMLOG__SHAPE(3, 2, 0), "[%s] %lld", "fifteen15151515", (long long)51 * -1000000007LL);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 1, 1), "%d %x %d", 33 - 40, 78u, 35 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 1, 2), "%x %d %.3f", 84u, 37 - 40, 62 * 0.375);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 1, 3), "%d %x [%s]", 39 - 40, 92u, "sixteen161616161");
+	SHAPE_CASE(SHMLOG__SHAPE(1, 2, 1), "%x %p %x", 98u, (void *)(uintptr_t)(0x1000 + 71), 100u);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 2, 2), "%d %lld %.3f", 45 - 40, (long long)76 * -1000000007LL, 77 * 0.375);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 2, 3), "%x %p [%s]", 112u, (void *)(uintptr_t)(0x1000 + 81), "");
+	SHAPE_CASE(SHMLOG__SHAPE(1, 3, 1), "%d [%s] %d", 51 - 40, "a", 53 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(1, 3, 2), "%x [%s] %lld", 126u, "seven77", (long long)92 * -1000000007LL);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 1, 1), "%.3f %x %d", 95 * 0.375, 134u, 59 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 1, 2), "%p %d %lld", (void *)(uintptr_t)(0x1000 + 100), 61 - 40, (long long)102 * -1000000007LL);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 1, 3), "%.3f %x [%s]", 105 * 0.375, 148u, "eight888");
+	SHAPE_CASE(SHMLOG__SHAPE(2, 2, 1), "%p %lld %x", (void *)(uintptr_t)(0x1000 + 110), (long long)111 * -1000000007LL, 156u);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 2, 2), "%.3f %p %lld", 115 * 0.375, (void *)(uintptr_t)(0x1000 + 116), (long long)117 * -1000000007LL);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 2, 3), "%.3f %p [%s]", 120 * 0.375, (void *)(uintptr_t)(0x1000 + 121), "fifteen15151515");
+	SHAPE_CASE(SHMLOG__SHAPE(2, 3, 1), "%lld [%s] %d", (long long)125 * -1000000007LL, "sixteen161616161", 77 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(2, 3, 2), "%.3f [%s] %p", 130 * 0.375, "", (void *)(uintptr_t)(0x1000 + 132));
+	SHAPE_CASE(SHMLOG__SHAPE(3, 1, 1), "[%s] %x %d", "a", 190u, 83 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(3, 1, 2), "[%s] %d %lld", "seven77", 85 - 40, (long long)142 * -1000000007LL);
+	SHAPE_CASE(SHMLOG__SHAPE(3, 2, 1), "[%s] %.3f %d", "eight888", 146 * 0.375, 89 - 40);
+	SHAPE_CASE(SHMLOG__SHAPE(3, 2, 2), "[%s] %p %lld", "fifteen15151515", (void *)(uintptr_t)(0x1000 + 151), (long long)152 * -1000000007LL);
+	SHAPE_CASE(0, "%d %d %d %d", 1, 2, 3, 4);
+	SHAPE_CASE(0, "[%s] [%s]", "two", "strings");
+	SHAPE_CASE(0, "%d [%s] %.3f [%s]", 5, "two", 0.5, "strings");
+	SHAPE_CASE(0, "no values");
+	check_texts(b, true);
+	CHECK_EQ(untyped_sites(h), 0);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 /* Two buffers in turn through one typed site, and many records: each
  * buffer gets its own id, chunks are switched on the way. */
 static void many(void)
@@ -538,6 +608,7 @@ int main(void)
 {
 	types();
 	strings();
+	shapes();
 	page_edges();
 	late_exits();
 	evaluation();
