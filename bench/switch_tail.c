@@ -5,7 +5,8 @@
  * buffer with shmlog_write_n(), every call timed as that table times it
  * (CLOCK_MONOTONIC around the call, the timer's median cost subtracted),
  * and each call is sorted by what it did: a chunk switch (the lane's head
- * jumped by more than the record), the first record after one, a record
+ * jumped by more than the record, or the record begins a chunk), the
+ * first record after one, a record
  * that crossed into a new page, or none of these. It prints the
  * percentiles of each kind and how many calls of each kind lie
  * above the p99.9 of all calls. A developer's tool: it reads the lane's
@@ -112,7 +113,12 @@ int main(int argc, char **argv)
 		uint64_t dt = now_ns() - t0;
 		uint64_t head = atomic_load_explicit(&ctl->head,
 						     memory_order_relaxed);
-		bool sw = head - prev != rec[c & 15];
+		/* a switch: the head jumped, or the record begins a chunk
+		 * (a lone writer's next chunk may lie right after its last
+		 * in positions, when the last ended without a PAD) */
+		bool sw = head - prev != rec[c & 15] ||
+			  !((head - rec[c & 15] - s->fixed.initial_pos) &
+			    (s->fixed.chunk_size - 1));
 		if (c >= WARM) {
 			enum kind k = sw	 ? K_SWITCH
 				      : switched ? K_AFTER
