@@ -16,10 +16,16 @@
  * shows too (the loop gets part of the wall time), and is told apart by
  * the share of the wall time the probe's thread ran (LB_CORE_SHARED).
  * Each CPU the bench may run on is probed by a thread pinned to it, one
- * CPU after the other (all at once was measured too: on the AMD EPYC
- * guest, 300 alternated probes of each found every CPU at full speed less
- * often at once, and saw one 19x outlier), and each figure is set beside
- * the fastest probe of this bench run (any CPU: they are the same cores).
+ * CPU after the other before a run of one writer, all at once before a
+ * run of several. The guest's own CPUs can be the two hardware threads
+ * of one host core: then each alone runs at full speed (the other idle)
+ * and both together at half (on the AMD EPYC guest, 60 alternated pairs
+ * of probes found 35 with both CPUs at full speed in turn, 24 at once, and
+ * stretches of seconds where each probed alone took 1.6 ticks and both
+ * at once 3.2). A run of one writer leaves the other CPU idle, so in
+ * turn is its condition; two writers on two CPUs are that "at once".
+ * Each figure is set beside the fastest probe of this bench run (any
+ * CPU: they are the same cores).
  * Before a timed run, lb_core_wait() re-probes every LB_CORE_POLL_MS
  * until every CPU is within LB_CORE_FULL of that best, for at most a
  * couple of seconds a run and a budget a part; lb_core_after() probes
@@ -218,6 +224,11 @@ static double probe_every_cpu(double *share)
 	return lb_core_probe_all(false, NULL, NULL, share);
 }
 
+static double probe_every_cpu_at_once(double *share)
+{
+	return lb_core_probe_all(true, NULL, NULL, share);
+}
+
 static double probe_this_cpu(double *share)
 {
 	return lb_core_slowdown(lb_core_probe_here(share));
@@ -272,13 +283,15 @@ static double wait_full(struct lb_core *c, bool quick,
 	return s;
 }
 
-void lb_core_wait(struct lb_core *c, bool quick)
+void lb_core_wait(struct lb_core *c, bool quick, bool together)
 {
 	if (!LB_CORE_HAVE) {
 		c->runs++; /* printed as "not measured" */
 		return;
 	}
-	wait_full(c, quick, probe_every_cpu, NAN, 1);
+	wait_full(c, quick,
+		  together ? probe_every_cpu_at_once : probe_every_cpu, NAN,
+		  1);
 }
 
 double lb_core_wait_here(struct lb_core *c, bool quick, double s,
@@ -289,12 +302,12 @@ double lb_core_wait_here(struct lb_core *c, bool quick, double s,
 	return wait_full(c, quick, probe_this_cpu, s, share);
 }
 
-void lb_core_after(struct lb_core *c)
+void lb_core_after(struct lb_core *c, bool together)
 {
 	if (!LB_CORE_HAVE)
 		return;
 	double share = 1;
-	double worst = lb_core_probe_all(false, NULL, NULL, &share);
+	double worst = lb_core_probe_all(together, NULL, NULL, &share);
 	lb_core_count_after(c, worst, share);
 }
 

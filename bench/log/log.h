@@ -256,8 +256,10 @@ double lb_core_slowdown(double ticks);
  * into @share; returns the slowest's (NaN: not measured). */
 double lb_core_probe_all(bool at_once, double *each, int *ncpu,
 			 double *share);
-/* Before a timed run: wait (bounded) until every CPU is at full speed. */
-void lb_core_wait(struct lb_core *c, bool quick);
+/* Before a timed run: wait (bounded) until every CPU is at full speed;
+ * @together: probed all at once (a run of several busy writers), not in
+ * turn (one: the others idle). */
+void lb_core_wait(struct lb_core *c, bool quick, bool together);
 /* The same for the calling thread's CPU alone, starting from its probe
  * @s (NaN: probe first); returns the last probe's slowdown (NaN where
  * not measured). */
@@ -265,8 +267,8 @@ double lb_core_wait_here(struct lb_core *c, bool quick, double s,
 			 double share);
 /* Count a probe after a run (or round): its slowdown @s, @share. */
 void lb_core_count_after(struct lb_core *c, double s, double share);
-/* After it: count a CPU found contended. */
-void lb_core_after(struct lb_core *c);
+/* After it: count a CPU found contended (@together as for the wait). */
+void lb_core_after(struct lb_core *c, bool together);
 /* Two lines for a part: how many runs started at full speed, waits. */
 void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
 

@@ -132,12 +132,13 @@ static void run_alone(struct lb_entry *e, const struct lb_work *w,
 		      struct lb_core *k)
 {
 	static struct lb_quiet_mark a, b;
+	bool together = procs * threads > 1;
 	hold_others(e, SIGSTOP);
-	lb_core_wait(k, cfg->quick);
+	lb_core_wait(k, cfg->quick, together);
 	lb_quiet_mark(&a);
 	lb_run(&e->c, w, cfg, procs, threads, r);
 	lb_quiet_mark(&b);
-	lb_core_after(k);
+	lb_core_after(k, together);
 	hold_others(e, SIGCONT);
 	/* its own collector's CPU is its price, not a neighbour's */
 	lb_quiet_add(q, &a, &b, &e->c.collector, 1);

@@ -344,7 +344,8 @@ void lb_print_readers(FILE *f, const struct lb_readers *r)
 			"second\n",
 			r->fc_pairs, r->fc_ratio_min, r->fc_ratio_max,
 			r->fc_wakes_per_s);
-	lb_core_print(f, "around these alone and followed runs", &r->core);
+	lb_core_print(f, "around the dumps and these alone and followed runs",
+		      &r->core);
 	if (!r->paced_ok) {
 		fprintf(f, "a follower behind a paced writer: not measured\n");
 		return;
