@@ -9,6 +9,7 @@
  * usage: test_stress [PROCS THREADS RECORDS SIZE_KIB]
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -18,14 +19,35 @@
 static const char *buffer;
 static long records;
 
-/* The calling thread's CPU time: a write that waited for somebody (spun
- * on another writer's progress) burns it; a thread the scheduler took off
- * its CPU does not, so a loaded machine cannot fail the stall check. */
-static uint64_t cpu_ns(void)
+static uint64_t ns_of(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Where a writing thread stands: wall and CPU time, and how often the
+ * scheduler took it off its CPU. */
+struct stand {
+	uint64_t wall, cpu;
+	long preempted;
+};
+
+static struct stand stand_now(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return (struct stand){ns_of(CLOCK_MONOTONIC),
+			      ns_of(CLOCK_THREAD_CPUTIME_ID), ru.ru_nivcsw};
+}
+
+/* The stall of a window of writes from @a to @b: a write that waited for
+ * somebody spun (CPU time) or slept (wall time while never preempted); a
+ * thread that a loaded machine took off its CPU is not a stall. */
+static uint64_t stall_ns(const struct stand *a, const struct stand *b)
+{
+	uint64_t cpu = b->cpu - a->cpu, wall = b->wall - a->wall;
+	return b->preempted != a->preempted || wall < cpu ? cpu : wall;
 }
 
 struct wargs {
@@ -40,19 +62,20 @@ static void *writer_thread(void *arg)
 	struct wargs *a = arg;
 	char tag[16], msg[512];
 	int prio;
-	/* CPU time per window of WINDOW calls, not per call: a system call
-	 * around every write would thin out the writers' interleaving */
+	/* per window of WINDOW calls, not per call: system calls around
+	 * every write would thin out the writers' interleaving */
 	enum { WINDOW = 64 };
-	uint64_t t0 = cpu_ns();
+	struct stand s0 = stand_now();
 	for (long i = 0; i < records; i++) {
 		size_t len = sc_make(a->id, (uint64_t)i, tag, &prio, msg);
 		if (shmlog_write_n(a->h, prio, tag, msg, len))
 			a->failures++;
 		if (i % WINDOW == WINDOW - 1 || i == records - 1) {
-			uint64_t t1 = cpu_ns();
-			if (t1 - t0 > a->worst_ns)
-				a->worst_ns = t1 - t0;
-			t0 = t1;
+			struct stand s1 = stand_now();
+			uint64_t st = stall_ns(&s0, &s1);
+			if (st > a->worst_ns)
+				a->worst_ns = st;
+			s0 = s1;
 		}
 	}
 	return NULL;
@@ -79,8 +102,8 @@ static void writer_process(unsigned p, unsigned threads)
 	}
 	shmlog_close(h);
 	/* a write that waited for somebody would show as a long stall: half
-	 * a second of CPU in one window (64 writes cost well under 100 us;
-	 * a sanitizer's build a few times that) */
+	 * a second in one window (64 writes cost well under 100 us; a
+	 * sanitizer's build a few times that) */
 	if (worst > 500000000)
 		_exit(11);
 	_exit(failures ? 12 : 0);
