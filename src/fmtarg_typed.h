@@ -44,6 +44,14 @@ enum {
 };
 #define SHMLOG__SHAPE(a, b, c) ((a) | (b) << 2 | (c) << 4)
 
+/* The kind of class @c (SHMLOG__FMT_*, as a typed call writes it). */
+static inline unsigned shmlog__typed_kind(unsigned c)
+{
+	return c == SHMLOG__FMT_INT32	 ? SHMLOG__TK_4
+	       : c == SHMLOG__FMT_STRING ? SHMLOG__TK_S
+					 : SHMLOG__TK_8;
+}
+
 /* X(a, b, c) for each shape: the kinds of the first, second and third
  * value (0: no such value). */
 #define SHMLOG__TYPED_SHAPES(X)                                                \
@@ -70,7 +78,7 @@ static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *s
 						uint64_t types,
 						struct shmlog__fmt_typed *t)
 {
-	unsigned nt = (unsigned)(types & 15), bad = 0;
+	unsigned nt = (unsigned)(types & 15), bad = 0, kinds = 0;
 	if (nt > SHMLOG__TYPED_MAX)
 		nt = SHMLOG__TYPED_MAX;
 	memset(t, 0, sizeof(*t));
@@ -106,22 +114,16 @@ static inline unsigned shmlog__fmt_typed_layout(const struct shmlog__fmt_spec *s
 		if (t->role[i] != SHMLOG__FMT_ROLE_VALUE ||
 		    (c == SHMLOG__FMT_STRING && a->prec != SHMLOG__FMT_PREC_NONE))
 			t->fast = false;
-		t->fixed += c == SHMLOG__FMT_INT32    ? 5
-			    : c == SHMLOG__FMT_STRING ? 3
-						      : 9;
+		unsigned k = shmlog__typed_kind(c);
+		t->fixed += k == SHMLOG__TK_4 ? 5 : k == SHMLOG__TK_S ? 3 : 9;
+		kinds |= k << (2 * i);
 	}
 	t->fixed_id = (uint16_t)(t->fixed + 4);
 	t->sone = !t->smask			    ? SHMLOG__TYPED_MAX
 		  : !(t->smask & (t->smask - 1)) ? (uint8_t)__builtin_ctz(t->smask)
 						 : SHMLOG__TYPED_MAX + 1;
 	if (t->n >= 1 && t->n <= 3 && !(t->smask & (t->smask - 1)))
-		for (unsigned i = 0; i < t->n; i++)
-			t->shape |= (uint8_t)((t->cls[i] == SHMLOG__FMT_INT32
-						       ? SHMLOG__TK_4
-					       : t->cls[i] == SHMLOG__FMT_STRING
-						       ? SHMLOG__TK_S
-						       : SHMLOG__TK_8)
-					      << (2 * i));
+		t->shape = (uint8_t)kinds;
 	return bad;
 }
 
@@ -268,6 +270,31 @@ static inline void shmlog__typed_copy(unsigned char *d, const char *s,
 }
 
 /*
+ * One value at @q, of kind @k (SHMLOG__TK_*): its class byte @cls, then
+ * its bytes (a string: its 2-byte length @n and @n bytes, measured by the
+ * caller). Returns the end of what it wrote. The writer's loop and its
+ * straight-line code both write through it; with @k a constant the
+ * kind's test folds away.
+ */
+static inline __attribute__((always_inline)) unsigned char *
+shmlog__typed_put(unsigned char *q, unsigned k, unsigned char cls,
+		  const union shmlog__arg *v, size_t n)
+{
+	*q = cls;
+	if (k == SHMLOG__TK_4) {
+		put_u32(q + 1, (uint32_t)v->u);
+		return q + 5;
+	}
+	if (k == SHMLOG__TK_S) {
+		put_u16(q + 1, (uint16_t)n);
+		shmlog__typed_copy(q + 3, (const char *)v->p, n);
+		return q + 3 + n;
+	}
+	put_u64(q + 1, (uint64_t)v->u);
+	return q + 9;
+}
+
+/*
  * The values of a site of shape @shape (a constant: each value's kind
  * known, the code straight-line) at @q: the classes of 8-byte values from
  * @cw (shmlog__fmt_typed.clsw), the string's @n bytes (measured by the
@@ -279,20 +306,10 @@ shmlog__typed_put_shape(unsigned char *q, const unsigned shape, uint64_t cw,
 {
 	for (unsigned i = 0; i < 3; i++) {
 		unsigned k = (shape >> (2 * i)) & 3;
-		if (k == SHMLOG__TK_4) {
-			*q = SHMLOG__FMT_INT32;
-			put_u32(q + 1, (uint32_t)v[i].u);
-			q += 5;
-		} else if (k == SHMLOG__TK_8) {
-			*q = (unsigned char)(cw >> (8 * i));
-			put_u64(q + 1, (uint64_t)v[i].u);
-			q += 9;
-		} else if (k == SHMLOG__TK_S) {
-			*q = SHMLOG__FMT_STRING;
-			put_u16(q + 1, (uint16_t)n);
-			shmlog__typed_copy(q + 3, (const char *)v[i].p, n);
-			q += 3 + n;
-		}
+		if (k)
+			q = shmlog__typed_put(q, k,
+					      (unsigned char)(cw >> (8 * i)),
+					      &v[i], n);
 	}
 	return q;
 }

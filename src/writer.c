@@ -1207,20 +1207,10 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		goto commit;
 	do {
 		unsigned char c = (unsigned char)cw; /* compared as a byte */
-		*q = c;
-		if (c == SHMLOG__FMT_INT32) {
-			put_u32(q + 1, (uint32_t)v->u);
-			q += 5;
-		} else if (c == SHMLOG__FMT_STRING) {
-			size_t n = several ? *sl++ : n1;
-			put_u16(q + 1, (uint16_t)n);
-			shmlog__typed_copy(q + 3, (const char *)v->p, n);
-			q += 3 + n;
-		} else {
-			put_u64(q + 1, (uint64_t)v->u);
-			q += 9;
-		}
-		v++;
+		unsigned k = shmlog__typed_kind(c);
+		q = shmlog__typed_put(q, k, c, v++,
+				      k == SHMLOG__TK_S && several ? *sl++
+								   : n1);
 	} while (cw >>= 8);
 commit:
 	shmlog__append_commit(w, &at);
