@@ -980,25 +980,67 @@ static inline bool chunk_take(const struct shmlog__seg *s,
 	return true;
 }
 
-/* The chunk to take next, from the survey's hints: a never-used one, else
- * our own next oldest as the survey said last (*@listed). false: neither,
- * ask the policy whole. */
+/* Where a writer starts in a buffer that still has never-used chunks,
+ * having none before it (@last: CHUNK_NONE) or not the one after its
+ * last: the middle of the longest stretch of never-used chunks, the
+ * table's start if all are. Writers that start together so take the
+ * buffer in stretches, each going on into the chunk after its last,
+ * rather than turn about chunk by chunk: chunks of two writers
+ * interleaved one by one cost each of them about 10 % per record
+ * (shmlog-share-cost, AMD EPYC guest: 14.1 against 12.7 ns a call; the
+ * same writers holding a stretch each, 12.7), where two processes
+ * copying into neighbouring halves of one file lose nothing. Once per
+ * switch while the buffer has never-used chunks: a read of the table. */
+static unsigned fresh_stretch(const struct shmlog__seg *s, uint32_t from)
+{
+	uint32_t cc = s->fixed.chunk_count, best = cc, best_n = 0, run = 0;
+	for (uint32_t i = from; i <= cc; i++) {
+		if (i < cc && atomic_load_explicit(seg_chunk(s, i),
+						   memory_order_relaxed) == 0) {
+			run++;
+			continue;
+		}
+		if (run > best_n) {
+			best_n = run;
+			best = i - run;
+		}
+		run = 0;
+	}
+	if (!best_n)
+		return cc;
+	/* all of it never used: its start; else past a stretch's middle, so
+	 * that the writer before it has as much room to go on into */
+	return best_n == cc ? 0 : best + best_n / 2;
+}
+
+/* The chunk to take next, from the survey's hints: a never-used one (the
+ * one after @last if it is, else fresh_stretch()'s), else our own next
+ * oldest as the survey said last (*@listed). false: neither, ask the
+ * policy whole. */
 static inline bool chunk_hint(const struct shmlog__seg *s,
-			      struct shmlog__survey *sv, unsigned *i,
-			      uint64_t *old, bool *listed)
+			      struct shmlog__survey *sv, uint32_t last,
+			      unsigned *i, uint64_t *old, bool *listed)
 {
 	uint32_t cc = s->fixed.chunk_count;
 	/* never-used chunks first; one that was used stays used, so the
 	 * writer's hint only moves up */
-	while (SHMLOG_UNLIKELY(sv->fresh < cc)) {
-		if (atomic_load_explicit(seg_chunk(s, sv->fresh),
-					 memory_order_relaxed) == 0) {
-			*i = sv->fresh;
+	if (SHMLOG_UNLIKELY(sv->fresh < cc)) {
+		while (sv->fresh < cc &&
+		       atomic_load_explicit(seg_chunk(s, sv->fresh),
+					    memory_order_relaxed) != 0)
+			sv->fresh++;
+		uint32_t at = last + 1;
+		if (last == CHUNK_NONE || at >= cc ||
+		    atomic_load_explicit(seg_chunk(s, at),
+					 memory_order_relaxed) != 0)
+			at = fresh_stretch(s, sv->fresh);
+		if (at < cc) {
+			*i = at;
 			*old = 0;
 			*listed = false;
 			return true;
 		}
-		sv->fresh++;
+		sv->fresh = cc; /* none left */
 	}
 	if (sv->own_at == sv->own_n)
 		return false;
@@ -1047,7 +1089,7 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 		unsigned i;
 		uint64_t old;
 		bool listed = false;
-		if (!(sv && chunk_hint(s, sv, &i, &old, &listed)) &&
+		if (!(sv && chunk_hint(s, sv, last, &i, &old, &listed)) &&
 		    !chunk_pick(s, w, sv, &i, &old))
 			break;
 		if (SHMLOG_UNLIKELY(!chunk_take(s, w, i, old, inc))) {
