@@ -21,7 +21,7 @@
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
 #define SHMLOG__VERSION_MAJOR 2 /* 2: elastic lanes (chunks) */
-#define SHMLOG__VERSION_MINOR 0
+#define SHMLOG__VERSION_MINOR 1 /* 1: reserved chunks (CHUNK_RESV) */
 
 #define SHMLOG__CACHELINE 64
 #define SHMLOG__PAGE 4096
@@ -144,6 +144,11 @@ struct shmlog__fmt_table {
 enum {
 	CHUNK_LIVE = 1, /* holds records of @lane; anyone may take it */
 	CHUNK_OPEN = 2, /* @lane's owner writes into it; nobody takes it */
+	/* taken for @lane's owner to write into next, in a row with the
+	 * chunk it took (ring.c, chunk_pick()); no record in it. Readers
+	 * skip it; the lane's owner gives it back (0) on release, and so
+	 * does whoever claims the lane after its owner died. Minor 1. */
+	CHUNK_RESV = 3,
 	CHUNK_STATE_MASK = 0xf,
 	CHUNK_LANE_SHIFT = 4,
 	CHUNK_INC_SHIFT = 20,
@@ -283,6 +288,15 @@ static inline uint64_t chunk_base(const struct shmlog__fixed *f, uint64_t w)
 }
 
 /* Is @w a descriptor word a writer could have stored for a lane? */
+/* A word a writer may have stored that takes up room of @lane: a LIVE or
+ * OPEN chunk (chunk_valid()), or a reserved one. */
+static inline bool chunk_held(const struct shmlog__fixed *f, uint64_t w)
+{
+	unsigned st = chunk_state(w);
+	return st - CHUNK_LIVE <= CHUNK_RESV - CHUNK_LIVE &&
+	       chunk_lane(w) < f->lane_count && (w >> CHUNK_INC_SHIFT) != 0;
+}
+
 static inline bool chunk_valid(const struct shmlog__fixed *f, uint64_t w)
 {
 	unsigned st = chunk_state(w);
@@ -444,6 +458,7 @@ struct shmlog__wlane {
 	/* incarnations reserved for this lane's next chunks, [inc_next,
 	 * inc_end): one fetch-add on the epoch per INC_BLOCK chunks */
 	uint64_t inc_next, inc_end;
+	uint32_t switches; /* chunks taken since the lane was claimed */
 };
 
 /* A record to append, as the writer passes it: the raw time, the header's

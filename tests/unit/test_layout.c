@@ -6,21 +6,34 @@
  * chunk: two writers' chunks interleaved one by one cost each of them
  * about a tenth of its rate. Two handles on one buffer, written in turn
  * from one thread, are two writers that start together, call for call.
+ *
+ * A newcomer to a full buffer takes its share from a writer that keeps
+ * recycling its own oldest chunks: it takes a few ahead (reserved chunks,
+ * CHUNK_RESV) so that the two do not take that writer's chunks in turn.
+ * Reserved chunks are given back when their lane is released, or claimed
+ * after its writer died.
  */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "internal.h"
 #include "shmlog.h"
 #include "test.h"
 
-/* Per lane of @name: its chunks and its runs of neighbouring chunks. */
-static void layout(const char *name, unsigned *chunks, unsigned *runs,
-		   unsigned *lanes)
+/* Per lane of @name: its chunks and its runs of neighbouring chunks
+ * (reserved ones count as the lane's); returns the reserved chunks. */
+static unsigned layout(const char *name, unsigned *chunks, unsigned *runs,
+		       unsigned *lanes)
 {
 	struct shmlog__seg s;
 	REQUIRE(shmlog__seg_attach(name, 0, &s) == 0);
 	*lanes = s.fixed.lane_count;
-	unsigned prev = UINT32_MAX;
+	unsigned prev = UINT32_MAX, resv = 0;
 	for (unsigned i = 0; i < s.fixed.chunk_count; i++) {
 		uint64_t w = atomic_load(seg_chunk(&s, i));
+		resv += chunk_held(&s.fixed, w) && chunk_state(w) == CHUNK_RESV;
 		unsigned l = w ? chunk_lane(w) : UINT32_MAX;
 		if (l < *lanes) {
 			chunks[l]++;
@@ -29,6 +42,19 @@ static void layout(const char *name, unsigned *chunks, unsigned *runs,
 		prev = l;
 	}
 	shmlog__seg_detach(&s);
+	return resv;
+}
+
+/* A thread that opens @arg (a buffer's name) and writes one record: it
+ * claims a lane, and reaps dead writers' lanes on the way. */
+static void *claim_one(void *arg)
+{
+	shmlog_t *h;
+	if (shmlog_open(arg, 0, &h) == 0) {
+		CHECK_EQ(shmlog_write_n(h, SHMLOG_INFO, "claim", "x", 1), 0);
+		shmlog_close(h);
+	}
+	return NULL;
 }
 
 /* @n writers written in turn, a record each, until the buffer has been
@@ -68,6 +94,121 @@ static void together(unsigned n, unsigned max_runs)
 	CHECK_EQ(holders, n);
 	for (unsigned k = 0; k < n; k++)
 		shmlog_close(h[k]);
+	memset(chunks, 0, sizeof(chunks));
+	memset(runs, 0, sizeof(runs));
+	CHECK_EQ(layout(b, chunks, runs, &lanes), 0); /* released: none */
+	shmlog_remove(b);
+}
+
+/* Write @recs records of 256 bytes through @h[@n], in turn. */
+static void write_turns(shmlog_t **h, unsigned n, long recs)
+{
+	char msg[200];
+	memset(msg, 'x', sizeof(msg));
+	for (long i = 0; i < recs; i++)
+		CHECK_EQ(shmlog_write_n(h[i % n], SHMLOG_INFO, "layout", msg,
+					sizeof(msg)),
+			 0);
+}
+
+/* A writer fills the buffer several times over; then a newcomer writes
+ * in turn with it until both have written the buffer's capacity again:
+ * each holds about half, in a few runs (taking the first writer's oldest
+ * chunk at each switch, while it recycles the next, gave 32 runs each). */
+static void newcomer(void)
+{
+	const char *b = test_buffer("newcomer");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1 << 20;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h[2];
+	REQUIRE(shmlog_open(b, 0, &h[0]) == 0);
+	write_turns(h, 1, 4 * (1 << 20) / 256);
+	REQUIRE(shmlog_open(b, 0, &h[1]) == 0);
+	write_turns(h, 2, 4 * (1 << 20) / 256);
+	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
+	unsigned lanes, holders = 0;
+	layout(b, chunks, runs, &lanes);
+	for (unsigned l = 0; l < lanes; l++) {
+		if (!chunks[l])
+			continue;
+		holders++;
+		if (runs[l] > 8)
+			fprintf(stderr, "newcomer: lane %u holds %u chunks in %u "
+					"runs, want at most 8\n",
+				l, chunks[l], runs[l]);
+		CHECK(runs[l] <= 8);
+		CHECK(chunks[l] >= 30);
+	}
+	CHECK_EQ(holders, 2);
+	shmlog_close(h[0]);
+	shmlog_close(h[1]);
+	shmlog_remove(b);
+}
+
+/* A newcomer that dies holding reserved chunks: the next writer to claim
+ * a lane reaps its lane, and gives them back. */
+static void dead_newcomer(void)
+{
+	const char *b = test_buffer("deadres");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1 << 20;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h[2];
+	REQUIRE(shmlog_open(b, 0, &h[0]) == 0);
+	write_turns(h, 1, 4 * (1 << 20) / 256);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		/* the child's own handle and lane; it dies as soon as it
+		 * holds a reserved chunk */
+		shmlog_t *c;
+		if (shmlog_open(b, 0, &c))
+			_exit(1);
+		struct shmlog__seg s;
+		if (shmlog__seg_attach(b, 0, &s))
+			_exit(1);
+		char msg[200];
+		memset(msg, 'y', sizeof(msg));
+		for (long i = 0; i < 100000; i++) {
+			if (shmlog_write_n(c, SHMLOG_INFO, "dead", msg,
+					   sizeof(msg)))
+				_exit(1);
+			/* in turn with the parent's writer, as above */
+			for (unsigned k = 0; k < s.fixed.chunk_count; k++) {
+				uint64_t w = atomic_load(seg_chunk(&s, k));
+				if (chunk_held(&s.fixed, w) &&
+				    chunk_state(w) == CHUNK_RESV)
+					kill(getpid(), SIGKILL);
+			}
+		}
+		_exit(2);
+	}
+	/* the parent writes while the child does: it recycles its oldest,
+	 * the child takes from it */
+	int st;
+	for (int spins = 0; waitpid(pid, &st, WNOHANG) == 0 && spins < 1000000;
+	     spins++)
+		write_turns(h, 1, 1);
+	if (waitpid(pid, &st, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		REQUIRE(waitpid(pid, &st, 0) == pid);
+	}
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
+	unsigned lanes;
+	CHECK(layout(b, chunks, runs, &lanes) > 0); /* the dead one's */
+	/* a new writer (another thread's lane: a claim) reaps it */
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, claim_one, (void *)b) == 0);
+	REQUIRE(pthread_join(t, NULL) == 0);
+	memset(chunks, 0, sizeof(chunks));
+	CHECK_EQ(layout(b, chunks, runs, &lanes), 0);
+	shmlog_close(h[0]);
 	shmlog_remove(b);
 }
 
@@ -76,5 +217,7 @@ int main(void)
 	together(1, 1);
 	together(2, 2);
 	together(4, 4);
+	newcomer();
+	dead_newcomer();
 	return test_done("test_layout");
 }
