@@ -687,7 +687,7 @@ static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	uint64_t word[RESV_MAX + 1];
 	uint32_t held;
 	unsigned n = lane_oldest(s, victim, idx, word, (unsigned)k + 1, &held);
-	for (unsigned j = 0; j < n; j++) {
+	for (unsigned j = 0; j < n && sv->resv_n < (uint32_t)k; j++) {
 		if (idx[j] == at)
 			continue;
 		uint64_t old = word[j];
