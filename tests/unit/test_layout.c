@@ -45,6 +45,51 @@ static unsigned layout(const char *name, unsigned *chunks, unsigned *runs,
 	return resv;
 }
 
+/* @n writers hold the chunks of buffer @b, each its share less a chunk
+ * or two, in at most @max_runs runs each. */
+static void check_rows(const char *b, unsigned n, unsigned max_runs,
+		       const char *what)
+{
+	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
+	unsigned lanes, holders = 0;
+	layout(b, chunks, runs, &lanes);
+	for (unsigned l = 0; l < lanes; l++) {
+		if (!chunks[l])
+			continue;
+		holders++;
+		if (runs[l] > max_runs)
+			fprintf(stderr, "%s, %u writers: lane %u holds %u chunks "
+					"in %u runs, want at most %u\n",
+				what, n, l, chunks[l], runs[l], max_runs);
+		CHECK(runs[l] <= max_runs);
+		CHECK(chunks[l] >= 64 / n - 2);
+	}
+	CHECK_EQ(holders, n);
+}
+
+/* A new buffer of 1 MiB (64 chunks of 16 KiB) and 16 lanes. */
+static const char *new_buffer(const char *stem)
+{
+	const char *b = test_buffer(stem);
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1 << 20;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	return b;
+}
+
+static void write_turns(shmlog_t **h, unsigned n, long recs);
+
+/* A new buffer that a writer, *@h, has filled four times over. */
+static const char *filled(const char *stem, shmlog_t **h)
+{
+	const char *b = new_buffer(stem);
+	REQUIRE(shmlog_open(b, 0, h) == 0);
+	write_turns(h, 1, 4 * (1 << 20) / 256);
+	return b;
+}
+
 /* A thread that opens @arg (a buffer's name) and writes one record: it
  * claims a lane, and reaps dead writers' lanes on the way. */
 static void *claim_one(void *arg)
@@ -61,41 +106,16 @@ static void *claim_one(void *arg)
  * filled about twice: each holds its share in at most @max_runs runs. */
 static void together(unsigned n, unsigned max_runs)
 {
-	const char *b = test_buffer("layout");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1 << 20; /* 64 chunks of 16 KiB */
-	o.lanes = 16;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = new_buffer("layout");
 	shmlog_t *h[8];
 	for (unsigned k = 0; k < n; k++)
 		REQUIRE(shmlog_open(b, 0, &h[k]) == 0);
-	char msg[200];
-	memset(msg, 'x', sizeof(msg));
-	long recs = 2 * (1 << 20) / 256; /* records of 256 bytes */
-	for (long i = 0; i < recs; i++)
-		CHECK_EQ(shmlog_write_n(h[i % n], SHMLOG_INFO, "layout", msg,
-					sizeof(msg)),
-			 0);
-	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
-	unsigned lanes, holders = 0;
-	layout(b, chunks, runs, &lanes);
-	for (unsigned l = 0; l < lanes; l++) {
-		if (!chunks[l])
-			continue;
-		holders++;
-		if (runs[l] > max_runs)
-			fprintf(stderr, "%u writers: lane %u holds %u chunks in "
-					"%u runs, want at most %u\n",
-				n, l, chunks[l], runs[l], max_runs);
-		CHECK(runs[l] <= max_runs);
-		CHECK(chunks[l] >= 64 / n - 2); /* its share, less a chunk or two */
-	}
-	CHECK_EQ(holders, n);
+	write_turns(h, n, 2 * (1 << 20) / 256);
+	check_rows(b, n, max_runs, "writers that start together");
 	for (unsigned k = 0; k < n; k++)
 		shmlog_close(h[k]);
-	memset(chunks, 0, sizeof(chunks));
-	memset(runs, 0, sizeof(runs));
+	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
+	unsigned lanes;
 	CHECK_EQ(layout(b, chunks, runs, &lanes), 0); /* released: none */
 	shmlog_remove(b);
 }
@@ -117,32 +137,11 @@ static void write_turns(shmlog_t **h, unsigned n, long recs)
  * chunk at each switch, while it recycles the next, gave 32 runs each). */
 static void newcomer(void)
 {
-	const char *b = test_buffer("newcomer");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1 << 20;
-	o.lanes = 16;
-	REQUIRE(shmlog_create(b, &o) == 0);
 	shmlog_t *h[2];
-	REQUIRE(shmlog_open(b, 0, &h[0]) == 0);
-	write_turns(h, 1, 4 * (1 << 20) / 256);
+	const char *b = filled("newcomer", &h[0]);
 	REQUIRE(shmlog_open(b, 0, &h[1]) == 0);
 	write_turns(h, 2, 4 * (1 << 20) / 256);
-	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
-	unsigned lanes, holders = 0;
-	layout(b, chunks, runs, &lanes);
-	for (unsigned l = 0; l < lanes; l++) {
-		if (!chunks[l])
-			continue;
-		holders++;
-		if (runs[l] > 8)
-			fprintf(stderr, "newcomer: lane %u holds %u chunks in %u "
-					"runs, want at most 8\n",
-				l, chunks[l], runs[l]);
-		CHECK(runs[l] <= 8);
-		CHECK(chunks[l] >= 30);
-	}
-	CHECK_EQ(holders, 2);
+	check_rows(b, 2, 8, "a newcomer");
 	shmlog_close(h[0]);
 	shmlog_close(h[1]);
 	shmlog_remove(b);
@@ -152,15 +151,8 @@ static void newcomer(void)
  * a lane reaps its lane, and gives them back. */
 static void dead_newcomer(void)
 {
-	const char *b = test_buffer("deadres");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1 << 20;
-	o.lanes = 16;
-	REQUIRE(shmlog_create(b, &o) == 0);
 	shmlog_t *h[2];
-	REQUIRE(shmlog_open(b, 0, &h[0]) == 0);
-	write_turns(h, 1, 4 * (1 << 20) / 256);
+	const char *b = filled("deadres", &h[0]);
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
