@@ -34,9 +34,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "internal.h"
 #include "sample_messages.h"
 #include "shmlog.h"
@@ -58,13 +58,6 @@ struct board {
 	int failed[2];
 	char layout[512]; /* the chunk table halfway through writer 0's run */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -129,16 +122,16 @@ writer(const char *name, int cpu, int slot, struct board *b)
 	for (long i = 0; i < WARM_CALLS; i++)
 		write_one(h, i);
 	atomic_fetch_add(&b->ready, 1);
-	uint64_t give_up = now_ns() + (uint64_t)(WAIT_S * 1e9);
+	uint64_t give_up = bench_now_ns() + (uint64_t)(WAIT_S * 1e9);
 	while (!atomic_load(&b->go))
-		if (now_ns() > give_up)
+		if (bench_now_ns() > give_up)
 			_exit(1); /* the parent is gone */
 	long k = 0;
 	for (long j = 0; j < BATCHES; j++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		for (int i = 0; i < BATCH; i++)
 			write_one(h, k++);
-		t[j] = (double)(now_ns() - t0) / BATCH;
+		t[j] = (double)(bench_now_ns() - t0) / BATCH;
 		if (slot == 0 && j == BATCHES / 2)
 			layout(h, b->layout, sizeof(b->layout));
 	}
@@ -169,8 +162,8 @@ static int run(enum mode m, const char names[2][64], uint64_t size,
 		if (pid[p] < 0)
 			return -1;
 	}
-	uint64_t give_up = now_ns() + (uint64_t)(WAIT_S * 1e9);
-	while (atomic_load(&b->ready) < n && now_ns() < give_up)
+	uint64_t give_up = bench_now_ns() + (uint64_t)(WAIT_S * 1e9);
+	while (atomic_load(&b->ready) < n && bench_now_ns() < give_up)
 		sched_yield();
 	atomic_store(&b->go, 1);
 	int bad = 0;

@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "internal.h"
 #include "sample_messages.h"
 #include "shmlog.h"
@@ -35,13 +35,6 @@
 enum kind { K_SWITCH, K_AFTER, K_PAGE_MSG, K_PAGE_HDR, K_OTHER, K_N };
 static const char *const kind_name[K_N] = {
 	"switch", "after a switch", "new page, msg", "new page, hdr", "other"};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -116,9 +109,9 @@ int main(int argc, char **argv)
 	long total = 0;
 	for (long c = 0; c < WARM + calls; c++) {
 		const struct seed_message *m = &seed_messages[c & 15];
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		shmlog_write_n(h, m->prio, m->tag, m->msg, len[c & 15]);
-		uint64_t dt = now_ns() - t0;
+		uint64_t dt = bench_now_ns() - t0;
 		uint64_t head = atomic_load_explicit(&ctl->head,
 						     memory_order_relaxed);
 		/* a switch: the head jumped, or the record begins a chunk
@@ -151,8 +144,8 @@ int main(int argc, char **argv)
 	static uint64_t t[100000];
 	const long tn = 100000;
 	for (long i = 0; i < tn; i++) {
-		uint64_t a = now_ns();
-		t[i] = now_ns() - a;
+		uint64_t a = bench_now_ns();
+		t[i] = bench_now_ns() - a;
 	}
 	qsort(t, (size_t)tn, sizeof(*t), cmp_u64);
 	double timer = (double)t[tn / 2];

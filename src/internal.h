@@ -287,9 +287,8 @@ static inline uint64_t chunk_base(const struct shmlog__fixed *f, uint64_t w)
 	return f->initial_pos + (w >> CHUNK_INC_SHIFT) * f->chunk_size;
 }
 
-/* Is @w a descriptor word a writer could have stored for a lane? */
-/* A word a writer may have stored that takes up room of @lane: a LIVE or
- * OPEN chunk (chunk_valid()), or a reserved one. */
+/* A word a writer may have stored that takes up room of its lane: a LIVE
+ * or OPEN chunk (chunk_valid()), or a reserved one. */
 static inline bool chunk_held(const struct shmlog__fixed *f, uint64_t w)
 {
 	unsigned st = chunk_state(w);
@@ -297,6 +296,8 @@ static inline bool chunk_held(const struct shmlog__fixed *f, uint64_t w)
 	       chunk_lane(w) < f->lane_count && (w >> CHUNK_INC_SHIFT) != 0;
 }
 
+/* Is @w a descriptor word a writer could have stored for a lane, one
+ * that holds records? */
 static inline bool chunk_valid(const struct shmlog__fixed *f, uint64_t w)
 {
 	unsigned st = chunk_state(w);
@@ -518,8 +519,8 @@ int shmlog__owner_reopen(struct shmlog *h);
  * with @w filled. @w->h and @w->tid must be set. */
 bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 			uint64_t me, bool steal_dead, struct shmlog__wlane *w);
-/* Make lane @lane's OPEN chunks LIVE (its owner is gone: shmlog_close()
- * of a handle whose threads held it). */
+/* Make lane @lane's OPEN chunks LIVE, and give its reserved ones back
+ * (its owner is gone: shmlog_close() of a handle whose threads held it). */
 void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane);
 /* Give a lane back; @announce: tell threads without a lane to try again
  * (not for a shared lane lent for one record). */

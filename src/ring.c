@@ -490,7 +490,9 @@ struct shmlog__survey {
 	uint32_t start; /* the pass reads from here to the end, then on from 0 */
 	uint32_t slice; /* descriptors read per switch in this pass */
 	uint64_t below; /* the word of the chunk written when it began */
-	uint32_t fresh; /* every chunk below it has been used (never 0 again) */
+	/* every chunk below it has been used; a reserved chunk given back
+	 * (resv: 0 again) is found by the next pass (survey_step()) */
+	uint32_t fresh;
 	uint32_t own_n, own_at; /* the list in use */
 	/* chunks reserved for us, to take in this order (chunk_pick()) */
 	uint32_t resv_n, resv_at;
@@ -703,17 +705,26 @@ static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	}
 }
 
-/* Give lane @lane's reserved chunks back (never used again): its owner
- * releasing it, or the claimer of a lane whose owner died. */
-static void resv_return(const struct shmlog__seg *s, unsigned lane)
+/* Give lane @lane's chunks back: its reserved ones to nobody (never
+ * used: they hold no record), and with @open its OPEN ones to its history
+ * (LIVE). Its owner releasing it (shmlog__lane_release(), close_lanes()
+ * in writer.c), or the claimer of a lane whose owner died (reserved ones
+ * only: lane_resume() repairs the OPEN chunk). CASes, not stores: a
+ * hostile file may have changed a word. */
+static void lane_give_back(const struct shmlog__seg *s, unsigned lane,
+			   bool open)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	for (unsigned i = 0; i < f->chunk_count; i++) {
 		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
 						  memory_order_relaxed);
-		if (chunk_held(f, w) && chunk_lane(w) == lane &&
-		    chunk_state(w) == CHUNK_RESV)
+		if (!chunk_held(f, w) || chunk_lane(w) != lane)
+			continue;
+		if (chunk_state(w) == CHUNK_RESV)
 			atomic_compare_exchange_strong(seg_chunk(s, i), &w, 0);
+		else if (open && chunk_state(w) == CHUNK_OPEN)
+			atomic_compare_exchange_strong(
+				seg_chunk(s, i), &w, chunk_id(w) | CHUNK_LIVE);
 	}
 }
 
@@ -1060,12 +1071,10 @@ static inline bool chunk_take(const struct shmlog__seg *s,
  * last: the middle of the longest stretch of never-used chunks, the
  * table's start if all are. Writers that start together so take the
  * buffer in stretches, each going on into the chunk after its last,
- * rather than turn about chunk by chunk: chunks of two writers
- * interleaved one by one cost each of them about 10 % per record
- * (shmlog-share-cost, AMD EPYC guest: 14.1 against 12.7 ns a call; the
- * same writers holding a stretch each, 12.7), where two processes
- * copying into neighbouring halves of one file lose nothing. Once per
- * switch while the buffer has never-used chunks: a read of the table. */
+ * rather than turn about chunk by chunk: interleaved chunks cost each
+ * writer about a tenth of its rate (docs/DESIGN.md, the space policy).
+ * Once per switch while the buffer has never-used chunks: a read of the
+ * table. */
 static unsigned fresh_stretch(const struct shmlog__seg *s, uint32_t from)
 {
 	uint32_t cc = s->fixed.chunk_count, best = cc, best_n = 0, run = 0;
@@ -1097,8 +1106,8 @@ static inline bool chunk_hint(const struct shmlog__seg *s,
 			      unsigned *i, uint64_t *old, bool *listed)
 {
 	uint32_t cc = s->fixed.chunk_count;
-	/* never-used chunks first; one that was used stays used, so the
-	 * writer's hint only moves up */
+	/* never-used chunks first; the hint only moves up (a reserved
+	 * chunk given back below it is the next pass's to find) */
 	if (SHMLOG_UNLIKELY(sv->fresh < cc)) {
 		while (sv->fresh < cc &&
 		       atomic_load_explicit(seg_chunk(s, sv->fresh),
@@ -1339,7 +1348,7 @@ static uint64_t lane_resume(const struct shmlog__seg *s,
 		w->survey->fresh = 0;
 	}
 	w->switches = 0;
-	resv_return(s, w->lane); /* a dead owner's */
+	lane_give_back(s, w->lane, false); /* a dead owner's reserved */
 	chunk_none(w);
 	if (chunk_newest(s, w->lane, CHUNK_IN_OPEN, &i, &word)) {
 		/* other OPEN chunks of ours (damage) go to the history */
@@ -1462,7 +1471,7 @@ void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 	/* The chunk, then the word, then the lock: whoever takes the lock
 	 * next finds the lane free, not abandoned. */
 	chunk_close(&w->h->seg, w);
-	resv_return(&w->h->seg, w->lane);
+	lane_give_back(&w->h->seg, w->lane, false);
 	if (w->survey)
 		w->survey->resv_n = w->survey->resv_at = 0;
 	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
@@ -1553,15 +1562,7 @@ uint64_t shmlog__space_used(const struct shmlog__seg *s, uint64_t *per_lane)
 
 void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane)
 {
-	const struct shmlog__fixed *f = &s->fixed;
-	for (unsigned i = 0; i < f->chunk_count; i++) {
-		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
-						  memory_order_relaxed);
-		if (chunk_valid(f, w) && chunk_lane(w) == lane &&
-		    chunk_state(w) == CHUNK_OPEN)
-			atomic_compare_exchange_strong(
-				seg_chunk(s, i), &w, chunk_id(w) | CHUNK_LIVE);
-	}
+	lane_give_back(s, lane, true);
 }
 
 bool shmlog__lane_empty(const struct shmlog__seg *s, unsigned lane)

@@ -45,6 +45,14 @@ static unsigned layout(const char *name, unsigned *chunks, unsigned *runs,
 	return resv;
 }
 
+/* The number of reserved chunks in buffer @b. */
+static unsigned reserved(const char *b)
+{
+	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
+	unsigned lanes;
+	return layout(b, chunks, runs, &lanes);
+}
+
 /* @n writers hold the chunks of buffer @b, each its share less a chunk
  * or two, in at most @max_runs runs each. */
 static void check_rows(const char *b, unsigned n, unsigned max_runs,
@@ -114,9 +122,7 @@ static void together(unsigned n, unsigned max_runs)
 	check_rows(b, n, max_runs, "writers that start together");
 	for (unsigned k = 0; k < n; k++)
 		shmlog_close(h[k]);
-	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
-	unsigned lanes;
-	CHECK_EQ(layout(b, chunks, runs, &lanes), 0); /* released: none */
+	CHECK_EQ(reserved(b), 0); /* released: none */
 	shmlog_remove(b);
 }
 
@@ -137,14 +143,71 @@ static void write_turns(shmlog_t **h, unsigned n, long recs)
  * chunk at each switch, while it recycles the next, gave 32 runs each). */
 static void newcomer(void)
 {
-	shmlog_t *h[2];
+	shmlog_t *h[3];
 	const char *b = filled("newcomer", &h[0]);
 	REQUIRE(shmlog_open(b, 0, &h[1]) == 0);
 	write_turns(h, 2, 4 * (1 << 20) / 256);
 	check_rows(b, 2, 8, "a newcomer");
-	shmlog_close(h[0]);
-	shmlog_close(h[1]);
+	/* and a third, to two writers that hold a share each: each keeps
+	 * its share; its rows are shorter (taken from two, each a third
+	 * above its share), and the two lose theirs into pieces where the
+	 * newcomer's rows and their own recycling meet (9 to 15 runs each
+	 * here) */
+	REQUIRE(shmlog_open(b, 0, &h[2]) == 0);
+	write_turns(h, 3, 6 * (1 << 20) / 256);
+	check_rows(b, 3, 16, "a second newcomer");
+	for (int k = 0; k < 3; k++)
+		shmlog_close(h[k]);
 	shmlog_remove(b);
+}
+
+struct holder {
+	const char *b;
+	shmlog_t *h;
+	int ready[2], go[2]; /* pipes: it holds reserved chunks; it may end */
+};
+
+/* A newcomer thread that writes until it holds a reserved chunk, then
+ * waits, alive, while its handle is closed from another thread. */
+static void *hold_reserved(void *arg)
+{
+	struct holder *t = arg;
+	char msg[200], c = 'r';
+	memset(msg, 'z', sizeof(msg));
+	for (long i = 0; i < 100000 && !reserved(t->b); i++)
+		CHECK_EQ(shmlog_write_n(t->h, SHMLOG_INFO, "hold", msg,
+					sizeof(msg)),
+			 0);
+	CHECK_EQ(write(t->ready[1], &c, 1), 1);
+	CHECK_EQ(read(t->go[0], &c, 1), 1);
+	return NULL;
+}
+
+/* shmlog_close() of a handle whose lane a live thread holds, with
+ * reserved chunks: they are given back with the lane (the lane's OPEN
+ * chunk goes to its history). */
+static void close_with_reserved(void)
+{
+	shmlog_t *h0;
+	struct holder t;
+	t.b = filled("closeres", &h0);
+	REQUIRE(shmlog_open(t.b, 0, &t.h) == 0);
+	REQUIRE(pipe(t.ready) == 0 && pipe(t.go) == 0);
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, hold_reserved, &t) == 0);
+	char c;
+	CHECK_EQ(read(t.ready[0], &c, 1), 1);
+	CHECK(reserved(t.b) > 0);
+	shmlog_close(t.h); /* the thread still holds its lane */
+	CHECK_EQ(reserved(t.b), 0);
+	CHECK_EQ(write(t.go[1], &c, 1), 1);
+	REQUIRE(pthread_join(th, NULL) == 0);
+	for (int k = 0; k < 2; k++) {
+		close(t.ready[k]);
+		close(t.go[k]);
+	}
+	shmlog_close(h0);
+	shmlog_remove(t.b);
 }
 
 /* A newcomer that dies holding reserved chunks: the next writer to claim
@@ -161,22 +224,14 @@ static void dead_newcomer(void)
 		shmlog_t *c;
 		if (shmlog_open(b, 0, &c))
 			_exit(1);
-		struct shmlog__seg s;
-		if (shmlog__seg_attach(b, 0, &s))
-			_exit(1);
 		char msg[200];
 		memset(msg, 'y', sizeof(msg));
 		for (long i = 0; i < 100000; i++) {
 			if (shmlog_write_n(c, SHMLOG_INFO, "dead", msg,
 					   sizeof(msg)))
 				_exit(1);
-			/* in turn with the parent's writer, as above */
-			for (unsigned k = 0; k < s.fixed.chunk_count; k++) {
-				uint64_t w = atomic_load(seg_chunk(&s, k));
-				if (chunk_held(&s.fixed, w) &&
-				    chunk_state(w) == CHUNK_RESV)
-					kill(getpid(), SIGKILL);
-			}
+			if (reserved(b))
+				kill(getpid(), SIGKILL);
 		}
 		_exit(2);
 	}
@@ -191,15 +246,12 @@ static void dead_newcomer(void)
 		REQUIRE(waitpid(pid, &st, 0) == pid);
 	}
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	unsigned chunks[SHMLOG_LANES_MAX] = {0}, runs[SHMLOG_LANES_MAX] = {0};
-	unsigned lanes;
-	CHECK(layout(b, chunks, runs, &lanes) > 0); /* the dead one's */
+	CHECK(reserved(b) > 0); /* the dead one's */
 	/* a new writer (another thread's lane: a claim) reaps it */
 	pthread_t t;
 	REQUIRE(pthread_create(&t, NULL, claim_one, (void *)b) == 0);
 	REQUIRE(pthread_join(t, NULL) == 0);
-	memset(chunks, 0, sizeof(chunks));
-	CHECK_EQ(layout(b, chunks, runs, &lanes), 0);
+	CHECK_EQ(reserved(b), 0);
 	shmlog_close(h[0]);
 	shmlog_remove(b);
 }
@@ -211,5 +263,6 @@ int main(void)
 	together(4, 4);
 	newcomer();
 	dead_newcomer();
+	close_with_reserved();
 	return test_done("test_layout");
 }
