@@ -112,6 +112,15 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 			jsonw_end_obj(j);
 		}
 	jsonw_end_arr(j);
+	if (ok && e->sc_join_cpu_rps > 0) {
+		/* 2 writer processes joining a buffer one writer filled */
+		jsonw_key(j, "scaling_joined");
+		jsonw_begin_obj(j);
+		jsonw_int(j, "writers", 2);
+		jsonw_num(j, "records_per_s", e->sc_join_rps);
+		jsonw_num(j, "records_per_cpu_s", e->sc_join_cpu_rps);
+		jsonw_end_obj(j);
+	}
 	jsonw_end_obj(j);
 }
 
@@ -371,11 +380,12 @@ int lb_write_json(const char *path, const struct lb_report *r)
 		jsonw_begin_obj(&j);
 		jsonw_str(&j, "what", t[i].what);
 		jsonw_num(&j, "value", t[i].known ? t[i].value : NAN);
-		jsonw_num(&j, "want", t[i].want);
+		jsonw_num(&j, "want", t[i].info ? NAN : t[i].want);
 		jsonw_str(&j, "direction",
 			       t[i].higher_better ? ">=" : "<=");
 		jsonw_str(&j, "status",
 			       !t[i].known	   ? "n/a"
+			       : t[i].info	   ? "info"
 			       : lb_target_met(&t[i]) ? "met"
 						   : "missed");
 		jsonw_end_obj(&j);

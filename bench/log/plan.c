@@ -6,10 +6,12 @@
  *      then the same with every call timed (shmlog and the RFC's design)
  *   2. syscalls per record under strace (difference of two run lengths)
  *   3. message-size sweep, 16 B .. 4 KiB, single writer
- *   4. scaling: 1, 2, 4, 8 writers as threads and as processes, and
- *      beside shmlog's process runs the floor of a record (a clock read
- *      and a copy into private memory, contenders/floor.c) as processes:
- *      what the machine allows N processes
+ *   4. scaling: 1, 2, 4, 8 writers as threads and as processes, each
+ *      run of shmlog on a fresh buffer; beside shmlog's process runs the
+ *      floor of a record (a clock read and a copy into private memory,
+ *      contenders/floor.c) as processes: what the machine allows N
+ *      processes; and 2 of shmlog's writer processes joining a buffer
+ *      that one writer filled
  * (shmlog's readers, the fifth part, are measured by readers.c; the history
  * each writer keeps, the sixth, by history.c.)
  */
@@ -94,6 +96,7 @@ static void setup_one(struct lb_entry *e)
 	for (int m = 0; m < 2; m++)
 		for (int i = 0; i < LB_N_SCALE; i++)
 			e->sc_rps[m][i] = e->sc_cpu_rps[m][i] = -1;
+	e->sc_join_rps = e->sc_join_cpu_rps = -1;
 	for (int i = 0; i < LB_N_SIZES; i++)
 		e->sw_rps[i] = e->sw_mbps[i] = e->sw_p50[i] = -1;
 	bench_hist_init(&e->hist);
@@ -331,12 +334,65 @@ static int scale_reps(const struct lb_entry *e, const struct lb_opts *o,
 								: 1;
 }
 
+/* A fresh buffer for one of shmlog's scaling runs: what N writers that
+ * start together keep, whatever the runs before left. A buffer kept from
+ * run to run holds the chunks of the writers of the runs before, in the
+ * order they took them; writers that join it take those chunks oldest
+ * first, and after writers of 1, 2, 4 and 8 processes came and went two
+ * writers' chunks lay interleaved one by one, at a cost from nothing to
+ * a third of their rate from one run to the next on an AMD EPYC guest
+ * (docs/benchmarks.md, "Scaling"). Joining a buffer is measured on its
+ * own (joined_run()). Other contenders keep theirs. */
+static bool renew(struct lb_entry *e)
+{
+	if (!(e->ct->flags & LB_SHMLOG))
+		return true;
+	e->ct->teardown(&e->c);
+	return e->ct->setup(&e->c) == 0;
+}
+
+static void scale_run(struct lb_entry *e, struct cell *cl,
+		      const struct lb_config *cfg, const struct lb_work *w,
+		      int procs, int threads)
+{
+	if (!cl->bad && !renew(e))
+		cl->bad = true;
+	cell_run(e, cl, cfg, w, procs, threads, true);
+}
+
+/* Two writer processes joining a buffer that one writer filled and left,
+ * as the workers of a service started after another process logged:
+ * a fresh buffer, a lone writer process writing it over many times (its
+ * records fill it in a few milliseconds), then the two. */
+static void joined_run(struct lb_entry *e, struct cell *cl,
+		       const struct lb_config *cfg, const struct lb_work *w)
+{
+	static struct lb_result r;
+	if (cl->bad || !renew(e)) {
+		cl->bad = true;
+		return;
+	}
+	struct lb_config fill = *cfg;
+	fill.warm_s = fill.dur_s = 0.01;
+	lb_run(&e->c, w, &fill, 1, 1, &r);
+	if (!r.ok) {
+		cl->bad = true;
+		return;
+	}
+	cell_run(e, cl, cfg, w, 2, 1, true);
+}
+
 static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 {
 	static struct cell cells[LB_MAX_CONTENDERS][2][LB_N_SCALE];
-	static struct cell floor[LB_N_SCALE];
+	static struct cell floor[LB_N_SCALE], joined;
 	memset(cells, 0, sizeof(cells));
 	memset(floor, 0, sizeof(floor));
+	memset(&joined, 0, sizeof(joined));
+	struct lb_entry *sl = NULL;
+	for (int i = 0; i < lb_n_contenders; i++)
+		if (lb_entries[i].ct == &lb_shmlog_default)
+			sl = &lb_entries[i];
 	progress("all", "scaling");
 	/* Each repetition runs every writer count in turn, 1 to 8: what N
 	 * writers keep of one writer's rate is then a ratio of runs made
@@ -355,8 +411,8 @@ static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 					    (e->ct->flags & LB_NO_SCALING) ||
 					    rep >= scale_reps(e, o, m, n))
 						continue;
-					cell_run(e, &cells[i][m][s], &o->scale,
-						 w, m ? n : 1, m ? 1 : n, true);
+					scale_run(e, &cells[i][m][s], &o->scale,
+						  w, m ? n : 1, m ? 1 : n);
 				}
 				/* the floor right after the contenders' runs:
 				 * the same conditions, as near as can be */
@@ -364,6 +420,9 @@ static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 				    rep < scale_reps(&lb_floor_entry, o, m, n))
 					cell_run(&lb_floor_entry, &floor[s],
 						 &o->scale, w, n, 1, true);
+				if (m && n == 2 && sl && live(sl) &&
+				    rep < scale_reps(sl, o, m, n))
+					joined_run(sl, &joined, &o->scale, w);
 			}
 	for (int i = 0; i < lb_n_contenders; i++)
 		for (int m = 0; live(&lb_entries[i]) && m < 2; m++)
@@ -374,6 +433,8 @@ static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 	for (int s = 0; live(&lb_floor_entry) && s < LB_N_SCALE; s++)
 		cell_result(&floor[s], &lb_floor_entry.sc_rps[1][s],
 			    &lb_floor_entry.sc_cpu_rps[1][s]);
+	if (sl && live(sl))
+		cell_result(&joined, &sl->sc_join_rps, &sl->sc_join_cpu_rps);
 }
 
 void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)

@@ -90,6 +90,10 @@ struct lb_entry {
 	/* scaling: [0] threads, [1] processes; records/s of wall time, and
 	 * records per CPU-second the writers actually got */
 	double sc_rps[2][LB_N_SCALE], sc_cpu_rps[2][LB_N_SCALE];
+	/* shmlog's default only: 2 writer processes joining a buffer that
+	 * one writer filled and left (the runs above each start on a fresh
+	 * buffer); < 0 where not run */
+	double sc_join_rps, sc_join_cpu_rps;
 	/* what ran beside its timed runs (quiet.c), per part of the plan */
 	struct lb_quiet q_main, q_call, q_sweep, q_scale;
 };
@@ -159,6 +163,7 @@ struct lb_target {
 	const char *what;
 	double value, want;
 	bool higher_better, known;
+	bool info; /* shown beside the targets, not one (no want) */
 };
 #define LB_MAX_TARGETS 20
 /* Evaluate every target on the entries; returns how many. */

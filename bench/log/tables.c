@@ -232,7 +232,8 @@ void lb_print_scaling(FILE *f)
 		   "# 'per CPU-s': records per CPU-second the writers (and "
 		   "daemon) used, which\n"
 		   "# separates the design's scaling from CPU taken by other "
-		   "tenants\n");
+		   "tenants;\n"
+		   "# each of shmlog's runs starts on a fresh buffer\n");
 	fprintf(f, "%-16s", "contender");
 	for (int m = 0; m < 2; m++)
 		for (int i = 0; i < LB_N_SCALE; i++)
@@ -246,6 +247,11 @@ void lb_print_scaling(FILE *f)
 		scaling_row(f, e->ct->name, (const double(*)[LB_N_SCALE])e->sc_rps);
 		scaling_row(f, "  per CPU-s",
 			    (const double(*)[LB_N_SCALE])e->sc_cpu_rps);
+		if (e->sc_join_cpu_rps > 0)
+			fprintf(f, "  2 processes joining a buffer one writer "
+				   "filled: %s, per CPU-s %s\n",
+				E(e->sc_join_rps, ""),
+				E(e->sc_join_cpu_rps, ""));
 	}
 	const struct lb_entry *fl = &lb_floor_entry;
 	if (fl->set_up && fl->sc_cpu_rps[1][0] > 0) {
