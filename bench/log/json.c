@@ -124,11 +124,14 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 	jsonw_end_obj(j);
 }
 
-/* The floor as writer processes (contenders/floor.c): what the machine
- * allows N processes, the yardstick of shmlog's "scaling" figures. */
-static void json_floor(struct jsonw *j, const struct lb_entry *e)
+/* A yardstick of shmlog's "scaling" figures as writer processes, under
+ * @key: the floor (contenders/floor.c), what the machine allows N
+ * processes; shmlog with a buffer per process, what N keep without
+ * sharing one. */
+static void json_yardstick(struct jsonw *j, const char *key,
+			   const struct lb_entry *e)
 {
-	jsonw_key(j, "scaling_floor");
+	jsonw_key(j, key);
 	jsonw_begin_obj(j);
 	bool ok = e->set_up && e->sc_cpu_rps[1][0] > 0;
 	jsonw_int(j, "skipped", !ok);
@@ -369,7 +372,8 @@ int lb_write_json(const char *path, const struct lb_report *r)
 		if (lb_entries[i].selected)
 			json_entry(&j, &lb_entries[i]);
 	jsonw_end_arr(&j);
-	json_floor(&j, &lb_floor_entry);
+	json_yardstick(&j, "scaling_floor", &lb_floor_entry);
+	json_yardstick(&j, "scaling_own", &lb_own_entry);
 	json_readers(&j, r->rd);
 	json_history(&j, r->hk);
 	json_breakdown(&j, r->bd);

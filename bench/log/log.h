@@ -146,9 +146,10 @@ struct lb_contender {
 extern const struct lb_contender lb_shmlog_default, lb_shmlog_realtime,
     lb_shmlog_coarse, lb_shmlog_printf, lb_shmlog_vsnprintf, lb_seed, lb_kmsg, lb_syslog, lb_logd, lb_file_write,
     lb_file_stdio, lb_pipe, lb_mqueue, lb_spdlog;
-/* Not a logger, not in the list: the floor of a record run as a writer,
- * shmlog's yardstick in the scaling part (contenders/floor.c). */
-extern const struct lb_contender lb_floor;
+/* Not in the list, shmlog's yardsticks in the scaling part: the floor of
+ * a record run as a writer, not a logger (contenders/floor.c), and shmlog
+ * with each writer process on a buffer of its own (contenders/shmlog.c). */
+extern const struct lb_contender lb_floor, lb_shmlog_own;
 
 /* ---- contender helpers (contenders/common.c) ---- */
 /* Make c->dir: a fresh directory under the scratch dir. */

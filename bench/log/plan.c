@@ -26,6 +26,7 @@ const int lb_scale_writers[LB_N_SCALE] = {1, 2, 4, 8};
 
 struct lb_entry lb_entries[LB_MAX_CONTENDERS];
 struct lb_entry lb_floor_entry = {.ct = &lb_floor};
+struct lb_entry lb_own_entry = {.ct = &lb_shmlog_own};
 struct lb_core lb_core_main, lb_core_call, lb_core_sweep, lb_core_scale;
 
 bool lb_usable(const struct lb_entry *e)
@@ -327,7 +328,8 @@ static int scale_reps(const struct lb_entry *e, const struct lb_opts *o,
 		      int m, int n)
 {
 	if (!o->main.quick && m == 1 && n <= 2 &&
-	    (e->ct == &lb_shmlog_default || e->ct == &lb_floor))
+	    (e->ct == &lb_shmlog_default || e->ct == &lb_floor ||
+	     e->ct == &lb_shmlog_own))
 		return o->scale.reps > LB_TARGET_REPS ? o->scale.reps
 						      : LB_TARGET_REPS;
 	return (e->ct->flags & LB_SHMLOG) || e->ct == &lb_seed ? o->scale.reps
@@ -385,9 +387,10 @@ static void joined_run(struct lb_entry *e, struct cell *cl,
 static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 {
 	static struct cell cells[LB_MAX_CONTENDERS][2][LB_N_SCALE];
-	static struct cell floor[LB_N_SCALE], joined;
+	static struct cell floor[LB_N_SCALE], own[LB_N_SCALE], joined;
 	memset(cells, 0, sizeof(cells));
 	memset(floor, 0, sizeof(floor));
+	memset(own, 0, sizeof(own));
 	memset(&joined, 0, sizeof(joined));
 	struct lb_entry *sl = NULL;
 	for (int i = 0; i < lb_n_contenders; i++)
@@ -414,11 +417,15 @@ static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 					scale_run(e, &cells[i][m][s], &o->scale,
 						  w, m ? n : 1, m ? 1 : n);
 				}
-				/* the floor right after the contenders' runs:
-				 * the same conditions, as near as can be */
+				/* the yardsticks right after the contenders'
+				 * runs: the same conditions, as near as can be */
 				if (m && live(&lb_floor_entry) &&
 				    rep < scale_reps(&lb_floor_entry, o, m, n))
 					cell_run(&lb_floor_entry, &floor[s],
+						 &o->scale, w, n, 1, true);
+				if (m && live(&lb_own_entry) &&
+				    rep < scale_reps(&lb_own_entry, o, m, n))
+					cell_run(&lb_own_entry, &own[s],
 						 &o->scale, w, n, 1, true);
 				if (m && n == 2 && sl && live(sl) &&
 				    rep < scale_reps(sl, o, m, n))
@@ -433,6 +440,9 @@ static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 	for (int s = 0; live(&lb_floor_entry) && s < LB_N_SCALE; s++)
 		cell_result(&floor[s], &lb_floor_entry.sc_rps[1][s],
 			    &lb_floor_entry.sc_cpu_rps[1][s]);
+	for (int s = 0; live(&lb_own_entry) && s < LB_N_SCALE; s++)
+		cell_result(&own[s], &lb_own_entry.sc_rps[1][s],
+			    &lb_own_entry.sc_cpu_rps[1][s]);
 	if (sl && live(sl))
 		cell_result(&joined, &sl->sc_join_rps, &sl->sc_join_cpu_rps);
 }
@@ -452,11 +462,12 @@ void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)
 	if (!o->no_sweep)
 		measure_sweep(o);
 	if (!o->no_scaling) {
-		/* shmlog's yardstick, if shmlog is measured */
+		/* shmlog's yardsticks, if shmlog is measured */
 		const struct lb_entry *sl = lb_entry_of(&lb_shmlog_default);
-		if (sl && live(sl)) {
-			lb_floor_entry.selected = true;
-			setup_one(&lb_floor_entry);
+		for (int k = 0; sl && live(sl) && k < 2; k++) {
+			struct lb_entry *y = k ? &lb_own_entry : &lb_floor_entry;
+			y->selected = true;
+			setup_one(y);
 		}
 		measure_scaling(o, w);
 	}
@@ -465,5 +476,7 @@ void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)
 			lb_entries[i].ct->teardown(&lb_entries[i].c);
 	if (lb_floor_entry.set_up)
 		lb_floor_entry.ct->teardown(&lb_floor_entry.c);
+	if (lb_own_entry.set_up)
+		lb_own_entry.ct->teardown(&lb_own_entry.c);
 }
 

@@ -104,6 +104,10 @@ extern struct lb_entry lb_entries[LB_MAX_CONTENDERS];
  * shmlog's default in the scaling part: its sc_ figures, processes only
  * (sc_[1][]), < 0 where not run; not usable if shmlog's were not. */
 extern struct lb_entry lb_floor_entry;
+/* shmlog with a buffer per writer process (contenders/shmlog.c), run the
+ * same way beside shmlog's default: what two writers keep without
+ * sharing a buffer, in the same instructions as shmlog's. */
+extern struct lb_entry lb_own_entry;
 
 /* Set up every selected contender, run the plan, tear them down. */
 void lb_measure_all(const struct lb_opts *o, const struct lb_work *w);

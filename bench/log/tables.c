@@ -253,17 +253,21 @@ void lb_print_scaling(FILE *f)
 				E(e->sc_join_rps, ""),
 				E(e->sc_join_cpu_rps, ""));
 	}
-	const struct lb_entry *fl = &lb_floor_entry;
-	if (fl->set_up && fl->sc_cpu_rps[1][0] > 0) {
-		fprintf(f, "# %s: not a logger, a clock read and a copy of "
-			   "each record into the writer's own\n# memory; what N "
-			   "of them keep of one's records per CPU-s is what "
-			   "the machine allows\n",
-			fl->ct->name);
-		scaling_row(f, fl->ct->name,
-			    (const double(*)[LB_N_SCALE])fl->sc_rps);
+	static const char *const about[2] = {
+	    "not a logger, a clock read and a copy of each record into the "
+	    "writer's own\n# memory; what N of them keep of one's records per "
+	    "CPU-s is what the machine allows",
+	    "shmlog's calls, each writer process on a buffer of its own; "
+	    "shmlog's figure\n# over it is what sharing one buffer costs"};
+	for (int k = 0; k < 2; k++) {
+		const struct lb_entry *y = k ? &lb_own_entry : &lb_floor_entry;
+		if (!y->set_up || y->sc_cpu_rps[1][0] <= 0)
+			continue;
+		fprintf(f, "# %s: %s\n", y->ct->name, about[k]);
+		scaling_row(f, y->ct->name,
+			    (const double(*)[LB_N_SCALE])y->sc_rps);
 		scaling_row(f, "  per CPU-s",
-			    (const double(*)[LB_N_SCALE])fl->sc_cpu_rps);
+			    (const double(*)[LB_N_SCALE])y->sc_cpu_rps);
 	}
 	shmlog_quiet(f, "beside shmlog's runs",
 		     offsetof(struct lb_entry, q_scale));

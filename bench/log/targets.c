@@ -21,6 +21,9 @@ enum measure {
 	TWO_PROCESSES_CPU_FLOOR, /* that over the same ratio of the floor
 				  * (contenders/floor.c): of what the
 				  * machine allows two processes */
+	TWO_PROCESSES_CPU_OWN, /* that over the same ratio of shmlog's
+				* writers with a buffer each: what sharing
+				* one costs */
 	TWO_JOINED_CPU, /* 2 processes joining a filled buffer, per CPU-s,
 			 * over 1 process (information) */
 	PRINTF_VS, /* printf-style formatted by the reader over by the
@@ -55,6 +58,8 @@ static const struct {
     {"shmlog 2 processes / 1 process", TWO_PROCESSES, NULL, 1.7, true},
     {"  same, records per CPU-second", TWO_PROCESSES_CPU, NULL, 0.95, true},
     {"  same, over a private copy loop's", TWO_PROCESSES_CPU_FLOOR, NULL,
+     0.95, true},
+    {"  same, over writers with a buffer each", TWO_PROCESSES_CPU_OWN, NULL,
      0.95, true},
     {"  same, joining a filled buffer", TWO_JOINED_CPU, NULL, 0,
      true, true},
@@ -118,6 +123,8 @@ static double measure(enum measure m, const struct lb_entry *s,
 		return cpu_keep(s);
 	case TWO_PROCESSES_CPU_FLOOR:
 		return cpu_keep(s) / cpu_keep(&lb_floor_entry);
+	case TWO_PROCESSES_CPU_OWN:
+		return cpu_keep(s) / cpu_keep(&lb_own_entry);
 	case TWO_JOINED_CPU:
 		return s->sc_join_cpu_rps > 0 && s->sc_cpu_rps[1][0] > 0
 			       ? s->sc_join_cpu_rps / s->sc_cpu_rps[1][0]

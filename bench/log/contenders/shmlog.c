@@ -114,6 +114,62 @@ static long sl_printf_caller(void *w, const struct lb_msg *m)
 	    .close = sl_close,                                                 \
 	}
 
+/* Each writer process on a buffer of its own, made when it opens: the
+ * same calls as lb_shmlog_default's, nothing shared between processes.
+ * Not in the contenders' list: plan.c runs it beside shmlog's process
+ * runs in the scaling part, as the yardstick of what sharing a buffer
+ * costs (the machine takes the rest). One handle per process. */
+static char own_name[96];
+
+static int setup_own(struct lb_ctx *c)
+{
+	snprintf(c->arg, sizeof(c->arg), "bench-%d-own", (int)getpid());
+	snprintf(c->note, sizeof(c->note),
+		 "a default buffer per writer process");
+	return 0;
+}
+
+static void teardown_own(struct lb_ctx *c)
+{
+	(void)c;
+}
+
+static void *sl_open_own(const char *arg, char *err, size_t errlen)
+{
+	snprintf(own_name, sizeof(own_name), "%s-%d", arg, (int)getpid());
+	shmlog_remove(own_name); /* a leftover of a killed run */
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	int e = shmlog_create(own_name, &o);
+	if (e < 0) {
+		snprintf(err, errlen, "shmlog_create(%s): %s", own_name,
+			 shmlog_strerror(e));
+		return NULL;
+	}
+	void *h = sl_open(own_name, err, errlen);
+	if (!h)
+		shmlog_remove(own_name);
+	return h;
+}
+
+static void sl_close_own(void *w)
+{
+	shmlog_close(w);
+	shmlog_remove(own_name);
+}
+
+const struct lb_contender lb_shmlog_own = {
+    .name = "shmlog-own",
+    .what = "shmlog_write_n(), default clock, each writer process on a "
+	    "buffer of its own",
+    .flags = LB_SHMLOG | LB_NO_SWEEP,
+    .setup = setup_own,
+    .teardown = teardown_own,
+    .open = sl_open_own,
+    .write = sl_write,
+    .close = sl_close_own,
+};
+
 SHMLOG_CONTENDER(lb_shmlog_default, "shmlog",
 		 "shmlog_write_n(), default clock (TSC if invariant)",
 		 setup_default, sl_write, 0);
