@@ -24,6 +24,16 @@ static void cdf_init(void)
 
 static double json_timer_ns;
 
+/* @n runs' records per CPU-second, in run order, under "..._each". */
+static void json_each(struct jsonw *j, const double *v, int n)
+{
+	jsonw_key(j, "records_per_cpu_s_each");
+	jsonw_begin_arr(j);
+	for (int i = 0; i < n; i++)
+		jsonw_num(j, NULL, v[i]);
+	jsonw_end_arr(j);
+}
+
 static void json_entry(struct jsonw *j, const struct lb_entry *e)
 {
 	bool ok = lb_usable(e);
@@ -109,6 +119,7 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 			jsonw_num(j, "records_per_s", e->sc_rps[m][i]);
 			jsonw_num(j, "records_per_cpu_s",
 				       e->sc_cpu_rps[m][i]);
+			json_each(j, e->sc_cpu_each[m][i], e->sc_n[m][i]);
 			jsonw_end_obj(j);
 		}
 	jsonw_end_arr(j);
@@ -119,6 +130,7 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 		jsonw_int(j, "writers", 2);
 		jsonw_num(j, "records_per_s", e->sc_join_rps);
 		jsonw_num(j, "records_per_cpu_s", e->sc_join_cpu_rps);
+		json_each(j, e->sc_join_cpu_each, e->sc_join_n);
 		jsonw_end_obj(j);
 	}
 	jsonw_end_obj(j);
@@ -147,6 +159,7 @@ static void json_yardstick(struct jsonw *j, const char *key,
 		jsonw_int(j, "writers", lb_scale_writers[i]);
 		jsonw_num(j, "records_per_s", e->sc_rps[1][i]);
 		jsonw_num(j, "records_per_cpu_s", e->sc_cpu_rps[1][i]);
+		json_each(j, e->sc_cpu_each[1][i], e->sc_n[1][i]);
 		jsonw_end_obj(j);
 	}
 	jsonw_end_arr(j);

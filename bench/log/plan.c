@@ -280,8 +280,20 @@ static void cell_result(struct cell *cl, double *rps, double *aux)
 	*rps = *aux = -1;
 	if (cl->bad || !cl->n)
 		return;
-	*rps = bench_median(cl->rps, cl->n);
-	*aux = bench_median(cl->aux, cl->n);
+	/* bench_median() sorts: the runs' order is kept in the copy */
+	double r[LB_MAX_REPS], a[LB_MAX_REPS];
+	memcpy(r, cl->rps, sizeof(r));
+	memcpy(a, cl->aux, sizeof(a));
+	*rps = bench_median(r, cl->n);
+	*aux = bench_median(a, cl->n);
+}
+
+/* A scaling cell's runs, records per CPU-second in run order, into
+ * @each; their count into *@n (0 if the cell failed). */
+static void cell_each(const struct cell *cl, double *each, int *n)
+{
+	*n = cl->bad ? 0 : cl->n;
+	memcpy(each, cl->aux, sizeof(cl->aux));
 }
 
 static bool fits(const struct lb_entry *e, size_t size)
@@ -384,6 +396,12 @@ static void joined_run(struct lb_entry *e, struct cell *cl,
 	cell_run(e, cl, cfg, w, 2, 1, true);
 }
 
+static void scale_result(struct lb_entry *e, struct cell *cl, int m, int s)
+{
+	cell_result(cl, &e->sc_rps[m][s], &e->sc_cpu_rps[m][s]);
+	cell_each(cl, e->sc_cpu_each[m][s], &e->sc_n[m][s]);
+}
+
 static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 {
 	static struct cell cells[LB_MAX_CONTENDERS][2][LB_N_SCALE];
@@ -434,17 +452,16 @@ static void measure_scaling(const struct lb_opts *o, const struct lb_work *w)
 	for (int i = 0; i < lb_n_contenders; i++)
 		for (int m = 0; live(&lb_entries[i]) && m < 2; m++)
 			for (int s = 0; s < LB_N_SCALE; s++)
-				cell_result(&cells[i][m][s],
-					    &lb_entries[i].sc_rps[m][s],
-					    &lb_entries[i].sc_cpu_rps[m][s]);
+				scale_result(&lb_entries[i], &cells[i][m][s],
+					     m, s);
 	for (int s = 0; live(&lb_floor_entry) && s < LB_N_SCALE; s++)
-		cell_result(&floor[s], &lb_floor_entry.sc_rps[1][s],
-			    &lb_floor_entry.sc_cpu_rps[1][s]);
+		scale_result(&lb_floor_entry, &floor[s], 1, s);
 	for (int s = 0; live(&lb_own_entry) && s < LB_N_SCALE; s++)
-		cell_result(&own[s], &lb_own_entry.sc_rps[1][s],
-			    &lb_own_entry.sc_cpu_rps[1][s]);
-	if (sl && live(sl))
+		scale_result(&lb_own_entry, &own[s], 1, s);
+	if (sl && live(sl)) {
 		cell_result(&joined, &sl->sc_join_rps, &sl->sc_join_cpu_rps);
+		cell_each(&joined, sl->sc_join_cpu_each, &sl->sc_join_n);
+	}
 }
 
 void lb_measure_all(const struct lb_opts *o, const struct lb_work *w)

@@ -94,6 +94,12 @@ struct lb_entry {
 	 * one writer filled and left (the runs above each start on a fresh
 	 * buffer); < 0 where not run */
 	double sc_join_rps, sc_join_cpu_rps;
+	/* the runs behind the scaling medians, records per CPU-second in
+	 * run order: [m][writers] as sc_cpu_rps, then the joined runs */
+	double sc_cpu_each[2][LB_N_SCALE][LB_MAX_REPS];
+	int sc_n[2][LB_N_SCALE];
+	double sc_join_cpu_each[LB_MAX_REPS];
+	int sc_join_n;
 	/* what ran beside its timed runs (quiet.c), per part of the plan */
 	struct lb_quiet q_main, q_call, q_sweep, q_scale;
 };
