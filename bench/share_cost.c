@@ -7,17 +7,24 @@
  * share its caches, and then any two busy processes slow each other,
  * logging or not.
  *
- * Rounds of three runs, in an order that turns each round:
+ * Rounds of four runs, in an order that turns each round:
  *   alone   one writer process (on CPU 0), its own buffer;
- *   shared  two writer processes (CPUs 0 and 1), one buffer;
- *   own     two writer processes (CPUs 0 and 1), a buffer each.
+ *   shared  two writer processes (CPUs 0 and 1), one fresh buffer;
+ *   own     two writer processes (CPUs 0 and 1), a buffer each;
+ *   churned two writer processes (CPUs 0 and 1), one buffer that writers
+ *           came and went on first: eight at once, then one alone, each
+ *           writing it over several times, as on a service's buffer
+ *           whose workers come and go. The lone writer takes the eight
+ *           lanes' chunks oldest first and recycles them in that order,
+ *           which jumps about the table; the two take its chunks oldest
+ *           first, and theirs interleave.
  * Each writer writes the RFC's sixteen messages with shmlog_write_n(),
  * timing batches of 160 calls with CLOCK_MONOTONIC, and reports the
  * median batch's time per call. A round's ratios (shared over own, own
  * over alone) pair runs a second apart, so a host that slows down for a
  * while moves both sides of most pairs; the quartiles over the rounds
- * are printed. Halfway through the first shared run the buffer's chunk
- * table is read: how many of its chunks each writer holds, and in how
+ * are printed. Halfway through the first shared and churned runs the
+ * buffer's chunk table is read: how many of its chunks each writer holds, and in how
  * many runs of neighbouring chunks (1 per writer: each holds one stretch
  * of the buffer; as many as its chunks: interleaved chunk by chunk).
  *
@@ -47,8 +54,11 @@
 #define ROUNDS_MAX 1000
 #define WAIT_S 30.0 /* a writer waits at most this for the start */
 
-enum mode { ALONE, SHARED, OWN, N_MODES };
-static const char *const mode_name[N_MODES] = {"alone", "shared", "own"};
+enum mode { ALONE, SHARED, OWN, CHURNED, N_MODES };
+static const char *const mode_name[N_MODES] = {"alone", "shared", "own",
+					       "churned"};
+#define CHURN_WRITERS 8
+#define CHURN_CALLS 200000L /* per writer of the churn: 20 MB, each */
 
 /* What the parent and its writers share: a start line and results. */
 struct board {
@@ -140,6 +150,39 @@ writer(const char *name, int cpu, int slot, struct board *b)
 	_exit(0);
 }
 
+/* Writers coming and going on @name before a churned run: eight at
+ * once, then one alone. 0, or -1. */
+static int churn(const char *name)
+{
+	for (int round = 0; round < 2; round++) {
+		int n = round ? 1 : CHURN_WRITERS, bad = 0;
+		pid_t pid[CHURN_WRITERS];
+		for (int p = 0; p < n; p++) {
+			pid[p] = fork();
+			if (pid[p] == 0) {
+				shmlog_t *h;
+				if (shmlog_open(name, 0, &h) < 0)
+					_exit(1);
+				for (long i = 0; i < CHURN_CALLS; i++)
+					write_one(h, i);
+				shmlog_close(h);
+				_exit(0);
+			}
+			if (pid[p] < 0)
+				return -1;
+		}
+		for (int p = 0; p < n; p++) {
+			int st;
+			while (waitpid(pid[p], &st, 0) < 0 && errno == EINTR)
+				;
+			bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+		}
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
 /* One run of @m; the writers' median ns per call in @ns. 0, or -1. */
 static int run(enum mode m, const char names[2][64], uint64_t size,
 	       struct board *b, double ns[2], int verbose)
@@ -153,6 +196,8 @@ static int run(enum mode m, const char names[2][64], uint64_t size,
 		if (shmlog_create(names[i], &o) < 0)
 			return -1;
 	}
+	if (m == CHURNED && churn(names[0]) < 0)
+		return -1;
 	memset(b, 0, sizeof(*b));
 	pid_t pid[2];
 	for (int p = 0; p < n; p++) {
@@ -173,8 +218,9 @@ static int run(enum mode m, const char names[2][64], uint64_t size,
 			;
 		bad |= !WIFEXITED(st) || WEXITSTATUS(st) || b->failed[p];
 	}
-	if (m == SHARED && verbose)
-		printf("  layout of the shared buffer, halfway:%s\n", b->layout);
+	if ((m == SHARED || m == CHURNED) && verbose)
+		printf("  layout of the %s buffer, halfway:%s\n", mode_name[m],
+		       b->layout);
 	for (int i = 0; i < 2; i++)
 		shmlog_remove(names[i]);
 	ns[0] = b->ns_per_call[0];
@@ -213,12 +259,13 @@ int main(int argc, char **argv)
 	double *per = calloc((size_t)rounds * N_MODES, sizeof(double));
 	double *ratio_so = calloc((size_t)rounds * 2, sizeof(double));
 	double *ratio_oa = calloc((size_t)rounds * 2, sizeof(double));
-	if (b == MAP_FAILED || !per || !ratio_so || !ratio_oa) {
+	double *ratio_co = calloc((size_t)rounds * 2, sizeof(double));
+	if (b == MAP_FAILED || !per || !ratio_so || !ratio_oa || !ratio_co) {
 		fprintf(stderr, "%s: out of memory\n", argv[0]);
 		return 1;
 	}
 	printf("# shmlog-share-cost: two writer processes on one buffer, and "
-	       "each on a buffer of its own\n# %ld rounds of 3 runs, buffers "
+	       "each on a buffer of its own\n# %ld rounds of 4 runs, buffers "
 	       "of %llu KiB, %ld calls timed per writer and run in batches "
 	       "of %d (ns per call: the median batch)\n",
 	       rounds, size >> 10, BATCHES * BATCH, BATCH);
@@ -235,14 +282,15 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("round %3ld: alone %5.1f ns, shared %5.1f %5.1f, own "
-		       "%5.1f %5.1f\n",
+		       "%5.1f %5.1f, churned %5.1f %5.1f\n",
 		       r + 1, ns[ALONE][0], ns[SHARED][0], ns[SHARED][1],
-		       ns[OWN][0], ns[OWN][1]);
+		       ns[OWN][0], ns[OWN][1], ns[CHURNED][0], ns[CHURNED][1]);
 		for (int m = 0; m < N_MODES; m++)
 			per[m * rounds + n] = (ns[m][0] + ns[m][1]) / 2;
 		for (int p = 0; p < 2; p++) {
 			ratio_so[2 * n + p] = ns[SHARED][p] / ns[OWN][p];
 			ratio_oa[2 * n + p] = ns[OWN][p] / ns[ALONE][0];
+			ratio_co[2 * n + p] = ns[CHURNED][p] / ns[OWN][p];
 		}
 		n++;
 	}
@@ -255,7 +303,9 @@ int main(int argc, char **argv)
 	}
 	print_quartiles("time per call, own / alone", ratio_oa, 2 * n);
 	print_quartiles("time per call, shared / own", ratio_so, 2 * n);
+	print_quartiles("time per call, churned / own", ratio_co, 2 * n);
 	printf("(own / alone: what the machine takes from two busy CPUs; "
-	       "shared / own: what\n sharing one buffer adds)\n");
+	       "shared / own: what\n sharing a fresh buffer adds; churned / "
+	       "own: what sharing one that writers\n came and went on adds)\n");
 	return 0;
 }
