@@ -669,7 +669,8 @@ static void survey_install(const struct shmlog__seg *s,
  * into one by one: they are reserved (CHUNK_RESV), no record in them,
  * readers skip them. Without it the taker and a victim that recycles its
  * own oldest chunk take that writer's chunks in turn, and theirs end up
- * interleaved one by one (place(): about a tenth of each one's rate);
+ * interleaved one by one (fresh_stretch(): about a tenth of each one's
+ * rate);
  * with it the taker's come in rows. No more than the chunks we have
  * written since the lane was claimed (a writer that logs once and goes
  * takes one), nor RESV_MAX. The victim loses its oldest chunks first, as
