@@ -682,12 +682,14 @@ static __attribute__((noinline)) int write_n_leaf(shmlog_t *h, int prio,
 							 memory_order_relaxed)))
 		goto general;
 	uint64_t meta = rec_meta(0, (uint32_t)len, prio, 0, tag_len);
-	w->key |= KEY_BUSY;
+	/* w->key is h->id (shmlog_write_n() checked): stored, not changed
+	 * in place, as in print_typed_body() */
+	w->key = h->busy_key;
 	atomic_signal_fence(memory_order_seq_cst);
 	bool ok = shmlog__append_fit_as(w, time, meta, tag, tag_len, tword,
 					msg, (uint32_t)len, true);
 	atomic_signal_fence(memory_order_seq_cst);
-	w->key &= ~KEY_BUSY;
+	w->key = w->handle_id;
 	if (SHMLOG_UNLIKELY(!ok))
 		return leaf_switch(w, time, meta, tag, tword, msg);
 	/* wake_readers(); no fence needed here (leaf_len_end), the wake-up a
