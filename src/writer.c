@@ -602,13 +602,15 @@ static inline __attribute__((always_inline)) int write_rec(shmlog_t *h, int prio
 				  time < atomic_load_explicit(
 						 &h->anchor_due,
 						 memory_order_relaxed))) {
-			w->key |= KEY_BUSY;
+			/* w->key is h->id: stored, not changed in place
+			 * (print_typed_body()) */
+			w->key = h->busy_key;
 			atomic_signal_fence(memory_order_seq_cst);
 			bool ok = shmlog__append_fit(w, time, meta, tag,
 						     tag_len, tword, msg,
 						     msg_len);
 			atomic_signal_fence(memory_order_seq_cst);
-			w->key &= ~KEY_BUSY;
+			w->key = w->handle_id;
 			if (SHMLOG_LIKELY(ok)) {
 				wake_readers(h);
 				return 0;
