@@ -65,6 +65,18 @@ double lb_hist_q(const struct bench_hist *h, double q, double timer_ns)
 	return v > 0 ? v : 0;
 }
 
+double lb_call_tail_runs(const struct lb_entry *e, double timer_ns)
+{
+	double r[LB_MAX_REPS];
+	int n = 0;
+	for (int i = 0; i < e->call_n; i++) {
+		double p50 = e->call_p50_each[i] - timer_ns;
+		if (p50 > 0)
+			r[n++] = (e->call_p999_each[i] - timer_ns) / p50;
+	}
+	return n ? bench_median(r, n) : NAN;
+}
+
 /* ---- measuring ----
  *
  * Every selected contender is set up first (daemons and collectors then sit
@@ -222,8 +234,17 @@ static void measure_per_call(const struct lb_opts *o, const struct lb_work *w)
 			if (rep == 0)
 				progress(e->ct->name, "every call timed");
 			run_alone(e, w, &one, 1, 1, &r, &e->q_call, &lb_core_call);
-			if (r.ok)
-				bench_hist_merge(&e->hist1, &r.hist);
+			if (!r.ok)
+				continue;
+			bench_hist_merge(&e->hist1, &r.hist);
+			if (e->call_n < LB_MAX_REPS) {
+				e->call_p50_each[e->call_n] =
+					(double)bench_hist_quantile(&r.hist,
+								    0.5);
+				e->call_p999_each[e->call_n++] =
+					(double)bench_hist_quantile(&r.hist,
+								    0.999);
+			}
 		}
 	}
 }

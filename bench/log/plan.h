@@ -81,6 +81,10 @@ struct lb_entry {
 	 * the tail: a batch mean turns one interrupted call in a batch into a
 	 * slow batch, which moves rare stalls up the percentiles 16-fold */
 	struct bench_hist hist1;
+	/* each run's own p50 and p99.9 of hist1's calls, in ns as timed
+	 * (the timer's cost in them), in run order */
+	double call_p50_each[LB_MAX_REPS], call_p999_each[LB_MAX_REPS];
+	int call_n;
 	uint64_t recs, bytes, errs;
 	double cpu_s, coll_cpu_s, delivered;
 	long minflt, majflt, nvcsw, nivcsw;
@@ -128,6 +132,10 @@ double lb_cpu_ns_per_rec(const struct lb_entry *e);
 /* Quantile @q of the every-call histogram less the timer's cost. */
 double lb_call_q(const struct lb_entry *e, double q, double timer_ns);
 double lb_hist_q(const struct bench_hist *h, double q, double timer_ns);
+/* The median over the runs of each run's per-call p99.9 / p50 (the
+ * timer's cost less): one run the host slowed moves the merged
+ * histogram's p99.9, not this. NaN if no run was timed. */
+double lb_call_tail_runs(const struct lb_entry *e, double timer_ns);
 /* The timer alone, sampled as the per-call runs sample a call (plan.c):
  * what the machine adds to any sample's tail. */
 extern struct bench_hist lb_timer_hist;
@@ -175,7 +183,7 @@ struct lb_target {
 	bool higher_better, known;
 	bool info; /* shown beside the targets, not one (no want) */
 };
-#define LB_MAX_TARGETS 20
+#define LB_MAX_TARGETS 24
 /* Evaluate every target on the entries; returns how many. */
 int lb_targets_collect(struct lb_target *t, double timer_ns,
 		       const struct lb_breakdown *bd);

@@ -12,7 +12,8 @@
 enum measure {
 	RATE_VS,      /* shmlog records/s over the peer's */
 	CPU_VS,	      /* the peer's CPU per record over shmlog's */
-	TAIL_CALL,    /* p99.9 / p50, every call timed */
+	TAIL_CALL,    /* p99.9 / p50, every call timed: the median run's */
+	TAIL_CALL_MERGED, /* the same over all runs' calls (information) */
 	TAIL_BATCH,   /* p99.9 / p50 of batch means */
 	MINFLT,	      /* minor faults per million records */
 	SYSCALLS,     /* syscalls per record */
@@ -52,6 +53,8 @@ static const struct {
     {"  same, CPU per record: vs kmsg", CPU_VS, &lb_kmsg, 40, true},
     {"  same, CPU per record: vs spdlog", CPU_VS, &lb_spdlog, 10, true},
     {"shmlog p99.9 / median, per call", TAIL_CALL, NULL, 5, false},
+    {"  same, all runs' calls together", TAIL_CALL_MERGED, NULL, 0, false,
+     true},
     {"shmlog p99.9 / median, batch means", TAIL_BATCH, NULL, 5, false},
     {"shmlog minor faults per Mrec", MINFLT, NULL, 0, false},
     {"shmlog syscalls per record", SYSCALLS, NULL, 0, false},
@@ -104,6 +107,8 @@ static double measure(enum measure m, const struct lb_entry *s,
 		return lb_usable(p) ? lb_cpu_ns_per_rec(p) / lb_cpu_ns_per_rec(s)
 				    : NAN;
 	case TAIL_CALL:
+		return s->hist1.count ? lb_call_tail_runs(s, timer_ns) : NAN;
+	case TAIL_CALL_MERGED:
 		return s->hist1.count && lb_call_q(s, 0.5, timer_ns) > 0
 			   ? lb_call_q(s, 0.999, timer_ns) /
 				 lb_call_q(s, 0.5, timer_ns)
