@@ -540,6 +540,13 @@ static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
 bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
 			 uint64_t tword, const char *msg);
+/* The same, for a caller whose own try at the OPEN chunk
+ * (shmlog__append_fit_as(): append.h) just failed: the chunk is switched
+ * to first, no second try where the first was. */
+bool shmlog__ring_append_next(const struct shmlog__seg *s,
+			      struct shmlog__wlane *w, uint64_t time,
+			      uint64_t meta, const char *tag, uint64_t tword,
+			      const char *msg);
 /* Bytes of the data area holding records: every LIVE chunk whole, each
  * OPEN chunk up to its lane's head. With @per_lane (lane_count entries,
  * zeroed by the caller): each lane's bytes and, in per_lane[lane_count +

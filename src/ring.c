@@ -1293,10 +1293,19 @@ bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
 			 uint64_t tword, const char *msg)
 {
-	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
-	if (SHMLOG_LIKELY(shmlog__append_fit(w, time, meta, tag, tag_len,
-					     tword, msg, msg_len)))
+	if (SHMLOG_LIKELY(shmlog__append_fit(w, time, meta, tag,
+					     META_TAG_LEN(meta), tword, msg,
+					     META_MSG_LEN(meta))))
 		return true;
+	return shmlog__ring_append_next(s, w, time, meta, tag, tword, msg);
+}
+
+bool shmlog__ring_append_next(const struct shmlog__seg *s,
+			      struct shmlog__wlane *w, uint64_t time,
+			      uint64_t meta, const char *tag, uint64_t tword,
+			      const char *msg)
+{
+	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
 	/* the OPEN chunk's word changed: the file was scribbled on, and

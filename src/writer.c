@@ -635,7 +635,7 @@ static __attribute__((noinline)) int write_n_general(shmlog_t *h, int prio,
 
 /* The leaf's record did not fit the OPEN chunk: take another (ring.c)
  * and append there, with what the leaf found (a jump from it: six
- * arguments, no clock read again). */
+ * arguments, no clock read again, no second try at the full chunk). */
 static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 						 uint64_t time, uint64_t meta,
 						 const char *tag,
@@ -646,7 +646,8 @@ static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 	w->busy = 1;
 	w->key = 0;
 	atomic_signal_fence(memory_order_seq_cst);
-	bool ok = shmlog__ring_append(&h->seg, w, time, meta, tag, tword, msg);
+	bool ok = shmlog__ring_append_next(&h->seg, w, time, meta, tag, tword,
+					   msg);
 	atomic_signal_fence(memory_order_seq_cst);
 	w->busy = 0;
 	key_set(w, h);
