@@ -351,7 +351,7 @@ static void measure_sweep(const struct lb_opts *o)
 /* Runs per cell of the two-process targets (targets.c), shmlog's and
  * the floor's: a ratio of medians of three runs moved by 10-20 % from one
  * bench run to the next on a busy two-vCPU guest. */
-#define LB_TARGET_REPS 9
+#define LB_TARGET_REPS 15
 
 /* Three runs per cell for shmlog and the RFC's design, whose ratios are
  * targets, LB_TARGET_REPS for the cells of the two-process targets
