@@ -456,6 +456,9 @@ struct shmlog__wlane {
 	 * mapping it failed once, not tried again) */
 	struct shmlog__survey *survey;
 	bool survey_failed;
+	/* a typed call is being made again after its switch (writer.c,
+	 * print_typed_switch()): a second miss is the general path's */
+	bool typed_again;
 	/* incarnations reserved for this lane's next chunks, [inc_next,
 	 * inc_end): one fetch-add on the epoch per INC_BLOCK chunks */
 	uint64_t inc_next, inc_end;
@@ -540,7 +543,12 @@ static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
 bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			 uint64_t time, uint64_t meta, const char *tag,
 			 uint64_t tword, const char *msg);
-/* The same, for a caller whose own try at the OPEN chunk
+/* Room for a record of @len bytes (header included, aligned) in the
+ * lane @w owns: the OPEN chunk if it holds it and its word still names it
+ * ours, else a new chunk taken. false: none could be had. */
+bool shmlog__ring_make_room(const struct shmlog__seg *s,
+			    struct shmlog__wlane *w, uint32_t len);
+/* shmlog__ring_append() for a caller whose own try at the OPEN chunk
  * (shmlog__append_fit_as(): append.h) just failed: the chunk is switched
  * to first, no second try where the first was. */
 bool shmlog__ring_append_next(const struct shmlog__seg *s,

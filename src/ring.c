@@ -1308,6 +1308,15 @@ bool shmlog__ring_append_next(const struct shmlog__seg *s,
 	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
 	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
 		       ~(REC_ALIGN - 1);
+	if (!shmlog__ring_make_room(s, w, len))
+		return false;
+	return shmlog__append_fit(w, time, meta, tag, tag_len, tword, msg,
+				  msg_len);
+}
+
+bool shmlog__ring_make_room(const struct shmlog__seg *s,
+			    struct shmlog__wlane *w, uint32_t len)
+{
 	/* the OPEN chunk's word changed: the file was scribbled on, and
 	 * another writer may take the chunk: leave it to them */
 	if (w->chunk != CHUNK_NONE &&
@@ -1315,10 +1324,7 @@ bool shmlog__ring_append_next(const struct shmlog__seg *s,
 		w->head = w->cend; /* no PAD: not ours to write */
 		chunk_none(w);
 	}
-	if (w->cend - w->head < len && !chunk_switch(s, w))
-		return false;
-	return shmlog__append_fit(w, time, meta, tag, tag_len, tword, msg,
-				  msg_len);
+	return w->cend - w->head >= len || chunk_switch(s, w);
 }
 
 /* ---- claiming and repairing a lane ------------------------------------ */

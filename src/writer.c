@@ -1012,6 +1012,49 @@ print_typed_late(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 	return print_typed_exit(w, site, (int)(uint8_t)(meta >> 32), tag, v);
 }
 
+/* The typed fast path's record did not fit the OPEN chunk: take another
+ * (ring.c), as the leaf of shmlog_write_n() does, then make the call
+ * again from the start, into the new chunk, its values written straight
+ * into the record, where the general path would lay out the block on
+ * the stack and copy it. The switch under the general path's guard
+ * (w->busy, the key 0): a signal handler's write meanwhile takes a
+ * shared lane. Once: the call made again that misses too (only a
+ * scribbled chunk word does) is the general path's. */
+static __attribute__((noinline)) int
+print_typed_switch(struct shmlog__wlane *w, struct shmlog_fmt_site *site,
+		   const union shmlog__arg *v, uint64_t meta, uint64_t tw)
+{
+	if (w->typed_again)
+		return print_typed_late(w, site, v, meta, tw);
+	struct shmlog *h = w->h;
+	uint32_t len = (REC_HDR + META_TAG_LEN(meta) + META_MSG_LEN(meta) +
+			REC_ALIGN - 1) &
+		       ~(REC_ALIGN - 1);
+	w->busy = 1;
+	w->key = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	bool ok = shmlog__ring_make_room(&h->seg, w, len);
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	key_set(w, h);
+	if (SHMLOG_UNLIKELY(!ok))
+		return appended(h, false);
+	char tb[8];
+	const char *tag = (const char *)(uintptr_t)tw;
+	if (META_TAG_LEN(meta) < 8) {
+		memcpy(tb, &tw, 8);
+		tag = tb;
+	}
+	const struct shmlog__fmt_plan *p =
+		(const struct shmlog__fmt_plan *)__atomic_load_n(
+			&site->plan, __ATOMIC_RELAXED);
+	w->typed_again = true;
+	int r = shmlog__print_typed(h, site, (int)(uint8_t)(meta >> 32), tag,
+				    p->fmt, v);
+	w->typed_again = false;
+	return r;
+}
+
 /* A typed call's string @s measured (at most @room bytes) into *@len and
  * added to the block's length *@blen. false: the call cannot take it as
  * it is (a null pointer prints "(null)": measured as longer than @room;
@@ -1179,8 +1222,8 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 		    w, time, meta, (const char *)(uintptr_t)tw, tag_len, tw,
 		    (uint32_t)blen, &at))) {
 		atomic_signal_fence(memory_order_seq_cst);
-		w->key &= ~KEY_BUSY;
-		goto late; /* a new chunk to take */
+		w->key = w->handle_id;
+		goto next; /* a new chunk to take */
 	}
 	/* the plan again from the site (not kept across the reservation);
 	 * the classes in a register: the stores below may alias the plan */
@@ -1230,6 +1273,8 @@ commit:
 	return 0;
 late:
 	return print_typed_late(w, site, v, meta, tw);
+next:
+	return print_typed_switch(w, site, v, meta, tw);
 exit:
 	return print_typed_exit(w, site, prio, tag, v);
 general:

@@ -316,6 +316,74 @@ static void killed_registering(void)
 	shmlog_remove(b);
 }
 
+/* Test point 13: a chunk just taken, nothing written into it yet. The
+ * hook says another party closed every OPEN chunk (its word LIVE), as a
+ * hostile write to the file would, and counts the chunks taken. */
+static shmlog_t *scribbled_h;
+static int taken;
+static void close_open_chunks(int point)
+{
+	if (point != 13)
+		return;
+	taken++;
+	const struct shmlog__seg *s = &((struct shmlog *)scribbled_h)->seg;
+	for (uint32_t i = 0; i < s->fixed.chunk_count; i++) {
+		uint64_t w = atomic_load(seg_chunk(s, i));
+		if (chunk_state(w) == CHUNK_OPEN)
+			atomic_store(seg_chunk(s, i), chunk_id(w) | CHUNK_LIVE);
+	}
+}
+
+/* A typed printf-style call (the macro's values) whose record takes a
+ * new chunk, each chunk scribbled on as it is taken: the call made again
+ * in the new chunk misses too, and goes to the general path, whose
+ * switch finds its chunk scribbled on as well and drops the record,
+ * counted. Two chunks taken, no more: no loop that a file scribbled on
+ * keeps going. Every record before it is read back whole, and a call
+ * after it (the hook gone) is written. */
+static void scribbled_at_switch(void)
+{
+	const char *b = test_buffer("deferred-scribbled");
+	shmlog_remove(b);
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	REQUIRE(shmlog_open(b, 0, &scribbled_h) == 0);
+	shmlog_t *h = scribbled_h;
+	int before = 0;
+	for (; before < 100000 && taken == 0; before++) {
+		if (before == 2) /* the site ready, the lane's first chunk */
+			shmlog__testpoint_hook = close_open_chunks;
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "t", "call %d of %s", before,
+			      "many");
+	}
+	shmlog__testpoint_hook = NULL;
+	CHECK_EQ(taken, 2);
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "t", "call %d of %s", before, "many");
+	struct shmlog_info in;
+	REQUIRE(shmlog_stat(b, &in) == 0);
+	CHECK_EQ(in.dropped, 1);
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int got = 0, n = 0;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD) {
+		char want[64];
+		/* the buffer keeps the newest: from the first one kept on,
+		 * in order, but the dropped one */
+		if (!got)
+			REQUIRE(sscanf(rec.msg, "call %d", &n) == 1);
+		if (n == before - 1)
+			n++; /* the dropped one */
+		snprintf(want, sizeof(want), "call %d of many", n++);
+		CHECK_STR(rec.msg, want);
+		got++;
+	}
+	CHECK_EQ(n, before + 1);
+	CHECK(got > 1);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	buffer = test_buffer("deferred");
@@ -326,5 +394,6 @@ int main(void)
 	hostile();
 	table_full();
 	killed_registering();
+	scribbled_at_switch();
 	return test_done("test_deferred");
 }

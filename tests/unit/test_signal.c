@@ -6,7 +6,8 @@
  * write is refused with -EBUSY and counted, and nothing is damaged.
  * The same for a printf-style call whose values the macro stored (the
  * typed path, which marks the lane busy as shmlog_write_n()'s leaf does)
- * interrupted inside its append by a handler whose write takes the leaf.
+ * interrupted inside its append by a handler whose write takes the leaf,
+ * and one interrupted inside the switch its record needed.
  * And both again with the handler writing through another handle, of
  * another buffer, that shares the thread's lane slot with the first.
  */
@@ -35,6 +36,14 @@ static void raise_at_1(int point)
 static void raise_at_3(int point)
 {
 	if (point == 3) {
+		shmlog__testpoint_hook = NULL; /* once */
+		raise(SIGUSR1);
+	}
+}
+
+static void raise_at_11(int point)
+{
+	if (point == 11) {
 		shmlog__testpoint_hook = NULL; /* once */
 		raise(SIGUSR1);
 	}
@@ -124,6 +133,38 @@ static void run_typed(void)
 	shmlog_remove(b);
 }
 
+/* A typed call whose record takes a new chunk, interrupted inside the
+ * switch (test point 11: the full chunk closed, the next not taken yet):
+ * the handler's shmlog_write() takes a shared lane, the typed call is
+ * made again in the new chunk, and every record comes out whole, in
+ * order. */
+static void run_typed_switch(void)
+{
+	const char *b = test_buffer("signal-typed-switch");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	nested_err = 1;
+	int i = 0;
+	/* a chunk holds a few hundred of these: the first switch comes long
+	 * before the buffer would wrap */
+	for (; i < 5000 && nested_err; i++) {
+		if (i == 2) /* the site ready, the lane's first chunk taken */
+			shmlog__testpoint_hook = raise_at_11;
+		SHMLOG_LOG_TO(h, SHMLOG_INFO, "main", "call %d of %s", i,
+			      "many");
+	}
+	shmlog__testpoint_hook = NULL;
+	CHECK_EQ(nested_err, 0);
+	CHECK(i > 3 && i < 5000);
+	read_back(b, "call %d of many", i, 1);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 /* The handler writes through @hs, another handle whose id shares the
  * thread's slot with @h's (writer.c keeps TLS_SLOTS = 4 slots, by id):
  * it must not trade the slot, and so @h's lane, away from the call it
@@ -203,6 +244,7 @@ int main(void)
 		run(4, -EBUSY, ex); /* none */
 	}
 	run_typed();
+	run_typed_switch();
 	run_colliding(false);
 	run_colliding(true);
 	return test_done("test_signal");
