@@ -77,18 +77,25 @@ static void read_back(const char *b, const char *main_fmt, int mains,
 	shmlog_reader_close(r);
 }
 
-/* @ex: the interrupted write goes through shmlog_write_ex(), whose own
- * inline append (not shmlog_write_n()'s leaf) must mark the lane busy
- * too. */
-static void run(unsigned lanes, int want_err, bool ex)
+/* A buffer of 1 MiB and @lanes lanes, called @name, opened into h. */
+static const char *buffer_for_h(const char *name, unsigned lanes)
 {
-	const char *b = test_buffer("signal");
+	const char *b = test_buffer(name);
 	struct shmlog_create_opts o;
 	shmlog_create_opts_init(&o);
 	o.size = 1024 * 1024;
 	o.lanes = lanes;
 	REQUIRE(shmlog_create(b, &o) == 0);
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	return b;
+}
+
+/* @ex: the interrupted write goes through shmlog_write_ex(), whose own
+ * inline append (not shmlog_write_n()'s leaf) must mark the lane busy
+ * too. */
+static void run(unsigned lanes, int want_err, bool ex)
+{
+	const char *b = buffer_for_h("signal", lanes);
 	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "main", "first"), 0);
 	shmlog__testpoint_hook = raise_at_3;
 	CHECK_EQ(ex ? shmlog_write_ex(h, 0, 0, SHMLOG_INFO, "main",
@@ -110,13 +117,7 @@ static void run(unsigned lanes, int want_err, bool ex)
  * point 1): the handler's shmlog_write() must not enter the lane. */
 static void run_typed(void)
 {
-	const char *b = test_buffer("signal-typed");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1024 * 1024;
-	o.lanes = 16;
-	REQUIRE(shmlog_create(b, &o) == 0);
-	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	const char *b = buffer_for_h("signal-typed", 16);
 	nested_err = 1;
 	for (int i = 0; i < 3; i++) {
 		/* the first call prepares the site; later ones store values */
@@ -140,13 +141,7 @@ static void run_typed(void)
  * order. */
 static void run_typed_switch(void)
 {
-	const char *b = test_buffer("signal-typed-switch");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1024 * 1024;
-	o.lanes = 16;
-	REQUIRE(shmlog_create(b, &o) == 0);
-	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	const char *b = buffer_for_h("signal-typed-switch", 16);
 	nested_err = 1;
 	int i = 0;
 	/* a chunk holds a few hundred of these: the first switch comes long
