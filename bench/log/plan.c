@@ -219,11 +219,18 @@ static void timer_alone(double dur_s)
 	}
 }
 
+/* Runs of the per-call part (--reps if more): its target is the median
+ * run's p99.9, and a run the host slowed moves a run's p99.9 far more
+ * than its median (docs/benchmarks.md, "The tail"). */
+#define LB_CALL_REPS 9
+
 static void measure_per_call(const struct lb_opts *o, const struct lb_work *w)
 {
 	static struct lb_result r;
 	struct lb_config one = o->main;
 	one.batch = 1;
+	if (!o->main.quick && one.reps < LB_CALL_REPS)
+		one.reps = LB_CALL_REPS;
 	bench_hist_init(&lb_timer_hist);
 	for (int rep = 0; rep < one.reps; rep++) {
 		timer_alone(one.dur_s);
