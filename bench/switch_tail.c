@@ -100,9 +100,8 @@ int main(int argc, char **argv)
 	uint32_t rec[16];
 	for (int i = 0; i < 16; i++) {
 		len[i] = strlen(seed_messages[i].msg);
-		rec[i] = (uint32_t)(REC_HDR + strlen(seed_messages[i].tag) +
-				    len[i] + REC_ALIGN - 1) &
-			 ~(uint32_t)(REC_ALIGN - 1);
+		rec[i] = rec_len((uint32_t)strlen(seed_messages[i].tag),
+				 (uint32_t)len[i]);
 	}
 	uint64_t prev = atomic_load(&ctl->head);
 	bool switched = false;

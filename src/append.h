@@ -147,8 +147,7 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		      const char *msg, uint32_t msg_len, bool leaf)
 {
 	struct shmlog__lane *ctl = w->ctl;
-	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
-		       ~(REC_ALIGN - 1);
+	uint32_t len = rec_len(tag_len, msg_len);
 	uint64_t pos = w->head, seq = w->seq;
 	if (!append_reserve(w, pos, len))
 		return false;
@@ -214,8 +213,7 @@ shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		     const char *tag, uint32_t tag_len, uint64_t tword,
 		     uint32_t msg_len, struct shmlog__append_at *at)
 {
-	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
-		       ~(REC_ALIGN - 1);
+	uint32_t len = rec_len(tag_len, msg_len);
 	uint64_t pos = w->head, seq = w->seq;
 	if (!append_reserve(w, pos, len))
 		return false;

@@ -193,6 +193,13 @@ struct shmlog__rec {
 
 #define REC_HDR ((uint32_t)sizeof(struct shmlog__rec))
 #define REC_ALIGN 8u
+
+/* A record's length in its chunk: header, tag and message, aligned. */
+static inline uint32_t rec_len(uint32_t tag_len, uint32_t msg_len)
+{
+	return (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
+	       ~(REC_ALIGN - 1);
+}
 #define REC_MAX_LEN 65528u
 
 _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");

@@ -1306,8 +1306,7 @@ bool shmlog__ring_append_next(const struct shmlog__seg *s,
 			      const char *msg)
 {
 	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
-	uint32_t len = (REC_HDR + tag_len + msg_len + REC_ALIGN - 1) &
-		       ~(REC_ALIGN - 1);
+	uint32_t len = rec_len(tag_len, msg_len);
 	if (!shmlog__ring_make_room(s, w, len))
 		return false;
 	return shmlog__append_fit(w, time, meta, tag, tag_len, tword, msg,

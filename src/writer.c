@@ -394,6 +394,24 @@ static inline void key_set(struct shmlog__wlane *w, const struct shmlog *h)
 	w->key = w->handle_id == h->id && w->ctl ? h->id : 0;
 }
 
+/* The general path's guard around a write in @w that calls out (a chunk
+ * switch, the lane's first claim): busy and the key 0, so that a signal
+ * handler's write meanwhile goes to a shared lane (write_nested()); then
+ * at rest again. */
+static inline void guard_enter(struct shmlog__wlane *w)
+{
+	w->busy = 1;
+	w->key = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void guard_leave(struct shmlog__wlane *w, const struct shmlog *h)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	w->busy = 0;
+	key_set(w, h);
+}
+
 /* A signal handler interrupted a write of this thread: the thread's lane
  * is mid-record, so the nested record goes to a shared lane. */
 static int write_nested(struct shmlog *h, const struct shmlog__recdesc *d)
@@ -523,22 +541,16 @@ write_general(shmlog_t *h, uint64_t time, uint64_t meta, const char *tag,
 			return 0;
 		return write_nested(h, d);
 	}
-	w->busy = 1;
-	w->key = 0;
-	atomic_signal_fence(memory_order_seq_cst);
+	guard_enter(w);
 	if (SHMLOG_UNLIKELY(!own)) {
 		/* counts its drop or wakes readers itself, guarded */
 		int err = write_slow(h, w, d, prio, wflags, as_pid);
-		atomic_signal_fence(memory_order_seq_cst);
-		w->busy = 0;
-		key_set(w, h);
+		guard_leave(w, h);
 		return err;
 	}
 	anchor_check(h, d->time);
 	bool ok = append_own(h, w, d, as_pid);
-	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
-	key_set(w, h);
+	guard_leave(w, h);
 	return appended(h, ok);
 }
 
@@ -643,14 +655,10 @@ static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 						 const char *msg)
 {
 	struct shmlog *h = w->h;
-	w->busy = 1;
-	w->key = 0;
-	atomic_signal_fence(memory_order_seq_cst);
+	guard_enter(w);
 	bool ok = shmlog__ring_append_next(&h->seg, w, time, meta, tag, tword,
 					   msg);
-	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
-	key_set(w, h);
+	guard_leave(w, h);
 	return appended(h, ok);
 }
 
@@ -1027,16 +1035,10 @@ print_typed_switch(struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 	if (w->typed_again)
 		return print_typed_late(w, site, v, meta, tw);
 	struct shmlog *h = w->h;
-	uint32_t len = (REC_HDR + META_TAG_LEN(meta) + META_MSG_LEN(meta) +
-			REC_ALIGN - 1) &
-		       ~(REC_ALIGN - 1);
-	w->busy = 1;
-	w->key = 0;
-	atomic_signal_fence(memory_order_seq_cst);
+	uint32_t len = rec_len(META_TAG_LEN(meta), META_MSG_LEN(meta));
+	guard_enter(w);
 	bool ok = shmlog__ring_make_room(&h->seg, w, len);
-	atomic_signal_fence(memory_order_seq_cst);
-	w->busy = 0;
-	key_set(w, h);
+	guard_leave(w, h);
 	if (SHMLOG_UNLIKELY(!ok))
 		return appended(h, false);
 	char tb[8];
