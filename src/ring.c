@@ -70,9 +70,10 @@
  * chunk with a PAD, makes it LIVE, and takes a chunk (chunk_take), in this
  * order of preference:
  *   1. a chunk never used;
- *   2. the oldest LIVE chunk of the lane furthest above its fair share,
- *      share = chunk_count / N, N the lanes holding chunks whose owner
- *      word is set (a released lane's share is 0); ties go to the taker;
+ *   2. a reserved chunk (RESV, resv_take()), else the oldest LIVE
+ *      chunk, of the lane furthest above its fair share, share =
+ *      chunk_count / N, N the lanes holding chunks whose owner word is
+ *      set (a released lane's share is 0); ties go to the taker;
  *   3. its own oldest LIVE chunk: it is at or under its share and so is
  *      everyone else. A lone writer recycles its own oldest chunk.
  * So a lone writer keeps all chunks but the one it is filling, and with
@@ -86,7 +87,10 @@
  * Taking a chunk is a compare-and-swap of its word from what the taker saw
  * (LIVE, some lane, some inc, or 0) to OPEN(new inc, taker's lane). The
  * whole word is the generation: inc only grows, so the CAS cannot succeed
- * on a chunk that changed hands meanwhile (no ABA). A failed CAS means
+ * on a chunk that changed hands meanwhile (no ABA). The one word that
+ * comes back is a reserved chunk's, given back untouched to the lane it
+ * was reserved from (resv_take()): its bytes never changed, so a CAS or a
+ * reader's check that succeeds on it finds what it saw. A failed CAS means
  * somebody else took it: look again, at most TAKE_TRIES times, then drop
  * the record (counted). Nobody waits for anybody.
  *
@@ -412,9 +416,25 @@ static bool chunk_newest(const struct shmlog__seg *s, unsigned lane,
 }
 
 
-/* Lane @lane's @max oldest LIVE chunks, oldest first, into @idx and
- * @word: how many; and in *@held how many chunks the lane holds (LIVE and
- * OPEN). One pass over the descriptor table. */
+/* Does chunk word @a go before @b in what a lane gives up first? Its
+ * reserved chunks, which hold no record, then its LIVE ones oldest first
+ * (by base). */
+static inline bool give_before(const struct shmlog__fixed *f, uint64_t a,
+			       uint64_t b)
+{
+	bool ra = chunk_state(a) == CHUNK_RESV, rb = chunk_state(b) == CHUNK_RESV;
+	if (ra != rb)
+		return ra;
+	return pos_before(chunk_base(f, a), chunk_base(f, b));
+}
+
+/* The first @max chunks lane @lane gives up, in that order (give_before():
+ * its reserved chunks, then its LIVE ones oldest first), into @idx and
+ * @word: how many; and in *@held how many chunks the lane holds (LIVE,
+ * OPEN and reserved). One pass over the descriptor table. A reserved
+ * chunk goes first: taking it costs the lane no record, where its LIVE
+ * chunks are its history, and a lane that counts its reserved chunks in
+ * its share would otherwise lose history for room it has not filled. */
 static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 			    uint32_t *idx, uint64_t *word, unsigned max,
 			    uint32_t *held)
@@ -428,12 +448,11 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 		if (chunk_lane(w) != lane || !chunk_held(f, w))
 			continue;
 		++*held;
-		if (chunk_state(w) != CHUNK_LIVE)
+		if (chunk_state(w) == CHUNK_OPEN)
 			continue;
-		uint64_t base = chunk_base(f, w);
 		/* insertion into the sorted few */
 		unsigned k = n < max ? n++ : max;
-		while (k > 0 && pos_before(base, chunk_base(f, word[k - 1]))) {
+		while (k > 0 && give_before(f, w, word[k - 1])) {
 			if (k < max) {
 				idx[k] = idx[k - 1];
 				word[k] = word[k - 1];
@@ -673,8 +692,8 @@ static void survey_install(const struct shmlog__seg *s,
  * rate);
  * with it the taker's come in rows. No more than the chunks we have
  * written since the lane was claimed (a writer that logs once and goes
- * takes one), nor RESV_MAX. The victim loses its oldest chunks first, as
- * it would chunk by chunk. */
+ * takes one), nor RESV_MAX. The victim loses its reserved chunks first,
+ * then its oldest, as it would chunk by chunk. */
 static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		      struct shmlog__survey *sv, unsigned victim, unsigned at,
 		      int64_t now, int64_t vshare, int64_t share, int64_t mine)
@@ -690,7 +709,7 @@ static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	if (k <= 0)
 		return;
 	uint32_t idx[RESV_MAX + 1];
-	uint64_t word[RESV_MAX + 1];
+	uint64_t word[RESV_MAX + 1], was[RESV_MAX];
 	uint32_t held;
 	unsigned n = lane_oldest(s, victim, idx, word, (unsigned)k + 1, &held);
 	for (unsigned j = 0; j < n && sv->resv_n < (uint32_t)k; j++) {
@@ -704,8 +723,28 @@ static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
 			    seg_chunk(s, idx[j]), &old, resv,
 			    memory_order_acq_rel, memory_order_relaxed))
 			break; /* its owner took it: the row ends here */
+		was[sv->resv_n] = word[j];
 		sv->resv_idx[sv->resv_n] = idx[j];
 		sv->resv_word[sv->resv_n++] = resv;
+	}
+	if (!sv->resv_n)
+		return;
+	TESTPOINT(16); /* reserved; the lane not counted again */
+	/* Others may have taken from it meanwhile, on the same count (two
+	 * takers at once, or one that was preempted between its count and
+	 * its CASes): a writer that then stops writing would keep less than
+	 * its share for good. Count again, and give the youngest of the
+	 * reserved chunks back until it holds its share once we have taken
+	 * @at: untouched, they still hold its records, and its history stays
+	 * its newest records without a hole. */
+	lane_oldest(s, victim, idx, word, 0, &held);
+	for (int64_t under = vshare + 1 - (int64_t)held;
+	     under > 0 && sv->resv_n; under--) {
+		uint32_t j = --sv->resv_n;
+		uint64_t resv = sv->resv_word[j];
+		atomic_compare_exchange_strong_explicit(
+			seg_chunk(s, sv->resv_idx[j]), &resv, was[j],
+			memory_order_acq_rel, memory_order_relaxed);
 	}
 }
 

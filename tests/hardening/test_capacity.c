@@ -414,6 +414,65 @@ static void measure(struct crew *cr, shmlog_reader_t *r)
 	       (unsigned long long)bk.lost_events);
 }
 
+/* Where each writer's chunks are, by state, read from the file's
+ * descriptor table: a writer whose history falls short of its share shows
+ * whether its chunks were taken (fewer held) or stand empty (reserved). */
+static void print_census(struct crew *cr)
+{
+	size_t size;
+	unsigned char *base = hw_map_rw(buffer_file, &size);
+	REQUIRE(base);
+	struct shmlog__fixed f;
+	memcpy(&f, base, sizeof(f));
+	printf("  chunks held (LIVE / OPEN / RESV) of %u:", f.chunk_count);
+	for (unsigned k = 0; k < cr->n; k++) {
+		struct writer *w = &cr->w[k];
+		uint64_t who = (uint64_t)(uint32_t)w->pid << 32 |
+			       (uint32_t)w->tid;
+		unsigned n[4] = {0};
+		for (unsigned l = 0; l < f.lane_count; l++) {
+			const struct shmlog__lane *ln =
+				(const void *)(base + f.lanes_off +
+					       (uint64_t)l * sizeof(*ln));
+			if (atomic_load(&ln->owner) != who)
+				continue;
+			for (unsigned i = 0; i < f.chunk_count; i++) {
+				uint64_t d = atomic_load(hw_desc(base, &f, i));
+				if (d >> CHUNK_INC_SHIFT &&
+				    chunk_lane(d) == l &&
+				    chunk_state(d) <= CHUNK_RESV)
+					n[chunk_state(d)]++;
+			}
+		}
+		printf(" %u: %u/%u/%u", w->id, n[CHUNK_LIVE], n[CHUNK_OPEN],
+		       n[CHUNK_RESV]);
+	}
+	/* and any lane no writer of the case owns */
+	for (unsigned l = 0; l < f.lane_count; l++) {
+		const struct shmlog__lane *ln = (const void *)(
+			base + f.lanes_off + (uint64_t)l * sizeof(*ln));
+		uint64_t owner = atomic_load(&ln->owner);
+		bool ours = false;
+		for (unsigned k = 0; k < cr->n && owner; k++)
+			ours |= owner == ((uint64_t)(uint32_t)cr->w[k].pid
+						  << 32 |
+					  (uint32_t)cr->w[k].tid);
+		unsigned n[4] = {0};
+		for (unsigned i = 0; i < f.chunk_count && !ours; i++) {
+			uint64_t d = atomic_load(hw_desc(base, &f, i));
+			if (d >> CHUNK_INC_SHIFT && chunk_lane(d) == l &&
+			    chunk_state(d) <= CHUNK_RESV)
+				n[chunk_state(d)]++;
+		}
+		if (n[CHUNK_LIVE] + n[CHUNK_OPEN] + n[CHUNK_RESV])
+			printf(" lane %u (%s): %u/%u/%u", l,
+			       owner ? "owned" : "free", n[CHUNK_LIVE],
+			       n[CHUNK_OPEN], n[CHUNK_RESV]);
+	}
+	printf("\n");
+	munmap(base, size);
+}
+
 /* Run a case: the writers' phases on a fresh buffer, then the figures. */
 static void crew_run(struct crew *cr)
 {
@@ -423,6 +482,7 @@ static void crew_run(struct crew *cr)
 	for (int p = 0; p < PHASES; p++)
 		crew_phase(cr);
 	measure(cr, r); /* while every writer still holds on */
+	print_census(cr);
 	crew_finish(cr);
 	shmlog_reader_close(r);
 	shmlog_remove(buffer_name);

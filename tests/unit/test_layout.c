@@ -12,6 +12,11 @@
  * CHUNK_RESV) so that the two do not take that writer's chunks in turn.
  * Reserved chunks are given back when their lane is released, or claimed
  * after its writer died.
+ *
+ * Reserved chunks hold no record, yet count in their lane's share: a lane
+ * above its share gives them up before any LIVE chunk (its history), and
+ * a taker that reserved from a lane others took from meanwhile gives back
+ * what would leave that lane under its share.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -259,6 +264,206 @@ static void dead_newcomer(void)
 	shmlog_remove(b);
 }
 
+/* Lane @lane's chunks in the table of @s: how many it holds (LIVE, OPEN
+ * and reserved), how many of them are reserved, and its LIVE words into
+ * @live (chunk_count entries, 0 where not). */
+static unsigned lane_census(const struct shmlog__seg *s, unsigned lane,
+			    unsigned *resv, uint64_t *live)
+{
+	unsigned held = 0;
+	*resv = 0;
+	for (unsigned i = 0; i < s->fixed.chunk_count; i++) {
+		uint64_t w = atomic_load(seg_chunk(s, i));
+		bool ours = chunk_held(&s->fixed, w) && chunk_lane(w) == lane;
+		held += ours;
+		*resv += ours && chunk_state(w) == CHUNK_RESV;
+		if (live)
+			live[i] = ours && chunk_state(w) == CHUNK_LIVE ? w : 0;
+	}
+	return held;
+}
+
+/* The lane that holds the most chunks of @s, lane @not aside. */
+static unsigned biggest_lane(const struct shmlog__seg *s, unsigned not)
+{
+	unsigned best = UINT32_MAX, most = 0, resv;
+	for (unsigned l = 0; l < s->fixed.lane_count; l++) {
+		unsigned n = l == not ? 0 : lane_census(s, l, &resv, NULL);
+		if (n > most) {
+			most = n;
+			best = l;
+		}
+	}
+	REQUIRE(best != UINT32_MAX);
+	return best;
+}
+
+/* A writer above its share that holds reserved chunks (made here by
+ * hand: four of its LIVE chunks, not its oldest) loses them before any
+ * LIVE one to a newcomer: as long as it still holds one, its LIVE chunks
+ * are all there, and then it loses its oldest. */
+static void reserved_go_first(void)
+{
+	shmlog_t *h[2];
+	const char *b = filled("resvfirst", &h[0]);
+	struct shmlog__seg s;
+	REQUIRE(shmlog__seg_attach(b, SEG_WRITE, &s) == 0);
+	unsigned cc = s.fixed.chunk_count, a = biggest_lane(&s, UINT32_MAX);
+	uint64_t live[64], now[64];
+	unsigned resv, made = 0;
+	REQUIRE(cc <= 64);
+	CHECK_EQ(lane_census(&s, a, &resv, live), cc);
+	/* the chunks at 10, 20, 30, 40 of the table: LIVE, and none of them
+	 * the oldest (a lone writer's table is its history, rotated: the
+	 * oldest is after the OPEN one) */
+	for (unsigned i = 10; i <= 40; i += 10) {
+		uint64_t w = live[i];
+		if (!w || !live[(i + cc - 1) % cc])
+			continue;
+		uint64_t r = (w & ~(uint64_t)CHUNK_STATE_MASK) | CHUNK_RESV;
+		made += atomic_compare_exchange_strong(seg_chunk(&s, i), &w, r);
+		live[i] = 0;
+	}
+	CHECK(made >= 3);
+	REQUIRE(shmlog_open(b, 0, &h[1]) == 0);
+	char msg[200];
+	memset(msg, 'n', sizeof(msg));
+	unsigned lost_with_resv = 0, writes = 0;
+	for (; writes < 100000; writes++) {
+		CHECK_EQ(shmlog_write_n(h[1], SHMLOG_INFO, "new", msg,
+					sizeof(msg)),
+			 0);
+		lane_census(&s, a, &resv, now);
+		if (!resv)
+			break;
+		for (unsigned i = 0; i < cc; i++)
+			lost_with_resv += live[i] && now[i] != live[i];
+	}
+	CHECK_EQ(resv, 0); /* they went, and soon */
+	CHECK(writes < 100000);
+	CHECK_EQ(lost_with_resv, 0);
+	/* what it has lost since are its oldest LIVE chunks */
+	uint64_t oldest_kept = 0;
+	for (unsigned i = 0; i < cc; i++)
+		if (live[i] && now[i] == live[i] &&
+		    (!oldest_kept || pos_before(chunk_base(&s.fixed, live[i]),
+						oldest_kept)))
+			oldest_kept = chunk_base(&s.fixed, live[i]);
+	for (unsigned i = 0; i < cc; i++)
+		if (live[i] && now[i] != live[i])
+			CHECK(pos_before(chunk_base(&s.fixed, live[i]),
+					 oldest_kept));
+	shmlog__seg_detach(&s);
+	shmlog_close(h[0]);
+	shmlog_close(h[1]);
+	shmlog_remove(b);
+}
+
+/* What the test point in the taker's reservation does: once the taker
+ * holds 3 reserved chunks or more, move the victim's oldest LIVE chunks
+ * but the one the taker takes to a lane nobody owns until the victim holds 2 chunks under its share,
+ * as a second taker that counted it at the same moment would have. */
+static struct {
+	struct shmlog__seg *s;
+	unsigned victim, taker, share, moved;
+	bool done;
+} gb;
+
+static void take_meanwhile(int point)
+{
+	unsigned resv;
+	if (point != 16 || gb.done)
+		return;
+	lane_census(gb.s, gb.taker, &resv, NULL);
+	if (resv < 3)
+		return;
+	gb.done = true;
+	const struct shmlog__fixed *f = &gb.s->fixed;
+	for (;;) {
+		uint64_t live[64];
+		if (lane_census(gb.s, gb.victim, &resv, live) <= gb.share - 2)
+			return;
+		/* the oldest but one: the oldest is the chunk the taker
+		 * is about to take (the two would race for it: one CAS
+		 * wins) */
+		unsigned old = UINT32_MAX, first = UINT32_MAX;
+		for (unsigned i = 0; i < f->chunk_count; i++) {
+			if (!live[i])
+				continue;
+			if (first == UINT32_MAX ||
+			    pos_before(chunk_base(f, live[i]),
+				       chunk_base(f, live[first]))) {
+				old = first;
+				first = i;
+			} else if (old == UINT32_MAX ||
+				   pos_before(chunk_base(f, live[i]),
+					      chunk_base(f, live[old]))) {
+				old = i;
+			}
+		}
+		REQUIRE(old != UINT32_MAX);
+		uint64_t w = live[old];
+		uint64_t to = chunk_word(w >> CHUNK_INC_SHIFT,
+					 f->lane_count - 1, CHUNK_LIVE);
+		REQUIRE(atomic_compare_exchange_strong(seg_chunk(gb.s, old),
+						       &w, to));
+		gb.moved++;
+	}
+}
+
+/* A newcomer reserves chunks of a writer above its share while another
+ * taker takes from it on the same count (the test point): the newcomer
+ * gives back, words as they were, what would leave the writer under its
+ * share, and the writer keeps exactly its share. */
+static void reserved_given_back(void)
+{
+	shmlog_t *h[2];
+	const char *b = filled("resvback", &h[0]);
+	struct shmlog__seg s;
+	REQUIRE(shmlog__seg_attach(b, SEG_WRITE, &s) == 0);
+	unsigned cc = s.fixed.chunk_count, resv;
+	REQUIRE(cc <= 64 && s.fixed.lane_count >= 3);
+	gb.s = &s;
+	gb.victim = biggest_lane(&s, UINT32_MAX);
+	gb.share = cc / 2;
+	gb.done = false;
+	gb.moved = 0;
+	uint64_t before[64], after[64];
+	lane_census(&s, gb.victim, &resv, before);
+	REQUIRE(shmlog_open(b, 0, &h[1]) == 0);
+	char msg[200];
+	memset(msg, 'g', sizeof(msg));
+	/* the newcomer's lane: its first record claims it */
+	CHECK_EQ(shmlog_write_n(h[1], SHMLOG_INFO, "back", msg, sizeof(msg)),
+		 0);
+	gb.taker = biggest_lane(&s, gb.victim);
+	shmlog__testpoint_hook = take_meanwhile;
+	for (int i = 0; i < 100000 && !gb.done; i++)
+		CHECK_EQ(shmlog_write_n(h[1], SHMLOG_INFO, "back", msg,
+					sizeof(msg)),
+			 0);
+	shmlog__testpoint_hook = NULL;
+	CHECK(gb.done);
+	CHECK(gb.moved >= 1);
+	/* its share exactly: what it held then, the chunk taken, and what was
+	 * given back */
+	CHECK_EQ(lane_census(&s, gb.victim, &resv, after), gb.share);
+	CHECK_EQ(resv, 0);
+	/* and every LIVE chunk it holds is one it held before, its word as
+	 * it was (given back untouched, or never taken) */
+	unsigned same = 0, live = 0;
+	for (unsigned i = 0; i < cc; i++) {
+		live += after[i] != 0;
+		same += after[i] && after[i] == before[i];
+	}
+	CHECK_EQ(same, live);
+	CHECK_EQ(live, gb.share - 1); /* and its OPEN chunk */
+	shmlog__seg_detach(&s);
+	shmlog_close(h[0]);
+	shmlog_close(h[1]);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
 	together(1, 1);
@@ -267,5 +472,7 @@ int main(void)
 	newcomer();
 	dead_newcomer();
 	close_with_reserved();
+	reserved_go_first();
+	reserved_given_back();
 	return test_done("test_layout");
 }
