@@ -736,7 +736,9 @@ static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	 * its share for good. Count again, and give the youngest of the
 	 * reserved chunks back until it holds its share once we have taken
 	 * @at: untouched, they still hold its records, and its history stays
-	 * its newest records without a hole. */
+	 * its newest records without a hole. (One that was its own reserved
+	 * chunk goes back reserved; if its writer released the lane
+	 * meanwhile, the lane's next claim gives it back, lane_resume().) */
 	lane_oldest(s, victim, idx, word, 0, &held);
 	for (int64_t under = vshare + 1 - (int64_t)held;
 	     under > 0 && sv->resv_n; under--) {
