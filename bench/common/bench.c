@@ -11,9 +11,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The lowest of 15 means: the timer's cost at full speed. The benchmarks
+ * wait for each CPU to be at full speed before a timed run, and a host
+ * that slows the CPU for a few ms (a neighbour on its core) while the
+ * cost is taken would raise every figure less it: a median of 15 such
+ * means once came out above a quick run's median call, timer included,
+ * and left the call's own time below zero. */
 double bench_timer_cost_ns(void)
 {
-	double v[15];
+	double v[15], best;
 	for (int r = 0; r < 15; r++) {
 		enum { N = 20000 };
 		uint64_t t0 = bench_now_ns(), x = 0;
@@ -24,7 +30,10 @@ double bench_timer_cost_ns(void)
 		if (x == 1)
 			v[r] += 0; /* keep x alive */
 	}
-	return bench_median(v, 15);
+	best = v[0];
+	for (int r = 1; r < 15; r++)
+		best = v[r] < best ? v[r] : best;
+	return best;
 }
 
 void bench_hist_init(struct bench_hist *h)
