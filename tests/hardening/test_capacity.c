@@ -414,60 +414,49 @@ static void measure(struct crew *cr, shmlog_reader_t *r)
 	       (unsigned long long)bk.lost_events);
 }
 
-/* Where each writer's chunks are, by state, read from the file's
- * descriptor table: a writer whose history falls short of its share shows
- * whether its chunks were taken (fewer held) or stand empty (reserved). */
-static void print_census(struct crew *cr)
+/* The writer of @cr that owns a lane whose owner word is @owner, or NULL. */
+static const struct writer *owner_of(const struct crew *cr, uint64_t owner)
+{
+	for (unsigned k = 0; k < cr->n && owner; k++)
+		if (owner == shmlog__owner_word((uint32_t)cr->w[k].pid,
+						(uint32_t)cr->w[k].tid))
+			return &cr->w[k];
+	return NULL;
+}
+
+/* Where each lane's chunks are, by state (LIVE / OPEN / RESV), read from
+ * the file's descriptor table, the lane named by the writer that owns it:
+ * a writer whose history falls short of its share shows whether its
+ * chunks were taken (fewer held) or stand empty (reserved). Lanes that
+ * hold no chunk are left out. */
+static void print_census(const struct crew *cr)
 {
 	size_t size;
 	unsigned char *base = hw_map_rw(buffer_file, &size);
 	REQUIRE(base);
 	struct shmlog__fixed f;
 	memcpy(&f, base, sizeof(f));
-	printf("  chunks held (LIVE / OPEN / RESV) of %u:", f.chunk_count);
-	for (unsigned k = 0; k < cr->n; k++) {
-		struct writer *w = &cr->w[k];
-		uint64_t who = (uint64_t)(uint32_t)w->pid << 32 |
-			       (uint32_t)w->tid;
-		unsigned n[4] = {0};
-		for (unsigned l = 0; l < f.lane_count; l++) {
-			const struct shmlog__lane *ln =
-				(const void *)(base + f.lanes_off +
-					       (uint64_t)l * sizeof(*ln));
-			if (atomic_load(&ln->owner) != who)
-				continue;
-			for (unsigned i = 0; i < f.chunk_count; i++) {
-				uint64_t d = atomic_load(hw_desc(base, &f, i));
-				if (d >> CHUNK_INC_SHIFT &&
-				    chunk_lane(d) == l &&
-				    chunk_state(d) <= CHUNK_RESV)
-					n[chunk_state(d)]++;
-			}
-		}
-		printf(" %u: %u/%u/%u", w->id, n[CHUNK_LIVE], n[CHUNK_OPEN],
-		       n[CHUNK_RESV]);
+	static unsigned n[SHMLOG_LANES_MAX][CHUNK_RESV + 1];
+	memset(n, 0, sizeof(n));
+	for (unsigned i = 0; i < f.chunk_count; i++) {
+		uint64_t d = atomic_load(hw_desc(base, &f, i));
+		if (chunk_held(&f, d))
+			n[chunk_lane(d)][chunk_state(d)]++;
 	}
-	/* and any lane no writer of the case owns */
+	printf("  chunks held (LIVE / OPEN / RESV) of %u:", f.chunk_count);
 	for (unsigned l = 0; l < f.lane_count; l++) {
+		if (!n[l][CHUNK_LIVE] && !n[l][CHUNK_OPEN] && !n[l][CHUNK_RESV])
+			continue;
 		const struct shmlog__lane *ln = (const void *)(
 			base + f.lanes_off + (uint64_t)l * sizeof(*ln));
 		uint64_t owner = atomic_load(&ln->owner);
-		bool ours = false;
-		for (unsigned k = 0; k < cr->n && owner; k++)
-			ours |= owner == ((uint64_t)(uint32_t)cr->w[k].pid
-						  << 32 |
-					  (uint32_t)cr->w[k].tid);
-		unsigned n[4] = {0};
-		for (unsigned i = 0; i < f.chunk_count && !ours; i++) {
-			uint64_t d = atomic_load(hw_desc(base, &f, i));
-			if (d >> CHUNK_INC_SHIFT && chunk_lane(d) == l &&
-			    chunk_state(d) <= CHUNK_RESV)
-				n[chunk_state(d)]++;
-		}
-		if (n[CHUNK_LIVE] + n[CHUNK_OPEN] + n[CHUNK_RESV])
-			printf(" lane %u (%s): %u/%u/%u", l,
-			       owner ? "owned" : "free", n[CHUNK_LIVE],
-			       n[CHUNK_OPEN], n[CHUNK_RESV]);
+		const struct writer *w = owner_of(cr, owner);
+		if (w)
+			printf(" writer %u:", w->id);
+		else
+			printf(" lane %u (%s):", l, owner ? "owned" : "free");
+		printf(" %u/%u/%u", n[l][CHUNK_LIVE], n[l][CHUNK_OPEN],
+		       n[l][CHUNK_RESV]);
 	}
 	printf("\n");
 	munmap(base, size);
