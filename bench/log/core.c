@@ -9,9 +9,9 @@
  * chain of dependent multiplies, a semaphore) does not slow at all. That
  * state lasts from under a second to minutes, and each CPU has its own.
  *
- * The probe is a loop of 8 independent adds an iteration, as many
- * iterations as take about 5 ms at full speed, timed by the TSC:
- * ticks per iteration. A core runs it at 4 adds a cycle alone and at half
+ * The probe is a loop of 8 independent adds an iteration, run for 8 ms
+ * of wall time (LB_CORE_PROBE_S), timed by the TSC: ticks per
+ * iteration. A core runs it at 4 adds a cycle alone and at half
  * that beside a busy sibling; a CPU shared with another runnable process
  * shows too (the loop gets part of the wall time), and is told apart by
  * the share of the wall time the probe's thread ran (LB_CORE_SHARED).
@@ -52,13 +52,20 @@
 #define LB_CORE_HAVE 0
 #endif
 
-/* Iterations of the probe: 8M of 8 adds, about 5 ms at full speed (1.58
- * TSC ticks an iteration on a 2.6 GHz-TSC AMD EPYC), 9 ms beside a busy
- * sibling. A CPU shared with a process that runs is taken from the probe
- * at a scheduler tick once the probe's slice is out (4 ms ticks at
- * HZ=250): on that guest a probe of 1.2 ms or 2.4 ms never saw a thread
- * spinning on its CPU, one of 5 ms saw it 1.7-1.8x. */
-#define LB_CORE_ITERS 8000000
+/* How long the probe runs: blocks of LB_CORE_BLOCK iterations of 8 adds
+ * until LB_CORE_PROBE_S of wall time have passed. A CPU shared with a
+ * process that runs is taken from the probe at a scheduler tick once the
+ * probe's slice is out (4 ms ticks at HZ=250), so the probe must outlast
+ * a slice and a tick: on the AMD EPYC guest of 2026-11 a probe of 1.2 ms
+ * or 2.4 ms never saw a thread spinning on its CPU, one of 5 ms saw it
+ * 1.7-1.8x. The probe was first a fixed 8M iterations, 5 ms there; on a
+ * faster host of the same kind (2026-11-27, 1.13-1.28 ticks an iteration
+ * rather than 1.58) that was 3.5-3.9 ms, and a thread spinning on the
+ * probe's CPU ran during only 1 to 3 of 15 probes. Bounded by time, the
+ * probe is as long on any CPU; a probe the scheduler takes the CPU from
+ * does fewer iterations in that time, each the slower by what it lost. */
+#define LB_CORE_PROBE_S 0.008
+#define LB_CORE_BLOCK 250000
 
 bool lb_core_waits = true;
 
@@ -89,16 +96,20 @@ double lb_core_probe_here(double *share)
 #if LB_CORE_HAVE
 	double c0 = cpu_s(), w0 = monotonic_s();
 	uint64_t r0 = 1, r1 = 2, r2 = 3, r3 = 4, r4 = 5, r5 = 6, r6 = 7, r7 = 8;
-	uint64_t t0 = __rdtsc();
-	for (int i = 0; i < LB_CORE_ITERS; i++)
-		__asm__ volatile("add $1,%0\n\tadd $1,%1\n\tadd $1,%2\n\t"
-				 "add $1,%3\n\tadd $1,%4\n\tadd $1,%5\n\t"
-				 "add $1,%6\n\tadd $1,%7"
-				 : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3),
-				   "+r"(r4), "+r"(r5), "+r"(r6), "+r"(r7));
+	uint64_t t0 = __rdtsc(), iters = 0;
+	do {
+		for (int i = 0; i < LB_CORE_BLOCK; i++)
+			__asm__ volatile(
+				"add $1,%0\n\tadd $1,%1\n\tadd $1,%2\n\t"
+				"add $1,%3\n\tadd $1,%4\n\tadd $1,%5\n\t"
+				"add $1,%6\n\tadd $1,%7"
+				: "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3),
+				  "+r"(r4), "+r"(r5), "+r"(r6), "+r"(r7));
+		iters += LB_CORE_BLOCK;
+	} while (monotonic_s() - w0 < LB_CORE_PROBE_S);
 	uint64_t t1 = __rdtsc();
 	double c1 = cpu_s(), w1 = monotonic_s();
-	double v = (double)(t1 - t0) / LB_CORE_ITERS;
+	double v = (double)(t1 - t0) / (double)iters;
 	if (share)
 		*share = w1 > w0 && c1 >= c0 ? fmin(1.0, (c1 - c0) / (w1 - w0))
 					     : NAN;
