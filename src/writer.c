@@ -647,7 +647,9 @@ static __attribute__((noinline)) int write_n_general(shmlog_t *h, int prio,
 
 /* The leaf's record did not fit the OPEN chunk: take another (ring.c)
  * and append there, with what the leaf found (a jump from it: six
- * arguments, no clock read again, no second try at the full chunk). */
+ * arguments, no clock read again, no second try at the full chunk), by
+ * the leaf's own append: the record is one the leaf takes (a short tag,
+ * a message of at most 128 bytes). */
 static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 						 uint64_t time, uint64_t meta,
 						 const char *tag,
@@ -655,9 +657,12 @@ static __attribute__((noinline)) int leaf_switch(struct shmlog__wlane *w,
 						 const char *msg)
 {
 	struct shmlog *h = w->h;
+	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
 	guard_enter(w);
-	bool ok = shmlog__ring_append_next(&h->seg, w, time, meta, tag, tword,
-					   msg);
+	bool ok = shmlog__ring_make_room(&h->seg, w,
+					 rec_len(tag_len, msg_len)) &&
+		  shmlog__append_fit_as(w, time, meta, tag, tag_len, tword,
+					msg, msg_len, true);
 	guard_leave(w, h);
 	return appended(h, ok);
 }
