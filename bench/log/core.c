@@ -56,7 +56,8 @@
  * until LB_CORE_PROBE_S of wall time have passed. A CPU shared with a
  * process that runs is taken from the probe at a scheduler tick once the
  * probe's slice is out (4 ms ticks at HZ=250), so the probe must outlast
- * a slice and a tick: on the AMD EPYC guest of 2026-11 a probe of 1.2 ms
+ * a slice and a tick (on a kernel with HZ=100, 10 ms ticks, it may not,
+ * and then sees only a neighbour outside the machine): on the AMD EPYC guest of 2026-11 a probe of 1.2 ms
  * or 2.4 ms never saw a thread spinning on its CPU, one of 5 ms saw it
  * 1.7-1.8x. The probe was first a fixed 8M iterations, 5 ms there; on a
  * faster host of the same kind (2026-11-27, 1.13-1.28 ticks an iteration
