@@ -515,7 +515,7 @@ struct shmlog__survey {
 	/* every chunk below it has been used; a reserved chunk given back
 	 * (resv: 0 again) is found by the next pass (survey_step()) */
 	uint32_t fresh;
-	uint32_t own_n, own_at; /* the list in use */
+	uint32_t own_n, own_at; /* the list in use; own_at <= own_n */
 	/* chunks reserved for us, to take in this order (chunk_pick()) */
 	uint32_t resv_n, resv_at;
 	uint32_t resv_idx[RESV_MAX];
@@ -533,6 +533,14 @@ static void acc_reset(struct survey_acc *a)
 	a->seen_n = 0;
 	a->zero = NO_PASS;
 	a->cand_n = 0;
+}
+
+/* Forget the list of own chunks to take. Both counters together: a list
+ * shortened under its cursor (own_at > own_n) would be read past its end,
+ * and the words there taken for chunk indices. */
+static inline void own_list_drop(struct shmlog__survey *sv)
+{
+	sv->own_n = sv->own_at = 0;
 }
 
 /* Read descriptors [@from, @to) into @a; @me: the reading writer's lane,
@@ -790,7 +798,7 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	if (sv) {
 		a = &sv->acc;
 		sv->at = NO_PASS; /* a pass in progress is given up */
-		sv->own_n = sv->own_at = 0;
+		own_list_drop(sv);
 		acc_reset(a);
 	} else {
 		memset(held, 0, f->lane_count * sizeof(held[0]));
@@ -943,7 +951,7 @@ static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	if (survey_decide(s, w->lane, &sv->acc) == w->lane)
 		survey_install(s, sv, 0, sv->below);
 	else
-		sv->own_n = 0; /* another lane is above its share */
+		own_list_drop(sv); /* another lane is above its share */
 }
 
 void shmlog__wlane_forget(struct shmlog__wlane *w)
@@ -1146,6 +1154,11 @@ static inline bool chunk_take(const struct shmlog__seg *s,
 			      uint64_t inc)
 {
 	uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
+	/* Every index a switch takes comes from a pass over the table or a
+	 * list made from one; checked here, where it becomes an address,
+	 * so that no slip in the lists' bookkeeping writes outside it. */
+	if (SHMLOG_UNLIKELY(i >= s->fixed.chunk_count))
+		return false;
 	if (!atomic_compare_exchange_strong_explicit(
 		    seg_chunk(s, i), &old, open, memory_order_acq_rel,
 		    memory_order_relaxed)) /* d: LMM(Q) */
@@ -1227,7 +1240,7 @@ static inline bool chunk_hint(const struct shmlog__seg *s,
 		*listed = false;
 		return true;
 	}
-	if (sv->own_at == sv->own_n)
+	if (sv->own_at >= sv->own_n)
 		return false;
 	*i = sv->own_idx[sv->own_at];
 	*old = sv->own_word[sv->own_at++];
@@ -1279,7 +1292,7 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 			break;
 		if (SHMLOG_UNLIKELY(!chunk_take(s, w, i, old, inc))) {
 			if (listed) /* taken from us: ask the policy */
-				sv->own_n = sv->own_at = 0;
+				own_list_drop(sv);
 			continue;
 		}
 		chunk_prefault(s, w->h, i);
@@ -1453,7 +1466,7 @@ static uint64_t lane_resume(const struct shmlog__seg *s,
 	w->inc_next = w->inc_end = 0;
 	if (w->survey) {
 		w->survey->at = NO_PASS;
-		w->survey->own_n = w->survey->own_at = 0;
+		own_list_drop(w->survey);
 		w->survey->resv_n = w->survey->resv_at = 0;
 		w->survey->fresh = 0;
 	}
