@@ -816,6 +816,24 @@ struct shmlog_format_stats {
 /* Fill @st for buffer @name. Errors as shmlog_stat(). Thread-safe. */
 int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st);
 
+/* Where a buffer's space goes, in chunks (docs/DESIGN.md, "Lanes and
+ * chunks"). A lane's writer is counted live while the lane's owner word
+ * is set, as the space policy counts it. */
+struct shmlog_space_stats {
+	uint64_t chunk_size; /* bytes of a chunk */
+	uint64_t chunks; /* chunks of the buffer */
+	uint64_t unused; /* never written */
+	uint64_t writers; /* held by live writers for their own records */
+	/* held for writers that exited or died: their newest records */
+	uint64_t departed;
+	/* the most the departed keep beside the live writers of now: the
+	 * oldest of theirs go first beyond it */
+	uint64_t departed_bound;
+};
+
+/* Fill @st for buffer @name. Errors as shmlog_stat(). Thread-safe. */
+int shmlog_stat_space(const char *name, struct shmlog_space_stats *st);
+
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */
 char shmlog_prio_char(int prio);
 

@@ -92,6 +92,12 @@ struct shmlog__hdr {
 		 * caller: the format table was full; a conversion the codec
 		 * does not take */
 		_Atomic uint64_t fmt_full, fmt_refused;
+		/* the exclusive lane given back last, + 1 (0: none): where
+		 * the next claim looks first, so that writers that come and
+		 * go one after another (one-shot commands, cron jobs) go on
+		 * in the same lane and chunk, their records in time order
+		 * (a hint: any value is harmless) */
+		_Atomic uint32_t last_released;
 	} stats SHMLOG__ALIGNED;
 	/* Read-mostly: the filter and the clear mark. Writers only read it. */
 	struct {
@@ -108,7 +114,12 @@ struct shmlog__lane {
 	_Atomic uint64_t owner; /* pid << 32 | tid; 0: free */
 	_Atomic uint64_t claims; /* times the lane was taken over */
 	_Atomic uint64_t torn; /* records repaired as torn by claimers */
-	uint64_t pad0[5];
+	/* the epoch when the lane's writer claimed it, as a chunk word's
+	 * incarnation (| 1; 0: none): LIVE chunks of the lane older than
+	 * it are a departed writer's, not this writer's (ring.c, the space
+	 * policy). Exclusive lanes only; written once per claim. */
+	_Atomic uint64_t claim_mark;
+	uint64_t pad0[4];
 	uint64_t reserved1 SHMLOG__ALIGNED; /* 0 */
 	_Atomic uint64_t reserve; /* end of the newest reservation */
 	_Atomic uint64_t head; /* end of the newest committed record */
@@ -470,6 +481,7 @@ struct shmlog__wlane {
 	 * inc_end): one fetch-add on the epoch per INC_BLOCK chunks */
 	uint64_t inc_next, inc_end;
 	uint32_t switches; /* chunks taken since the lane was claimed */
+	uint64_t claim_mark; /* the lane's claim_mark, as this writer set it */
 };
 
 /* A record to append, as the writer passes it: the raw time, the header's
@@ -532,8 +544,14 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 /* Make lane @lane's OPEN chunks LIVE, and give its reserved ones back
  * (its owner is gone: shmlog_close() of a handle whose threads held it). */
 void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane);
-/* Give a lane back; @announce: tell threads without a lane to try again
- * (not for a shared lane lent for one record). */
+/* shmlog_stat_space()'s figures, by the space policy's rules. */
+void shmlog__space_census(const struct shmlog__seg *s,
+			  struct shmlog_space_stats *st);
+/* Say that exclusive lane @lane was given back: threads without a lane
+ * try again, and the next claim looks at it first (stats.last_released). */
+void shmlog__lane_announce(struct shmlog__hdr *hdr, unsigned lane);
+/* Give a lane back; @announce: shmlog__lane_announce() it (not for a
+ * shared lane lent for one record). */
 void shmlog__lane_release(struct shmlog__wlane *w, bool announce);
 /* Forget a thread's lane view (zero it), unmapping its survey: the thread
  * exits, forks, loses the handle. Does not touch the segment. */

@@ -72,17 +72,25 @@
  *   1. a chunk never used;
  *   2. a reserved chunk (RESV, resv_take()), else the oldest LIVE
  *      chunk, of the lane furthest above its fair share, share =
- *      chunk_count / N, N the lanes holding chunks whose owner word is
- *      set (a released lane's share is 0); ties go to the taker;
+ *      (chunk_count - D) / N, N the lanes holding chunks whose owner
+ *      word is set; ties go to the taker. The departed, counted as one
+ *      more writer, are one of the candidates: the chunks of lanes with
+ *      no writer, and those older than their writer's claim in a lane
+ *      that has one (the lane's claim_mark: a writer that claims a lane
+ *      a departed writer gave back goes on in its chunk); they keep
+ *      D = min(what they hold, chunk_count / max(16, N + 1)), and above
+ *      it give their oldest chunk first (departed_oldest());
  *   3. its own oldest LIVE chunk: it is at or under its share and so is
  *      everyone else. A lone writer recycles its own oldest chunk.
- * So a lone writer keeps all chunks but the one it is filling, and with
- * N writers each keeps its share whatever the others write: a writer at
- * or under its share is only taken from when nobody is above it, and then
- * it takes from itself. A writer that went quiet keeps its chunks until
- * somebody above it needs space. The guarantee is in whole chunks: a
- * writer holding S chunks keeps at least S - 1 full ones, less the PAD at
- * each chunk's end (under one record).
+ * So a lone writer keeps all chunks but the one it is filling and what
+ * the departed keep (at most 1/16), and with N writers each keeps its
+ * share whatever the others write: a writer at or under its share is
+ * only taken from when nobody is above it, and then it takes from itself.
+ * A writer that went quiet keeps its chunks until somebody above it needs
+ * space; one that exited or died keeps its newest records while the
+ * departed hold no more than their bound. The guarantee is in whole
+ * chunks: a writer holding S chunks keeps at least S - 1 full ones, less
+ * the PAD at each chunk's end (under one record).
  *
  * Taking a chunk is a compare-and-swap of its word from what the taker saw
  * (LIVE, some lane, some inc, or 0) to OPEN(new inc, taker's lane). The
@@ -428,6 +436,14 @@ static inline bool give_before(const struct shmlog__fixed *f, uint64_t a,
 	return pos_before(chunk_base(f, a), chunk_base(f, b));
 }
 
+/* Is chunk word @d older than the claim that @mark (a lane's claim_mark)
+ * records: a chunk a departed writer left in the lane? */
+static inline bool claim_before(uint64_t d, uint64_t mark)
+{
+	return mark && (int64_t)((d >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT) -
+				 (mark >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT)) < 0;
+}
+
 /* The first @max chunks lane @lane gives up, in that order (give_before():
  * its reserved chunks, then its LIVE ones oldest first), into @idx and
  * @word: how many; and in *@held how many chunks the lane holds (LIVE,
@@ -442,10 +458,16 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 	const struct shmlog__fixed *f = &s->fixed;
 	unsigned n = 0;
 	*held = 0;
+	/* the departed's chunks in the lane are not its writer's to give
+	 * (departed_oldest() takes them) nor to count */
+	uint64_t mark = atomic_load_explicit(&seg_lane(s, lane)->claim_mark,
+					     memory_order_relaxed);
 	for (unsigned i = 0; i < f->chunk_count; i++) {
 		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
 						  memory_order_relaxed);
 		if (chunk_lane(w) != lane || !chunk_held(f, w))
+			continue;
+		if (chunk_state(w) == CHUNK_LIVE && claim_before(w, mark))
 			continue;
 		++*held;
 		if (chunk_state(w) == CHUNK_OPEN)
@@ -488,7 +510,15 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 struct survey_acc {
 	uint32_t *held; /* lane_count entries, zero but the lanes seen */
 	uint16_t *seen; /* lane_count entries */
+	/* lane_count entries each, or NULL (chunk_pick() without a survey:
+	 * the departed's chunks in other writers' lanes count as theirs):
+	 * per lane seen, its claim_mark and its LIVE chunks older than it */
+	uint64_t *mark;
+	uint32_t *pre;
 	uint32_t seen_n, zero, cand_n;
+	uint32_t pre_me; /* the scanning writer's lane's departed LIVE chunks */
+	/* survey_decide()'s N, and the chunks the departed hold and keep */
+	int64_t n, departed, departed_cap;
 	uint32_t cand_idx[OWN_LIST];
 	uint64_t cand_word[OWN_LIST];
 };
@@ -501,9 +531,10 @@ static inline bool inc_before(uint64_t a, uint64_t b)
 			 (b >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT)) < 0;
 }
 
-#define HELD_LIVE (1u << 31)
+#define HELD_LIVE (1u << 31) /* a LIVE chunk: the writer's or departed */
 #define HELD_OWNED (1u << 30)
-#define HELD_COUNT (HELD_OWNED - 1)
+#define HELD_OWN_LIVE (1u << 29) /* a LIVE chunk of the lane's writer */
+#define HELD_COUNT (HELD_OWN_LIVE - 1)
 
 struct shmlog__survey {
 	uint32_t size; /* bytes of this mapping */
@@ -523,16 +554,21 @@ struct shmlog__survey {
 	uint32_t own_idx[OWN_LIST];
 	uint64_t own_word[OWN_LIST];
 	struct survey_acc acc;
-	uint32_t arrays[]; /* held[lanes], then seen[lanes] (uint16_t) */
+	/* mark[lanes], then held[lanes], pre[lanes], seen[lanes] (uint16_t) */
+	uint64_t arrays[];
 };
 
 static void acc_reset(struct survey_acc *a)
 {
-	for (uint32_t k = 0; k < a->seen_n; k++)
+	for (uint32_t k = 0; k < a->seen_n; k++) {
 		a->held[a->seen[k]] = 0;
+		if (a->pre)
+			a->pre[a->seen[k]] = 0;
+	}
 	a->seen_n = 0;
 	a->zero = NO_PASS;
 	a->cand_n = 0;
+	a->pre_me = 0;
 }
 
 /* Forget the list of own chunks to take. Both counters together: a list
@@ -551,14 +587,14 @@ static inline void own_list_drop(struct shmlog__survey *sv)
  * age disagree (a pass starts where the writer's oldest chunk is, and a
  * lone writer's table is its history rotated: then nowhere). */
 static void survey_scan(const struct shmlog__seg *s, unsigned me,
-			struct survey_acc *a, uint32_t from, uint32_t to,
-			bool stop_at_zero)
+			uint64_t me_mark, struct survey_acc *a, uint32_t from,
+			uint32_t to, bool stop_at_zero)
 {
 	const uint32_t lanes = s->fixed.lane_count;
 	_Atomic uint64_t *tab = seg_chunk(s, 0);
 	uint32_t *held = a->held;
 	uint16_t *seen = a->seen;
-	uint32_t seen_n = a->seen_n, cand_n = a->cand_n, mine = 0;
+	uint32_t seen_n = a->seen_n, cand_n = a->cand_n, mine = 0, gone = 0;
 	const uint64_t own_live = (uint64_t)me << CHUNK_LANE_SHIFT | CHUNK_LIVE;
 	const uint64_t low = ((uint64_t)1 << CHUNK_INC_SHIFT) - 1;
 	/* the youngest listed; the words listed differ in their incarnation
@@ -567,6 +603,10 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 	for (uint32_t i = from; i < to; i++) {
 		uint64_t d = atomic_load_explicit(&tab[i], memory_order_relaxed);
 		if (SHMLOG_LIKELY((d & low) == own_live && d != own_live)) {
+			if (SHMLOG_UNLIKELY(claim_before(d, me_mark))) {
+				gone++; /* a departed writer's, not ours */
+				continue;
+			}
 			/* one of our LIVE chunks: younger than those listed,
 			 * as a pass read from our oldest on mostly finds
 			 * them, it goes at the end */
@@ -591,9 +631,23 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 			    l >= lanes || !(d >> CHUNK_INC_SHIFT))
 				continue; /* a word no writer stores */
 			uint32_t h = held[l];
-			if (!h)
+			if (!h) {
 				seen[seen_n++] = (uint16_t)l;
-			held[l] = (h + 1) | (st == CHUNK_LIVE ? HELD_LIVE : 0);
+				if (a->mark)
+					a->mark[l] = atomic_load_explicit(
+						&seg_lane(s, l)->claim_mark,
+						memory_order_relaxed);
+			}
+			uint32_t live = 0;
+			if (st == CHUNK_LIVE) {
+				live = HELD_LIVE | HELD_OWN_LIVE;
+				if (a->mark && l != me &&
+				    claim_before(d, a->mark[l])) {
+					a->pre[l]++;
+					live = HELD_LIVE;
+				}
+			}
+			held[l] = (h + 1) | live;
 			continue;
 		}
 		/* else insertion into the sorted few, by incarnation (the
@@ -614,43 +668,121 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 		a->cand_word[k] = d;
 		last = a->cand_word[cand_n - 1];
 	}
-	if (mine) {
+	if (mine || gone) {
 		if (!held[me])
 			seen[seen_n++] = (uint16_t)me;
-		held[me] = (held[me] + mine) | HELD_LIVE;
+		held[me] = (held[me] + mine + gone) | HELD_LIVE |
+			   (mine ? HELD_OWN_LIVE : 0);
+		a->pre_me += gone;
 	}
 	a->seen_n = seen_n;
 	a->cand_n = cand_n;
 }
 
+/* What departed writers keep, together: the lanes that hold chunks and
+ * no writer (their writers exited, or died and were reaped) count as one
+ * more writer whose share is at most 1/DEPARTED_DIV of the buffer. Under
+ * it they lose nothing, as a quiet live writer does not: a crashed
+ * daemon's last records, a one-shot script's line. Above it, the oldest
+ * of their chunks goes first (departed_oldest()). The bound keeps a
+ * lone live writer at 15/16 of the buffer, less the chunk it fills,
+ * whatever departed writers wrote before it. */
+#define DEPARTED_DIV 16
+
+/* survey_decide()'s answer when the departed give: departed_oldest(). */
+#define VICTIM_DEPARTED (UINT_MAX - 1)
+
+/* The oldest LIVE chunk of the departed, into *@idx and *@word: they lose
+ * their oldest records first, so what they keep is their newest,
+ * whichever lanes the writers that came and went used. A chunk is the
+ * departed's if its lane has no writer, or if it is older than its
+ * writer's claim (claim_mark). One more pass over the table, on the
+ * switches that take from the departed only (while they hold more than
+ * their bound). false: none found (the table changed meanwhile). */
+static bool departed_oldest(const struct shmlog__seg *s,
+			    const struct survey_acc *a, unsigned *idx,
+			    uint64_t *word)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t oldest = 0;
+	for (uint32_t i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (!chunk_valid(f, d) || chunk_state(d) != CHUNK_LIVE)
+			continue;
+		unsigned l = chunk_lane(d);
+		uint32_t h = a->held[l];
+		if (!(h & HELD_LIVE))
+			continue; /* a lane the pass did not see */
+		if ((h & HELD_OWNED) &&
+		    !claim_before(d, atomic_load_explicit(
+					     &seg_lane(s, l)->claim_mark,
+					     memory_order_relaxed)))
+			continue; /* its writer's */
+		if (!oldest || inc_before(d, oldest)) {
+			oldest = d;
+			*idx = i;
+			*word = d;
+		}
+	}
+	return oldest != 0;
+}
+
 /* The policy's answer from a pass (its held counts): the lane to take
- * from, or UINT_MAX if no chunk can be taken. The lane furthest above
- * its share, share = chunk_count / N, N the lanes holding chunks whose
- * owner word is set, and @me; ties go to @me; @me if nobody is above the
- * share and it has a LIVE chunk. */
+ * from, VICTIM_DEPARTED, or UINT_MAX if no chunk can be taken. N is the
+ * lanes holding chunks whose owner word is set, and @me; the departed
+ * (the chunks of every other lane, and those older than their writer's
+ * claim in a lane that has one) keep D = min(what they hold,
+ * chunk_count / max(DEPARTED_DIV, N + 1)), and each of the N a share of
+ * (chunk_count - D) / N. The lane furthest above its share, the departed
+ * as one, gives; ties go to @me; @me if nobody is above the share and it
+ * has a LIVE chunk. Leaves N, D's bound and what the departed hold in @a
+ * for chunk_pick(). */
 static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
 			      struct survey_acc *a)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	int64_t n = a->held[me] ? 0 : 1; /* us, even holding nothing */
+	int64_t departed = 0;
+	bool departed_live = false;
 	for (uint32_t k = 0; k < a->seen_n; k++) {
 		unsigned l = a->seen[k];
+		uint32_t h = a->held[l];
 		if (l == me || atomic_load_explicit(&seg_lane(s, l)->owner,
 						    memory_order_relaxed) != 0) {
 			a->held[l] |= HELD_OWNED;
 			n++;
+			uint32_t pre = l == me ? a->pre_me : a->pre ? a->pre[l] : 0;
+			departed += pre;
+			departed_live |= pre != 0;
+			continue;
 		}
+		departed += h & HELD_COUNT;
+		departed_live |= (h & HELD_LIVE) != 0;
 	}
-	/* excess over the share, scaled by N: held * N - chunk_count */
+	int64_t cap = (int64_t)f->chunk_count / (n + 1 > DEPARTED_DIV
+							 ? n + 1
+							 : DEPARTED_DIV);
+	int64_t keep = departed < cap ? departed : cap;
+	a->n = n;
+	a->departed = departed;
+	a->departed_cap = cap;
+	/* excess over the share, scaled by N: held * N - (chunk_count - D),
+	 * held without the departed's; the departed's: (D - bound) * N */
 	unsigned victim = UINT_MAX;
 	int64_t most = 0;
+	if (departed_live) {
+		victim = VICTIM_DEPARTED;
+		most = (departed - cap) * n;
+	}
 	for (uint32_t k = 0; k < a->seen_n; k++) {
 		unsigned l = a->seen[k];
 		uint32_t h = a->held[l];
-		if (!(h & HELD_LIVE))
-			continue; /* no LIVE chunk to give */
-		int64_t excess = (int64_t)(h & HELD_COUNT) * n -
-				 (h & HELD_OWNED ? (int64_t)f->chunk_count : 0);
+		if (!(h & HELD_OWN_LIVE) || !(h & HELD_OWNED))
+			continue; /* no LIVE chunk of a writer to give */
+		uint32_t pre = l == me ? a->pre_me : a->pre ? a->pre[l] : 0;
+		int64_t excess = (int64_t)((h & HELD_COUNT) - pre) * n -
+				 ((int64_t)f->chunk_count - keep);
 		if (victim == UINT_MAX || excess > most ||
 		    (excess == most && l == me)) {
 			victim = l;
@@ -658,7 +790,7 @@ static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
 		}
 	}
 	/* at or under the share everybody: our own oldest, if we have one */
-	if (victim != UINT_MAX && most <= 0 && (a->held[me] & HELD_LIVE))
+	if (victim != UINT_MAX && most <= 0 && (a->held[me] & HELD_OWN_LIVE))
 		victim = me;
 	return victim;
 }
@@ -804,10 +936,12 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		memset(held, 0, f->lane_count * sizeof(held[0]));
 		a->held = held;
 		a->seen = seen;
-		a->seen_n = a->cand_n = 0;
+		a->mark = NULL;
+		a->pre = NULL;
+		a->seen_n = a->cand_n = a->pre_me = 0;
 		a->zero = NO_PASS;
 	}
-	survey_scan(s, w->lane, a, 0, f->chunk_count, true);
+	survey_scan(s, w->lane, w->claim_mark, a, 0, f->chunk_count, true);
 	if (a->zero != NO_PASS) {
 		*out = a->zero;
 		*word = 0;
@@ -816,6 +950,8 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	unsigned victim = survey_decide(s, w->lane, a);
 	if (victim == UINT_MAX)
 		return false;
+	if (victim == VICTIM_DEPARTED)
+		return departed_oldest(s, a, out, word);
 	if (victim == w->lane) {
 		if (!a->cand_n)
 			return false;
@@ -829,15 +965,14 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	 * at the victim once more, as it is now, and take from another
 	 * writer only if it is still above its share. */
 	uint32_t now = 0, at;
-	int64_t n = 0;
-	for (uint32_t k = 0; k < a->seen_n; k++)
-		n += !!(a->held[a->seen[k]] & HELD_OWNED);
-	n += !a->held[w->lane];
+	int64_t n = a->n, cc = f->chunk_count;
+	int64_t keep = a->departed < a->departed_cap ? a->departed
+						     : a->departed_cap;
+	int64_t share = (cc - keep) / n;
 	if (!lane_oldest(s, victim, &at, word, 1, &now))
 		return false;
-	if ((a->held[victim] & HELD_OWNED) &&
-	    (int64_t)now * n <= (int64_t)f->chunk_count &&
-	    (a->held[w->lane] & HELD_LIVE)) {
+	if ((int64_t)now * n <= cc - keep &&
+	    (a->held[w->lane] & HELD_OWN_LIVE)) {
 		/* no longer above its share: our own oldest instead */
 		if (!a->cand_n)
 			return false;
@@ -847,14 +982,8 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	}
 	*out = at;
 	if (sv)
-		/* a lane without a writer: all but its newest chunk, its
-		 * writer's last records, lost no sooner than needed */
-		resv_take(s, w, sv, victim, at, now,
-			  a->held[victim] & HELD_OWNED
-				  ? (int64_t)f->chunk_count / n
-				  : 1,
-			  (int64_t)f->chunk_count / n,
-			  a->held[w->lane] & HELD_COUNT);
+		resv_take(s, w, sv, victim, at, now, share, share,
+			  (a->held[w->lane] & HELD_COUNT) - a->pre_me);
 	return true;
 }
 
@@ -875,8 +1004,10 @@ static struct shmlog__survey *survey_of(const struct shmlog__seg *s,
 		munmap(sv, sv->size);
 		w->survey = NULL;
 	}
-	size_t size = sizeof(*sv) + (size_t)f->lane_count *
-					    (sizeof(uint32_t) + sizeof(uint16_t));
+	size_t size = sizeof(*sv) +
+		      (size_t)f->lane_count *
+			      (sizeof(uint64_t) + 2 * sizeof(uint32_t) +
+			       sizeof(uint16_t));
 	size = (size + SHMLOG__PAGE - 1) & ~(size_t)(SHMLOG__PAGE - 1);
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -888,8 +1019,10 @@ static struct shmlog__survey *survey_of(const struct shmlog__seg *s,
 	sv->size = (uint32_t)size;
 	sv->lanes = f->lane_count;
 	sv->at = NO_PASS;
-	sv->acc.held = sv->arrays;
-	sv->acc.seen = (uint16_t *)(void *)(sv->arrays + f->lane_count);
+	sv->acc.mark = sv->arrays;
+	sv->acc.held = (uint32_t *)(void *)(sv->acc.mark + f->lane_count);
+	sv->acc.pre = sv->acc.held + f->lane_count;
+	sv->acc.seen = (uint16_t *)(void *)(sv->acc.pre + f->lane_count);
 	sv->acc.zero = NO_PASS;
 	w->survey = sv;
 	return sv;
@@ -936,9 +1069,11 @@ static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	/* [at, end) of the pass, in the table from start on, circularly */
 	uint32_t lo = sv->start + sv->at, hi = sv->start + end;
 	if (lo < cc)
-		survey_scan(s, w->lane, &sv->acc, lo, hi < cc ? hi : cc, false);
+		survey_scan(s, w->lane, w->claim_mark, &sv->acc, lo,
+			    hi < cc ? hi : cc, false);
 	if (hi > cc)
-		survey_scan(s, w->lane, &sv->acc, lo > cc ? lo - cc : 0,
+		survey_scan(s, w->lane, w->claim_mark, &sv->acc,
+			    lo > cc ? lo - cc : 0,
 			    hi - cc, false);
 	sv->at = end;
 	if (end < cc)
@@ -1552,6 +1687,18 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 
 	w->ctl = ctl;
 	w->lane = lane;
+	/* What the lane holds now is a departed writer's: every incarnation
+	 * handed out so far is at most the epoch (chunk_inc()), and ours
+	 * will be above it (a shared lane, lent for one record, has no
+	 * writer of its own to tell apart) */
+	w->claim_mark = 0;
+	if (lane < shmlog__lanes_exclusive(f)) {
+		uint64_t e = atomic_load_explicit(&seg_space(s)->epoch,
+						  memory_order_relaxed) + 1;
+		w->claim_mark = (e & CHUNK_INC_MASK) << CHUNK_INC_SHIFT | 1;
+		atomic_store_explicit(&ctl->claim_mark, w->claim_mark,
+				      memory_order_relaxed);
+	}
 	uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
 	uint64_t reserve =
 		atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
@@ -1589,6 +1736,14 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	return true;
 }
 
+void shmlog__lane_announce(struct shmlog__hdr *hdr, unsigned lane)
+{
+	atomic_store_explicit(&hdr->stats.last_released, lane + 1,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&hdr->stats.releases, 1,
+				  memory_order_relaxed);
+}
+
 void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 {
 	/* The chunk, then the word, then the lock: whoever takes the lock
@@ -1601,8 +1756,7 @@ void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
 	shmlog__lane_unlock(w->h, w->lane);
 	/* threads borrowing lanes watch this to try for one of their own */
 	if (announce)
-		atomic_fetch_add_explicit(&w->h->seg.hdr->stats.releases, 1,
-					  memory_order_relaxed);
+		shmlog__lane_announce(w->h->seg.hdr, w->lane);
 }
 
 void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid)
@@ -1681,6 +1835,43 @@ uint64_t shmlog__space_used(const struct shmlog__seg *s, uint64_t *per_lane)
 		}
 	}
 	return used;
+}
+
+void shmlog__space_census(const struct shmlog__seg *s,
+			  struct shmlog_space_stats *st)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t n = 0;
+	bool owned_seen[SHMLOG_LANES_MAX] = {false};
+	st->chunk_size = f->chunk_size;
+	st->chunks = f->chunk_count;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (d == 0) {
+			st->unused++;
+			continue;
+		}
+		if (!chunk_held(f, d))
+			continue; /* a word no writer stores */
+		unsigned l = chunk_lane(d);
+		const struct shmlog__lane *ctl = seg_lane(s, l);
+		bool owned = atomic_load_explicit(&ctl->owner,
+						  memory_order_relaxed) != 0;
+		if (owned && !owned_seen[l]) {
+			owned_seen[l] = true;
+			n++;
+		}
+		if (owned && !(chunk_state(d) == CHUNK_LIVE &&
+			       claim_before(d, atomic_load_explicit(
+						       &ctl->claim_mark,
+						       memory_order_relaxed))))
+			st->writers++;
+		else
+			st->departed++;
+	}
+	st->departed_bound = f->chunk_count /
+			     (n + 1 > DEPARTED_DIV ? n + 1 : DEPARTED_DIV);
 }
 
 void shmlog__lane_close_chunks(const struct shmlog__seg *s, unsigned lane)

@@ -60,6 +60,8 @@ AT(struct shmlog__fixed, checksum, 144);
 _Static_assert(sizeof(struct shmlog__fixed) == 152, "fixed header: 152 bytes");
 AT(struct shmlog__hdr, notify, 192);
 AT(struct shmlog__hdr, stats, 256);
+_Static_assert(offsetof(struct shmlog__hdr, stats.last_released) == 256 + 32,
+	       "stats.last_released at byte 288");
 AT(struct shmlog__hdr, config, 320);
 AT(struct shmlog__hdr, spec, 384);
 _Static_assert(384 + SHMLOG_FILTER_SPEC_MAX <= SHMLOG__ANCHOR_OFF,
@@ -67,6 +69,7 @@ _Static_assert(384 + SHMLOG_FILTER_SPEC_MAX <= SHMLOG__ANCHOR_OFF,
 AT(struct shmlog__lane, owner, 0);
 AT(struct shmlog__lane, claims, 8);
 AT(struct shmlog__lane, torn, 16);
+AT(struct shmlog__lane, claim_mark, 24);
 AT(struct shmlog__lane, reserved1, 64);
 AT(struct shmlog__lane, reserve, 72);
 AT(struct shmlog__lane, head, 80);
@@ -681,6 +684,29 @@ int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st)
 	memset(&out, 0, sizeof(out));
 	out.size = s.fixed.fmt_size;
 	err = stat_formats(&s, &out);
+	shmlog__seg_detach(&s);
+	if (!err)
+		*st = out;
+	return err;
+}
+
+int shmlog_stat_space(const char *name, struct shmlog_space_stats *st)
+{
+	struct shmlog__seg s;
+	int err = shmlog__seg_attach(name, 0, &s);
+	if (err)
+		return err;
+	struct shmlog_space_stats out;
+	memset(&out, 0, sizeof(out));
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		err = -EIO;
+	} else {
+		shmlog__guard_arm(&g, &s);
+		shmlog__space_census(&s, &out);
+		shmlog__guard_disarm();
+	}
 	shmlog__seg_detach(&s);
 	if (!err)
 		*st = out;

@@ -142,7 +142,12 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 						memory_order_relaxed);
 	uint64_t me = shmlog__owner_word(w->pid, w->tid);
 	unsigned excl = shmlog__lanes_exclusive(&h->seg.fixed);
-	if (claim_in(h, w, me, 0, excl, w->tid))
+	/* the lane given back last first (its writer's chunk has room
+	 * left), else a place that spreads threads out */
+	unsigned hint = atomic_load_explicit(&h->seg.hdr->stats.last_released,
+					     memory_order_relaxed);
+	hint = hint - 1 < excl ? hint - 1 : w->tid;
+	if (claim_in(h, w, me, 0, excl, hint))
 		/* dead writers' chunks are nobody's share from now on */
 		shmlog__reap_dead(h, me, w->tid);
 	else
@@ -264,7 +269,7 @@ static void close_lanes(struct shmlog *h)
 			continue;
 		shmlog__lane_close_chunks(&h->seg, i);
 		atomic_store(&seg_lane(&h->seg, i)->owner, 0);
-		atomic_fetch_add(&h->seg.hdr->stats.releases, 1);
+		shmlog__lane_announce(h->seg.hdr, i);
 	}
 }
 

@@ -344,6 +344,18 @@ static int cmd_info(int argc, char **argv)
 	       (unsigned long long)in.torn);
 	printf("dropped:   %llu (no free lane, or nested in a signal handler)\n",
 	       (unsigned long long)in.dropped);
+	struct shmlog_space_stats sp;
+	if (shmlog_stat_space(cli_buffer, &sp) == 0 && sp.departed) {
+		char bound[32];
+		human_size(sp.departed * sp.chunk_size, sz, sizeof(sz));
+		human_size(sp.departed_bound * sp.chunk_size, bound,
+			   sizeof(bound));
+		printf("departed:  %s in %llu chunk%s kept for writers that "
+		       "exited or died (their newest records; up to %s, the "
+		       "oldest going first beyond it)\n",
+		       sz, (unsigned long long)sp.departed,
+		       sp.departed == 1 ? "" : "s", bound);
+	}
 	int n = shmlog_get_filter(cli_buffer, spec, sizeof(spec));
 	printf("filter:    %s\n", n > 0 ? spec : "(none: everything is logged)");
 	struct shmlog_format_stats fs;
@@ -391,8 +403,8 @@ static int cmd_info(int argc, char **argv)
 		 * lock, "dead" when it died holding the lane (the next writer
 		 * takes it over); PID/TID as the writer saw them; HELD: the
 		 * records the buffer keeps, BYTES their size, SHARE that as
-		 * a share of the fair share ("-": no writer, its records go
-		 * first when space is needed); DAMAGED: places where the
+		 * a share of the fair share ("-": no writer, its records are
+		 * the departed's, above); DAMAGED: places where the
 		 * lane did not check out (each once) */
 		printf("\n%5s %5s %8s %8s %12s %10s %10s %6s %12s %6s %8s "
 		       "%8s\n",

@@ -495,19 +495,41 @@ static void big_flipped(void)
 	const unsigned lanes = 32;
 	struct img m;
 	img_make(&m, 16u << 20, lanes, 0);
-	/* fill every lane: one writer thread per lane is not needed, a
-	 * process per lane is simplest */
+	/* fill every lane: a process per lane, each holding its lane until
+	 * all have written (one after another, each would go on in the lane
+	 * the one before gave back) */
+	int hold[2], done[2];
+	REQUIRE(pipe(hold) == 0 && pipe(done) == 0);
+	pid_t pids[32];
 	for (unsigned i = 0; i < lanes; i++) {
 		pid_t p = fork();
 		REQUIRE(p >= 0);
 		if (p == 0) {
+			close(hold[1]);
 			shmlog_t *h;
 			if (shmlog_open(m.name, 0, &h))
 				_exit(1);
-			_exit(sc_write(h, 2 + i, 0, 4000) ? 2 : 0);
+			if (sc_write(h, 2 + i, 0, 4000))
+				_exit(2);
+			char c = 'd';
+			if (write(done[1], &c, 1) != 1)
+				_exit(3);
+			while (read(hold[0], &c, 1) > 0)
+				;
+			_exit(0);
 		}
-		CHECK_EQ(hw_reap(p), 0);
+		pids[i] = p;
 	}
+	close(hold[0]);
+	for (unsigned i = 0; i < lanes; i++) {
+		char c;
+		REQUIRE(read(done[0], &c, 1) == 1);
+	}
+	close(hold[1]);
+	close(done[0]);
+	close(done[1]);
+	for (unsigned i = 0; i < lanes; i++)
+		CHECK_EQ(hw_reap(pids[i]), 0);
 	struct dump d0;
 	uint64_t t0 = now_ns();
 	dump(m.name, 10000000, &d0);

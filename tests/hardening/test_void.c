@@ -219,13 +219,13 @@ static void killed_recycling(const char *b, int point, uint64_t end)
 
 /* A writer process that writes records 0 to @n - 1 of writer 1 into @b
  * and exits holding its lane (the next claim reaps it). */
-static void died_holding_lane(const char *b, uint64_t n)
+static void died_holding_lane(const char *b, unsigned w, uint64_t n)
 {
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		shmlog_t *h;
-		if (shmlog_open(b, 0, &h) || sc_write(h, 1, 0, n))
+		if (shmlog_open(b, 0, &h) || sc_write(h, w, 0, n))
 			_exit(1);
 		_exit(0);
 	}
@@ -271,7 +271,7 @@ static void killed_taking_a_chunk(int point)
 static void broken_chunk_given_up(void)
 {
 	const char *b = make(1);
-	died_holding_lane(b, 30);
+	died_holding_lane(b, 1, 30);
 	char path[512];
 	REQUIRE(shmlog_path(b, path, sizeof(path)) > 0);
 	size_t size;
@@ -331,15 +331,17 @@ static void broken_chunk_given_up(void)
 	shmlog_remove(b);
 }
 
-/* A writer that has died (its lane reaped by the next writer's claim:
- * its share 0) and a reader parked in its last chunk, the one its lane's
- * head is in: another writer takes every chunk of it. No later record of
- * the lane will show the gap; the reader must count the lost records all
- * the same (this once went uncounted). */
+/* A writer that has died (its lane reaped by the next writer's claim)
+ * and a reader parked in its last chunk, the one its lane's head is in;
+ * then a second writer dies, so that the first one's chunks are the
+ * oldest of the departed's and above their bound (1 chunk of 16): a
+ * flooder takes every chunk of the first. No later record of the lane
+ * will show the gap; the reader must count the lost records all the same
+ * (this once went uncounted). */
 static void dead_taken_under_reader(void)
 {
 	const char *b = make(4);
-	died_holding_lane(b, 40);
+	died_holding_lane(b, 1, 40);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 	struct tally t;
@@ -348,14 +350,15 @@ static void dead_taken_under_reader(void)
 	 * it, the 38th to 40th ahead of it in the chunk the lane's head is
 	 * in */
 	drain(r, &t, 37);
+	died_holding_lane(b, 0, 40);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	struct incs s = {0};
 	incs_sample(&s, h);
-	CHECK_EQ(sc_write(h, 2, 0, 600), 0); /* takes every chunk */
+	CHECK_EQ(sc_write(h, 2, 0, 600), 0); /* takes every chunk of 1 */
 	incs_sample(&s, h);
 	finish(b, "a dead writer's last chunk taken under a reader", r, &t, &s,
-	       40 + 600);
+	       40 + 40 + 600);
 	CHECK_EQ(t.last[1], 36); /* its newest records were taken */
 	shmlog_reader_close(r);
 	shmlog_close(h);
