@@ -772,6 +772,22 @@ struct shmlog_lane_stats {
 /* Number of lanes of the reader's buffer. */
 unsigned shmlog_reader_lanes(const shmlog_reader_t *r);
 
+/* The sequence numbers of the loss the last SHMLOG_EV_LOST reported: its
+ * records lie among @first..@last of its lane (inclusive; the range may
+ * also hold records hidden by shmlog_clear()), @last being the one just
+ * before the lane's next record. Reports of the same loss, by several
+ * readers or runs, carry the same range. Returns 0, or -ENOENT if no loss
+ * was reported yet (the out-parameters then untouched). Not thread-safe
+ * with other calls on @r. */
+int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
+			   uint64_t *last);
+
+/* The sequence number lane @lane's next record will carry (the newest
+ * one's plus one; the buffer's first one if the lane wrote none). 0, or
+ * -EINVAL if @lane is out of range. */
+int shmlog_reader_lane_next_seq(const shmlog_reader_t *r, unsigned lane,
+				uint64_t *next);
+
 /* Fill @st with lane @lane's counters. -EINVAL if out of range. */
 int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 			     struct shmlog_lane_stats *st);

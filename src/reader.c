@@ -65,12 +65,21 @@ struct shmlog__rlane {
 	uint64_t read, overwritten, torn, skipped;
 	uint64_t corrupt; /* places the lane was found damaged */
 	uint64_t lost_overwritten, lost_torn; /* not yet reported */
+	uint64_t lost_first; /* sequence number they begin at */
 	struct shmlog__rec rec; /* pending record header */
 	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
 	unsigned char *body;
 };
 
 /* ---- a cursor per lane: the record protocol of ring.c, and the books -- */
+
+/* Records from sequence number @seq on are about to be counted as lost:
+ * if they begin a loss not yet reported, it begins there. */
+static inline void lost_from(struct shmlog__rlane *c, uint64_t seq)
+{
+	if (!c->lost_overwritten && !c->lost_torn)
+		c->lost_first = seq;
+}
 
 /* Copies out of the mapping, to be checked afterwards (ring.c's
  * shmlog__copy_out()): here inline, so that a record's header is a few
@@ -140,8 +149,10 @@ static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
 	if (!c->seq_known || gap == 0 || gap >= (1ull << 62))
 		return true;
 	c->overwritten += gap;
-	if (c->started)
+	if (c->started) {
+		lost_from(c, c->next_seq);
 		c->lost_overwritten += gap;
+	}
 	c->next_seq = next;
 	c->after_damage = false;
 	c->damage_bytes = 0;
@@ -309,6 +320,8 @@ static void cursor_seq(struct shmlog__rlane *c, uint64_t seq)
 				torn = c->seq_seen ? gap : 1;
 			if (torn > c->damage_bytes / (REC_HDR + REC_ALIGN) + 1)
 				torn = c->damage_bytes / (REC_HDR + REC_ALIGN) + 1;
+			if (torn || c->started)
+				lost_from(c, c->next_seq);
 			c->torn += torn;
 			c->lost_torn += torn;
 			c->overwritten += gap - torn;
@@ -781,6 +794,7 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 		c->chained = c->pos;
 		cursor_seq(c, r.seq);
 		if (state == REC_TORN) {
+			lost_from(c, r.seq);
 			c->torn++;
 			c->lost_torn++;
 			continue;
@@ -821,6 +835,9 @@ struct shmlog_reader {
 	int failed; /* 0, or -EIO once the file was truncated under us */
 	bool failure_reported;
 	uint64_t faults; /* SIGBUS caught while copying */
+	/* the sequence numbers the last SHMLOG_EV_LOST covered */
+	bool lost_known;
+	uint64_t lost_first, lost_last;
 	/* the last record returned, if its message was formatted here from
 	 * a format in the buffer's table and its argument values */
 	bool deferred;
@@ -1085,6 +1102,10 @@ static int reader_next_guarded(struct shmlog_reader *r,
 		lost->lane = lane;
 		lost->overwritten = c->lost_overwritten;
 		lost->torn = c->lost_torn;
+		/* they end before the record that follows them */
+		r->lost_known = true;
+		r->lost_first = c->lost_first;
+		r->lost_last = c->rec.seq - 1;
 		c->lost_overwritten = c->lost_torn = 0;
 		return SHMLOG_EV_LOST;
 	}
@@ -1419,5 +1440,26 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 	 * is read here */
 	if (args && cap)
 		shmlog__defer_args_json(r->args, r->args_len, args, cap);
+	return 0;
+}
+
+int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
+			   uint64_t *last)
+{
+	if (!r->lost_known)
+		return -ENOENT;
+	*first = r->lost_first;
+	*last = r->lost_last;
+	return 0;
+}
+
+int shmlog_reader_lane_next_seq(const shmlog_reader_t *r, unsigned lane,
+				uint64_t *next)
+{
+	struct shmlog_lane_stats st;
+	int err = shmlog_reader_lane_stats(r, lane, &st);
+	if (err)
+		return err;
+	*next = r->seg.fixed.initial_seq + st.written;
 	return 0;
 }

@@ -625,7 +625,13 @@ static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 			    !emit(e, &from->rec, fmt, d ? args : NULL))
 				return;
 		} else if (ev == SHMLOG_EV_LOST) {
-			fmt_lost(&e->out, &o->view.fmt, &from->lost);
+			/* from's reader is not called between its loss and
+			 * this: the range is that loss's */
+			uint64_t seq[2];
+			bool known = !shmlog_reader_lost_seq(from->rd, &seq[0],
+							     &seq[1]);
+			fmt_lost_seq(&e->out, &o->view.fmt, &from->lost,
+				     known ? seq : NULL);
 		} else {
 			if (follow && hold_output(o, &e->out, flushed_ms))
 				continue;
@@ -656,7 +662,7 @@ static int cat_run(struct cat_opts *o)
 	}
 	if (o->cursor_file &&
 	    cat_cursor_open(o->cursor_file, o->cursor_save, o->src[0].name,
-			    &o->view.cursor)) {
+			    o->src[0].rd, &o->view.cursor)) {
 		sources_close(o);
 		return 1;
 	}

@@ -1057,6 +1057,12 @@ void fmt_record_deferred(struct out *o, const struct fmt *f,
 
 void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l)
 {
+	fmt_lost_seq(o, f, l, NULL);
+}
+
+void fmt_lost_seq(struct out *o, const struct fmt *f,
+		  const struct shmlog_lost *l, const uint64_t *seq)
+{
 	uint64_t n = l->overwritten + l->torn;
 	if (f->kind == FMT_RAW)
 		return;
@@ -1070,6 +1076,12 @@ void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l)
 		put_u64(o, l->torn, 0);
 		put_s(o, ",\"lane\":");
 		put_u64(o, l->lane, 0);
+		if (seq) {
+			put_s(o, ",\"first_seq\":");
+			put_u64(o, seq[0], 0);
+			put_s(o, ",\"last_seq\":");
+			put_u64(o, seq[1], 0);
+		}
 		put_s(o, "}\n");
 		return;
 	}
@@ -1089,6 +1101,14 @@ void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l)
 		put_c(o, ' ');
 		put_u64(o, l->torn, 0);
 		put_s(o, " torn");
+	}
+	if (seq) {
+		put_s(o, "; seq ");
+		put_u64(o, seq[0], 0);
+		if (seq[1] != seq[0]) {
+			put_c(o, '-');
+			put_u64(o, seq[1], 0);
+		}
 	}
 	put_s(o, ") ---");
 	if (f->color)

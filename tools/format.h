@@ -62,6 +62,12 @@ void fmt_record(struct out *o, const struct fmt *f,
 void fmt_record_deferred(struct out *o, const struct fmt *f,
 			 const struct shmlog_record *r, const char *fmt,
 			 const char *args);
+/* A loss report: "--- 12 records lost (lane 0: 12 overwritten) ---", or
+ * {"lost":12,...} in json. fmt_lost_seq() adds the range of sequence
+ * numbers the lost records lie among, @seq[0]..@seq[1] (NULL: unknown),
+ * so that reports of the same loss can be told apart and merged. */
 void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l);
+void fmt_lost_seq(struct out *o, const struct fmt *f,
+		  const struct shmlog_lost *l, const uint64_t *seq);
 
 #endif

@@ -5,7 +5,18 @@
  * carry the program's pid; its exit status is passed through and logged;
  * signals sent to us are passed on; `--syslog` also catches what it sends
  * to syslog(3), through the LD_PRELOAD shim libshmlog-syslog.so.
+ *
+ * The program's children: a background job or a daemon the program
+ * started inherits its standard output and error, and may go on writing
+ * after the program has exited. run keeps reading until the last process
+ * holding the pipes closes them, so their lines are logged and no writer
+ * ever meets a pipe without a reader (SIGPIPE). When run is to stop first
+ * (--exit-with-child, or SIGINT/SIGTERM once the program has exited), it
+ * hands the pipes to a background copy of itself that follows them to
+ * their end: run exits with the program's status, the descendants write on
+ * undisturbed. The log says which of these happened.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,6 +50,7 @@ struct run_opts {
 	bool level_prefix; /* "<N>" at a line's start sets its priority */
 	bool syslog; /* LD_PRELOAD the syslog(3) shim */
 	bool create;
+	bool exit_with_child; /* stop reading when the program exits */
 	char **argv;
 };
 
@@ -51,7 +63,12 @@ struct stream {
 	char buf[SHMLOG_MSG_MAX];
 };
 
-static volatile pid_t child_pid;
+/* The program's pid, which every record carries; the pid signals are
+ * passed on to, 0 once the program is reaped (the pid may be reused). */
+static pid_t child_pid;
+static volatile sig_atomic_t forward_pid;
+/* SIGINT or SIGTERM came: stop once the program has exited */
+static volatile sig_atomic_t stop_requested;
 
 /* Pass a signal someone sent us on to the program. One the terminal sent
  * (Ctrl-C: from the kernel) already went to the whole foreground process
@@ -59,8 +76,16 @@ static volatile pid_t child_pid;
 static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	if (child_pid > 0 && si->si_code != SI_KERNEL)
-		kill(child_pid, sig);
+	if (sig == SIGINT || sig == SIGTERM)
+		stop_requested = 1;
+	if (forward_pid > 0 && si->si_code != SI_KERNEL)
+		kill((pid_t)forward_pid, sig);
+}
+
+/* Only there to interrupt poll() when the program exits. */
+static void on_child(int sig)
+{
+	(void)sig;
 }
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT,
@@ -73,6 +98,9 @@ static void forward_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
+	struct sigaction sc = {.sa_handler = on_child}; /* no SA_RESTART */
+	sigemptyset(&sc.sa_mask);
+	sigaction(SIGCHLD, &sc, NULL);
 }
 
 static void log_line(shmlog_t *h, const struct run_opts *o, struct stream *s,
@@ -199,57 +227,71 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-static int log_exit(shmlog_t *h, const char *tag, int status)
+/* What the program's end was, as a sentence in @msg, at @prio; returns
+ * run's exit status: the program's, or 128+N if signal N killed it. */
+static int exit_text(int status, char *msg, size_t cap, int *prio)
 {
-	char msg[128];
-	int prio, rc;
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
-		snprintf(msg, sizeof(msg), "killed by signal %d (%s)%s", sig,
+		snprintf(msg, cap, "killed by signal %d (%s)%s", sig,
 			 strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
-		prio = SHMLOG_ERROR;
-		rc = 128 + sig;
-	} else {
-		rc = WEXITSTATUS(status);
-		snprintf(msg, sizeof(msg), "exited with status %d", rc);
-		prio = rc ? SHMLOG_WARN : SHMLOG_INFO;
+		*prio = SHMLOG_ERROR;
+		return 128 + sig;
 	}
-	shmlog_write_ex(h, 0, child_pid, prio, tag, msg, strlen(msg));
+	int rc = WEXITSTATUS(status);
+	snprintf(msg, cap, "exited with status %d", rc);
+	*prio = rc ? SHMLOG_WARN : SHMLOG_INFO;
 	return rc;
 }
 
-/* Capture both streams until the program has exited and they are drained.
- * A grandchild that keeps the pipes open does not keep us: once the program
- * is gone we read what is there and stop. */
-static int supervise(shmlog_t *h, const struct run_opts *o, const char *tag,
-		     struct stream *s)
+static void log_msg(shmlog_t *h, const char *tag, int prio, const char *msg)
 {
-	int status = 0;
-	bool exited = false;
-	for (;;) {
+	shmlog_write_ex(h, 0, child_pid, prio, tag, msg, strlen(msg));
+}
+
+static bool streams_open(const struct stream *s)
+{
+	return s[0].fd >= 0 || s[1].fd >= 0;
+}
+
+/* Wait up to @timeout_ms for output and log what came. A signal (the
+ * program's exit: SIGCHLD) ends the wait early. */
+static void read_output(shmlog_t *h, const struct run_opts *o,
+			struct stream *s, const char *tag, int timeout_ms)
+{
+	struct pollfd p[2];
+	int n = 0;
+	for (int i = 0; i < 2; i++)
+		if (s[i].fd >= 0)
+			p[n++] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
+	if (poll(n ? p : NULL, (nfds_t)n, timeout_ms) <= 0)
+		return;
+	for (int i = 0, k = 0; i < 2; i++) {
+		if (s[i].fd < 0)
+			continue;
+		if (p[k++].revents)
+			pump(h, o, &s[i], tag);
+	}
+}
+
+/* The program has exited: log what it left in the pipes. Returns when
+ * they are closed or hold nothing more for now; bounded by @max reads (a
+ * descendant writing without pause does not hold us here). */
+static void read_left(shmlog_t *h, const struct run_opts *o, struct stream *s,
+		      const char *tag)
+{
+	for (int max = 4096; max > 0 && streams_open(s); max--) {
 		struct pollfd p[2];
 		int n = 0;
 		for (int i = 0; i < 2; i++)
 			if (s[i].fd >= 0)
 				p[n++] = (struct pollfd){.fd = s[i].fd,
 							 .events = POLLIN};
-		if (!n && exited)
-			break;
-		if (!exited) {
-			pid_t w = waitpid(child_pid, &status, WNOHANG);
-			if (w == child_pid)
-				exited = true;
-		}
-		if (!n) { /* both closed: just wait */
-			if (waitpid(child_pid, &status, 0) == child_pid)
-				exited = true;
+		int r = poll(p, (nfds_t)n, 0);
+		if (r < 0 && errno == EINTR)
 			continue;
-		}
-		int r = poll(p, (nfds_t)n, exited ? 0 : 100);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r == 0 && exited)
-			break;
+		if (r <= 0)
+			return;
 		for (int i = 0, k = 0; i < 2; i++) {
 			if (s[i].fd < 0)
 				continue;
@@ -257,13 +299,201 @@ static int supervise(shmlog_t *h, const struct run_opts *o, const char *tag,
 				pump(h, o, &s[i], tag);
 		}
 	}
+}
+
+/* How many other processes hold the pipes of @s open (the program's
+ * descendants, or whoever they passed them to): their descriptors in
+ * /proc name the pipes' inodes. Processes we may not look into are not
+ * counted; -1 if /proc cannot be read. Bounded by /proc's listing. */
+static int count_holders(const struct stream *s)
+{
+	char want[2][48] = {"", ""};
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		if (s[i].fd >= 0 && fstat(s[i].fd, &st) == 0)
+			snprintf(want[i], sizeof(want[i]), "pipe:[%lu]",
+				 (unsigned long)st.st_ino);
+	}
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return -1;
+	int count = 0;
+	pid_t self = getpid();
+	struct dirent *e;
+	while ((e = readdir(proc))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
+		DIR *fds = opendir(dir);
+		if (!fds)
+			continue;
+		bool holds = false;
+		struct dirent *f;
+		while (!holds && (f = readdir(fds))) {
+			char link[64];
+			ssize_t n = readlinkat(dirfd(fds), f->d_name, link,
+					       sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			holds = (want[0][0] && !strcmp(link, want[0])) ||
+				(want[1][0] && !strcmp(link, want[1]));
+		}
+		closedir(fds);
+		count += holds;
+	}
+	closedir(proc);
+	return count;
+}
+
+/* "1 descendant still holds its output" and the like, into @buf. */
+static void holders_text(const struct stream *s, char *buf, size_t cap)
+{
+	int n = count_holders(s);
+	if (n > 0)
+		snprintf(buf, cap, "%d descendant%s still hold%s its output", n,
+			 n == 1 ? "" : "s", n == 1 ? "s" : "");
+	else
+		snprintf(buf, cap, "another process still holds its output");
+}
+
+/* Follow the output until every holder has closed it, or until
+ * *@stop. Returns true at the end of the output. */
+static bool follow_output(shmlog_t *h, const struct run_opts *o,
+			  struct stream *s, const char *tag,
+			  volatile sig_atomic_t *stop)
+{
+	while (streams_open(s) && !*stop)
+		read_output(h, o, s, tag, 100);
+	return !streams_open(s);
+}
+
+static void on_logger_term(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* Hand the pipes to a background copy of us that follows them to their
+ * end, so that no descendant writes into a pipe without a reader. It
+ * leaves our session (the terminal's Ctrl-C is not for it) and our
+ * standard streams (a `$(shmlog run ...)` ends with us); SIGTERM stops
+ * it. Returns its pid (in the parent), or -1 if it could not be made. */
+static pid_t hand_off(shmlog_t *h, const struct run_opts *o, struct stream *s,
+		      const char *tag)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+	}
+	forward_pid = 0;
+	stop_requested = 0;
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	struct sigaction term = {.sa_handler = on_logger_term};
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&term.sa_mask);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &ign, NULL);
+	sigaction(SIGTERM, &term, NULL);
+	if (follow_output(h, o, s, tag, &stop_requested)) {
+		log_msg(h, tag, SHMLOG_INFO, "output closed");
+	} else {
+		for (int i = 0; i < 2; i++)
+			drain_lines(h, o, &s[i], tag, true);
+		log_msg(h, tag, SHMLOG_WARN,
+			"stopped following its output (SIGTERM) while it was "
+			"still open: a process writing to it now gets EPIPE "
+			"or SIGPIPE");
+	}
+	shmlog_close(h);
+	_exit(0);
+}
+
+/* The program has exited (@how, logged at @prio) and left its output
+ * open: follow it, or hand it off. */
+static void after_exit(shmlog_t *h, const struct run_opts *o,
+		       struct stream *s, const char *tag, const char *how,
+		       int prio)
+{
+	static const char bg[] =
+		"a background shmlog run follows it until it is closed";
+	char who[96], msg[384];
+	holders_text(s, who, sizeof(who));
+	if (o->exit_with_child) {
+		snprintf(msg, sizeof(msg), "%s; %s: --exit-with-child: %s", how,
+			 who, bg);
+	} else if (stop_requested) {
+		snprintf(msg, sizeof(msg), "%s; %s: asked to stop "
+			 "(SIGINT/SIGTERM): %s", how, who, bg);
+	} else {
+		snprintf(msg, sizeof(msg), "%s; %s: following it until it is "
+			 "closed", how, who);
+		log_msg(h, tag, prio, msg);
+		if (follow_output(h, o, s, tag, &stop_requested)) {
+			log_msg(h, tag, SHMLOG_INFO, "output closed");
+			return;
+		}
+		holders_text(s, who, sizeof(who));
+		snprintf(msg, sizeof(msg), "asked to stop (SIGINT/SIGTERM); "
+			 "%s: %s", who, bg);
+		prio = SHMLOG_INFO;
+	}
+	/* logged first: the background logger's records come after it */
+	log_msg(h, tag, prio, msg);
+	if (hand_off(h, o, s, tag) < 0) {
+		snprintf(msg, sizeof(msg), "cannot follow its output in the "
+			 "background (fork: %s): a process writing to it now "
+			 "gets EPIPE or SIGPIPE", strerror(errno));
+		log_msg(h, tag, SHMLOG_ERROR, msg);
+		fprintf(stderr, "shmlog run: %s\n", msg);
+	}
+	/* the background logger has the pipes and any partial line */
+	for (int i = 0; i < 2; i++) {
+		if (s[i].fd >= 0)
+			close(s[i].fd);
+		s[i].fd = -1;
+		s[i].len = 0;
+	}
+}
+
+/* Capture both streams while the program runs, then what it left, then
+ * its descendants' output until they close it (see the top of the file). */
+static int supervise(shmlog_t *h, const struct run_opts *o, const char *tag,
+		     struct stream *s)
+{
+	int status = 0;
+	for (;;) {
+		pid_t w = waitpid(child_pid, &status, WNOHANG);
+		if (w == child_pid || (w < 0 && errno == ECHILD))
+			break;
+		/* SIGCHLD ends the wait; 100 ms bounds a lost race */
+		read_output(h, o, s, tag, 100);
+	}
+	forward_pid = 0;
+	read_left(h, o, s, tag);
+	char how[128];
+	int prio;
+	int rc = exit_text(status, how, sizeof(how), &prio);
+	if (!streams_open(s))
+		log_msg(h, tag, prio, how);
+	else
+		after_exit(h, o, s, tag, how, prio);
 	for (int i = 0; i < 2; i++) {
 		if (s[i].fd >= 0) {
 			drain_lines(h, o, &s[i], tag, true);
 			close(s[i].fd);
 		}
 	}
-	return log_exit(h, tag, status);
+	return rc;
 }
 
 static int parse_prio(const char *arg, int *out)
@@ -282,10 +512,14 @@ static int parse_prio(const char *arg, int *out)
 static void run_help(void)
 {
 	printf("usage: shmlog run [-b NAME] [-t TAG] [-p PRIO] "
-	       "[--stderr-priority PRIO] [--syslog] -- COMMAND [ARG...]\n"
+	       "[--stderr-priority PRIO] [--syslog]\n"
+	       "                  [--exit-with-child] -- COMMAND [ARG...]\n"
 	       "Run COMMAND with its standard output and error logged, one "
 	       "record per line,\nwith COMMAND's pid; exit with its status "
-	       "(128+N if killed by signal N), logged too.\n\n"
+	       "(128+N if killed by signal N), logged too.\n"
+	       "Output COMMAND's children still write after it exited "
+	       "(background jobs,\ndaemons) is logged until the last of them "
+	       "closes it.\n\n"
 	       "  -b, --buffer NAME         the buffer (default $SHMLOG_BUFFER, "
 	       "else main)\n"
 	       "  -t, --tag TAG             the records' tag (default: COMMAND's "
@@ -300,15 +534,24 @@ static void run_help(void)
 	       "      --syslog              also log what COMMAND sends to "
 	       "syslog(3) (preloads\n"
 	       "                            libshmlog-syslog.so)\n"
+	       "      --exit-with-child     exit when COMMAND does; output its "
+	       "children still\n"
+	       "                            hold is logged by a background "
+	       "shmlog run until\n"
+	       "                            they close it (never left to "
+	       "SIGPIPE)\n"
 	       "      --create              create the buffer if missing\n"
 	       "PRIO: V D I W E F, or a name as logger(1) takes it (emerg alert "
 	       "crit err warning\nnotice info debug, or facility.level). "
-	       "Signals sent to shmlog run are passed on.\n");
+	       "Signals sent to shmlog run are passed on;\nafter SIGINT or "
+	       "SIGTERM it stops at COMMAND's exit, as with "
+	       "--exit-with-child.\n");
 }
 
 static int parse_run(int argc, char **argv, struct run_opts *o)
 {
-	enum { OPT_STDERR = 256, OPT_NO_PREFIX, OPT_SYSLOG, OPT_CREATE };
+	enum { OPT_STDERR = 256, OPT_NO_PREFIX, OPT_SYSLOG, OPT_CREATE,
+	       OPT_EXIT_WITH_CHILD };
 	static const struct option opts[] = {
 		{"buffer", required_argument, 0, 'b'},
 		{"tag", required_argument, 0, 't'},
@@ -317,6 +560,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		{"no-level-prefix", no_argument, 0, OPT_NO_PREFIX},
 		{"syslog", no_argument, 0, OPT_SYSLOG},
 		{"create", no_argument, 0, OPT_CREATE},
+		{"exit-with-child", no_argument, 0, OPT_EXIT_WITH_CHILD},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -342,6 +586,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_NO_PREFIX: o->level_prefix = false; break;
 		case OPT_SYSLOG: o->syslog = true; break;
 		case OPT_CREATE: o->create = true; break;
+		case OPT_EXIT_WITH_CHILD: o->exit_with_child = true; break;
 		case 'h': run_help(); return 0;
 		default:
 			fprintf(stderr, "Try `shmlog run --help`.\n");
@@ -389,6 +634,7 @@ int cmd_run(int argc, char **argv)
 	if (pid == 0)
 		exec_child(&o, out[1], errp[1], exec_err[1]);
 	child_pid = pid;
+	forward_pid = pid;
 	close(out[1]);
 	close(errp[1]);
 	close(exec_err[1]);

@@ -66,6 +66,27 @@ hasnt "the buffer's filter applies" "a notice" "$out"
 "$S" run -b $B -t forced --syslog -- "$PROG" 2>/dev/null
 has "-t overrides the ident" "^E/forced .*: open failed" "$(dump)"
 
+# --- a daemon under `run --syslog --exit-with-child`: run has exited when
+# it logs; the shim it inherited logs its syslog(3) calls, the background
+# logger its stdout. The daemon waits on a FIFO (no sleeps).
+"$S" clear -b $B
+T=$(mktemp -d)
+mkfifo "$T/go"
+"$S" run -b $B -t kid --syslog --exit-with-child -- sh -c \
+	'( setsid sh -c "read -r _ < \"\$1\"; echo daemon stdout; exec \"\$2\"" _ "$1" "$2" </dev/null & ); exit 0' \
+	_ "$T/go" "$PROG" 2>/dev/null
+eq "run --syslog --exit-with-child: the program's status" 0 $?
+timeout 20 sh -c 'echo go > "$1"' _ "$T/go"
+for _ in $(seq 400); do
+	out=$(dump)
+	grep -q "output closed" <<<"$out" && grep -q "after closelog" <<<"$out" && break
+	sleep 0.05
+done
+has "the daemon's syslog(3) after run exited" "^E/kid .*: open failed" "$out"
+has "its stdout, by the background logger" "^I/kid .*: daemon stdout$" "$out"
+has "until it closed it" "^I/kid .*: output closed$" "$out"
+rm -rf "$T"
+
 # --- Python's syslog module, the real interpreter
 py=$(command -v python3)
 if [ -n "$py" ] && "$py" -c 'import syslog' 2>/dev/null; then

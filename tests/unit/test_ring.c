@@ -180,6 +180,9 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq)
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	shmlog_reader_t *r = reader(b);
+	uint64_t none[2] = {1, 2};
+	CHECK_EQ(shmlog_reader_lost_seq(r, &none[0], &none[1]), -ENOENT);
+	CHECK(none[0] == 1 && none[1] == 2); /* untouched */
 
 	const long n = 20000;
 	long read = 0;
@@ -199,6 +202,16 @@ static void wrap_case(uint64_t initial_pos, uint64_t initial_seq)
 		int ev;
 		while ((ev = shmlog_reader_next(r, &rec, &l)) != SHMLOG_EV_NONE) {
 			if (ev == SHMLOG_EV_LOST) {
+				/* the range: from the record after the last
+				 * one read to the one before the next */
+				uint64_t first = 0, last = 0;
+				CHECK_EQ(shmlog_reader_lost_seq(r, &first, &last),
+					 0);
+				if (read)
+					CHECK_EQ(first - initial_seq,
+						 expect - initial_seq);
+				CHECK_EQ(last - first + 1,
+					 l.overwritten + l.torn);
 				lost += l.overwritten;
 				expect += l.overwritten;
 				continue;

@@ -26,7 +26,7 @@ static int fail(struct cat_cursor *c, const char *fmt, const char *a,
 }
 
 int cat_cursor_open(const char *file, bool save, const char *name,
-		    struct cat_cursor **out)
+		    const shmlog_reader_t *rd, struct cat_cursor **out)
 {
 	struct cat_cursor *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -41,7 +41,7 @@ int cat_cursor_open(const char *file, bool save, const char *name,
 			"showing every record%s\n",
 			file, why, save ? "; it is written anew" : "");
 	else if (err && err != -ENOENT)
-		return fail(c, "shmlog cat: cannot read cursor file %s: %s\n",
+		return fail(c, "shmlog cat: cannot use cursor file %s: %s\n",
 			    file, why);
 	struct cursor_id id;
 	err = cursor_identify(name, &id);
@@ -62,6 +62,15 @@ int cat_cursor_open(const char *file, bool save, const char *name,
 		b = cursor_add(&c->cursor, &id);
 	if (!b)
 		return fail(c, "shmlog cat: %s%s\n", "out of memory", "");
+	unsigned ahead = cursor_drop_ahead(b, rd, why, sizeof(why));
+	if (ahead)
+		fprintf(stderr,
+			"shmlog cat: warning: cursor file %s is ahead of %s (%s; "
+			"%u lane%s in all): the buffer was cleared or recreated "
+			"since, or the cursor is another buffer's; showing %s "
+			"from the oldest record\n",
+			file, id.path, why, ahead, ahead == 1 ? "" : "s",
+			ahead == 1 ? "that lane" : "those lanes");
 	c->buf = (size_t)(b - c->cursor.bufs);
 	*out = c;
 	return 0;

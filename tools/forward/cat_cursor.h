@@ -12,12 +12,13 @@
 
 struct cat_cursor;
 
-/* Load @file's cursor for buffer @name (a missing file is an empty
- * cursor; a damaged one or one of another buffer is reported on stderr
- * and ignored: everything is shown). @save: write it back on close.
+/* Load @file's cursor for buffer @name, read by @rd (a missing file is an
+ * empty cursor; a damaged one or one of another buffer is reported on
+ * stderr and ignored: everything is shown; lanes it is ahead of are
+ * reported and shown from their oldest record). @save: write it back on close.
  * Returns 0, or 1 after printing why it cannot be used. */
 int cat_cursor_open(const char *file, bool save, const char *name,
-		    struct cat_cursor **out);
+		    const shmlog_reader_t *rd, struct cat_cursor **out);
 /* Was @r shown before? If not, the cursor moves past it. */
 bool cat_cursor_seen(struct cat_cursor *c, const struct shmlog_record *r);
 /* Save (with --cursor-file) and free. Returns 0, or 1 if saving failed. */

@@ -125,13 +125,75 @@ bool cursor_same_buffer(const struct cursor_id *saved,
 	return true;
 }
 
+unsigned cursor_drop_ahead(struct cursor_buf *b, const shmlog_reader_t *rd,
+			   char *why, size_t whylen)
+{
+	unsigned n = 0;
+	for (unsigned l = 0; l < b->id.lanes; l++) {
+		uint64_t next;
+		if (!b->known[l] || shmlog_reader_lane_next_seq(rd, l, &next) ||
+		    (int64_t)(b->next[l] - next) <= 0)
+			continue;
+		if (!n++)
+			snprintf(why, whylen,
+				 "lane %u resumes at seq %" PRIu64 ", but the "
+				 "lane's next record will be seq %" PRIu64,
+				 l, b->next[l], next);
+		b->known[l] = false;
+		b->next[l] = 0;
+	}
+	return n;
+}
+
 /* ---- loading ---- */
 
-static int read_all(const char *file, char **out, size_t *len)
+/* Open @file for reading if it is a regular file. A FIFO would block the
+ * open or the read until some writer came, a device would read forever:
+ * O_NONBLOCK lets the open return, and fstat() tells. A symbolic link is
+ * refused (O_NOFOLLOW): every save renames a new file over the path, which
+ * would replace the link, not the file it names. -EINVAL (not a regular
+ * file) and -ELOOP (a link) with a sentence in @why. */
+static int open_regular(const char *file, char *why, size_t whylen)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		if (err == ELOOP)
+			snprintf(why, whylen, "it is a symbolic link: give the "
+				 "path of the file itself (every save replaces "
+				 "the file, which would replace the link)");
+		else
+			snprintf(why, whylen, "%s", strerror(err));
+		return -err;
+	}
+	struct stat st;
+	if (fstat(fd, &st)) {
+		int err = errno;
+		snprintf(why, whylen, "%s", strerror(err));
+		close(fd);
+		return -err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "it is %s, not a regular file: give a "
+			 "regular file (or a path that does not exist yet)",
+			 S_ISFIFO(st.st_mode)  ? "a FIFO"
+			 : S_ISDIR(st.st_mode) ? "a directory"
+			 : S_ISSOCK(st.st_mode) ? "a socket"
+			 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+				 ? "a device"
+				 : "something else");
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+static int read_all(const char *file, char **out, size_t *len, char *why,
+		    size_t whylen)
+{
+	int fd = open_regular(file, why, whylen);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap + 1);
 	int err = buf ? 0 : -ENOMEM;
@@ -161,6 +223,7 @@ static int read_all(const char *file, char **out, size_t *len)
 	}
 	close(fd);
 	if (err) {
+		snprintf(why, whylen, "%s", strerror(-err));
 		free(buf);
 		return err;
 	}
@@ -225,11 +288,9 @@ int cursor_load(const char *file, struct cursor *c, char *why, size_t whylen)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int err = read_all(file, &text, &len);
-	if (err) {
-		snprintf(why, whylen, "%s", strerror(-err));
+	int err = read_all(file, &text, &len, why, whylen);
+	if (err)
 		return err;
-	}
 	err = -EBADMSG;
 	size_t ml = strlen(CURSOR_MAGIC);
 	char *sum = NULL;
@@ -356,7 +417,14 @@ int cursor_save(const char *file, const struct cursor *c)
 	int err = format_cursor(c, &text, &len);
 	if (err)
 		return err;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* a fresh file: whatever is at FILE.tmp (a stale one, a link planted
+	 * to have us truncate another file) is removed, not followed */
+	if (unlink(tmp) && errno != ENOENT) {
+		free(text);
+		return -errno;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
 	if (fd < 0) {
 		err = -errno;
 		free(text);

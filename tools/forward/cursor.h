@@ -55,8 +55,10 @@ int cursor_identify(const char *name, struct cursor_id *id);
 
 /* Read @file into @c (which must be empty). Returns 0; -ENOENT if the file
  * does not exist; -EBADMSG if it is not a valid cursor file (bad header,
- * syntax or checksum), with a description in @why; other negative errnos
- * from reading. @c is left empty on failure. */
+ * syntax or checksum); -EINVAL if it is not a regular file (a FIFO, a
+ * device: never waited on nor read); -ELOOP if it is a symbolic link;
+ * other negative errnos from reading; each but -ENOENT with a description
+ * in @why. @c is left empty on failure. */
 int cursor_load(const char *file, struct cursor *c, char *why, size_t whylen);
 
 /* Write @c to @file atomically (temporary file, fsync, rename, fsync of
@@ -79,6 +81,16 @@ bool cursor_same_buffer(const struct cursor_id *saved,
 			const struct cursor_id *now, char *why, size_t whylen);
 
 void cursor_free(struct cursor *c);
+
+/* A cursor ahead of its buffer: it resumes a lane at a sequence number the
+ * lane has not reached. The buffer's identity matched, so the cursor was
+ * not taken from it (copied from elsewhere, or the buffer was recreated
+ * with the same identity): the lane is made unknown, to be read from its
+ * oldest record, rather than skipping records until it gets there. Returns
+ * how many lanes were; the first is described in @why, as a warning
+ * would say it. */
+unsigned cursor_drop_ahead(struct cursor_buf *b, const shmlog_reader_t *rd,
+			   char *why, size_t whylen);
 
 /* Is @seq (of a record read from @lane) already delivered by @b's
  * cursor? Sequence numbers compare by signed difference: they may wrap. */

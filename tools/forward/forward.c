@@ -128,6 +128,11 @@ static int load_cursor(struct forwarder *f)
 			f->cursor_file, why, kept);
 		return 0;
 	}
+	if (err == -EINVAL || err == -ELOOP) { /* @why says what to do */
+		fprintf(stderr, "shmlog forward: cannot use cursor file %s: %s\n",
+			f->cursor_file, why);
+		return -1;
+	}
 	if (err) {
 		fprintf(stderr,
 			"shmlog forward: cannot read cursor file %s: %s: fix "
@@ -178,6 +183,15 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 		b = cursor_add(&f->cursor, &id);
 	if (!b)
 		return -ENOMEM;
+	unsigned ahead = cursor_drop_ahead(b, s->rd, why, sizeof(why));
+	if (ahead)
+		fprintf(stderr,
+			"shmlog forward: warning: cursor file %s is ahead of "
+			"%s (%s; %u lane%s in all): the buffer was cleared or "
+			"recreated since, or the cursor is another buffer's; "
+			"forwarding %s starts at the oldest record it holds\n",
+			f->cursor_file, id.path, why, ahead, ahead == 1 ? "" : "s",
+			ahead == 1 ? "that lane" : "those lanes");
 	s->lanes = id.lanes;
 	s->next = calloc(id.lanes, sizeof(*s->next));
 	s->known = calloc(id.lanes, sizeof(*s->known));

@@ -248,11 +248,12 @@ static int add_syslog(struct batch *b, struct sink *k, const char *buffer,
 static void loss_text(char *t, size_t n, const struct sink_loss *l)
 {
 	snprintf(t, n,
-		 "%" PRIu64 " records lost in buffer %s, lane %u: %" PRIu64
+		 "%" PRIu64 " records lost in buffer %s, lane %u, among "
+		 "seq %" PRIu64 "-%" PRIu64 ": %" PRIu64
 		 " overwritten before they were read, %" PRIu64
 		 " torn by writers that died",
-		 l->overwritten + l->torn, l->buffer, l->lane, l->overwritten,
-		 l->torn);
+		 l->overwritten + l->torn, l->buffer, l->lane, l->first,
+		 l->last, l->overwritten, l->torn);
 }
 
 static int add_syslog_loss(struct batch *b, struct sink *k,
@@ -425,7 +426,8 @@ static int add_jsonl_loss(struct batch *b, struct sink *k,
 		return err;
 	static const struct fmt json = {.kind = FMT_JSON, .utc = true};
 	struct shmlog_lost lost = {l->lane, l->overwritten, l->torn};
-	fmt_lost(&k->json, &json, &lost);
+	uint64_t seq[2] = {l->first, l->last};
+	fmt_lost_seq(&k->json, &json, &lost, seq);
 	return jsonl_take(b, k);
 }
 
