@@ -57,11 +57,13 @@ void out_close(struct out *o);
 void fmt_record(struct out *o, const struct fmt *f,
 		const struct shmlog_record *r);
 /* As fmt_record(), and for a record formatted by the reader (flag
- * SHMLOG_REC_DEFERRED) its format and its values (a JSON array), which
- * the json format shows; either may be NULL. */
+ * SHMLOG_REC_DEFERRED) its format and its values (the JSON array of
+ * shmlog_reader_deferred()), which the json format shows; either may be
+ * NULL. @args_cut: shmlog_reader_deferred() said SHMLOG_DEFERRED_CUT (the
+ * record did not hold every value whole), shown as "args_truncated". */
 void fmt_record_deferred(struct out *o, const struct fmt *f,
 			 const struct shmlog_record *r, const char *fmt,
-			 const char *args);
+			 const char *args, bool args_cut);
 void fmt_lost(struct out *o, const struct fmt *f, const struct shmlog_lost *l);
 
 #endif

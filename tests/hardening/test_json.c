@@ -37,12 +37,9 @@
 #include "jsonw.h"
 
 /* A cap for shmlog_reader_deferred() that holds the array of any block
- * whole: 6 bytes out for a byte in at most, and the brackets. */
+ * whole, a hostile one's too (SHMLOG_DEFERRED_ARGS_MAX is for a writer's):
+ * 6 bytes out for a byte in at most, and the brackets. */
 #define ARGS_CAP (6 * 65536 + 16)
-
-#ifndef SHMLOG_DEFERRED_CUT
-#define SHMLOG_DEFERRED_CUT 1 /* until the library says it */
-#endif
 
 static const char *cli;
 static char dir[128]; /* where the outputs go */
