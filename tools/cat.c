@@ -764,7 +764,9 @@ static int cat_usage(const struct cat_opts *o)
 		"json: one object per line; time as an RFC 3339 string with "
 		"nanoseconds and\nas time_ns; bytes that are not UTF-8 appear "
 		"as U+FFFD, and then the exact\nbytes as msg_base64 / "
-		"tag_base64. Control characters are always escaped.\n");
+		"tag_base64. Control characters are always escaped.\nA "
+		"printf-style record whose values were damaged shows those "
+		"before the\ndamage in args, and args_truncated: true.\n");
 	return 0;
 }
 
