@@ -79,8 +79,8 @@ static inline size_t shmlog__utf8_cut(const char *s, size_t max)
 	size_t n = max;
 	for (int i = 0; i < 3 && n && (u[n] & 0xc0) == 0x80; i++)
 		n--;
-	if (n == max || u[n] < 0xc0)
-		return max;
+	if (n == max || u[n] < 0xc2 || u[n] > 0xf4)
+		return max; /* not a lead byte */
 	/* a lead byte: does its character reach past @max? */
 	size_t len = u[n] >= 0xf0 ? 4 : u[n] >= 0xe0 ? 3 : 2;
 	return max - n < len ? n : max;
