@@ -269,17 +269,21 @@ static void library_outputs(const char *b)
 	       bad ? "INVALID JSON" : "every array valid at every size");
 }
 
-/* Run the CLI with @argv, its stdout into @out (in dir): its exit
- * status, or -1 if it ran past @bound_ms (killed) or died by a signal. */
+/* Run the CLI with @argv, its stdout into @out (in dir), its stderr
+ * into @out.err: its exit status, or -1 if it ran past @bound_ms
+ * (killed) or died by a signal. */
 static int run_cli(char *const argv[], const char *out, int bound_ms)
 {
 	char p[256];
 	snprintf(p, sizeof(p), "%s/%s", dir, out);
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
+	char e[300];
+	snprintf(e, sizeof(e), "%s.err", p);
 	if (pid == 0) {
 		int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0)
+		int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || fe < 0 || dup2(fd, 1) < 0 || dup2(fe, 2) < 0)
 			_exit(127);
 		execv(argv[0], argv);
 		_exit(127);
@@ -296,12 +300,15 @@ static int run_cli(char *const argv[], const char *out, int bound_ms)
 		}
 		sleep_ns(2000000); /* polling the child's exit, bounded */
 	}
-	if (!WIFEXITED(st)) {
-		fprintf(stderr, "%s %s: killed by signal %d\n", argv[0],
-			argv[1], WTERMSIG(st));
-		return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		if (WIFEXITED(st))
+			fprintf(stderr, "%s %s: exit %d; its stderr in %s\n",
+				argv[0], argv[1], WEXITSTATUS(st), e);
+		else
+			fprintf(stderr, "%s %s: killed by signal %d\n",
+				argv[0], argv[1], WTERMSIG(st));
 	}
-	return WEXITSTATUS(st);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static char *slurp(const char *name, size_t *n)
@@ -495,6 +502,11 @@ static void python_check(void)
 	char *out = slurp("python.out", &len);
 	fwrite(out, 1, len, stdout);
 	free(out);
+	if (rc != 0) {
+		out = slurp("python.out.err", &len);
+		fwrite(out, 1, len, stderr);
+		free(out);
+	}
 	CHECK_EQ(rc, 0);
 }
 
