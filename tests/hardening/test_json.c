@@ -510,6 +510,15 @@ static void python_check(void)
 	CHECK_EQ(rc, 0);
 }
 
+static const char *buffer;
+
+/* Leave no buffer behind, whatever stopped the test (REQUIRE too). */
+static void remove_buffer(void)
+{
+	if (buffer)
+		shmlog_remove(buffer);
+}
+
 static void remove_dir(void)
 {
 	char cmd[256];
@@ -535,7 +544,8 @@ int main(int argc, char **argv)
 	ex = calloc(nrec, sizeof(*ex));
 	REQUIRE(ex != NULL);
 
-	const char *b = test_buffer("json");
+	const char *b = buffer = test_buffer("json");
+	atexit(remove_buffer);
 	struct shmlog_create_opts o;
 	shmlog_create_opts_init(&o);
 	o.size = 16u << 20; /* every record kept */
@@ -559,7 +569,6 @@ int main(int argc, char **argv)
 	library_outputs(b);
 	cli_outputs(b, nrec + nids);
 	python_check();
-	shmlog_remove(b);
 	if (!test_failures)
 		remove_dir();
 	else
