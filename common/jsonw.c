@@ -5,6 +5,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "json.h"
+#include "utf8.h"
+
 void jsonw_init(struct jsonw *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
@@ -22,17 +25,24 @@ static void sep(struct jsonw *j)
 	j->need_comma[j->depth] = true;
 }
 
+/* Input bytes per call of the encoder: its output fits on the stack. */
+#define PIECE 256
+
+/* @s as a JSON string by the library's encoder (src/json.h: valid JSON
+ * and UTF-8 whatever the bytes), a piece at a time: pieces end on a
+ * character's boundary, so the pieces' strings, quotes dropped, make the
+ * whole string's. */
 static void string(FILE *f, const char *s)
 {
+	char out[SHMLOG__JSON_STR_MAX(PIECE)];
+	size_t n = strlen(s);
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	while (n) {
+		size_t k = n > PIECE ? shmlog__utf8_cut(s, PIECE) : n;
+		size_t w = shmlog__json_str(out, sizeof(out), s, k, NULL);
+		fwrite(out + 1, 1, w - 2, f);
+		s += k;
+		n -= k;
 	}
 	fputc('"', f);
 }

@@ -2,8 +2,10 @@
 /*
  * A small streaming JSON writer: one document, written as it goes, commas
  * and escapes handled. Used by every shmlog-bench command for its --json
- * output; it depends on nothing but stdio, so the CLI (tools/) can use it
- * as well. Not thread-safe: one writer per document.
+ * output; it depends on stdio and the library's JSON string encoder
+ * (src/json.h, linked as shmlog_json), so its strings are valid JSON and
+ * UTF-8 whatever bytes they are given, as every JSON shmlog writes. Not
+ * thread-safe: one writer per document.
  */
 #ifndef SHMLOG_JSONW_H
 #define SHMLOG_JSONW_H

@@ -718,9 +718,20 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
  * the buffer (*@fmt, NUL-terminated, valid until the next call; NULL if
  * the record named no format the buffer holds) and its argument values as
  * a JSON array into @args (@cap bytes, NUL-terminated: numbers, strings
- * escaped as JSON, pointers as "0x..." strings; cut to fit, then closed
- * with "]"). Returns 0, or -ENOENT if the last record was not deferred.
- * Not thread-safe with other calls on @r. */
+ * escaped as JSON, pointers as "0x..." strings, NaN and infinities as
+ * strings). The array is valid JSON and valid UTF-8 whatever the buffer
+ * holds: a byte of a string that is not UTF-8 becomes U+FFFD, controls
+ * are escaped. Values are whole: the array ends before the first value
+ * that the record does not hold whole (a damaged or hostile record) or
+ * that @args has no room for; @cap = SHMLOG_DEFERRED_ARGS_MAX always has
+ * room for the values of a record written by shmlog (below 3, @args is
+ * ""). Returns 0 if the array holds every value, SHMLOG_DEFERRED_CUT (a
+ * positive value, @fmt and @args filled all the same) if it ends early,
+ * or -ENOENT if the last record was not deferred. Not thread-safe with
+ * other calls on @r. */
+#define SHMLOG_DEFERRED_CUT 1
+/* 6 bytes of JSON for a byte of a value at most, and the brackets. */
+#define SHMLOG_DEFERRED_ARGS_MAX (6 * SHMLOG_MSG_MAX + 3)
 int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 			   char *args, size_t cap);
 

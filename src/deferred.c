@@ -87,6 +87,7 @@
 
 #include "fmtarg_typed.h"
 #include "internal.h"
+#include "json.h"
 
 /* ---- the writer: call sites and the table ----------------------------- */
 
@@ -423,123 +424,96 @@ size_t shmlog__defer_format(const struct shmlog__seg *s,
 
 /* ---- the values as JSON (shmlog_reader_deferred) ---------------------- */
 
-struct jbuf {
-	char *p;
-	size_t cap, n;
-	bool full;
-};
-
-static void jput(struct jbuf *b, const char *s, size_t n)
+/* One value of the block at @blk + *@i (@len bytes in all) as JSON into
+ * @dst (@cap bytes): its length (above @cap: it did not fit), and *@i
+ * past it; or -1 if the block does not hold a whole value there (a tag no
+ * writer makes, a value cut short): the damage. */
+static ssize_t arg_json(const unsigned char *blk, size_t len, size_t *i,
+			char *dst, size_t cap)
 {
-	/* keep room for the closing "]" and the NUL */
-	if (b->full || b->n + n + 2 > b->cap) {
-		b->full = true;
-		return;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-}
-
-static void jstr(struct jbuf *b, const unsigned char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	jput(b, "\"", 1);
-	for (size_t i = 0; i < n && !b->full; i++) {
-		unsigned char ch = s[i];
-		char e[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
-		if (ch == '"' || ch == '\\') {
-			char q[2] = {'\\', (char)ch};
-			jput(b, q, 2);
-		} else if (ch < 0x20 || ch == 0x7f) {
-			jput(b, e, 6);
-		} else if (ch < 0x80) {
-			jput(b, (const char *)&ch, 1);
+	size_t at = *i;
+	unsigned cls = blk[at++] & SHMLOG__FMT_TAG_CLASS;
+	char num[64];
+	int w;
+	if (cls == SHMLOG__FMT_INT32 && len - at >= 4) {
+		int32_t v;
+		memcpy(&v, blk + at, 4);
+		at += 4;
+		w = snprintf(num, sizeof(num), "%d", (int)v);
+	} else if (cls == SHMLOG__FMT_INT64 && len - at >= 8) {
+		int64_t v;
+		memcpy(&v, blk + at, 8);
+		at += 8;
+		w = snprintf(num, sizeof(num), "%lld", (long long)v);
+	} else if ((cls == SHMLOG__FMT_DOUBLE && len - at >= 8) ||
+		   (cls == SHMLOG__FMT_LDOUBLE && len - at >= 16)) {
+		double v;
+		if (cls == SHMLOG__FMT_DOUBLE) {
+			memcpy(&v, blk + at, 8);
 		} else {
-			/* whole UTF-8 characters as they are; any other byte
-			 * as U+FFFD, so the array is valid JSON */
-			size_t k = ch >= 0xf0 && ch < 0xf5   ? 3
-				   : ch >= 0xe0 ? 2
-				   : ch >= 0xc2 && ch < 0xe0 ? 1
-							     : 0;
-			size_t j = 1;
-			while (j <= k && i + j < n && (s[i + j] & 0xc0) == 0x80)
-				j++;
-			if (k && j == k + 1) {
-				jput(b, (const char *)s + i, k + 1);
-				i += k;
-			} else {
-				jput(b, "\\ufffd", 6);
-			}
+			long double l;
+			memcpy(&l, blk + at, sizeof(l) < 16 ? sizeof(l) : 16);
+			v = (double)l;
 		}
+		at += cls == SHMLOG__FMT_DOUBLE ? 8 : 16;
+		/* JSON has no NaN nor infinity: those as strings */
+		w = v == v && v - v == 0
+			    ? snprintf(num, sizeof(num), "%.17g", v)
+			    : snprintf(num, sizeof(num), "\"%g\"", v);
+	} else if (cls == SHMLOG__FMT_POINTER && len - at >= 8) {
+		uint64_t v;
+		memcpy(&v, blk + at, 8);
+		at += 8;
+		w = snprintf(num, sizeof(num), "\"0x%llx\"",
+			     (unsigned long long)v);
+	} else if (cls == SHMLOG__FMT_STRING && len - at >= 2) {
+		uint16_t l;
+		memcpy(&l, blk + at, 2);
+		at += 2;
+		if (l > len - at)
+			return -1; /* longer than what the block holds */
+		*i = at + l;
+		return (ssize_t)shmlog__json_str(dst, cap, (const char *)blk + at,
+						 l, NULL);
+	} else {
+		return -1; /* a tag no writer makes, or a value cut short */
 	}
-	jput(b, "\"", 1);
+	*i = at;
+	if (w <= 0 || (size_t)w >= sizeof(num))
+		return -1; /* not reached: 64 bytes hold any of these */
+	if ((size_t)w <= cap)
+		memcpy(dst, num, (size_t)w);
+	return w;
 }
 
-size_t shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
-			       size_t cap)
+int shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
+			    size_t cap)
 {
-	struct jbuf b = {out, cap, 0, false};
-	if (cap < 3) {
+	if (cap < 3) { /* not even room for "[]" */
 		if (cap)
 			out[0] = '\0';
-		return 0;
+		return SHMLOG_DEFERRED_CUT;
 	}
-	jput(&b, "[", 1);
-	size_t i = 0;
-	for (unsigned k = 0; i < len && k < SHMLOG__FMT_MAX_ARGS && !b.full;
-	     k++) {
-		unsigned tag = blk[i++], cls = tag & SHMLOG__FMT_TAG_CLASS;
-		char num[64];
-		int w = -1;
-		if (k)
-			jput(&b, ",", 1);
-		if (cls == SHMLOG__FMT_INT32 && len - i >= 4) {
-			int32_t v;
-			memcpy(&v, blk + i, 4);
-			i += 4;
-			w = snprintf(num, sizeof(num), "%d", (int)v);
-		} else if (cls == SHMLOG__FMT_INT64 && len - i >= 8) {
-			int64_t v;
-			memcpy(&v, blk + i, 8);
-			i += 8;
-			w = snprintf(num, sizeof(num), "%lld", (long long)v);
-		} else if ((cls == SHMLOG__FMT_DOUBLE && len - i >= 8) ||
-			   (cls == SHMLOG__FMT_LDOUBLE && len - i >= 16)) {
-			double v;
-			if (cls == SHMLOG__FMT_DOUBLE) {
-				memcpy(&v, blk + i, 8);
-			} else {
-				long double l;
-				memcpy(&l, blk + i, sizeof(l) < 16 ? sizeof(l) : 16);
-				v = (double)l;
-			}
-			i += cls == SHMLOG__FMT_DOUBLE ? 8 : 16;
-			/* JSON has no NaN nor infinity: those as strings */
-			w = v == v && v - v == 0
-				    ? snprintf(num, sizeof(num), "%.17g", v)
-				    : snprintf(num, sizeof(num), "\"%g\"", v);
-		} else if (cls == SHMLOG__FMT_POINTER && len - i >= 8) {
-			uint64_t v;
-			memcpy(&v, blk + i, 8);
-			i += 8;
-			w = snprintf(num, sizeof(num), "\"0x%llx\"",
-				     (unsigned long long)v);
-		} else if (cls == SHMLOG__FMT_STRING && len - i >= 2) {
-			uint16_t l;
-			memcpy(&l, blk + i, 2);
-			i += 2;
-			if (l > len - i)
-				break; /* a block that does not hold together */
-			jstr(&b, blk + i, l);
-			i += l;
-			continue;
-		} else {
-			break; /* a tag no writer makes, or a cut value */
+	size_t n = 0, i = 0;
+	int cut = 0;
+	out[n++] = '[';
+	for (unsigned k = 0; i < len; k++) {
+		/* room for the value: all but the "]" and the NUL */
+		size_t room = cap - n - 2, comma = k ? 1 : 0;
+		if (k == SHMLOG__FMT_MAX_ARGS || room < comma) {
+			cut = 1; /* more values than a call takes, or full */
+			break;
 		}
-		if (w > 0 && (size_t)w < sizeof(num))
-			jput(&b, num, (size_t)w);
+		ssize_t w = arg_json(blk, len, &i, out + n + comma, room - comma);
+		if (w < 0 || (size_t)w > room - comma) {
+			cut = 1; /* damaged, or no room: what came before */
+			break;
+		}
+		if (comma)
+			out[n] = ',';
+		n += comma + (size_t)w;
 	}
-	out[b.n++] = ']';
-	out[b.n] = '\0';
-	return b.n;
+	out[n++] = ']';
+	out[n] = '\0';
+	return cut ? SHMLOG_DEFERRED_CUT : 0;
 }

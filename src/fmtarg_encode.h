@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fmtarg.h"
+#include "utf8.h"
 
 #define SHMLOG__FMT_STRING_MAX 0xffffu
 
@@ -72,18 +73,6 @@ static inline unsigned char *put_ldouble(unsigned char *p, long double v)
 	memset(p + sizeof(v), 0, 16 - sizeof(v));
 #endif
 	return p + 16;
-}
-
-/* Keep @n bytes of @s, @n > 0 cut in the middle of a longer string: back
- * off to the start of the UTF-8 character s[n] continues, if any. */
-static inline size_t shmlog__fmt_utf8_cut(const char *s, size_t n)
-{
-	for (int k = 0; k < 3 && n > 0; k++) {
-		if (((unsigned char)s[n] & 0xc0) != 0x80)
-			break;
-		n--;
-	}
-	return n;
 }
 
 #if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) &&                    \
@@ -146,7 +135,7 @@ static inline unsigned char *put_string(unsigned char *p, const char *s,
 	} else {
 		n = strnlen(s, room + 1);
 		if (n > room) {
-			n = shmlog__fmt_utf8_cut(s, room);
+			n = shmlog__utf8_cut(s, room);
 			tag |= SHMLOG__FMT_TAG_TRUNC;
 			if (truncated)
 				*truncated = true;

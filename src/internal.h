@@ -713,9 +713,13 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 						  uint32_t *id);
 
 /* A deferred record's argument block (@blk, @len bytes: hostile) as a
- * JSON array into @out (@cap bytes): its length. */
-size_t shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
-			       size_t cap);
+ * JSON array into @out (@cap bytes, NUL-terminated; "" if @cap < 3),
+ * valid JSON and UTF-8 whatever the block holds (strings through json.c).
+ * Returns 0 if the array holds every value of the block, or
+ * SHMLOG_DEFERRED_CUT if it holds only those before the first that the
+ * block does not hold whole (damage) or that did not fit. */
+int shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
+			    size_t cap);
 /* Free a handle's cache of call sites (shmlog_close()). */
 void shmlog__defer_free(struct shmlog *h);
 /* A deferred record's message (@msg, @len bytes: the id and the block)

@@ -1439,7 +1439,7 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 	/* the block is in the lane's body, copied out already: no mapping
 	 * is read here */
 	if (args && cap)
-		shmlog__defer_args_json(r->args, r->args_len, args, cap);
+		return shmlog__defer_args_json(r->args, r->args_len, args, cap);
 	return 0;
 }
 

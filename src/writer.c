@@ -17,6 +17,7 @@
 #include "append.h"
 #include "fmtarg_typed.h"
 #include "internal.h"
+#include "utf8.h"
 
 /* w->key while a leaf (write_rec()'s inline case, shmlog_write_n()) is
  * inside the lane: the bit is set and cleared in memory, so no register
@@ -315,24 +316,14 @@ void shmlog_close(shmlog_t *h)
 	free(h);
 }
 
-/* Where to cut @s (longer than @max bytes) to keep at most @max: before a
- * UTF-8 character that would be split, so that readers never see half of
- * one. Text that is not UTF-8 there is cut at @max. Off the fast path. */
-static uint32_t utf8_cut(const char *s, uint32_t max)
-{
-	uint32_t n = max;
-	for (int i = 0; i < 3 && n && ((unsigned char)s[n] & 0xc0) == 0x80;
-	     i++)
-		n--;
-	return (unsigned char)s[n] >= 0xc0 ? n : max;
-}
-
+/* Cut @s (longer than @max bytes) to keep at most @max, never splitting a
+ * UTF-8 character (utf8.h). Off the fast path. */
 static inline uint32_t clamp_len(const char *s, size_t len, uint32_t max,
 				 unsigned *flags)
 {
 	if (SHMLOG_UNLIKELY(len > max)) {
 		*flags |= SHMLOG_REC_TRUNCATED;
-		return utf8_cut(s, max);
+		return (uint32_t)shmlog__utf8_cut(s, max);
 	}
 	return (uint32_t)len;
 }

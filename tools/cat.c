@@ -216,20 +216,26 @@ struct kept {
 	struct shmlog_record r;
 	char *text; /* tag, NUL, message, NUL */
 	char *fmt, *args; /* a deferred record's format and values, or NULL */
+	bool args_cut; /* SHMLOG_DEFERRED_CUT: not every value was whole */
 };
 
 /* The format and values of the record @rd returned last, if it was
  * formatted by the reader (json shows them): into @args (@cap bytes);
- * false if it was not. */
+ * false if it was not. *@cut: the record did not hold every value whole
+ * (shmlog_reader_deferred()'s SHMLOG_DEFERRED_CUT). */
 static bool deferred_of(shmlog_reader_t *rd, const struct shmlog_record *r,
-			const char **fmt, char *args, size_t cap)
+			const char **fmt, char *args, size_t cap, bool *cut)
 {
 	*fmt = NULL;
-	return (r->flags & SHMLOG_REC_DEFERRED) &&
-	       shmlog_reader_deferred(rd, fmt, args, cap) == 0;
+	int rc = (r->flags & SHMLOG_REC_DEFERRED)
+			 ? shmlog_reader_deferred(rd, fmt, args, cap)
+			 : -ENOENT;
+	*cut = rc == SHMLOG_DEFERRED_CUT;
+	return rc >= 0;
 }
 
-#define ARGS_MAX 16384 /* a deferred record's values as JSON */
+/* A deferred record's values as JSON: room for any record a writer made */
+#define ARGS_MAX SHMLOG_DEFERRED_ARGS_MAX
 
 /* The last @limit records seen (all if @limit is UINT64_MAX), in a ring
  * that grows as records come: memory follows what the buffers hold, never
@@ -241,7 +247,7 @@ struct keeper {
 };
 
 static int keep(struct keeper *kp, const struct shmlog_record *r,
-		const char *fmt, const char *args)
+		const char *fmt, const char *args, bool args_cut)
 {
 	if (!kp->limit)
 		return 0;
@@ -278,6 +284,7 @@ static int keep(struct keeper *kp, const struct shmlog_record *r,
 	free(slot->args);
 	slot->fmt = fmt ? strdup(fmt) : NULL;
 	slot->args = args ? strdup(args) : NULL;
+	slot->args_cut = args_cut;
 	if ((fmt && !slot->fmt) || (args && !slot->args))
 		return -ENOMEM;
 	return 0;
@@ -543,9 +550,9 @@ struct emitter {
 
 /* Show one record; false once -m is reached or output failed. */
 static bool emit(struct emitter *e, const struct shmlog_record *r,
-		 const char *fmt, const char *args)
+		 const char *fmt, const char *args, bool args_cut)
 {
-	fmt_record_deferred(&e->out, &e->o->view.fmt, r, fmt, args);
+	fmt_record_deferred(&e->out, &e->o->view.fmt, r, fmt, args, args_cut);
 	e->shown++;
 	if (e->out.failed)
 		return false;
@@ -565,9 +572,10 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 		if (ev != SHMLOG_EV_RECORD || !wanted(&o->view, &from->rec))
 			continue;
 		const char *fmt = NULL;
+		bool cut = false;
 		bool d = args && deferred_of(from->rd, &from->rec, &fmt, args,
-					     ARGS_MAX);
-		if (keep(&kp, &from->rec, fmt, d ? args : NULL)) {
+					     ARGS_MAX, &cut);
+		if (keep(&kp, &from->rec, fmt, d ? args : NULL, cut)) {
 			free(args);
 			keeper_free(&kp);
 			fprintf(stderr,
@@ -582,7 +590,7 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 	for (size_t i = 0; i < kp.len && *more && !cli_stop; i++) {
 		const struct kept *k =
 			kept_at(&kp, o->reverse ? kp.len - 1 - i : i);
-		*more = emit(e, &k->r, k->fmt, k->args);
+		*more = emit(e, &k->r, k->fmt, k->args, k->args_cut);
 	}
 	keeper_free(&kp);
 	return 0;
@@ -619,10 +627,11 @@ static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 		int ev = merged_next(o, &from);
 		if (ev == SHMLOG_EV_RECORD) {
 			const char *fmt = NULL;
+			bool cut = false;
 			bool d = json && deferred_of(from->rd, &from->rec, &fmt,
-						     args, sizeof(args));
+						     args, sizeof(args), &cut);
 			if (wanted(&o->view, &from->rec) &&
-			    !emit(e, &from->rec, fmt, d ? args : NULL))
+			    !emit(e, &from->rec, fmt, d ? args : NULL, cut))
 				return;
 		} else if (ev == SHMLOG_EV_LOST) {
 			/* from's reader is not called between its loss and
@@ -761,7 +770,9 @@ static int cat_usage(const struct cat_opts *o)
 		"json: one object per line; time as an RFC 3339 string with "
 		"nanoseconds and\nas time_ns; bytes that are not UTF-8 appear "
 		"as U+FFFD, and then the exact\nbytes as msg_base64 / "
-		"tag_base64. Control characters are always escaped.\n");
+		"tag_base64. Control characters are always escaped.\nA "
+		"printf-style record whose values were damaged shows those "
+		"before the\ndamage in args, and args_truncated: true.\n");
 	return 0;
 }
 

@@ -7,9 +7,12 @@
  * drive a terminal: C0 controls, DEL, C1 controls (0x80-0x9f as stray
  * bytes, and U+0080-U+009F such as U+009B, which some terminals take as
  * CSI) and bytes that are not UTF-8 are escaped. JSON output is always
- * valid UTF-8: a byte that is not UTF-8 becomes U+FFFD in the string, and
- * the record then also carries the exact bytes in base64 ("msg_base64",
- * "tag_base64").
+ * valid JSON and valid UTF-8: strings are written by the library's one
+ * encoder (src/json.h), where a byte that is not UTF-8 becomes U+FFFD,
+ * and the record then also carries the exact bytes in base64
+ * ("msg_base64", "tag_base64"); a deferred record's values come from
+ * shmlog_reader_deferred(), a valid array whatever the record holds, with
+ * "args_truncated" when the record did not hold them all.
  *
  * Speed: a reader that formats slower than writers write loses records. So
  * records are formatted into the reader's own buffer, written with
@@ -32,6 +35,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+
+#include "json.h"
+#include "utf8.h"
 
 /* ---- the output buffer ---- */
 
@@ -253,44 +259,6 @@ void fmt_prepare(struct fmt *f)
 
 /* ---- escaping ---- */
 
-/* Length of the well-formed UTF-8 sequence at @s (@n bytes there), with its
- * code point in *@cp; 0 if the bytes are not UTF-8 (overlong forms,
- * surrogates and code points past U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		*cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		*cp = c & 0x0f;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		*cp = c & 0x07;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if (i > 1 && (s[i] & 0xc0) != 0x80)
-			return 0;
-		*cp = *cp << 6 | (s[i] & 0x3f);
-	}
-	return len;
-}
-
 static bool is_c1(uint32_t cp)
 {
 	return cp >= 0x80 && cp <= 0x9f;
@@ -301,15 +269,11 @@ static char ms_digits[3000];
 
 /* Bytes shown as they are in text: printable ASCII and tab. */
 static bool text_plain[256];
-/* Bytes copied as they are into a JSON string. */
-static bool json_plain[256];
 
 __attribute__((constructor)) static void init_tables(void)
 {
-	for (int c = 0x20; c < 0x7f; c++) {
+	for (int c = 0x20; c < 0x7f; c++)
 		text_plain[c] = true;
-		json_plain[c] = c != '"' && c != '\\';
-	}
 	text_plain['\t'] = true;
 	for (int i = 0; i < 1000; i++) {
 		ms_digits[i * 3] = (char)('0' + i / 100);
@@ -319,12 +283,11 @@ __attribute__((constructor)) static void init_tables(void)
 }
 
 /* Word-at-a-time tests on 8 bytes (the classic bit tricks): does any
- * byte lie below @n (n <= 128), above @m (m <= 127), or equal @c? */
+ * byte lie below @n (n <= 128), or above @m (m <= 127)? */
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 #define ANY_BELOW(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
 #define ANY_ABOVE(x, m) ((((x) + ONES * (127 - (m))) | (x)) & HIGHS)
-#define ANY_EQUAL(x, c) ANY_BELOW((x) ^ (ONES * (c)), 1)
 
 static inline uint64_t load8(const unsigned char *p)
 {
@@ -373,58 +336,13 @@ static size_t text_run(const unsigned char *u, size_t n)
 	return i;
 }
 
-static inline uint64_t json_word_stops(uint64_t x)
-{
-	return ANY_BELOW(x, 0x20) | ANY_ABOVE(x, 0x7e) | ANY_EQUAL(x, '"') |
-	       ANY_EQUAL(x, '\\');
-}
-
-#ifdef __SSE2__
-/* A bit for each of the 16 bytes at @u that JSON takes as it is. */
-static inline unsigned json_plain16(const unsigned char *u)
-{
-	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-	__m128i x = _mm_loadu_si128((const __m128i *)u);
-	__m128i plain =
-		_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi));
-	__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
-				       _mm_cmpeq_epi8(x, bslash));
-	return (unsigned)_mm_movemask_epi8(_mm_andnot_si128(special, plain));
-}
-#endif
-
-/* Length of the run at @u of bytes copied as they are into JSON. */
-static size_t json_run(const unsigned char *u, size_t n)
-{
-	size_t i = 0;
-#ifdef __SSE2__
-	for (; i + 16 <= n; i += 16) {
-		unsigned ok = json_plain16(u + i);
-		if (ok != 0xffff)
-			return i + (size_t)__builtin_ctz(~ok);
-	}
-	if (i < n && n >= 16) { /* the last 16 bytes, as in text_run() */
-		unsigned ok = json_plain16(u + n - 16);
-		return ok == 0xffff ? n : n - 16 + (size_t)__builtin_ctz(~ok);
-	}
-#endif
-	for (; i + 8 <= n; i += 8)
-		if (json_word_stops(load8(u + i)))
-			break;
-	if (i + 8 > n && n >= 8 && !json_word_stops(load8(u + n - 8)))
-		return n; /* the last 8 bytes cover what is left */
-	while (i < n && json_plain[u[i]])
-		i++;
-	return i;
-}
-
-/* Copy the run at @u (@n bytes there) of bytes that need no escaping
- * into the buffer and return its length: 16 bytes are tested and copied
- * at once, so that a plain message is read once. A block that holds the
- * run's end is copied whole: the bytes after the run land in the room to
- * spare (out_room()) and are overwritten next. Short strings take the
- * scan of text_run() / json_run() and a memcpy. */
+/* Copy the run at @u (@n bytes there) of bytes shown as they are in
+ * text into the buffer and return its length: 16 bytes are tested and
+ * copied at once, so that a plain message is read once. A block that
+ * holds the run's end is copied whole: the bytes after the run land in
+ * the room to spare (out_room()) and are overwritten next. Short strings
+ * take the scan of text_run() and a memcpy. (JSON strings: src/json.c,
+ * the same way.) */
 #ifdef __SSE2__
 static inline unsigned text_ok16(__m128i x)
 {
@@ -433,68 +351,39 @@ static inline unsigned text_ok16(__m128i x)
 		_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)));
 }
 
-static inline unsigned json_ok16(__m128i x)
-{
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-	__m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, quote),
-				       _mm_cmpeq_epi8(x, bslash));
-	return text_ok16(x) & ~(unsigned)_mm_movemask_epi8(special);
-}
-
-#define COPY_RUN(o, u, n, ok16, scan)                                          \
-	do {                                                                   \
-		char *d_ = (o)->buf + (o)->len;                                \
-		size_t i_ = 0;                                                 \
-		if ((n) < 16) {                                                \
-			i_ = scan((u), (n));                                   \
-			memcpy(d_, (u), i_);                                   \
-			(o)->len += i_;                                        \
-			return i_;                                             \
-		}                                                              \
-		for (; i_ + 16 <= (n); i_ += 16) {                             \
-			__m128i x_ =                                           \
-				_mm_loadu_si128((const __m128i *)((u) + i_)); \
-			_mm_storeu_si128((__m128i *)(d_ + i_), x_);            \
-			unsigned ok_ = ok16(x_);                               \
-			if (ok_ != 0xffff) {                                   \
-				i_ += (size_t)__builtin_ctz(~ok_);             \
-				(o)->len += i_;                                \
-				return i_;                                     \
-			}                                                      \
-		}                                                              \
-		if (i_ < (n)) { /* the last 16, overlapping plain ones */      \
-			__m128i x_ = _mm_loadu_si128(                          \
-				(const __m128i *)((u) + (n)-16));              \
-			_mm_storeu_si128((__m128i *)(d_ + (n)-16), x_);        \
-			unsigned ok_ = ok16(x_);                               \
-			i_ = ok_ == 0xffff                                     \
-				     ? (n)                                     \
-				     : (n)-16 + (size_t)__builtin_ctz(~ok_);   \
-		}                                                              \
-		(o)->len += i_;                                                \
-		return i_;                                                     \
-	} while (0)
-
 PUT_INLINE size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
 {
-	COPY_RUN(o, u, n, text_ok16, text_run);
-}
-
-PUT_INLINE size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
-{
-	COPY_RUN(o, u, n, json_ok16, json_run);
+	char *d = o->buf + o->len;
+	size_t i = 0;
+	if (n < 16) {
+		i = text_run(u, n);
+		memcpy(d, u, i);
+		o->len += i;
+		return i;
+	}
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + i));
+		_mm_storeu_si128((__m128i *)(d + i), x);
+		unsigned ok = text_ok16(x);
+		if (ok != 0xffff) {
+			i += (size_t)__builtin_ctz(~ok);
+			o->len += i;
+			return i;
+		}
+	}
+	if (i < n) { /* the last 16, overlapping plain ones */
+		__m128i x = _mm_loadu_si128((const __m128i *)(u + n - 16));
+		_mm_storeu_si128((__m128i *)(d + n - 16), x);
+		unsigned ok = text_ok16(x);
+		i = ok == 0xffff ? n : n - 16 + (size_t)__builtin_ctz(~ok);
+	}
+	o->len += i;
+	return i;
 }
 #else
 static size_t text_copy_run(struct out *o, const unsigned char *u, size_t n)
 {
 	size_t run = text_run(u, n);
-	put_n(o, (const char *)u, run);
-	return run;
-}
-
-static size_t json_copy_run(struct out *o, const unsigned char *u, size_t n)
-{
-	size_t run = json_run(u, n);
 	put_n(o, (const char *)u, run);
 	return run;
 }
@@ -531,7 +420,7 @@ static void put_text(struct out *o, const struct fmt *f, const char *s,
 		if (i == n)
 			break;
 		uint32_t cp = 0;
-		size_t len = u[i] >= 0x80 ? utf8_seq(u + i, n - i, &cp) : 0;
+		size_t len = u[i] >= 0x80 ? shmlog__utf8_seq(u + i, n - i, &cp) : 0;
 		if (text_plain[u[i]]) { /* a tab */
 			put_c(o, s[i]);
 			i++;
@@ -551,49 +440,16 @@ static void put_text(struct out *o, const struct fmt *f, const char *s,
 	}
 }
 
-/* @n bytes of @s as a JSON string, valid UTF-8 whatever they are; sets
- * *@invalid if some bytes were not UTF-8 (each became U+FFFD). */
+/* @n bytes of @s as a JSON string, valid UTF-8 whatever they are, by the
+ * library's encoder (src/json.h: its policy); sets *@invalid if some bytes
+ * were not UTF-8 (each became U+FFFD). out_room() made room for it. */
 static void put_json_str(struct out *o, const char *s, size_t n, bool *invalid)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-	put_c(o, '"');
-	while (i < n) {
-		i += json_copy_run(o, u + i, n - i);
-		if (i == n)
-			break;
-		unsigned char c = u[i];
-		if (c < 0x80) {
-			i++;
-			switch (c) {
-			case '"': put_s(o, "\\\""); break;
-			case '\\': put_s(o, "\\\\"); break;
-			case '\n': put_s(o, "\\n"); break;
-			case '\t': put_s(o, "\\t"); break;
-			case '\r': put_s(o, "\\r"); break;
-			default: put_hex_byte(o, "\\u00", c);
-			}
-			continue;
-		}
-		uint32_t cp = 0;
-		size_t len = utf8_seq(u + i, n - i, &cp);
-		if (!len) {
-			put_s(o, "\\ufffd");
-			*invalid = true;
-			i++;
-		} else if (is_c1(cp)) {
-			put_hex_byte(o, "\\u00", (unsigned char)cp);
-			i += len;
-		} else if (cp == 0x2028 || cp == 0x2029) {
-			/* valid JSON, but not valid JavaScript */
-			put_s(o, cp == 0x2028 ? "\\u2028" : "\\u2029");
-			i += len;
-		} else {
-			put_n(o, s + i, len);
-			i += len;
-		}
-	}
-	put_c(o, '"');
+	unsigned flags = 0;
+	o->len += shmlog__json_str(o->buf + o->len, o->cap - o->len, s, n,
+				   &flags);
+	if (flags & SHMLOG__JSON_NOT_UTF8)
+		*invalid = true;
 }
 
 static void put_base64(struct out *o, const char *s, size_t n)
@@ -987,7 +843,7 @@ static void put_long(struct out *o, const struct fmt *f,
 
 static void put_json(struct out *o, const struct fmt *f,
 		     const struct shmlog_record *r, const char *fmt,
-		     const char *args)
+		     const char *args, bool args_cut)
 {
 	out_room(o, r);
 	bool bad_msg = false;
@@ -1008,6 +864,8 @@ static void put_json(struct out *o, const struct fmt *f,
 		out_room(o, &(struct shmlog_record){.msg_len = n});
 		put_s(o, ",\"args\":");
 		put_s(o, args);
+		if (args_cut) /* the values before the damage */
+			put_s(o, ",\"args_truncated\":true");
 	}
 	put_s(o, ",\"seq\":");
 	put_u64(o, r->seq, 0);
@@ -1036,12 +894,12 @@ static void put_json(struct out *o, const struct fmt *f,
 void fmt_record(struct out *o, const struct fmt *f,
 		const struct shmlog_record *r)
 {
-	fmt_record_deferred(o, f, r, NULL, NULL);
+	fmt_record_deferred(o, f, r, NULL, NULL, false);
 }
 
 void fmt_record_deferred(struct out *o, const struct fmt *f,
 			 const struct shmlog_record *r, const char *fmt,
-			 const char *args)
+			 const char *args, bool args_cut)
 {
 	switch (f->kind) {
 	case FMT_RAW:
@@ -1049,7 +907,7 @@ void fmt_record_deferred(struct out *o, const struct fmt *f,
 		put_text(o, f, r->msg, r->msg_len, NULL);
 		put_c(o, '\n');
 		break;
-	case FMT_JSON: put_json(o, f, r, fmt, args); break;
+	case FMT_JSON: put_json(o, f, r, fmt, args, args_cut); break;
 	case FMT_LONG: put_long(o, f, r); break;
 	default: put_lines(o, f, r);
 	}

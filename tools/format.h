@@ -57,11 +57,13 @@ void out_close(struct out *o);
 void fmt_record(struct out *o, const struct fmt *f,
 		const struct shmlog_record *r);
 /* As fmt_record(), and for a record formatted by the reader (flag
- * SHMLOG_REC_DEFERRED) its format and its values (a JSON array), which
- * the json format shows; either may be NULL. */
+ * SHMLOG_REC_DEFERRED) its format and its values (the JSON array of
+ * shmlog_reader_deferred()), which the json format shows; either may be
+ * NULL. @args_cut: shmlog_reader_deferred() said SHMLOG_DEFERRED_CUT (the
+ * record did not hold every value whole), shown as "args_truncated". */
 void fmt_record_deferred(struct out *o, const struct fmt *f,
 			 const struct shmlog_record *r, const char *fmt,
-			 const char *args);
+			 const char *args, bool args_cut);
 /* A loss report: "--- 12 records lost (lane 0: 12 overwritten) ---", or
  * {"lost":12,...} in json. fmt_lost_seq() adds the range of sequence
  * numbers the lost records lie among, @seq[0]..@seq[1] (NULL: unknown),

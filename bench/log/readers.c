@@ -42,7 +42,7 @@ enum dump_fmt { DUMP_RAW, DUMP_THREADTIME, DUMP_JSON };
 static volatile uint64_t dump_sink;
 
 /* A deferred record's values as JSON, as `shmlog cat` has them. */
-#define ARGS_MAX 16384
+#define ARGS_MAX SHMLOG_DEFERRED_ARGS_MAX
 
 /* Read the whole buffer once, as `shmlog cat` (raw: read only; else
  * -v threadtime or -v json) into @fd; returns records/s, and the count in
@@ -76,9 +76,12 @@ static double dump_once(const char *name, enum dump_fmt fmt, int fd,
 			continue;
 		}
 		const char *df = NULL;
-		bool d = fmt == DUMP_JSON && (rec.flags & SHMLOG_REC_DEFERRED) &&
-			 shmlog_reader_deferred(rd, &df, args, sizeof(args)) == 0;
-		fmt_record_deferred(&o, &f, &rec, df, d ? args : NULL);
+		int d = fmt == DUMP_JSON && (rec.flags & SHMLOG_REC_DEFERRED)
+				? shmlog_reader_deferred(rd, &df, args,
+							 sizeof(args))
+				: -ENOENT;
+		fmt_record_deferred(&o, &f, &rec, df, d >= 0 ? args : NULL,
+				    d == SHMLOG_DEFERRED_CUT);
 	}
 	out_flush(&o);
 	uint64_t t1 = bench_now_ns();

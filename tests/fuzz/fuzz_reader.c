@@ -14,7 +14,8 @@
  *          walking is fuzzed; the seed corpus holds real segments.
  * The image is written to a file in /dev/shm, a reader opens it and reads
  * up to 4096 events and waits with no timeout; every record it returns
- * must be well-formed (a violated property aborts, a finding), and it must
+ * must be well-formed, a deferred one's values a valid JSON array (a
+ * violated property aborts, a finding), and it must
  * never crash, hang or touch memory out of bounds (ASan, guard pages).
  */
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "json_check.h"
 
 #define PROPERTY(c)                                                            \
 	do {                                                                   \
@@ -146,12 +148,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* formatted here from a hostile table and block */
 			const char *fmt = NULL;
 			char args[256];
-			PROPERTY(shmlog_reader_deferred(r, &fmt, args,
-							sizeof(args)) == 0);
+			int rc = shmlog_reader_deferred(r, &fmt, args,
+							sizeof(args));
+			PROPERTY(rc == 0 || rc == SHMLOG_DEFERRED_CUT);
 			PROPERTY(!fmt || strlen(fmt) <= SHMLOG_MSG_MAX);
 			size_t a = strlen(args);
 			PROPERTY(a < sizeof(args) && args[0] == '[' &&
 				 args[a - 1] == ']');
+			PROPERTY(jc_json_valid(args, a));
 		}
 	}
 	for (unsigned i = 0; i < lanes; i++) {

@@ -6,9 +6,12 @@
  * empty, a few records, a lane recycling its chunks (PADs), a torn record
  * left by a "dead" writer in its OPEN chunk, several writers (LIVE chunks),
  * writers that died holding their lanes (OPEN chunks) and took chunks from
- * each other, a filter spec, a clear mark.
+ * each other, a filter spec, a clear mark. And fuzz_json.c's inputs:
+ * damaged printf-style records (tests/json_damage.h) with formats of
+ * their own.
  *
- * usage: make_seeds DIR   (writes the files of DIR/header and DIR/reader)
+ * usage: make_seeds DIR   (writes the files of DIR/header, DIR/reader and
+ *                          DIR/json)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "json_damage.h"
 
 static char dir[512];
 
@@ -109,6 +113,53 @@ static void write_n(shmlog_t *h, int n, int len, const char *tag)
 	}
 }
 
+/* One input of fuzz_json.c: small buffer size, tag, format, block. */
+static void save_json(const char *name, unsigned char small, const char *tag,
+		      size_t tag_len, const char *fmt, const void *blk,
+		      size_t blk_len)
+{
+	static unsigned char in[4 + 64 + 4096 + sizeof(((struct jd_rec *)0)->blk)];
+	size_t fl = strlen(fmt), n = 0;
+	in[n++] = small;
+	in[n++] = (unsigned char)tag_len;
+	in[n++] = (unsigned char)fl;
+	in[n++] = (unsigned char)(fl >> 8);
+	memcpy(in + n, tag, tag_len);
+	n += tag_len;
+	memcpy(in + n, fmt, fl);
+	n += fl;
+	memcpy(in + n, blk, blk_len);
+	save("json", name, in, n + blk_len);
+}
+
+static void json_seeds(void)
+{
+	/* the case that printed "args":["eth0",]: a value cut short */
+	static const unsigned char eth0[] = {5, 4, 0, 'e', 't', 'h', '0', 1, 0xdc};
+	save_json("cut-int", 20, "net", 3, "link %s down after %d ms", eth0,
+		  sizeof(eth0));
+	/* a string that is not UTF-8 */
+	static const unsigned char f8[] = {5, 3, 0, 0xf8, 0x80, 0x80};
+	save_json("not-utf8", 4, "n\xff" "et", 5, "%s", f8, sizeof(f8));
+	static const char *const fmts[] = {
+		"link %s down after %d ms", "%d %lld %f %Lf %p %s",
+		"bad \xf8\x80\x80 \xed\xa0\x80 \x01\x1b[31m %s %d",
+		"%s|%s|%s|%s \"\\\xe2\x80\xa8 \xc3", "%.3s %*d %-8.2e %c",
+		"%s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s",
+		"", "%", "%n %m %1$d",
+	};
+	uint64_t s = 2;
+	for (unsigned i = 0; i < 48; i++) {
+		static struct jd_rec r;
+		jd_make(&s, &r);
+		char name[32];
+		snprintf(name, sizeof(name), "damaged-%02u", i);
+		save_json(name, (unsigned char)jd_rand(&s), r.tag, r.tag_len,
+			  fmts[i % (sizeof(fmts) / sizeof(fmts[0]))], r.blk,
+			  r.blk_len);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -117,6 +168,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(dir, sizeof(dir), "%s", argv[1]);
 	mkdir(dir, 0755);
+	json_seeds();
 	char path[128];
 	snprintf(path, sizeof(path), "/dev/shm/shmlog-seeds-%d", (int)getpid());
 	struct shmlog_create_opts o;

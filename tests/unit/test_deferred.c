@@ -158,9 +158,11 @@ static void json_values(void)
 	CHECK_EQ(shmlog_reader_deferred(r, &fmt, args, sizeof(args)), 0);
 	CHECK_STR(fmt, "%s=%d %.1f %p \"%s\"");
 	CHECK_STR(args, "[\"k\\\"ey\",-3,2.5,\"0xabc\",\"caf\xc3\xa9\\ufffd\"]");
-	/* cut to fit, still an array */
-	CHECK_EQ(shmlog_reader_deferred(r, &fmt, args, 12), 0);
-	CHECK(strlen(args) < 12 && args[strlen(args) - 1] == ']');
+	/* cut to fit, whole values only, still an array, and said so */
+	CHECK_EQ(shmlog_reader_deferred(r, &fmt, args, 12), SHMLOG_DEFERRED_CUT);
+	CHECK_STR(args, "[\"k\\\"ey\"]");
+	CHECK_EQ(shmlog_reader_deferred(r, &fmt, args, 2), SHMLOG_DEFERRED_CUT);
+	CHECK_STR(args, "");
 	shmlog_reader_close(r);
 	shmlog_close(h);
 }
