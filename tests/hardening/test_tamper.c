@@ -26,8 +26,8 @@
  * Last, many writers: 12 writer processes into a 16 MiB, 16-lane buffer
  * (so the space policy's surveys, lists of own chunks and reserved rows
  * are in play) while the mutator scribbles on the chunk table and on
- * every word of the lane table (owner words, counters, positions), and a
- * reader follows: no writer may crash, no reader call may hang.
+ * every word of the lane table (owner words, counters, claim marks,
+ * positions), and a reader follows: no writer may crash, no reader call may hang.
  *
  * usage: test_tamper [SECONDS]
  */
@@ -77,9 +77,10 @@ static void tamper_lane(unsigned char *base, const struct shmlog__fixed *f,
 {
 	struct shmlog__lane *l =
 		(void *)(base + f->lanes_off + lane * sizeof(struct shmlog__lane));
-	_Atomic uint64_t *w[] = {&l->owner, &l->claims, &l->torn,
-				 &l->reserve, &l->head, &l->next_seq};
-	_Atomic uint64_t *p = w[(v >> 8) % 6];
+	_Atomic uint64_t *w[] = {&l->owner,   &l->claims, &l->torn,
+				 &l->claim_mark, &l->reserve, &l->head,
+				 &l->next_seq};
+	_Atomic uint64_t *p = w[(v >> 8) % 7];
 	uint64_t x = atomic_load(p);
 	switch ((v >> 12) % 5) {
 	case 0: x = sc_mix(v); break;
