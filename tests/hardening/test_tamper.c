@@ -71,16 +71,17 @@ static struct shmlog__rec *pick(unsigned char *base,
 	return (void *)(base + offs[k]);
 }
 
-/* Scribble on any word of lane @lane's control block. */
+/* Scribble on a word of lane @lane's control block: any (@all), or one
+ * of its positions. */
 static void tamper_lane(unsigned char *base, const struct shmlog__fixed *f,
-			unsigned lane, uint64_t v)
+			unsigned lane, uint64_t v, bool all)
 {
 	struct shmlog__lane *l =
 		(void *)(base + f->lanes_off + lane * sizeof(struct shmlog__lane));
-	_Atomic uint64_t *w[] = {&l->owner,   &l->claims, &l->torn,
-				 &l->claim_mark, &l->reserve, &l->head,
-				 &l->next_seq};
-	_Atomic uint64_t *p = w[(v >> 8) % 7];
+	_Atomic uint64_t *w[] = {&l->reserve, &l->head,	      &l->next_seq,
+				 &l->owner,   &l->claims,     &l->torn,
+				 &l->claim_mark};
+	_Atomic uint64_t *p = w[(v >> 8) % (all ? 7 : 3)];
 	uint64_t x = atomic_load(p);
 	switch ((v >> 12) % 5) {
 	case 0: x = sc_mix(v); break;
@@ -112,23 +113,9 @@ static void mutator(uint64_t seed, int tables)
 		if (what == 6) { /* the epoch, a chunk's descriptor */
 			hw_tamper_chunks(base, &f, v);
 		} else if (what == 7) { /* any word of a lane's block */
-			tamper_lane(base, &f, lane, v);
+			tamper_lane(base, &f, lane, v, true);
 		} else if (what == 5) { /* a lane position */
-			struct shmlog__lane *l =
-				(void *)(base + f.lanes_off +
-					 lane * sizeof(struct shmlog__lane));
-			_Atomic uint64_t *w[] = {&l->reserve, &l->head,
-						 &l->next_seq};
-			_Atomic uint64_t *p = w[(v >> 8) % 3];
-			uint64_t x = atomic_load(p);
-			switch ((v >> 12) % 5) {
-			case 0: x = sc_mix(v); break;
-			case 1: x += 8; break;
-			case 2: x -= 8; break;
-			case 3: x += (v >> 20) % 2048; break;
-			default: x ^= 1ull << ((v >> 20) % 64); break;
-			}
-			atomic_store(p, x);
+			tamper_lane(base, &f, lane, v, false);
 		} else {
 			struct shmlog__rec *r = pick(base, &f, lane, v >> 8, &pos);
 			if (!r)
