@@ -254,24 +254,34 @@ static bool streams_open(const struct stream *s)
 	return s[0].fd >= 0 || s[1].fd >= 0;
 }
 
-/* Wait up to @timeout_ms for output and log what came. A signal (the
- * program's exit: SIGCHLD) ends the wait early. */
-static void read_output(shmlog_t *h, const struct run_opts *o,
-			struct stream *s, const char *tag, int timeout_ms)
+/* Poll the open streams of @s for @timeout_ms; log what came from each
+ * that has something. Returns poll()'s result. */
+static int poll_pump(shmlog_t *h, const struct run_opts *o, struct stream *s,
+		     const char *tag, int timeout_ms)
 {
 	struct pollfd p[2];
 	int n = 0;
 	for (int i = 0; i < 2; i++)
 		if (s[i].fd >= 0)
 			p[n++] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
-	if (poll(n ? p : NULL, (nfds_t)n, timeout_ms) <= 0)
-		return;
+	int r = poll(n ? p : NULL, (nfds_t)n, timeout_ms);
+	if (r <= 0)
+		return r;
 	for (int i = 0, k = 0; i < 2; i++) {
 		if (s[i].fd < 0)
 			continue;
 		if (p[k++].revents)
 			pump(h, o, &s[i], tag);
 	}
+	return r;
+}
+
+/* Wait up to @timeout_ms for output and log what came. A signal (the
+ * program's exit: SIGCHLD) ends the wait early. */
+static void read_output(shmlog_t *h, const struct run_opts *o,
+			struct stream *s, const char *tag, int timeout_ms)
+{
+	poll_pump(h, o, s, tag, timeout_ms);
 }
 
 /* The program has exited: log what it left in the pipes. Returns when
@@ -281,23 +291,11 @@ static void read_left(shmlog_t *h, const struct run_opts *o, struct stream *s,
 		      const char *tag)
 {
 	for (int max = 4096; max > 0 && streams_open(s); max--) {
-		struct pollfd p[2];
-		int n = 0;
-		for (int i = 0; i < 2; i++)
-			if (s[i].fd >= 0)
-				p[n++] = (struct pollfd){.fd = s[i].fd,
-							 .events = POLLIN};
-		int r = poll(p, (nfds_t)n, 0);
+		int r = poll_pump(h, o, s, tag, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return;
-		for (int i = 0, k = 0; i < 2; i++) {
-			if (s[i].fd < 0)
-				continue;
-			if (p[k++].revents)
-				pump(h, o, &s[i], tag);
-		}
 	}
 }
 
