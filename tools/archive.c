@@ -100,6 +100,7 @@ struct archiver {
 	int lockfd;
 	int fd; /* the current file */
 	uint64_t file_no, file_size;
+	uint64_t file_start; /* bytes of the file before its first records */
 	int64_t file_created_ns;
 	unsigned char *out; /* the block being filled: header, then entries */
 	size_t out_len;
@@ -109,6 +110,7 @@ struct archiver {
 	uint64_t records, losses, lost_records;
 	uint64_t last_sync_ms, last_check_ms;
 	bool gaps_due; /* lanes' positions snapped: close_gaps() when idle */
+	size_t block_target; /* BLOCK_TARGET, less for small files */
 };
 
 static uint64_t mono_ms(void)
@@ -377,6 +379,7 @@ static int recover(struct archiver *a)
 			a->fd = fd;
 			a->file_no = no;
 			a->file_size = valid;
+			a->file_start = sizeof(struct shmlog_arc_file);
 			break;
 		}
 		/* made but never given its first block: nothing lost */
@@ -597,7 +600,7 @@ static int new_file(struct archiver *a)
 	}
 	a->fd = fd;
 	a->file_no = no;
-	a->file_size = len;
+	a->file_size = a->file_start = len;
 	a->file_created_ns = h.created_ns;
 	a->unsynced = len;
 	return 0;
@@ -637,7 +640,7 @@ static bool want_rotate(const struct archiver *a, size_t len)
 	if (a->fd < 0)
 		return true;
 	if (a->max_file_size && a->file_size + len > a->max_file_size &&
-	    a->file_size > sizeof(struct shmlog_arc_file) + 4096)
+	    a->file_size > a->file_start)
 		return true;
 	if (a->max_age_s) {
 		/* files age out in steps of a tenth of the age allowed */
@@ -675,10 +678,10 @@ static int flush(struct archiver *a)
 	if (a->out_len <= sizeof(struct shmlog_arc_block))
 		return 0;
 	int err = 0;
+	bool rotated = false;
 	if (want_rotate(a, a->out_len)) {
 		err = new_file(a);
-		if (!err)
-			prune(a);
+		rotated = !err;
 	}
 	if (!err) {
 		seal_block(a, a->out, a->out_len, a->out_entries);
@@ -697,6 +700,9 @@ static int flush(struct archiver *a)
 	}
 	a->file_size += a->out_len;
 	a->unsynced += a->out_len;
+	/* the total grows with the current file too */
+	if (rotated || a->max_size || a->max_age_s)
+		prune(a);
 	a->out_len = sizeof(struct shmlog_arc_block);
 	a->out_entries = 0;
 	for (unsigned i = 0; i < BUFS_MAX; i++)
@@ -895,7 +901,7 @@ static int merged_next(struct archiver *a, struct source **from)
 static uint64_t drain(struct archiver *a)
 {
 	uint64_t n = 0;
-	while (!cli_stop && a->out_len < BLOCK_TARGET) {
+	while (!cli_stop && a->out_len < a->block_target) {
 		struct source *s;
 		int ev;
 		if (a->nsrc == 1) {
@@ -1001,7 +1007,7 @@ static int run(struct archiver *a)
 			continue;
 		}
 		uint64_t n = drain(a);
-		if (a->out_len >= BLOCK_TARGET || (!n && a->out_len >
+		if (a->out_len >= a->block_target || (!n && a->out_len >
 						   sizeof(struct shmlog_arc_block))) {
 			int err = flush(a);
 			if (err && !disk_full_err(err))
@@ -1143,6 +1149,11 @@ static int parse(struct archiver *a, int argc, char **argv)
 		case 'F':
 			rc = parse_bytes("--max-file-size", optarg,
 					 &a->max_file_size);
+			if (rc < 0 && a->max_file_size < 65536)
+				rc = cli_usage_error(CMD,
+						     "--max-file-size %s is too "
+						     "small: give 64K or more",
+						     optarg);
 			break;
 		case 'S': rc = parse_bytes("--max-size", optarg, &a->max_size); break;
 		case 'A': rc = parse_age(optarg, &a->max_age_s); break;
@@ -1229,6 +1240,13 @@ int cmd_archive(int argc, char **argv)
 	if (!a.out)
 		return cli_fail(CMD, -ENOMEM);
 	a.out_len = sizeof(struct shmlog_arc_block);
+	/* a block, its header and the largest record fit in a file of
+	 * --max-file-size, after the file's first block */
+	a.block_target = BLOCK_TARGET;
+	if (a.max_file_size / 4 < a.block_target)
+		a.block_target = a.max_file_size / 4;
+	if (a.block_target < 4096)
+		a.block_target = 4096;
 	if ((rc = open_dir(&a)) != 0)
 		goto out;
 	int err = recover(&a);
