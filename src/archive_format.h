@@ -179,11 +179,12 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 /* ---- CRC32C (Castagnoli), as iSCSI and ext4 use it ---- */
 
-/* The table for the byte-at-a-time path, built on first use. */
+/* The table for the byte-at-a-time path, built on first use (two threads
+ * building it at once store the same values). */
 static inline const uint32_t *shmlog__crc32c_table(void)
 {
 	static uint32_t table[256];
-	static _Atomic int ready;
+	static int ready;
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
 		for (uint32_t i = 0; i < 256; i++) {
 			uint32_t c = i;
@@ -220,11 +221,13 @@ static inline uint32_t shmlog__crc32c(uint32_t crc, const void *p, size_t n)
 	uint32_t c = ~crc;
 #if defined(__x86_64__) && defined(__GNUC__)
 	static int hw = -1;
-	if (hw < 0) {
+	int use = __atomic_load_n(&hw, __ATOMIC_RELAXED);
+	if (use < 0) {
 		__builtin_cpu_init();
-		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+		use = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+		__atomic_store_n(&hw, use, __ATOMIC_RELAXED);
 	}
-	if (hw)
+	if (use)
 		return ~shmlog__crc32c_hw(c, b, n);
 #endif
 	const uint32_t *t = shmlog__crc32c_table();
