@@ -803,6 +803,55 @@ int shmlog_reader_lane_next_seq(const shmlog_reader_t *r, unsigned lane,
 int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 			     struct shmlog_lane_stats *st);
 
+/* Read an archive: the directory `shmlog archive -o DIR` writes (format:
+ * docs/archive.md). The reader gives the archived records and losses, in
+ * the order they were archived, through the calls above: a record as
+ * shmlog_reader_next() gives it (a printf-style one with its message as
+ * it was formatted when archived: shmlog_reader_deferred() says -ENOENT),
+ * and a loss (SHMLOG_EV_LOST, shmlog_reader_lost_seq()) for each span of
+ * records the archive does not hold (@overwritten also counts records
+ * the archiver could not store). SHMLOG_READ_TAIL starts after the newest
+ * record. At the archive's end shmlog_reader_next() says SHMLOG_EV_NONE;
+ * records archived later are returned by later calls, and
+ * shmlog_reader_wait() waits for them (it looks every 10 ms). A damaged
+ * or hostile file ends early (the rest of that file is skipped, counted
+ * as @corrupt in lane 0's shmlog_reader_lane_stats()), never crashes or
+ * hangs the reader. shmlog_reader_lane_stats() counts what this reader
+ * read and the losses it reported, per lane number (of every buffer);
+ * shmlog_reader_lane_next_seq() is the archive's position in the buffer
+ * of the last record or loss (-ENOENT if unknown). Errors: -ENOENT,
+ * -ENOTDIR, -EACCES, -EINVAL (bad flag), -ENOMEM. Not thread-safe. */
+int shmlog_reader_open_archive(const char *dir, int flags,
+			       shmlog_reader_t **out);
+
+/* A buffer an archive holds records of. */
+struct shmlog_archive_source {
+	const char *buffer; /* the buffer's path when archived */
+	int64_t created_ns; /* its creation time (shmlog_info.created_ns) */
+	uint64_t ino; /* its file's inode */
+	unsigned lanes;
+	const char *host; /* host name of the archive file read last */
+};
+
+/* The buffer whose path is @buffer in an archive reader @r (NULL: the
+ * buffer of the last record or loss returned). Strings valid until @r is
+ * closed. 0, -ENOENT if the reader met no such buffer yet, -EINVAL if @r
+ * is not an archive reader. */
+int shmlog_reader_archive_source(const shmlog_reader_t *r, const char *buffer,
+				 struct shmlog_archive_source *src);
+
+/* Where an archive reader @r stands in buffer @buffer's lane @lane: the
+ * sequence number after the last record or loss of that lane it returned
+ * (or that a file it read started from). A follower of the live buffer
+ * that skips the lane's records below it continues the archive with no
+ * gap and no duplicate, if the buffer is the same one (compare
+ * created_ns). 0; -ENOENT if unknown (no such buffer, or no position for
+ * the lane); -EINVAL if @lane is out of range or @r is not an archive
+ * reader. */
+int shmlog_reader_archive_next_seq(const shmlog_reader_t *r,
+				   const char *buffer, unsigned lane,
+				   uint64_t *next);
+
 /* ------------------------------------------------------------------------ */
 /* Inspection.                                                               */
 

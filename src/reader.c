@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive_read.h"
 #include "internal.h"
 
 /* A reader's cursor over one lane: where it is, and its books. */
@@ -845,6 +846,9 @@ struct shmlog_reader {
 	const unsigned char *args; /* in its lane's body */
 	char fmt[SHMLOG_MSG_MAX + 1];
 	char text[SHMLOG_MSG_MAX + 1];
+	/* not NULL: a reader of an archive, which every call is handed to
+	 * (archive_read.c); nothing above is used then */
+	struct shmlog__arc *arc;
 };
 
 /* ---- surviving a file truncated under the reader (SIGBUS) ---- */
@@ -948,10 +952,25 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	return 0;
 }
 
+int shmlog__reader_wrap_archive(struct shmlog__arc *a, shmlog_reader_t **out)
+{
+	struct shmlog_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->arc = a;
+	*out = r;
+	return 0;
+}
+
 void shmlog_reader_close(shmlog_reader_t *r)
 {
 	if (!r)
 		return;
+	if (r->arc) {
+		shmlog__arc_close(r->arc);
+		free(r);
+		return;
+	}
 	shmlog__seg_detach(&r->seg);
 	free(r->lanes);
 	free(r->heap);
@@ -961,6 +980,8 @@ void shmlog_reader_close(shmlog_reader_t *r)
 
 unsigned shmlog_reader_lanes(const shmlog_reader_t *r)
 {
+	if (r->arc)
+		return shmlog__arc_lanes(r->arc);
 	return r->seg.fixed.lane_count;
 }
 
@@ -1147,6 +1168,8 @@ static void reader_start(struct shmlog_reader *r, bool at_tail)
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost)
 {
+	if (r->arc)
+		return shmlog__arc_next(r->arc, rec, lost);
 	if (r->failed)
 		return reader_report(r);
 	struct shmlog_record out;
@@ -1358,6 +1381,8 @@ static int reader_wait_guarded(struct shmlog_reader *r, int timeout_ms)
 
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 {
+	if (r->arc)
+		return shmlog__arc_wait(r->arc, timeout_ms);
 	if (r->failed || reader_truncated(r)) {
 		reader_fail(r, false);
 		return r->failed;
@@ -1378,6 +1403,8 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 			     struct shmlog_lane_stats *st)
 {
+	if (r->arc)
+		return shmlog__arc_lane_stats(r->arc, lane, st);
 	const struct shmlog__fixed *f = &r->seg.fixed;
 	if (lane >= f->lane_count)
 		return -EINVAL;
@@ -1432,6 +1459,8 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 			   char *args, size_t cap)
 {
+	if (r->arc)
+		return -ENOENT; /* archived as formatted text */
 	if (!r->deferred)
 		return -ENOENT;
 	if (fmt)
@@ -1446,6 +1475,8 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
 			   uint64_t *last)
 {
+	if (r->arc)
+		return shmlog__arc_lost_seq(r->arc, first, last);
 	if (!r->lost_known)
 		return -ENOENT;
 	*first = r->lost_first;
@@ -1456,10 +1487,29 @@ int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
 int shmlog_reader_lane_next_seq(const shmlog_reader_t *r, unsigned lane,
 				uint64_t *next)
 {
+	if (r->arc)
+		return shmlog__arc_lane_next_seq(r->arc, lane, next);
 	struct shmlog_lane_stats st;
 	int err = shmlog_reader_lane_stats(r, lane, &st);
 	if (err)
 		return err;
 	*next = r->seg.fixed.initial_seq + st.written;
 	return 0;
+}
+
+int shmlog_reader_archive_source(const shmlog_reader_t *r, const char *buffer,
+				 struct shmlog_archive_source *src)
+{
+	if (!r->arc)
+		return -EINVAL;
+	return shmlog__arc_source(r->arc, buffer, src);
+}
+
+int shmlog_reader_archive_next_seq(const shmlog_reader_t *r,
+				   const char *buffer, unsigned lane,
+				   uint64_t *next)
+{
+	if (!r->arc)
+		return -EINVAL;
+	return shmlog__arc_next_seq(r->arc, buffer, lane, next);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "archive_seam.h"
 #include "format.h"
 #include "forward/cat_cursor.h"
 #include "shmlog.h"
@@ -50,6 +51,8 @@ struct source {
 	int ev; /* pending event of rd (SHMLOG_EV_NONE: none) */
 	struct shmlog_record rec;
 	struct shmlog_lost lost;
+	struct archive_seam *seam; /* --archive -f: what the archive showed */
+	bool archive; /* the archive (--archive DIR) */
 };
 
 /* Everything `cat` and `tail` were asked to do. */
@@ -67,6 +70,7 @@ struct cat_opts {
 	int color; /* 1 always, 0 never, -1 auto */
 	const char *cursor_file; /* --cursor-file or --after-cursor */
 	bool cursor_save; /* --cursor-file: save where the reading ended */
+	const char *archive; /* --archive DIR: read it before the buffers */
 };
 
 /* ---- options ---- */
@@ -311,6 +315,12 @@ static void keeper_free(struct keeper *kp)
 static int source_open(struct source *s)
 {
 	cli_buffer = s->name;
+	if (s->archive) {
+		/* the archive (--archive DIR): a source as any other */
+		snprintf(s->path, sizeof(s->path), "%s", s->name);
+		s->ev = SHMLOG_EV_NONE;
+		return shmlog_reader_open_archive(s->name, 0, &s->rd);
+	}
 	if (shmlog_path(s->name, s->path, sizeof(s->path)) < 0)
 		snprintf(s->path, sizeof(s->path), "%s", cli_buffer_name());
 	int err = shmlog_reader_open(s->name, 0, &s->rd);
@@ -327,9 +337,24 @@ static int source_open(struct source *s)
 
 static void sources_close(struct cat_opts *o)
 {
-	for (int i = 0; i < o->nsrc; i++)
+	for (int i = 0; i < o->nsrc; i++) {
 		if (o->src[i].rd)
 			shmlog_reader_close(o->src[i].rd);
+		o->src[i].rd = NULL;
+		archive_seam_free(o->src[i].seam);
+		o->src[i].seam = NULL;
+	}
+}
+
+/* The next event of @s, without what the archive showed before it. */
+static int source_next(struct source *s)
+{
+	int ev;
+	do /* bounded: the reader never returns a record twice */
+		ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
+	while (ev > 0 && archive_seam_seen(s->seam, s->rd, ev, &s->rec,
+					   &s->lost));
+	return ev;
 }
 
 /* A reader failed (its file was truncated under it): say so, read no
@@ -353,7 +378,7 @@ static int merged_next(struct cat_opts *o, struct source **from)
 	if (o->nsrc == 1 && !o->src[0].broken && o->src[0].ev == SHMLOG_EV_NONE) {
 		/* one buffer: nothing to merge */
 		struct source *s = &o->src[0];
-		int ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
+		int ev = source_next(s);
 		if (ev > 0)
 			*from = s;
 		else if (ev < 0)
@@ -365,7 +390,7 @@ static int merged_next(struct cat_opts *o, struct source **from)
 		if (s->broken)
 			continue;
 		if (s->ev == SHMLOG_EV_NONE) {
-			s->ev = shmlog_reader_next(s->rd, &s->rec, &s->lost);
+			s->ev = source_next(s);
 			if (s->ev < 0) {
 				source_failed(o, s, s->ev);
 				continue;
@@ -652,17 +677,61 @@ static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 	}
 }
 
+static int cat_sources(struct cat_opts *o, struct emitter *e, bool *more);
+
+/* --archive DIR: the archive's records, then with -f the buffers' from
+ * where the archive ends (archive_seam.h). */
+static int cat_archive(struct cat_opts *o, struct emitter *e)
+{
+	struct cat_opts live = *o;
+	o->nsrc = 1;
+	o->src[0] = (struct source){.name = o->archive, .archive = true};
+	int err = source_open(&o->src[0]);
+	if (err) {
+		fprintf(stderr, "shmlog %s: cannot read the archive %s: %s\n",
+			o->cmd, o->archive, strerror(-err));
+		return 1;
+	}
+	bool more = true;
+	int rc = cat_sources(o, e, &more);
+	if (rc || !more || !o->follow || cli_stop || e->out.failed ||
+	    (o->max_count && e->shown >= o->max_count)) {
+		sources_close(o);
+		return rc;
+	}
+	shmlog_reader_t *arc = o->src[0].rd;
+	o->src[0].rd = NULL;
+	o->nsrc = live.nsrc;
+	memcpy(o->src, live.src, sizeof(o->src));
+	for (int i = 0; i < o->nsrc && !err; i++)
+		if (!(err = source_open(&o->src[i])))
+			err = archive_seam_open(arc, o->src[i].name,
+						&o->src[i].seam);
+	shmlog_reader_close(arc);
+	if (err) {
+		sources_close(o);
+		return cli_fail(o->cmd, err);
+	}
+	o->lines_set = false; /* -n applied to the archive */
+	o->reverse = false;
+	return cat_sources(o, e, &more);
+}
+
 static int cat_run(struct cat_opts *o)
 {
 	if (!o->nsrc)
 		o->src[o->nsrc++].name = cli_buffer;
+	if (o->archive && o->cursor_file)
+		return cli_usage_error(o->cmd,
+				       "--archive%s cannot take a cursor file",
+				       "");
 	if (o->cursor_file && o->nsrc > 1)
 		return cli_usage_error(o->cmd,
 				       "a cursor file names one buffer%s: give "
 				       "one -b with --cursor-file or "
 				       "--after-cursor",
 				       "");
-	for (int i = 0; i < o->nsrc; i++) {
+	for (int i = 0; i < o->nsrc && !o->archive; i++) {
 		int err = source_open(&o->src[i]);
 		if (err) {
 			sources_close(o);
@@ -684,12 +753,8 @@ static int cat_run(struct cat_opts *o)
 	pid_t pager = 0;
 	if (!o->follow && !o->no_pager && isatty(1))
 		pager = pager_start();
-	int rc = 0;
 	bool more = true;
-	if (o->lines_set || o->reverse)
-		rc = show_kept(o, &e, &more);
-	if (!rc && more && (!o->lines_set || o->follow) && !o->reverse)
-		stream(o, &e, o->follow);
+	int rc = o->archive ? cat_archive(o, &e) : cat_sources(o, &e, &more);
 	out_close(&e.out);
 	pager_wait(pager);
 	sources_close(o);
@@ -698,6 +763,19 @@ static int cat_run(struct cat_opts *o)
 	if (cat_cursor_close(o->view.cursor) && !rc)
 		rc = 1;
 	o->view.cursor = NULL;
+	return rc;
+}
+
+/* Show what the sources hold, and with -f follow them. */
+static int cat_sources(struct cat_opts *o, struct emitter *e, bool *more)
+{
+	int rc = 0;
+	/* an archive is streamed to its end; the buffers after it follow */
+	bool follow = o->follow && !o->src[0].archive;
+	if (o->lines_set || o->reverse)
+		rc = show_kept(o, e, more);
+	if (!rc && *more && (!o->lines_set || follow) && !o->reverse)
+		stream(o, e, follow);
 	return rc;
 }
 
@@ -757,6 +835,10 @@ static int cat_usage(const struct cat_opts *o)
 		"                       `shmlog forward` or --cursor-file)\n"
 		"      --cursor-file FILE  the same, then save in FILE where "
 		"this reading ended\n"
+		"      --archive DIR    read the archive DIR (`shmlog "
+		"archive -o DIR`); with -f\n"
+		"                       then follow the buffers (-b) from "
+		"where it ends\n"
 		"  -d                   dump (logcat's flag; what cat does "
 		"anyway)\n"
 		"  -h, --help           this help\n"
@@ -908,6 +990,7 @@ static int parse_option(struct cat_opts *o, int c, const char *arg)
 		return -1;
 	case 'K': o->cursor_save = true; /* fall through */
 	case 'A': o->cursor_file = arg; return -1;
+	case 'R': o->archive = arg; return -1;
 	case 'h': return cat_usage(o);
 	default: return cli_bad_option(o->cmd);
 	}
@@ -948,6 +1031,7 @@ static int cat_parse(int argc, char **argv, struct cat_opts *o)
 		{"no-pager", no_argument, 0, 'N'},
 		{"cursor-file", required_argument, 0, 'K'},
 		{"after-cursor", required_argument, 0, 'A'},
+		{"archive", required_argument, 0, 'R'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};

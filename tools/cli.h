@@ -66,5 +66,6 @@ char *cli_join_args(int argc, char **argv, int first);
 int cmd_cat(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 #endif

@@ -647,6 +647,8 @@ static const struct command {
 	{"tail", cmd_tail, "the last records (-n N), -f to follow"},
 	{"forward", cmd_forward_main,
 	 "ship records to rsyslog, RELP, journal-remote or JSON lines"},
+	{"archive", cmd_archive,
+	 "keep every record: append buffers to files in a directory"},
 	{"level", cmd_level,
 	 "show or set the filter ('net:D *:W') of every writer"},
 };

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The archive's file format: what `shmlog archive` writes and
+ * shmlog_reader_open_archive() reads. docs/archive.md has the same, byte
+ * by byte, for people; this header is the one place the structures live,
+ * each field's offset checked below.
+ *
+ * An archive is a directory of files named shmlog-NNNNNNNNNNNNNNNN.arc
+ * (N: the file's number, 16 decimal digits, one more for each new file;
+ * the highest is the newest). Every integer is little-endian.
+ *
+ *   file   = file header (128 bytes), then blocks
+ *   block  = block header (16 bytes), then @len bytes of entries
+ *   entry  = entry header (8 bytes: size, type), then the type's body
+ *
+ * A block is written by one write(2) and carries a CRC32C over its header's
+ * first 12 bytes and its entries: a block whose checksum fails, or that
+ * runs past the end of the file, is where the valid file ends (a torn tail:
+ * the archiver cuts it off when it starts again). Readers never trust a
+ * length: each is checked against the block and the file before use.
+ *
+ * Each file starts (its first block) with one BUFFER entry per buffer
+ * archived: the buffer's identity and, for every lane, the sequence number
+ * of the lane's next record still to archive. So a file alone says where
+ * the archive resumes, and removing the oldest files loses nothing but
+ * their records. The position to resume from is the newest file's BUFFER
+ * entries advanced by its RECORD and LOSS entries: no separate state file.
+ */
+#ifndef SHMLOG_ARCHIVE_FORMAT_H
+#define SHMLOG_ARCHIVE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHMLOG_ARC_MAGIC "shmlARC\n"
+#define SHMLOG_ARC_VERSION 1
+#define SHMLOG_ARC_HOST_MAX 64
+#define SHMLOG_ARC_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" */
+/* A block's entries: at most this many bytes (readers refuse more). */
+#define SHMLOG_ARC_BLOCK_MAX (4u << 20)
+/* A file name: "shmlog-" 16 digits ".arc". */
+#define SHMLOG_ARC_PREFIX "shmlog-"
+#define SHMLOG_ARC_SUFFIX ".arc"
+#define SHMLOG_ARC_NAME_LEN (7 + 16 + 4)
+/* Bytes of a buffer's path kept in a BUFFER entry. */
+#define SHMLOG_ARC_PATH_MAX 1024
+
+struct shmlog_arc_file {
+	char magic[8]; /* SHMLOG_ARC_MAGIC */
+	uint32_t version; /* SHMLOG_ARC_VERSION */
+	uint32_t header_size; /* sizeof(struct shmlog_arc_file) */
+	uint64_t file_no; /* as in the file's name */
+	int64_t created_ns; /* CLOCK_REALTIME when the file was made */
+	char host[SHMLOG_ARC_HOST_MAX]; /* gethostname(), NUL-padded */
+	uint8_t reserved[28]; /* 0 */
+	uint32_t crc; /* CRC32C of every byte above */
+};
+
+struct shmlog_arc_block {
+	uint32_t magic; /* SHMLOG_ARC_BLOCK_MAGIC */
+	uint32_t len; /* bytes of entries after this header */
+	uint32_t entries; /* how many */
+	uint32_t crc; /* CRC32C of bytes 0..11, then of the entries */
+};
+
+enum shmlog_arc_type {
+	SHMLOG_ARC_RECORD = 1,
+	SHMLOG_ARC_LOSS = 2,
+	SHMLOG_ARC_BUFFER = 3,
+};
+
+/* Every entry starts with these 8 bytes; @size counts them. Unknown types
+ * are skipped by their size. */
+struct shmlog_arc_entry {
+	uint32_t size; /* bytes of the whole entry */
+	uint8_t type; /* enum shmlog_arc_type */
+	uint8_t reserved; /* 0 */
+	uint16_t buf; /* the buffer (its BUFFER entry's @buf) */
+};
+
+/* A record, then its tag (@tag_len bytes) and message (@msg_len bytes),
+ * no NULs added: size = 48 + tag_len + msg_len. A printf-style record
+ * (SHMLOG_WRITE_DEFERRED) is stored as the message its reader formatted. */
+struct shmlog_arc_record {
+	struct shmlog_arc_entry e;
+	uint16_t lane;
+	uint8_t prio;
+	uint8_t flags; /* SHMLOG_REC_TRUNCATED */
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t tag_len; /* <= SHMLOG_TAG_MAX */
+	uint16_t msg_len; /* <= SHMLOG_MSG_MAX */
+	uint64_t seq;
+	int64_t time_ns; /* wall clock, ns since the Epoch */
+	uint64_t raw_time; /* the buffer's clock value */
+};
+
+/* Records of a lane that are not in the archive: seq @first..@last
+ * (inclusive), @overwritten + @torn + @unstored of them. */
+struct shmlog_arc_loss {
+	struct shmlog_arc_entry e;
+	uint16_t lane;
+	uint16_t reserved; /* 0 */
+	uint32_t reserved2; /* 0 */
+	uint64_t first, last;
+	uint64_t overwritten; /* gone from the buffer before it was read */
+	uint64_t torn; /* writer died mid-record, or failed validation */
+	uint64_t unstored; /* read, but could not be written (reserved) */
+};
+
+/* A buffer: its identity, then its path (@path_len bytes, no NUL), then
+ * @known pairs of (u32 lane, u32 0, u64 next_seq), 16 bytes each: lanes
+ * not listed have no known position. size = 48 + path_len rounded up to
+ * 8 + 16 * known. Within a file a later BUFFER entry for the same @buf
+ * replaces the earlier one (the buffer was created again). */
+struct shmlog_arc_buffer {
+	struct shmlog_arc_entry e;
+	uint16_t lanes; /* lanes of the buffer */
+	uint16_t path_len; /* <= SHMLOG_ARC_PATH_MAX */
+	uint32_t known; /* lane positions that follow the path */
+	int64_t created_ns; /* the segment's creation time */
+	uint64_t ino; /* the file's inode when it was archived */
+	uint64_t initial_seq; /* the first sequence number of every lane */
+	uint64_t reserved; /* 0 */
+};
+
+struct shmlog_arc_lanepos {
+	uint32_t lane;
+	uint32_t reserved; /* 0 */
+	uint64_t next;
+};
+
+#define SHMLOG_ARC_AT(type, field, off)                                        \
+	_Static_assert(offsetof(type, field) == (off),                          \
+		       #type "." #field " at byte " #off)
+SHMLOG_ARC_AT(struct shmlog_arc_file, version, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_file, header_size, 12);
+SHMLOG_ARC_AT(struct shmlog_arc_file, file_no, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_file, created_ns, 24);
+SHMLOG_ARC_AT(struct shmlog_arc_file, host, 32);
+SHMLOG_ARC_AT(struct shmlog_arc_file, reserved, 96);
+SHMLOG_ARC_AT(struct shmlog_arc_file, crc, 124);
+_Static_assert(sizeof(struct shmlog_arc_file) == 128, "file header: 128");
+SHMLOG_ARC_AT(struct shmlog_arc_block, len, 4);
+SHMLOG_ARC_AT(struct shmlog_arc_block, entries, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_block, crc, 12);
+_Static_assert(sizeof(struct shmlog_arc_block) == 16, "block header: 16");
+SHMLOG_ARC_AT(struct shmlog_arc_entry, type, 4);
+SHMLOG_ARC_AT(struct shmlog_arc_entry, buf, 6);
+_Static_assert(sizeof(struct shmlog_arc_entry) == 8, "entry header: 8");
+SHMLOG_ARC_AT(struct shmlog_arc_record, lane, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_record, prio, 10);
+SHMLOG_ARC_AT(struct shmlog_arc_record, flags, 11);
+SHMLOG_ARC_AT(struct shmlog_arc_record, pid, 12);
+SHMLOG_ARC_AT(struct shmlog_arc_record, tid, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_record, tag_len, 20);
+SHMLOG_ARC_AT(struct shmlog_arc_record, msg_len, 22);
+SHMLOG_ARC_AT(struct shmlog_arc_record, seq, 24);
+SHMLOG_ARC_AT(struct shmlog_arc_record, time_ns, 32);
+SHMLOG_ARC_AT(struct shmlog_arc_record, raw_time, 40);
+_Static_assert(sizeof(struct shmlog_arc_record) == 48, "record: 48");
+SHMLOG_ARC_AT(struct shmlog_arc_loss, lane, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_loss, first, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_loss, last, 24);
+SHMLOG_ARC_AT(struct shmlog_arc_loss, overwritten, 32);
+SHMLOG_ARC_AT(struct shmlog_arc_loss, torn, 40);
+SHMLOG_ARC_AT(struct shmlog_arc_loss, unstored, 48);
+_Static_assert(sizeof(struct shmlog_arc_loss) == 56, "loss: 56");
+SHMLOG_ARC_AT(struct shmlog_arc_buffer, lanes, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_buffer, path_len, 10);
+SHMLOG_ARC_AT(struct shmlog_arc_buffer, known, 12);
+SHMLOG_ARC_AT(struct shmlog_arc_buffer, created_ns, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_buffer, ino, 24);
+SHMLOG_ARC_AT(struct shmlog_arc_buffer, initial_seq, 32);
+_Static_assert(sizeof(struct shmlog_arc_buffer) == 48, "buffer: 48");
+_Static_assert(sizeof(struct shmlog_arc_lanepos) == 16, "lane pos: 16");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "the archive format is little-endian");
+
+/* ---- CRC32C (Castagnoli), as iSCSI and ext4 use it ---- */
+
+/* The table for the byte-at-a-time path, built on first use (two threads
+ * building it at once store the same values). */
+static inline const uint32_t *shmlog__crc32c_table(void)
+{
+	static uint32_t table[256];
+	static int ready;
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+			table[i] = c;
+		}
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	}
+	return table;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2"))) static inline uint32_t
+shmlog__crc32c_hw(uint32_t c, const unsigned char *p, size_t n)
+{
+	uint64_t c64 = c;
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, p, 8);
+		c64 = __builtin_ia32_crc32di(c64, w);
+	}
+	c = (uint32_t)c64;
+	for (; n; n--)
+		c = __builtin_ia32_crc32qi(c, *p++);
+	return c;
+}
+#endif
+
+/* Continue CRC32C @crc (0 to start) over @n bytes at @p. Thread-safe. */
+static inline uint32_t shmlog__crc32c(uint32_t crc, const void *p, size_t n)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	uint32_t c = ~crc;
+#if defined(__x86_64__) && defined(__GNUC__)
+	static int hw = -1;
+	int use = __atomic_load_n(&hw, __ATOMIC_RELAXED);
+	if (use < 0) {
+		__builtin_cpu_init();
+		use = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+		__atomic_store_n(&hw, use, __ATOMIC_RELAXED);
+	}
+	if (use)
+		return ~shmlog__crc32c_hw(c, b, n);
+#endif
+	const uint32_t *t = shmlog__crc32c_table();
+	for (size_t i = 0; i < n; i++)
+		c = t[(c ^ b[i]) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+#endif

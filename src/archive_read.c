@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading an archive (the directory `shmlog archive` writes; the format is
+ * in archive_format.h and docs/archive.md): its files oldest first, each
+ * block checked (CRC32C) before any of its entries is believed, each entry
+ * checked against its block, so a truncated, damaged or hostile file ends
+ * a reading early, never crashes or hangs it. Every loop is bounded by the
+ * bytes of a block or by the files of the directory.
+ *
+ * A block that is not whole at the end of the newest file is a tail still
+ * being written (or torn by a crash, to be cut by the archiver when it
+ * starts again): the reader stops there and looks again at its next call,
+ * so a reader follows an archive as it grows. A damaged block elsewhere
+ * ends its file: the reader counts it (shmlog_lane_stats.corrupt) and goes
+ * on with the next file.
+ *
+ * The reader keeps, per buffer and lane, the sequence number after the
+ * last record or loss it delivered: shmlog_reader_archive_next_seq(), the
+ * seam where a follower of the live buffer takes over.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive_format.h"
+#include "archive_read.h"
+
+/* Buffers one archive may name (BUFFER entries' @buf). */
+#define ARC_BUFS_MAX 256
+
+struct arc_buf {
+	bool used;
+	struct shmlog_archive_source src;
+	char path[SHMLOG_ARC_PATH_MAX + 1];
+	uint64_t *next; /* [lanes]: next sequence number, if known[] */
+	bool *known;
+};
+
+struct arc_lane_count {
+	uint64_t read, overwritten, torn;
+};
+
+struct shmlog__arc {
+	char dir[PATH_MAX];
+	int fd; /* the current file, -1: none yet */
+	uint64_t file_no;
+	uint64_t off; /* the next block's offset in the file */
+	char host[SHMLOG_ARC_HOST_MAX + 1];
+	unsigned char *blk; /* the current block's entries */
+	size_t blk_cap, blk_len, blk_pos;
+	bool skipping; /* SHMLOG_READ_TAIL: consume up to the end, silently */
+	struct arc_buf bufs[ARC_BUFS_MAX];
+	unsigned lanes_max;
+	struct arc_lane_count counts[SHMLOG_LANES_MAX];
+	uint64_t corrupt;
+	int last_buf; /* buffer of the last event, -1: none */
+	bool lost_known;
+	uint64_t lost_first, lost_last;
+	char tag[SHMLOG_TAG_MAX + 1];
+	char msg[SHMLOG_MSG_MAX + 1];
+};
+
+/* ---- files ---- */
+
+static bool name_number(const char *name, uint64_t *no)
+{
+	size_t plen = strlen(SHMLOG_ARC_PREFIX);
+	if (strlen(name) != SHMLOG_ARC_NAME_LEN ||
+	    strncmp(name, SHMLOG_ARC_PREFIX, plen) ||
+	    strcmp(name + plen + 16, SHMLOG_ARC_SUFFIX))
+		return false;
+	uint64_t v = 0;
+	for (size_t i = plen; i < plen + 16; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	*no = v;
+	return true;
+}
+
+/* The smallest file number above @after (or at least @after if
+ * @inclusive), or the largest of all (@newest). -ENOENT if none. */
+static int find_file(const char *dir, uint64_t after, bool inclusive,
+		     bool newest, uint64_t *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	bool found = false;
+	uint64_t best = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		uint64_t no;
+		if (!name_number(e->d_name, &no))
+			continue;
+		if (newest) {
+			if (!found || no > best)
+				best = no;
+			found = true;
+			continue;
+		}
+		if (no < after || (no == after && !inclusive))
+			continue;
+		if (!found || no < best)
+			best = no;
+		found = true;
+	}
+	closedir(d);
+	if (!found)
+		return -ENOENT;
+	*out = best;
+	return 0;
+}
+
+static int open_file(struct shmlog__arc *a, uint64_t no)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/" SHMLOG_ARC_PREFIX "%016llu"
+			   SHMLOG_ARC_SUFFIX,
+		     a->dir, (unsigned long long)no) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = fd;
+	a->file_no = no;
+	a->off = 0;
+	a->blk_len = a->blk_pos = 0;
+	return 0;
+}
+
+/* Is the file header at offset 0 whole and valid? Fills a->host. */
+static bool read_file_header(struct shmlog__arc *a)
+{
+	struct shmlog_arc_file h;
+	if (pread(a->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return false;
+	if (memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
+	    h.version != SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
+	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
+		return false;
+	memcpy(a->host, h.host, SHMLOG_ARC_HOST_MAX);
+	a->host[SHMLOG_ARC_HOST_MAX] = '\0';
+	a->off = sizeof(h);
+	return true;
+}
+
+enum blk_result { BLK_OK, BLK_NOT_YET, BLK_BAD };
+
+/* Load the block at a->off: BLK_OK, BLK_NOT_YET (the file ends inside it:
+ * a tail being written, or torn), BLK_BAD (damaged). */
+static enum blk_result read_block(struct shmlog__arc *a)
+{
+	struct shmlog_arc_block b;
+	ssize_t n = pread(a->fd, &b, sizeof(b), (off_t)a->off);
+	if (n < 0)
+		return BLK_BAD;
+	if (n < (ssize_t)sizeof(b))
+		return BLK_NOT_YET;
+	if (b.magic != SHMLOG_ARC_BLOCK_MAGIC || b.len > SHMLOG_ARC_BLOCK_MAX)
+		return BLK_BAD;
+	if (b.len > a->blk_cap) {
+		size_t cap = b.len < 65536 ? 65536 : b.len;
+		unsigned char *p = realloc(a->blk, cap);
+		if (!p)
+			return BLK_BAD;
+		a->blk = p;
+		a->blk_cap = cap;
+	}
+	n = pread(a->fd, a->blk, b.len, (off_t)(a->off + sizeof(b)));
+	if (n < 0)
+		return BLK_BAD;
+	if ((size_t)n < b.len)
+		return BLK_NOT_YET;
+	uint32_t crc = shmlog__crc32c(0, &b, offsetof(struct shmlog_arc_block, crc));
+	if (shmlog__crc32c(crc, a->blk, b.len) != b.crc)
+		return BLK_BAD;
+	a->off += sizeof(b) + b.len;
+	a->blk_len = b.len;
+	a->blk_pos = 0;
+	return BLK_OK;
+}
+
+/* Move to the next file, if there is one. */
+static bool next_file(struct shmlog__arc *a)
+{
+	uint64_t no;
+	/* a file that cannot be opened or has no valid header is skipped;
+	 * bounded by the directory's files, each visited once */
+	while (find_file(a->dir, a->file_no, false, false, &no) == 0) {
+		if (open_file(a, no) == 0 && read_file_header(a))
+			return true;
+		a->file_no = no;
+		a->corrupt++;
+	}
+	return false;
+}
+
+/* ---- entries ---- */
+
+static struct arc_buf *buf_of(struct shmlog__arc *a, unsigned id)
+{
+	return id < ARC_BUFS_MAX && a->bufs[id].used ? &a->bufs[id] : NULL;
+}
+
+static void buf_free(struct arc_buf *b)
+{
+	free(b->next);
+	free(b->known);
+	memset(b, 0, sizeof(*b));
+}
+
+/* A BUFFER entry: the buffer's identity and lane positions. */
+static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
+			size_t size)
+{
+	struct shmlog_arc_buffer h;
+	memcpy(&h, p, sizeof(h));
+	size_t path_room = ((size_t)h.path_len + 7) & ~(size_t)7;
+	if (h.e.buf >= ARC_BUFS_MAX || !h.lanes || h.lanes > SHMLOG_LANES_MAX ||
+	    h.path_len > SHMLOG_ARC_PATH_MAX || h.known > h.lanes ||
+	    size != sizeof(h) + path_room + (size_t)h.known * 16)
+		return false;
+	struct arc_buf *b = &a->bufs[h.e.buf];
+	bool same = b->used && b->src.created_ns == h.created_ns &&
+		    b->src.ino == h.ino && b->src.lanes == h.lanes &&
+		    b->path[h.path_len] == '\0' &&
+		    !memcmp(b->path, p + sizeof(h), h.path_len);
+	if (!same) {
+		buf_free(b);
+		b->next = calloc(h.lanes, sizeof(*b->next));
+		b->known = calloc(h.lanes, sizeof(*b->known));
+		if (!b->next || !b->known) {
+			buf_free(b);
+			return false;
+		}
+		b->used = true;
+		memcpy(b->path, p + sizeof(h), h.path_len);
+		b->path[h.path_len] = '\0';
+		b->src.buffer = b->path;
+		b->src.created_ns = h.created_ns;
+		b->src.ino = h.ino;
+		b->src.lanes = h.lanes;
+		if (h.lanes > a->lanes_max)
+			a->lanes_max = h.lanes;
+	}
+	const unsigned char *q = p + sizeof(h) + path_room;
+	for (uint32_t i = 0; i < h.known; i++, q += 16) {
+		struct shmlog_arc_lanepos lp;
+		memcpy(&lp, q, sizeof(lp));
+		if (lp.lane < h.lanes) {
+			b->next[lp.lane] = lp.next;
+			b->known[lp.lane] = true;
+		}
+	}
+	return true;
+}
+
+static void advance(struct shmlog__arc *a, unsigned id, unsigned lane,
+		    uint64_t next)
+{
+	struct arc_buf *b = buf_of(a, id);
+	if (b && lane < b->src.lanes) {
+		b->next[lane] = next;
+		b->known[lane] = true;
+	}
+}
+
+static bool take_record(struct shmlog__arc *a, const unsigned char *p,
+			size_t size, struct shmlog_record *rec)
+{
+	struct shmlog_arc_record h;
+	memcpy(&h, p, sizeof(h));
+	struct arc_buf *b = buf_of(a, h.e.buf);
+	if (h.tag_len > SHMLOG_TAG_MAX || h.msg_len > SHMLOG_MSG_MAX ||
+	    size != sizeof(h) + h.tag_len + h.msg_len ||
+	    h.lane >= (b ? b->src.lanes : SHMLOG_LANES_MAX))
+		return false;
+	advance(a, h.e.buf, h.lane, h.seq + 1);
+	a->counts[h.lane].read++;
+	a->last_buf = b ? h.e.buf : -1;
+	if (a->skipping)
+		return true;
+	memcpy(a->tag, p + sizeof(h), h.tag_len);
+	a->tag[h.tag_len] = '\0';
+	memcpy(a->msg, p + sizeof(h) + h.tag_len, h.msg_len);
+	a->msg[h.msg_len] = '\0';
+	rec->seq = h.seq;
+	rec->time_ns = h.time_ns;
+	rec->raw_time = h.raw_time;
+	rec->pid = h.pid;
+	rec->tid = h.tid;
+	rec->prio = h.prio >= SHMLOG_VERBOSE && h.prio <= SHMLOG_FATAL
+			    ? h.prio
+			    : SHMLOG_INFO;
+	rec->flags = h.flags & SHMLOG_REC_TRUNCATED;
+	rec->lane = h.lane;
+	rec->tag = a->tag;
+	rec->tag_len = h.tag_len;
+	rec->msg = a->msg;
+	rec->msg_len = h.msg_len;
+	return true;
+}
+
+static bool take_loss(struct shmlog__arc *a, const unsigned char *p,
+		      size_t size, struct shmlog_lost *lost)
+{
+	struct shmlog_arc_loss h;
+	memcpy(&h, p, sizeof(h));
+	struct arc_buf *b = buf_of(a, h.e.buf);
+	if (size != sizeof(h) || h.last < h.first ||
+	    h.lane >= (b ? b->src.lanes : SHMLOG_LANES_MAX))
+		return false;
+	advance(a, h.e.buf, h.lane, h.last + 1);
+	/* unstored records are gone as overwritten ones are: not in the
+	 * archive, nothing torn about them */
+	uint64_t over = h.overwritten + h.unstored;
+	a->counts[h.lane].overwritten += over;
+	a->counts[h.lane].torn += h.torn;
+	a->last_buf = b ? h.e.buf : -1;
+	if (a->skipping)
+		return true;
+	a->lost_known = true;
+	a->lost_first = h.first;
+	a->lost_last = h.last;
+	lost->lane = h.lane;
+	lost->overwritten = over;
+	lost->torn = h.torn;
+	return true;
+}
+
+/* The next event of the current block, or SHMLOG_EV_NONE at its end. A
+ * damaged entry ends the block (its checksum held: a hostile file). */
+static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
+		      struct shmlog_lost *lost)
+{
+	while (a->blk_pos + sizeof(struct shmlog_arc_entry) <= a->blk_len) {
+		const unsigned char *p = a->blk + a->blk_pos;
+		struct shmlog_arc_entry e;
+		memcpy(&e, p, sizeof(e));
+		size_t room = a->blk_len - a->blk_pos;
+		if (e.size < sizeof(e) || e.size > room)
+			break;
+		a->blk_pos += e.size;
+		bool ok = true;
+		switch (e.type) {
+		case SHMLOG_ARC_RECORD:
+			ok = e.size >= sizeof(struct shmlog_arc_record) &&
+			     take_record(a, p, e.size, rec);
+			if (ok && !a->skipping)
+				return SHMLOG_EV_RECORD;
+			break;
+		case SHMLOG_ARC_LOSS:
+			ok = e.size >= sizeof(struct shmlog_arc_loss) &&
+			     take_loss(a, p, e.size, lost);
+			if (ok && !a->skipping)
+				return SHMLOG_EV_LOST;
+			break;
+		case SHMLOG_ARC_BUFFER:
+			ok = e.size >= sizeof(struct shmlog_arc_buffer) &&
+			     take_buffer(a, p, e.size);
+			break;
+		default: break; /* a later version's: skipped by its size */
+		}
+		if (!ok) {
+			a->corrupt++;
+			break;
+		}
+	}
+	a->blk_pos = a->blk_len = 0;
+	return SHMLOG_EV_NONE;
+}
+
+int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
+		     struct shmlog_lost *lost)
+{
+	struct shmlog_record r;
+	struct shmlog_lost l;
+	/* each turn consumes a block or a file: bounded by what the
+	 * directory holds */
+	for (;;) {
+		int ev = block_next(a, &r, &l);
+		if (ev == SHMLOG_EV_RECORD) {
+			*rec = r;
+			return ev;
+		}
+		if (ev == SHMLOG_EV_LOST) {
+			if (lost)
+				*lost = l;
+			return ev;
+		}
+		if (a->fd < 0) {
+			if (!next_file(a))
+				return SHMLOG_EV_NONE;
+			continue;
+		}
+		enum blk_result br = read_block(a);
+		if (br == BLK_OK)
+			continue;
+		/* the end of this file: go on with the next one if any;
+		 * else this is the archive's end for now */
+		uint64_t no;
+		bool newer = find_file(a->dir, a->file_no, false, false, &no) == 0;
+		if (!newer) {
+			a->skipping = false;
+			return SHMLOG_EV_NONE;
+		}
+		if (br == BLK_BAD)
+			a->corrupt++;
+		/* a block not whole before a newer file: torn, never to
+		 * be finished */
+		else if (lseek(a->fd, 0, SEEK_END) > (off_t)a->off)
+			a->corrupt++;
+		if (!next_file(a))
+			return SHMLOG_EV_NONE;
+	}
+}
+
+int shmlog__arc_open(const char *dir, int flags, struct shmlog__arc **out)
+{
+	if (flags & ~SHMLOG_READ_TAIL)
+		return -EINVAL;
+	if (!dir || !*dir)
+		return -EINVAL;
+	struct stat st;
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	struct shmlog__arc *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (snprintf(a->dir, sizeof(a->dir), "%s", dir) >= (int)sizeof(a->dir)) {
+		free(a);
+		return -ENAMETOOLONG;
+	}
+	a->fd = -1;
+	a->last_buf = -1;
+	uint64_t first;
+	int err = find_file(dir, 0, true, (flags & SHMLOG_READ_TAIL) != 0,
+			    &first);
+	if (err == 0) {
+		/* start just before @first: next_file() opens it */
+		a->file_no = first;
+		if (open_file(a, first) || !read_file_header(a)) {
+			if (a->fd >= 0)
+				close(a->fd);
+			a->fd = -1;
+			a->corrupt++;
+		}
+	} else if (err != -ENOENT) {
+		free(a);
+		return err;
+	}
+	a->skipping = (flags & SHMLOG_READ_TAIL) != 0;
+	if (a->skipping) {
+		struct shmlog_record r;
+		struct shmlog_lost l;
+		while (shmlog__arc_next(a, &r, &l) != SHMLOG_EV_NONE)
+			;
+		a->skipping = false;
+	}
+	*out = a;
+	return 0;
+}
+
+void shmlog__arc_close(struct shmlog__arc *a)
+{
+	if (!a)
+		return;
+	if (a->fd >= 0)
+		close(a->fd);
+	for (unsigned i = 0; i < ARC_BUFS_MAX; i++)
+		buf_free(&a->bufs[i]);
+	free(a->blk);
+	free(a);
+}
+
+/* ---- waiting, books ---- */
+
+/* Where the archive ends now: the newest file's number and size. */
+static void arc_end(const struct shmlog__arc *a, uint64_t *no, off_t *size)
+{
+	*no = 0;
+	*size = 0;
+	if (find_file(a->dir, 0, true, true, no))
+		return;
+	char path[PATH_MAX];
+	struct stat st;
+	if (snprintf(path, sizeof(path), "%s/" SHMLOG_ARC_PREFIX "%016llu"
+		     SHMLOG_ARC_SUFFIX, a->dir, (unsigned long long)*no) <
+		    (int)sizeof(path) &&
+	    stat(path, &st) == 0)
+		*size = st.st_size;
+}
+
+int shmlog__arc_wait(struct shmlog__arc *a, int timeout_ms)
+{
+	uint64_t no0, no;
+	off_t size0, size;
+	arc_end(a, &no0, &size0);
+	/* what this reader has not read yet is there already */
+	if (no0 != a->file_no || (a->fd >= 0 && size0 > (off_t)a->off) ||
+	    (a->fd < 0 && no0))
+		return 0;
+	/* no notification from the archiver: look every 10 ms */
+	for (int waited = 0; timeout_ms < 0 || waited < timeout_ms;
+	     waited += 10) {
+		struct timespec d = {0, 10 * 1000000};
+		if (timeout_ms >= 0 && timeout_ms - waited < 10)
+			d.tv_nsec = (long)(timeout_ms - waited) * 1000000;
+		if (nanosleep(&d, NULL))
+			return -EINTR;
+		arc_end(a, &no, &size);
+		if (no != no0 || size != size0)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+unsigned shmlog__arc_lanes(const struct shmlog__arc *a)
+{
+	return a->lanes_max ? a->lanes_max : 1;
+}
+
+int shmlog__arc_lost_seq(const struct shmlog__arc *a, uint64_t *first,
+			 uint64_t *last)
+{
+	if (!a->lost_known)
+		return -ENOENT;
+	*first = a->lost_first;
+	*last = a->lost_last;
+	return 0;
+}
+
+int shmlog__arc_lane_next_seq(const struct shmlog__arc *a, unsigned lane,
+			      uint64_t *next)
+{
+	if (lane >= SHMLOG_LANES_MAX)
+		return -EINVAL;
+	const struct arc_buf *b =
+		a->last_buf >= 0 ? &a->bufs[a->last_buf] : NULL;
+	if (!b || lane >= b->src.lanes || !b->known[lane])
+		return -ENOENT;
+	*next = b->next[lane];
+	return 0;
+}
+
+int shmlog__arc_lane_stats(const struct shmlog__arc *a, unsigned lane,
+			   struct shmlog_lane_stats *st)
+{
+	if (lane >= SHMLOG_LANES_MAX)
+		return -EINVAL;
+	const struct arc_lane_count *c = &a->counts[lane];
+	struct shmlog_lane_stats s;
+	memset(&s, 0, sizeof(s));
+	s.read = c->read;
+	s.overwritten = c->overwritten;
+	s.torn = c->torn;
+	s.written = c->read + c->overwritten + c->torn;
+	s.corrupt = lane == 0 ? a->corrupt : 0;
+	*st = s;
+	return 0;
+}
+
+static const struct arc_buf *buf_by_path(const struct shmlog__arc *a,
+					 const char *path)
+{
+	if (!path)
+		return a->last_buf >= 0 ? &a->bufs[a->last_buf] : NULL;
+	for (unsigned i = 0; i < ARC_BUFS_MAX; i++)
+		if (a->bufs[i].used && !strcmp(a->bufs[i].path, path))
+			return &a->bufs[i];
+	return NULL;
+}
+
+int shmlog__arc_source(const struct shmlog__arc *a, const char *path,
+		       struct shmlog_archive_source *src)
+{
+	const struct arc_buf *b = buf_by_path(a, path);
+	if (!b)
+		return -ENOENT;
+	*src = b->src;
+	src->host = a->host;
+	return 0;
+}
+
+int shmlog__arc_next_seq(const struct shmlog__arc *a, const char *path,
+			 unsigned lane, uint64_t *next)
+{
+	const struct arc_buf *b = buf_by_path(a, path);
+	if (!b)
+		return -ENOENT;
+	if (lane >= b->src.lanes)
+		return -EINVAL;
+	if (!b->known[lane])
+		return -ENOENT;
+	*next = b->next[lane];
+	return 0;
+}
+
+int shmlog_reader_open_archive(const char *dir, int flags,
+			       shmlog_reader_t **out)
+{
+	struct shmlog__arc *a;
+	int err = shmlog__arc_open(dir, flags, &a);
+	if (err)
+		return err;
+	err = shmlog__reader_wrap_archive(a, out);
+	if (err)
+		shmlog__arc_close(a);
+	return err;
+}

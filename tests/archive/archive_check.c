@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq]: read an archive
+ * through the library (shmlog_reader_open_archive) and check what
+ * `shmlog archive` guarantees, exiting 1 with the reason otherwise:
+ *  - per lane, records and losses follow each other with no overlap and
+ *    no hole: each starts where the one before ended (no record twice);
+ *  - with WRITTEN: records + records lost = WRITTEN, exactly;
+ *  - with --no-loss: no loss at all;
+ *  - with --msg-seq: messages are 1, 2, 3 ... in archive order (one
+ *    writer wrote `seq 1 N`), so none is missing, doubled or reordered.
+ * Prints "records N lost N corrupt N".
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmlog.h"
+
+static int fail(const char *what, unsigned lane, uint64_t a, uint64_t b)
+{
+	fprintf(stderr, "archive_check: %s (lane %u: %" PRIu64 " vs %" PRIu64
+			")\n", what, lane, a, b);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: archive_check DIR [WRITTEN] "
+				"[--no-loss] [--msg-seq]\n");
+		return 2;
+	}
+	bool no_loss = false, msg_seq = false, have_written = false;
+	uint64_t written = 0;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-loss"))
+			no_loss = true;
+		else if (!strcmp(argv[i], "--msg-seq"))
+			msg_seq = true;
+		else {
+			written = strtoull(argv[i], NULL, 10);
+			have_written = true;
+		}
+	}
+	shmlog_reader_t *r;
+	int err = shmlog_reader_open_archive(argv[1], 0, &r);
+	if (err) {
+		fprintf(stderr, "archive_check: %s: %s\n", argv[1],
+			shmlog_strerror(err));
+		return 1;
+	}
+	static uint64_t next[SHMLOG_LANES_MAX];
+	static bool known[SHMLOG_LANES_MAX];
+	uint64_t records = 0, lost = 0, expect_msg = 1;
+	struct shmlog_record rec;
+	struct shmlog_lost l;
+	int ev, rc = 0;
+	while (!rc && (ev = shmlog_reader_next(r, &rec, &l)) > 0) {
+		if (ev == SHMLOG_EV_LOST) {
+			uint64_t first, last;
+			if (shmlog_reader_lost_seq(r, &first, &last))
+				rc = fail("a loss without its range", l.lane, 0, 0);
+			else if (last - first + 1 != l.overwritten + l.torn)
+				rc = fail("a loss's count is not its range",
+					  l.lane, last - first + 1,
+					  l.overwritten + l.torn);
+			else if (known[l.lane] && first != next[l.lane])
+				rc = fail("a loss does not start where the lane "
+					  "stood", l.lane, first, next[l.lane]);
+			else if (no_loss)
+				rc = fail("a loss", l.lane, first, last);
+			lost += l.overwritten + l.torn;
+			next[l.lane] = last + 1;
+			known[l.lane] = true;
+			continue;
+		}
+		if (rec.lane >= SHMLOG_LANES_MAX)
+			rc = fail("lane out of range", rec.lane, 0, 0);
+		else if (known[rec.lane] && rec.seq != next[rec.lane])
+			rc = fail(rec.seq < next[rec.lane]
+					  ? "a record twice or out of order"
+					  : "a hole with no loss",
+				  rec.lane, rec.seq, next[rec.lane]);
+		if (!rc && msg_seq) {
+			char buf[32];
+			snprintf(buf, sizeof(buf), "%" PRIu64, expect_msg);
+			if (rec.msg_len != strlen(buf) ||
+			    memcmp(rec.msg, buf, rec.msg_len))
+				rc = fail("message out of sequence", rec.lane,
+					  strtoull(rec.msg, NULL, 10),
+					  expect_msg);
+			expect_msg++;
+		}
+		next[rec.lane] = rec.seq + 1;
+		known[rec.lane] = true;
+		records++;
+	}
+	struct shmlog_lane_stats st;
+	shmlog_reader_lane_stats(r, 0, &st);
+	shmlog_reader_close(r);
+	printf("records %" PRIu64 " lost %" PRIu64 " corrupt %" PRIu64 "\n",
+	       records, lost, st.corrupt);
+	if (!rc && st.corrupt)
+		rc = fail("damaged places in the archive", 0, st.corrupt, 0);
+	if (!rc && have_written && records + lost != written)
+		rc = fail("archived + lost != written", 0, records + lost,
+			  written);
+	return rc;
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# `shmlog archive` and `shmlog cat --archive`: every record kept across
+# SIGKILLs of the archiver (and of writers), losses counted exactly,
+# rotation limits, damaged files, a full disk, and the seam between an
+# archive and its live buffer. Every wait is a bounded poll.
+# usage: test_archive.sh PATH_TO_SHMLOG PATH_TO_ARCHIVE_CHECK
+set -u
+S=${1:?usage: test_archive.sh SHMLOG ARCHIVE_CHECK}
+CHECK=${2:?usage: test_archive.sh SHMLOG ARCHIVE_CHECK}
+B=arc-test-$$
+T=$(mktemp -d /tmp/shmlog-arc.XXXXXX)
+fail=0 checks=0
+export NO_COLOR=1
+unset SHMLOG_BUFFER SHMLOG_TAGS PAGER LESS
+. "$(dirname "$0")/../cli/checks.sh"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
+	for b in $B $B-t $B-r $B-s $B-f; do "$S" rm -b $b >/dev/null 2>&1; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+written() { "$S" info -b "$1" | awk '/^written:/ {print $2}'; }
+size_of() { stat -c %s "$@" 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
+# poll: until COMMAND succeeds, at most $1 tenths of a second
+poll() {
+	local n=$1; shift
+	while ! "$@"; do
+		n=$((n - 1)); [ $n -le 0 ] && return 1
+		sleep 0.1
+	done
+}
+
+# ---- 300,000 records, the archiver SIGKILLed in the middle ----
+"$S" create -b $B --size 64M || exit 1
+D=$T/a
+mkfifo "$T/fifo"
+"$S" write -b $B -t seq <"$T/fifo" & wpid=$!
+pids+=($wpid)
+exec 3>"$T/fifo"
+"$S" archive -b $B -o "$D" -q 2>"$T/arch.err" & apid=$!
+pids+=($apid)
+seq 1 150000 >&3
+# about 100,000 records in the archive (56 bytes and more each)
+archived_some() { [ "$(size_of "$D"/*.arc)" -gt 5600000 ]; }
+ok "the archiver keeps up" poll 600 archived_some
+kill -KILL $apid; wait $apid 2>/dev/null
+seq 150001 300000 >&3
+exec 3>&-
+wait $wpid
+ok "restarted, it drains the rest" "$S" archive -b $B -o "$D" --once -q
+total=$(written $B)
+same "the writer wrote 300,000" 300000 "$total"
+"$S" rm -b $B
+out=$("$CHECK" "$D" 300000 --no-loss --msg-seq 2>&1)
+same "archive after SIGKILL: all 300,000, in order, none twice" \
+	"records 300000 lost 0 corrupt 0" "$out"
+n=$("$S" cat --no-pager --archive "$D" -v raw | wc -l)
+same "cat --archive shows 300,000 lines" 300000 "$n"
+same "cat --archive -r -m 2: the newest first" "300000
+299999" "$("$S" cat --no-pager --archive "$D" -v raw -r -m 2)"
+same "cat --archive -e and -n" "299990
+299991" "$("$S" cat --no-pager --archive "$D" -v raw -e '^2999(90|91)$')"
+same "cat --archive -n 1" "300000" "$("$S" cat --no-pager --archive "$D" -v raw -n 1)"
+has "cat --archive -v json" '"msg":"1","seq":' \
+	"$("$S" cat --no-pager --archive "$D" -v json -m 1)"
+hasnt "cat --archive --until before the first: nothing" . \
+	"$("$S" cat --no-pager --archive "$D" -v raw --until @1)"
+
+# ---- crash torture: archiver and writers killed at random instants ----
+"$S" create -b $B-t --size 64K || exit 1
+D=$T/t
+"$S" archive -b $B-t -o "$D" --once -q
+for round in $(seq 1 12); do
+	seq 1 20000 | "$S" write -b $B-t -t a & w1=$!
+	# every third round a writer is killed too, while it writes
+	n=20000; [ $((round % 3)) = 0 ] && n=2000000
+	seq 1 $n | "$S" write -b $B-t -t b & w2=$!
+	pids+=($w1 $w2)
+	"$S" archive -b $B-t -o "$D" -q 2>>"$T/torture.err" & apid=$!
+	pids+=($apid)
+	sleep "0.0$((RANDOM % 50))" # a random instant, not a synchronisation
+	kill -KILL $apid
+	[ $((round % 3)) = 0 ] && kill -KILL $w2 2>/dev/null
+	wait $apid $w1 $w2 2>/dev/null
+done
+ok "the last run drains the rest" "$S" archive -b $B-t -o "$D" --once -q
+total=$(written $B-t)
+out=$("$CHECK" "$D" "$total" 2>&1)
+has "torture: archived + lost = written ($total)" "^records [0-9]+ lost [0-9]+ corrupt 0$" "$out"
+ok "torture: the checker agrees" "$CHECK" "$D" "$total"
+hasnt "torture: no error from the archiver" "cannot|error" "$(grep -v 'torn tail' "$T/torture.err")"
+
+# ---- a torn tail is cut when the archiver starts again ----
+last=$(ls "$D"/*.arc | tail -n 1)
+sz=$(stat -c %s "$last")
+seq 1 100 | "$S" write -b $B-t -t c
+"$S" archive -b $B-t -o "$D" --once -q
+sz2=$(stat -c %s "$last")
+truncate -s $(((sz + sz2) / 2)) "$last"
+err=$("$S" archive -b $B-t -o "$D" --once 2>&1)
+has "a torn tail is cut" "cut a torn tail" "$err"
+ok "after the cut: archived + lost = written" "$CHECK" "$D" "$(written $B-t)"
+
+# ---- rotation limits ----
+"$S" create -b $B-r --size 8M || exit 1
+D=$T/r
+msg=$(printf 'x%.0s' $(seq 1 200))
+seq 1 20000 | sed "s/\$/ $msg/" | "$S" write -b $B-r -t rot
+ok "rotation: archive" "$S" archive -b $B-r -o "$D" --once -q --max-file-size 64K --max-files 3
+n=$(ls "$D"/*.arc | wc -l)
+same "--max-files 3 keeps 3 files" 3 "$n"
+big=$(for f in "$D"/*.arc; do [ "$(stat -c %s "$f")" -gt 65536 ] && echo "$f"; done)
+same "--max-file-size 64K holds for every file" "" "$big"
+out=$("$CHECK" "$D" 2>&1)
+has "a pruned archive reads cleanly, newest records last" "^records [0-9]+ lost 0 corrupt 0$" "$out"
+same "the newest record survives" "20000 $msg" "$("$S" cat --no-pager --archive "$D" -v raw -n 1)"
+D=$T/r2
+ok "rotation: --max-size" "$S" archive -b $B-r -o "$D" --once -q --max-file-size 64K --max-size 300K
+total=$(size_of "$D"/*.arc)
+checks=$((checks + 1))
+[ "$total" -le $((300 * 1024)) ] || { echo "FAIL: --max-size 300K: $total bytes" >&2; fail=$((fail + 1)); }
+first=$(ls "$D"/*.arc | head -n 1)
+touch -d '-2 hours' "$first"
+seq 1 10 | "$S" write -b $B-r -t rot
+ok "rotation: --max-age" "$S" archive -b $B-r -o "$D" --once -q --max-file-size 64K --max-age 1h
+checks=$((checks + 1))
+[ ! -e "$first" ] || { echo "FAIL: --max-age 1h kept a file 2 hours old" >&2; fail=$((fail + 1)); }
+bad "--max-file-size too small" "too small" "$S" archive -b $B-r -o "$D" --max-file-size 1K
+bad "no -o" "give -o DIR" "$S" archive -b $B-r
+bad "a second archiver on the same DIR" "another archiver" \
+	bash -c "exec 9>\"$D/.lock\"; flock 9; \"$S\" archive -b $B-r -o \"$D\" --once"
+
+# ---- damaged and hostile files never crash nor hang a reader ----
+src=$(ls "$T"/r/*.arc | tail -n 1)
+fsz=$(stat -c %s "$src")
+mkdir -p "$T/bad"
+crashes=0
+try_read() { # a file as the archive's only one
+	rm -f "$T"/bad/*.arc
+	cp "$1" "$T/bad/shmlog-0000000000000001.arc"
+	timeout 20 "$S" cat --no-pager --archive "$T/bad" -v json >/dev/null 2>&1
+	local rc=$?
+	[ $rc -le 1 ] || { echo "FAIL: reading $2: exit $rc" >&2; crashes=$((crashes + 1)); }
+	timeout 20 "$CHECK" "$T/bad" >/dev/null 2>&1
+	rc=$?
+	[ $rc -le 1 ] || { echo "FAIL: checking $2: exit $rc" >&2; crashes=$((crashes + 1)); }
+}
+for i in $(seq 1 25); do
+	cut=$(( (RANDOM * 32768 + RANDOM) % fsz ))
+	head -c $cut "$src" >"$T/f"
+	try_read "$T/f" "truncated at $cut"
+	cp "$src" "$T/f"
+	for k in 1 2 3; do
+		at=$(( (RANDOM * 32768 + RANDOM) % fsz ))
+		printf "\\x$(printf %02x $((RANDOM % 256)))" |
+			dd of="$T/f" bs=1 seek=$at conv=notrunc status=none
+	done
+	try_read "$T/f" "with bytes changed"
+done
+head -c 100000 /dev/urandom >"$T/f"; try_read "$T/f" "random bytes"
+: >"$T/f"; try_read "$T/f" "empty"
+head -c 128 "$src" >"$T/f"; try_read "$T/f" "a header alone"
+checks=$((checks + 1))
+[ $crashes = 0 ] || fail=$((fail + 1))
+
+# ---- cat --archive -f: from the archive into the live buffer ----
+"$S" create -b $B-s --size 4M || exit 1
+D=$T/s
+seq 1 1000 | "$S" write -b $B-s -t s
+"$S" archive -b $B-s -o "$D" --once -q
+seq 1001 2000 | "$S" write -b $B-s -t s
+"$S" cat --no-pager --archive "$D" -b $B-s -f -v raw -m 2001 >"$T/seam" & cpid=$!
+pids+=($cpid)
+has2000() { [ "$(wc -l <"$T/seam")" -ge 2000 ]; }
+ok "the seam: the follower catches up" poll 300 has2000
+"$S" write -b $B-s -t s 2001
+ok "the seam: a new record ends -m 2001" poll 300 bash -c "! kill -0 $cpid 2>/dev/null"
+wait $cpid
+same "the seam: 1..2001, none twice, none missing" "$(seq 1 2001)" "$(cat "$T/seam")"
+
+# ---- SIGTERM ends a following archiver cleanly ----
+"$S" archive -b $B-s -o "$D" -q & apid=$!
+pids+=($apid)
+poll 100 bash -c "[ \$(ls \"$D\"/*.arc | wc -l) -ge 1 ]"
+kill -TERM $apid
+stopped() { ! kill -0 $apid 2>/dev/null; }
+ok "SIGTERM: it stops" poll 100 stopped
+wait $apid; rc=$?
+same "SIGTERM: exit 0" 0 $rc
+ok "SIGTERM: all there" "$CHECK" "$D" "$(written $B-s)" --no-loss
+
+# ---- a full disk: it keeps going, says so once, counts the losses ----
+if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/full" ||
+	! mount -t tmpfs -o size=1M tmpfs "$T/full" 2>/dev/null; then
+	echo "SKIP: full disk: needs root and a tmpfs mount" >&2
+else
+	"$S" create -b $B-f --size 64K || exit 1
+	D=$T/full/a
+	head -c 700K /dev/zero >"$T/full/filler"
+	"$S" archive -b $B-f -o "$D" 2>"$T/full.err" & apid=$!
+	pids+=($apid)
+	for i in 1 2 3 4 5 6 7 8; do
+		seq 1 5000 | sed "s/\$/ $msg/" | "$S" write -b $B-f -t full
+	done
+	said() { grep -q "cannot write" "$T/full.err"; }
+	ok "full disk: said" poll 300 said
+	rm -f "$T/full/filler"
+	resumed() { grep -q "writing to .* again" "$T/full.err"; }
+	seq 1 10 | "$S" write -b $B-f -t full
+	ok "full disk: resumes when space returns" poll 300 resumed
+	kill -TERM $apid; wait $apid
+	same "full disk: said once" 1 "$(grep -c 'cannot write' "$T/full.err")"
+	ok "full disk: archived + lost = written" "$CHECK" "$D" "$(written $B-f)"
+	out=$("$CHECK" "$D" 2>&1)
+	hasnt "full disk: something was lost (and counted)" "lost 0 " "$out"
+fi
+
+echo "test_archive: $checks checks, $fail failed"
+exit $((fail > 0))
