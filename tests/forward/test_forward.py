@@ -93,11 +93,11 @@ def create_buffer(size="4M", lanes=4):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
-def start_writers(n, count, rate=0, prefix="w"):
+def start_writers(n, count, rate=0, prefix="w", printf=False):
     procs = []
     for k in range(n):
         p = subprocess.Popen([WRITER, BUF, "%s%d" % (prefix, k), str(count),
-                              str(rate)])
+                              str(rate)] + (["printf"] if printf else []))
         CHILDREN.append(p)
         procs.append(p)
     return procs
@@ -301,9 +301,12 @@ def case_syslog():
 
 
 def case_jsonl():
-    """JSON lines to a file, resumed with a cursor: nothing twice."""
+    """JSON lines to a file, resumed with a cursor: nothing twice; each
+    line is what `shmlog cat -v json` prints (printf-style records' fmt
+    and args included) plus the host."""
     create_buffer()
     wait_writers(start_writers(2, 500))
+    wait_writers(start_writers(1, 50, prefix="pf", printf=True))
     out = os.path.join(TMP, "out.jsonl")
     cur = os.path.join(TMP, "cursor")
     forward("jsonl:" + out, "--cursor-file", cur)
@@ -327,14 +330,25 @@ def case_jsonl():
     check(cat_after("--cursor-file") == [], "cat --cursor-file saved")
     ref = reference()
     seen = {}
+    host = socket.gethostname()
+    printf_seen = 0
     with open(out, "rb") as f:
         for line in f:
             r = json.loads(line.decode("utf-8", "surrogateescape"))
+            check(r.pop("host", None) == host, "host %s" % host)
+            check(r.get("buffer") == BUF, "buffer %s" % r.get("buffer"))
             key = (r["lane"], r["seq"])
+            if r["tag"] == "pf0":
+                i = int(r["msg"].split()[1])
+                printf_seen += check(
+                    r.get("fmt") == 'rec %lu "quoted" %s %d %.2f' and
+                    r.get("args") == [i, "caf\u00e9 \ufffd", -i, i / 4.0],
+                    "printf-style record's fmt and args: %r" % r)
             seen[key] = seen.get(key, 0) + 1
             check(r == ref.get(key), "record %s as `shmlog cat` shows it"
                   % (key,))
-    check(len(ref) == 1607 and set(seen) | {k for k in ref if
+    check(printf_seen == 50, "50 printf-style records (%d)" % printf_seen)
+    check(len(ref) == 1657 and set(seen) | {k for k in ref if
                                             ref[k]["tag"] == "cat0"}
           == set(ref), "all records")
     check(all(v == 1 for v in seen.values()), "each once across a restart")
@@ -365,6 +379,24 @@ def case_multi():
         t = tags()
         check(len(t) == 250 and t.count("two0") == 50, "both buffers (%d)"
               % len(t))
+        with open(out, "rb") as f:
+            came = {(r["tag"][:3], r["buffer"]) for r in
+                    (json.loads(l.decode("utf-8", "surrogateescape"))
+                     for l in f)}
+        check(came == {("one", first), ("two", second)},
+              "jsonl: each record names its buffer: %s" % came)
+        # `shmlog cat` merging both says where each record came from
+        for view, pick in (("json", lambda l: (json.loads(l)["tag"][:3],
+                                               json.loads(l)["buffer"])),
+                           ("brief,buffer", lambda l: (l.split()[1][2:5],
+                                                       l.split()[0]))):
+            p = subprocess.run([SHMLOG, "cat", "-b", first, "-b", second,
+                                "-v", view], stdout=subprocess.PIPE,
+                               check=True)
+            lines = p.stdout.decode("utf-8", "replace").splitlines()
+            came = {pick(l) for l in lines if l.split()[0] != "line2"}
+            check(came == {("one", first), ("two", second)},
+                  "cat -v %s: each record's buffer: %s" % (view, came))
         with open(cur) as f:
             check(f.read().count("buffer ") == 2, "one cursor, two sections")
         # more records in each; a filter keeps warnings and above of one0

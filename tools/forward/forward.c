@@ -253,8 +253,9 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
 	s->torn_pending[lane] = 0;
 	if (!lost)
 		return 0;
-	struct sink_loss l = {src_cursor(f, s)->id.path, lane, lost - torn,
-			      torn, s->next[lane], s->next[lane] + gap - 1};
+	struct sink_loss l = {src_cursor(f, s)->id.path, s->name, lane,
+			      lost - torn, torn, s->next[lane],
+			      s->next[lane] + gap - 1};
 	f->st_batch.lost_overwritten += lost - torn;
 	f->st_batch.lost_torn += torn;
 	return batch_add_loss(&f->batch, &f->sink, &l);
@@ -280,8 +281,8 @@ static int account_new_lane(struct forwarder *f, struct source *s,
 	if (!ls.overwritten && !torn)
 		return 0;
 	uint64_t gap = ls.overwritten + torn + ls.skipped;
-	struct sink_loss l = {src_cursor(f, s)->id.path, lane, ls.overwritten,
-			      torn, seq - gap, seq - 1};
+	struct sink_loss l = {src_cursor(f, s)->id.path, s->name, lane,
+			      ls.overwritten, torn, seq - gap, seq - 1};
 	f->st_batch.lost_overwritten += ls.overwritten;
 	f->st_batch.lost_torn += torn;
 	return batch_add_loss(&f->batch, &f->sink, &l);
@@ -309,8 +310,16 @@ static int take_record(struct forwarder *f, struct source *s,
 		return 0;
 	}
 	f->st_batch.delivered++;
-	return batch_add_record(&f->batch, &f->sink, src_cursor(f, s)->id.path,
-				r);
+	struct sink_rec rec = {s->name, src_cursor(f, s)->id.path, r, NULL,
+			       NULL, false};
+	if ((r->flags & SHMLOG_REC_DEFERRED) && sink_wants_deferred(&f->sink)) {
+		static char args[SHMLOG_DEFERRED_ARGS_MAX];
+		int d = shmlog_reader_deferred(s->rd, &rec.fmt, args,
+					       sizeof(args));
+		rec.args = d >= 0 ? args : NULL;
+		rec.args_cut = d == SHMLOG_DEFERRED_CUT;
+	}
+	return batch_add_record(&f->batch, &f->sink, &rec);
 }
 
 static bool batch_full(const struct forwarder *f)

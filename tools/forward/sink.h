@@ -62,7 +62,8 @@ struct sink {
  * can tell a loss message sent twice (at-least-once delivery) by the
  * range. */
 struct sink_loss {
-	const char *buffer;
+	const char *buffer; /* its file */
+	const char *name; /* as named (-b) */
 	unsigned lane;
 	uint64_t overwritten, torn;
 	uint64_t first, last;
@@ -86,9 +87,24 @@ int sink_send(struct sink *s, const struct batch *b,
 void sink_close(struct sink *s, bool polite);
 void sink_free(struct sink *s);
 
+/* A record as the sinks take it: the buffer it came from, and for a
+ * printf-style record formatted by the reader (SHMLOG_REC_DEFERRED) its
+ * format and values (shmlog_reader_deferred()), else NULL. */
+struct sink_rec {
+	const char *buffer; /* the buffer as named (-b) */
+	const char *path; /* its file */
+	const struct shmlog_record *r;
+	const char *fmt, *args;
+	bool args_cut; /* SHMLOG_DEFERRED_CUT: not every value is in args */
+};
+
+/* Does @s show a printf-style record's format and values (then the
+ * forwarder asks the reader for them)? */
+bool sink_wants_deferred(const struct sink *s);
+
 /* Append a record / a loss message to @b formatted for @s. 0 or -ENOMEM. */
-int batch_add_record(struct batch *b, struct sink *s, const char *buffer,
-		     const struct shmlog_record *r);
+int batch_add_record(struct batch *b, struct sink *s,
+		     const struct sink_rec *rec);
 int batch_add_loss(struct batch *b, struct sink *s,
 		   const struct sink_loss *l);
 void batch_reset(struct batch *b);
