@@ -748,6 +748,85 @@ def case_receiver_restart():
           "the forwarder reconnected")
 
 
+def at_risk(err):
+    """The status line's "up to N of them may have been lost"."""
+    m = re.findall(r"up to (\d+) of them may have been lost", err)
+    return int(m[-1]) if m else None
+
+
+def case_tcp_restart():
+    """TCP: rsyslogd stops mid-stream and starts again. TCP acknowledges
+    nothing a receiver stored: the summary says so, and the records that
+    went missing are at most the ones it says may have been lost. Then a
+    receiver that stops reading and closes with our bytes unread: records
+    are lost for sure, and within the count."""
+    rs = Rsyslog()
+    rs.start()
+    create_buffer("32M", lanes=8)
+    url = "syslog+tcp://127.0.0.1:%d" % rs.tcp
+    cur = os.path.join(TMP, "cursor")
+    p = start_forwarder(url, cur, "--batch", "16")
+    writers = start_writers(3, 3000, rate=1000)
+    wait_until(lambda: len(rs.lines()) > 1000, 30, "some records")
+    rs.stop()
+    time.sleep(1)  # the outage itself, not a synchronisation
+    rs.start()
+    wait_writers(writers)
+    ref = reference()
+    wait_until(lambda: len(rs.lines()) >= len(ref) - 2000, 60,
+               "the records after the restart")
+    err = stop_forwarder(p)
+    got, _ = relp_keys(rs)
+    missing = set(ref) - set(got)
+    risk = at_risk(err)
+    log("TCP restart: %d records, %d missing, at risk %s; said: %s"
+        % (len(ref), len(missing), risk, err.strip().splitlines()[-1]))
+    check(risk is not None and "acknowledges nothing" in err,
+          "the summary says TCP is not acknowledged: %s" % err)
+    check(risk is not None and len(missing) <= risk,
+          "missing %d <= at risk %s" % (len(missing), risk))
+    check(not re.search(r" 0 reconnects", err), "it reconnected")
+    rs.stop()
+
+    # a receiver that reads nothing, then closes with the bytes unread
+    # (the kernel resets the connection: they are gone)
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(1)
+    port = lsn.getsockname()[1]
+    subprocess.run([SHMLOG, "clear", "-b", BUF], check=True)
+    wait_writers(start_writers(1, 200))
+    p = start_forwarder("syslog+tcp://127.0.0.1:%d" % port,
+                        os.path.join(TMP, "cursor2"), "--batch", "50")
+    conn, _ = lsn.accept()
+    conn.settimeout(0.05)
+    # wait until all 200 records sit in the connection, unread
+    got = []
+
+    def queued():
+        n = bytearray(4)
+        import fcntl
+        import termios
+        fcntl.ioctl(conn.fileno(), termios.FIONREAD, n)
+        got[:] = [int.from_bytes(n, "little")]
+        return got[0] > 200 * 100
+    check(wait_until(queued, 20, "the records in the socket"),
+          "the records reach the receiver's socket (%s bytes)" % got)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                    b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    conn.close()  # unread: reset
+    lsn.close()
+    time.sleep(0.5)  # let the forwarder see the reset on its next look
+    wait_writers(start_writers(1, 1, prefix="poke"))
+    err = stop_forwarder(p)
+    risk = at_risk(err)
+    sent = int(re.findall(r"(\d+) records delivered", err)[-1])
+    # every record it wrote went unread: all of them are counted
+    check(sent > 0 and risk is not None and risk >= sent,
+          "%d records unread by a receiver that reset: at risk %s (%s)"
+          % (sent, risk, err.strip().splitlines()[-1]))
+
+
 def case_bad_input():
     """Malformed URLs, an unreachable port, damaged and foreign cursors, a
     cursor from before a clear: clear messages, defined resume points."""
@@ -778,6 +857,20 @@ def case_bad_input():
     check("cannot connect" in line and "retrying" in line,
           "unreachable: %r" % line)
     stop_forwarder(p)
+    # --dump gives up after --give-up seconds without a delivery: exit 1
+    for url in ("syslog+tcp://127.0.0.1:%d" % free_port(),
+                "relp://127.0.0.1:%d" % free_port()):
+        t0 = time.monotonic()
+        p = forward(url, "--cursor-file", cur, "--give-up", "1.5",
+                    check_rc=False, timeout=60)
+        took = time.monotonic() - t0
+        check(p.returncode == 1 and b"giving up" in p.stderr
+              and b"--give-up" in p.stderr,
+              "--dump, unreachable: gives up, exit 1 (%d %r)"
+              % (p.returncode, p.stderr[-300:]))
+        # bounded: the backoff wakes up to give up on time (1.5 s; the
+        # margin is for a busy machine, not a measurement)
+        check(took < 1.5 + 20, "gave up in %.1f s" % took)
     out = os.path.join(TMP, "out.jsonl")
 
     def count():
@@ -1084,6 +1177,7 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "resume": case_resume, "losses": case_losses,
          "resume_losses": case_resume_losses,
          "receiver_restart": case_receiver_restart,
+         "tcp_restart": case_tcp_restart,
          "bad_input": case_bad_input, "cursors": case_cursors}
 
 if __name__ == "__main__":

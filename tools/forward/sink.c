@@ -19,10 +19,12 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -365,6 +367,140 @@ static int recv_some(struct sink *s, int64_t deadline,
 	}
 }
 
+/* ---- what a stream socket without acknowledgement may lose ---- */
+
+bool sink_unacknowledged(const struct sink *s)
+{
+	return s->kind != SINK_RELP && sink_reconnects(s);
+}
+
+/* The most a Linux receiver's kernel holds unread on a TCP connection:
+ * its receive buffer, at most net.ipv4.tcp_rmem's maximum (ours is taken
+ * for the receiver's; 6 MiB is the default). Its advertised window does
+ * not tell: it grows as segments arrive, read or not. */
+static uint64_t tcp_rmem_max(void)
+{
+	static uint64_t max;
+	if (max)
+		return max;
+	max = 6u << 20;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_rmem", "r");
+	unsigned long lo, def, hi;
+	if (f && fscanf(f, "%lu %lu %lu", &lo, &def, &hi) == 3 && hi > max)
+		max = hi;
+	if (f)
+		fclose(f);
+	return max;
+}
+
+/* Sample the kernel's figures: the bytes not acknowledged (SIOCOUTQ; on
+ * a Unix socket, the bytes its receiver has not read), and for TCP what
+ * the receiver's kernel may hold unread beyond them. Also right after
+ * connecting. */
+static void unacked_sample(struct sink *s)
+{
+	struct unacked *u = &s->unacked;
+	int outq = 0;
+	if (ioctl(s->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+		outq = 0;
+	u->unread = (uint64_t)outq;
+	if (s->dest == DEST_TCP)
+		u->unread += tcp_rmem_max();
+}
+
+/* After a batch of @n records and @len bytes went into the socket: note
+ * where it ends, and sample what the receiver has not read yet. */
+static void unacked_sent(struct sink *s, size_t n, size_t len)
+{
+	struct unacked *u = &s->unacked;
+	u->bytes += len;
+	u->records += n;
+	u->last_batch = n;
+	u->mark_end[u->head] = u->bytes;
+	u->mark_rec[u->head] = u->records;
+	u->head = (u->head + 1) % UNACKED_MARKS;
+	if (u->nmarks < UNACKED_MARKS)
+		u->nmarks++;
+	unacked_sample(s);
+}
+
+/* The records that may be lost if the connection ends now: those whose
+ * bytes end in the last u->unread bytes, counted by whole batches, and
+ * never fewer than the last batch. */
+static uint64_t unacked_at_risk(const struct unacked *u)
+{
+	uint64_t safe_end = u->unread < u->bytes ? u->bytes - u->unread : 0;
+	uint64_t safe_rec = 0; /* records known to be in bytes up to safe_end */
+	bool found = false;
+	for (unsigned k = 1; k <= u->nmarks; k++) {
+		unsigned i = (u->head + UNACKED_MARKS - k) % UNACKED_MARKS;
+		if (u->mark_end[i] <= safe_end) {
+			safe_rec = u->mark_rec[i];
+			found = true;
+			break;
+		}
+	}
+	if (!found && u->nmarks == UNACKED_MARKS)
+		safe_rec = 0; /* past the marks kept: count them all */
+	uint64_t risk = u->records - safe_rec;
+	return risk > u->last_batch ? risk : u->last_batch;
+}
+
+/* The connection ends: what it may have lost becomes the sink's count. */
+static void unacked_end(struct sink *s)
+{
+	if (sink_unacknowledged(s) && s->unacked.records)
+		s->at_risk += unacked_at_risk(&s->unacked);
+	s->unacked = (struct unacked){0};
+}
+
+uint64_t sink_take_at_risk(struct sink *s)
+{
+	uint64_t n = s->at_risk;
+	s->at_risk = 0;
+	return n;
+}
+
+/* Ending the connection: say so (shutdown) and wait, bounded, for the
+ * receiver to close its side. A receiver that closes after our end of
+ * file has read every byte before it: nothing sent is at risk any more
+ * on the way (what it does with the records is its own affair). */
+static bool drained(struct sink *s)
+{
+	if (shutdown(s->fd, SHUT_WR) < 0)
+		return false;
+	int64_t deadline = now_ms() + (s->timeout_ms < 2000 ? s->timeout_ms
+							    : 2000);
+	static volatile sig_atomic_t never;
+	for (;;) {
+		char c[256];
+		ssize_t r = recv(s->fd, c, sizeof(c), MSG_DONTWAIT);
+		if (r == 0)
+			return true;
+		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR)
+			return false;
+		if (r < 0 && wait_fd(s->fd, POLLIN, deadline, &never))
+			return false;
+	}
+}
+
+/* Has the receiver closed the connection (or reset it)? It never sends
+ * on these protocols, so anything to read is an end of file or an error:
+ * found before a batch is written into a dead connection. */
+static bool peer_gone(const struct sink *s)
+{
+	struct pollfd p = {s->fd, POLLIN | POLLRDHUP, 0};
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+		return true;
+	char c;
+	ssize_t r = recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			  errno != EINTR);
+}
+
 /* ---- RELP ---- */
 
 struct relp_frame {
@@ -586,6 +722,8 @@ int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
 	case DEST_UNIX: err = connect_unix(s, stop, why, whylen); break;
 	default: err = open_file(s, why, whylen); break;
 	}
+	if (!err && sink_unacknowledged(s))
+		unacked_sample(s);
 	if (!err && s->kind == SINK_RELP) {
 		err = relp_open(s, stop, why, whylen);
 		if (err)
@@ -600,11 +738,16 @@ int sink_send(struct sink *s, const struct batch *b,
 	int err;
 	if (s->kind == SINK_RELP) {
 		err = relp_send(s, b, stop, why, whylen);
+	} else if (sink_unacknowledged(s) && peer_gone(s)) {
+		err = -ECONNRESET;
+		snprintf(why, whylen, "the receiver closed the connection");
 	} else {
 		err = send_all(s, b->buf, b->len, stop);
 		if (err)
 			snprintf(why, whylen, "cannot write: %s",
 				 strerror(-err));
+		else if (sink_unacknowledged(s))
+			unacked_sent(s, b->n, b->len);
 	}
 	if (err)
 		sink_close(s, false);
@@ -629,6 +772,9 @@ void sink_close(struct sink *s, bool polite)
 				       sizeof(why));
 		s->timeout_ms = saved;
 	}
+	if (polite && sink_unacknowledged(s) && drained(s))
+		s->unacked = (struct unacked){0}; /* it read everything */
+	unacked_end(s);
 	if (s->dest != DEST_STDOUT)
 		close(s->fd);
 	s->fd = -1;

@@ -35,6 +35,27 @@ struct batch {
 	size_t n, ncap;
 };
 
+/* A stream socket without acknowledgement (syslog+tcp, syslog+unix,
+ * jsonl+unix): what was written on the connection and may not have been
+ * read by the receiver when it broke. After each batch the kernel's
+ * figures are sampled: the bytes not yet acknowledged by the receiver's
+ * kernel (SIOCOUTQ; for a Unix socket, the bytes its receiver has not
+ * read) and, for TCP, plus the most the receiver's kernel may hold
+ * unread (a Linux receive buffer at its largest, tcp_rmem). The records
+ * in those last bytes, and at least the last batch (the receiver may
+ * have closed before it arrived), may be lost when the connection
+ * breaks. Counted by whole batches: an upper bound. A polite close
+ * (shutdown, then the receiver's end of file) proves all of it read. */
+#define UNACKED_MARKS 1024
+struct unacked {
+	uint64_t bytes, records; /* written on this connection */
+	uint64_t mark_end[UNACKED_MARKS]; /* byte end of each recent batch */
+	uint64_t mark_rec[UNACKED_MARKS]; /* records up to that end */
+	unsigned nmarks, head; /* head: the next slot */
+	uint64_t last_batch; /* records of the last batch */
+	uint64_t unread; /* bytes possibly unread, at the last sample */
+};
+
 struct sink {
 	enum sink_kind kind;
 	enum sink_dest dest;
@@ -54,6 +75,8 @@ struct sink {
 	struct out json; /* JSON lines: tools/format.c formats into it */
 	int64_t sec_cached; /* timestamp cache: second last formatted */
 	char sec_text[32];
+	struct unacked unacked; /* syslog+tcp, syslog+unix, jsonl+unix */
+	uint64_t at_risk; /* records ended connections may have lost */
 };
 
 /* A loss to report downstream: @overwritten + @torn records of @lane went
@@ -83,6 +106,12 @@ int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
  * then closed. Bounded by s->timeout_ms and by *@stop. */
 int sink_send(struct sink *s, const struct batch *b,
 	      volatile sig_atomic_t *stop, char *why, size_t whylen);
+/* Over a stream socket without acknowledgement: does delivery go
+ * unconfirmed (true), and how many records may have been lost when the
+ * last connection broke (sink_send() failed, or sink_close())? The count
+ * is taken when the connection ends, then reset. */
+bool sink_unacknowledged(const struct sink *s);
+uint64_t sink_take_at_risk(struct sink *s);
 /* Close politely (RELP: close command, bounded wait). */
 void sink_close(struct sink *s, bool polite);
 void sink_free(struct sink *s);
