@@ -827,6 +827,167 @@ def case_tcp_restart():
           % (sent, risk, err.strip().splitlines()[-1]))
 
 
+class OtlpReceiver:
+    """An OTLP/HTTP JSON logs receiver (POST /v1/logs) that checks the
+    payload's structure and keeps the LogRecords; it answers the first
+    requests with @refusals, a list of (status, Retry-After or None),
+    and stores nothing of those."""
+
+    def __init__(self, refusals=()):
+        import http.server
+        import threading
+        self.refusals = list(refusals)
+        self.records, self.resources, self.answers = [], [], []
+        recv = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers["Content-Length"])
+                body = self.rfile.read(n)
+                now = time.monotonic()
+                if recv.refusals:
+                    status, retry = recv.refusals.pop(0)
+                    recv.answers.append((now, status, retry))
+                    self.send_response(status)
+                    if retry is not None:
+                        self.send_header("Retry-After", str(retry))
+                    msg = b'{"code":14,"message":"busy"}'
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
+                recv.answers.append((now, 200, None))
+                check(self.path == "/v1/logs", "POST %s" % self.path)
+                check(self.headers["Content-Type"] == "application/json",
+                      "Content-Type")
+                doc = json.loads(body)
+                for rl in doc["resourceLogs"]:
+                    recv.resources.append(rl["resource"])
+                    for sl in rl["scopeLogs"]:
+                        check(sl["scope"]["name"] == "shmlog", "scope")
+                        recv.records.extend(sl["logRecords"])
+                self.send_response(200)
+                msg = b"{}"
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(msg)))
+                self.end_headers()
+                self.wfile.write(msg)
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def otlp_attrs(kvs):
+    """OTLP KeyValue list -> dict of plain values."""
+    out = {}
+    for kv in kvs:
+        v = kv["value"]
+        (kind, val), = v.items()
+        if kind == "intValue":
+            val = int(val)
+        elif kind == "arrayValue":
+            val = [list(x.values())[0] for x in val.get("values", [])]
+        out[kv["key"]] = val
+    return out
+
+
+def check_otlp_records(records, ref):
+    """Every LogRecord against the reader's record; returns the keys."""
+    sev = {"V": (1, "VERBOSE"), "D": (5, "DEBUG"), "I": (9, "INFO"),
+           "W": (13, "WARN"), "E": (17, "ERROR"), "F": (21, "FATAL")}
+    got = {}
+    for lr in records:
+        a = otlp_attrs(lr["attributes"])
+        if lr.get("eventName") == "shmlog.lost":
+            continue
+        key = (a["shmlog.lane"], a["shmlog.seq"])
+        got[key] = got.get(key, 0) + 1
+        r = ref.get(key)
+        if not check(r is not None, "OTLP record %s in the buffer" % (key,)):
+            continue
+        check(lr["timeUnixNano"] == str(r["time_ns"]), "timeUnixNano")
+        check(int(lr["observedTimeUnixNano"]) >= r["time_ns"],
+              "observedTimeUnixNano after the record's time")
+        check((lr["severityNumber"], lr["severityText"]) == sev[r["prio"]],
+              "severity of %s: %r" % (r["prio"], lr))
+        check(lr["body"]["stringValue"] == r["msg"], "body %r" % lr["body"])
+        check(a["process.pid"] == r["pid"] and a["thread.id"] == r["tid"]
+              and a["shmlog.tag"] == r["tag"] and a["shmlog.buffer"] == BUF,
+              "attributes %r" % a)
+        if "msg_base64" in r:
+            check(a.get("shmlog.msg_bytes") == r["msg_base64"],
+                  "exact bytes of a message that is not UTF-8")
+        if "fmt" in r:
+            check(a.get("shmlog.format") == r["fmt"] and
+                  [float(x) if isinstance(x, str) and
+                   x.lstrip("-").isdigit() else x
+                   for x in a.get("shmlog.args", [])] ==
+                  [float(x) if isinstance(x, int) else x
+                   for x in r["args"]],
+                  "printf-style format and values: %r vs %r" % (a, r))
+    return got
+
+
+def case_otlp():
+    """OTLP/HTTP JSON into a test receiver that checks every field, and
+    answers 503 and 429 (with and without Retry-After) for a while:
+    nothing lost, nothing twice, Retry-After honoured; a 400 stops the
+    forwarder with the cursor before the batch."""
+    create_buffer()
+    wait_writers(start_writers(2, 400))
+    wait_writers(start_writers(1, 100, prefix="pf", printf=True))
+    ref = reference()
+    rcv = OtlpReceiver([(503, 1), (429, None), (503, None), (429, 1)])
+    cur = os.path.join(TMP, "cursor")
+    url = "otlp+json://127.0.0.1:%d" % rcv.port
+    p = forward(url, "--cursor-file", cur, "--batch", "128", "--service",
+                "checkout")
+    err = p.stderr.decode()
+    got = check_otlp_records(rcv.records, ref)
+    check(set(got) == set(ref), "every record arrives (%d of %d)"
+          % (len(got), len(ref)))
+    check(all(v == 1 for v in got.values()), "each once")
+    for res in rcv.resources:
+        a = otlp_attrs(res["attributes"])
+        check(a == {"host.name": socket.gethostname(),
+                    "service.name": "checkout"}, "resource %r" % a)
+    check("HTTP 503" in err and "HTTP 429" in err and
+          "4 failed deliveries" in err, "retries said: %s" % err)
+    # Retry-After: 1 s is waited before the next try (a lower bound)
+    ans = rcv.answers
+    for i, (t, status, retry) in enumerate(ans[:-1]):
+        if retry:
+            check(ans[i + 1][0] - t >= 0.9, "Retry-After %d honoured "
+                  "(%.2f s)" % (retry, ans[i + 1][0] - t))
+    # nothing new: nothing sent
+    n = len(rcv.records)
+    forward(url, "--cursor-file", cur)
+    check(len(rcv.records) == n, "the cursor moved past what was taken")
+    # a refusal for good: exit 1, and the records are sent next time
+    wait_writers(start_writers(1, 10, prefix="late"))
+    rcv.refusals = [(400, None)]
+    p = forward(url, "--cursor-file", cur, check_rc=False)
+    check(p.returncode == 1 and b"refuses this batch" in p.stderr,
+          "HTTP 400: exit 1 (%d %r)" % (p.returncode, p.stderr))
+    forward(url, "--cursor-file", cur)
+    late = [lr for lr in rcv.records[n:]
+            if otlp_attrs(lr["attributes"]).get("shmlog.tag") == "late0"]
+    check(len(late) == 10, "after the 400, the 10 records (%d)" % len(late))
+    rcv.stop()
+
+
 def case_bad_input():
     """Malformed URLs, an unreachable port, damaged and foreign cursors, a
     cursor from before a clear: clear messages, defined resume points."""
@@ -1177,7 +1338,7 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "resume": case_resume, "losses": case_losses,
          "resume_losses": case_resume_losses,
          "receiver_restart": case_receiver_restart,
-         "tcp_restart": case_tcp_restart,
+         "tcp_restart": case_tcp_restart, "otlp": case_otlp,
          "bad_input": case_bad_input, "cursors": case_cursors}
 
 if __name__ == "__main__":

@@ -98,6 +98,11 @@ static void print_status(const struct forwarder *f, const char *when)
 {
 	const struct stats *s = &f->st;
 	char unacked[256] = "";
+	if (f->sink.kind == SINK_OTLP && f->sink.rejected)
+		snprintf(unacked, sizeof(unacked),
+			 " (of which the receiver said it rejected %" PRIu64
+			 ")",
+			 f->sink.rejected);
 	if (sink_unacknowledged(&f->sink))
 		snprintf(unacked, sizeof(unacked),
 			 " (written to the socket: its receiver acknowledges "
@@ -465,17 +470,23 @@ static void backoff_fail(struct backoff *b, struct forwarder *f,
 	b->delay_ms = b->delay_ms ? b->delay_ms * 2 : 100;
 	if (b->delay_ms > b->max_ms)
 		b->delay_ms = b->max_ms;
+	int wait_ms = b->delay_ms;
+	if (f->sink.retry_after_ms > wait_ms) /* the receiver's wish */
+		wait_ms = f->sink.retry_after_ms < b->max_ms
+				  ? f->sink.retry_after_ms
+				  : b->max_ms;
 	if (f->dump && f->failing_since) { /* wake up to give up on time */
 		int64_t left = f->failing_since + f->give_up_ms - mono_now_ms();
-		if (left < b->delay_ms)
-			b->delay_ms = left > 1 ? (int)left : 1;
+		if (left < wait_ms)
+			wait_ms = left > 1 ? (int)left : 1;
 	}
 	fprintf(stderr,
-		"shmlog forward: %s: %s; retrying in %.1f s (writers are not "
+		"shmlog forward: %s: %s; retrying in %.1f s%s (writers are not "
 		"held up; records the ring overwrites meanwhile are counted "
 		"and reported)\n",
-		f->url, why, b->delay_ms / 1000.0);
-	sleep_ms(b->delay_ms, stop);
+		f->url, why, wait_ms / 1000.0,
+		f->sink.retry_after_ms ? ", as its Retry-After asks" : "");
+	sleep_ms(wait_ms, stop);
 }
 
 /* Connect if needed. 0 when connected; 1 to try again later; -1 fatal. */
@@ -510,7 +521,8 @@ static int deliver(struct forwarder *f, struct backoff *bo,
 		   volatile sig_atomic_t *stop)
 {
 	char why[512] = "";
-	if (!sink_send(&f->sink, &f->batch, stop, why, sizeof(why))) {
+	int err = sink_send(&f->sink, &f->batch, stop, why, sizeof(why));
+	if (!err) {
 		commit_batch(f);
 		bo->delay_ms = 0;
 		f->failing_since = 0;
@@ -520,6 +532,14 @@ static int deliver(struct forwarder *f, struct backoff *bo,
 	if (*stop)
 		return 1;
 	f->st.failures++;
+	if (!sink_retryable(&f->sink, err)) {
+		fprintf(stderr,
+			"shmlog forward: %s: %s: the receiver refuses this "
+			"batch for good; stopping with it undelivered (the "
+			"cursor is before it): fix the receiver or the URL\n",
+			f->url, why);
+		return -1;
+	}
 	if (!sink_reconnects(&f->sink)) {
 		fprintf(stderr, "shmlog forward: %s: %s\n", f->url, why);
 		return -1;
@@ -597,7 +617,7 @@ static int usage(FILE *out)
 		"                      [--batch N] [--timeout SEC] "
 		"[--max-backoff SEC] [--give-up SEC]\n"
 		"                      [--facility N] [--linger MS] "
-		"[--service NAME] [--otlp-json]\n"
+		"[--service NAME]\n"
 		"                      [FILTERSPEC...]\n"
 		"Ship every record of the buffers to URL, resuming after the "
 		"last delivered one:\n"
@@ -611,6 +631,10 @@ static int usage(FILE *out)
 		"(systemd-journal-remote)\n"
 		"  jsonl:[FILE]             JSON lines, as `shmlog cat -v "
 		"json`; jsonl+unix:///PATH\n"
+		"  otlp+json://HOST:PORT[/PATH]  OpenTelemetry logs, OTLP/HTTP "
+		"JSON (POST /v1/logs);\n"
+		"                           --service NAME: service.name "
+		"(default shmlog)\n"
 		"--cursor-file FILE keeps the position across restarts; "
 		"--dump stops when all is sent,\n"
 		"or exits 1 after --give-up SEC (60) without a delivery.\n"
@@ -675,11 +699,13 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		{"facility", required_argument, 0, 'F'},
 		{"linger", required_argument, 0, 'L'},
 		{"give-up", required_argument, 0, 'G'},
+		{"service", required_argument, 0, 'S'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	double v;
 	int c, timeout_ms = 10000, facility = 1;
+	const char *service = NULL;
 	while ((c = getopt_long(argc, argv, "b:t:c:dh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -743,6 +769,14 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 						       "3600",
 						       optarg);
 			break;
+		case 'S':
+			if (!optarg[0] || strlen(optarg) >= sizeof(f->sink.service))
+				return cli_usage_error("forward",
+						       "bad --service '%s': give "
+						       "a name of 1 to 127 bytes",
+						       optarg);
+			service = optarg;
+			break;
 		case 'h': return usage(stdout) - 1; /* -1: exit 0 */
 		default: return 2;
 		}
@@ -755,6 +789,9 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		return cli_usage_error("forward", "%s", why);
 	f->sink.timeout_ms = timeout_ms;
 	f->sink.facility = facility;
+	if (service)
+		snprintf(f->sink.service, sizeof(f->sink.service), "%s",
+			 service);
 	if (!f->nsrc)
 		f->src[f->nsrc++].name = cli_buffer_name();
 	return compile_filter(f, argc, argv);

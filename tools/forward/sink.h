@@ -10,6 +10,8 @@
  *                            (systemd-journal-remote reads it)
  *   jsonl:[FILE]             one JSON object per line, stdout or FILE
  *   jsonl+unix:///PATH       the same into a Unix stream socket
+ *   otlp+json://HOST:PORT[/PATH]  OpenTelemetry logs, OTLP/HTTP with JSON
+ *                            (POST PATH, default /v1/logs; sink_otlp.c)
  */
 #ifndef SHMLOG_SINK_H
 #define SHMLOG_SINK_H
@@ -24,7 +26,7 @@
 #include "../format.h"
 #include "shmlog.h"
 
-enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL };
+enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL, SINK_OTLP };
 enum sink_dest { DEST_STDOUT, DEST_FILE, DEST_TCP, DEST_UNIX };
 
 /* A batch of formatted records, delivered (and acknowledged) as a whole. */
@@ -77,6 +79,11 @@ struct sink {
 	char sec_text[32];
 	struct unacked unacked; /* syslog+tcp, syslog+unix, jsonl+unix */
 	uint64_t at_risk; /* records ended connections may have lost */
+	/* OTLP/HTTP */
+	char http_path[256];
+	char service[128]; /* resource attribute service.name */
+	int retry_after_ms; /* the receiver's Retry-After, after a failure */
+	uint64_t rejected; /* partialSuccess.rejectedLogRecords, summed */
 };
 
 /* A loss to report downstream: @overwritten + @torn records of @lane went
@@ -112,6 +119,9 @@ int sink_send(struct sink *s, const struct batch *b,
  * is taken when the connection ends, then reset. */
 bool sink_unacknowledged(const struct sink *s);
 uint64_t sink_take_at_risk(struct sink *s);
+/* After sink_send() failed with @err: may sending it again succeed (an
+ * OTLP receiver's 4xx other than 429 says never)? */
+bool sink_retryable(const struct sink *s, int err);
 /* Close politely (RELP: close command, bounded wait). */
 void sink_close(struct sink *s, bool polite);
 void sink_free(struct sink *s);
@@ -138,6 +148,14 @@ int batch_add_loss(struct batch *b, struct sink *s,
 		   const struct sink_loss *l);
 void batch_reset(struct batch *b);
 void batch_free(struct batch *b);
+
+/* OTLP (sink_otlp.c): a record or a loss as a LogRecord into @b, and the
+ * envelope around a batch (@head before it, @tail after). */
+int otlp_add_record(struct batch *b, const struct sink_rec *rec);
+int otlp_add_loss(struct batch *b, const struct sink_loss *l,
+		  const char *text);
+int otlp_envelope(const struct sink *s, struct batch *head,
+		  struct batch *tail);
 
 /* syslog severity of a shmlog priority (V,D: debug ... F: crit). */
 int sink_severity(int prio);

@@ -455,7 +455,7 @@ static int add_jsonl_loss(struct batch *b, struct sink *k,
 
 bool sink_wants_deferred(const struct sink *s)
 {
-	return s->kind == SINK_JSONL;
+	return s->kind == SINK_JSONL || s->kind == SINK_OTLP;
 }
 
 int batch_add_record(struct batch *b, struct sink *s,
@@ -466,6 +466,7 @@ int batch_add_record(struct batch *b, struct sink *s,
 	case SINK_RELP: return add_syslog(b, s, rec->r);
 	case SINK_JOURNAL: return add_journal(b, s, rec->path, rec->r);
 	case SINK_JSONL: return add_jsonl(b, s, rec);
+	case SINK_OTLP: return otlp_add_record(b, rec);
 	}
 	return -EINVAL;
 }
@@ -477,6 +478,11 @@ int batch_add_loss(struct batch *b, struct sink *s, const struct sink_loss *l)
 	case SINK_RELP: return add_syslog_loss(b, s, l);
 	case SINK_JOURNAL: return add_journal_loss(b, s, l);
 	case SINK_JSONL: return add_jsonl_loss(b, s, l);
+	case SINK_OTLP: {
+		char t[512];
+		loss_text(t, sizeof(t), l);
+		return otlp_add_loss(b, l, t);
+	}
 	}
 	return -EINVAL;
 }
