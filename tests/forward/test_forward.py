@@ -988,6 +988,131 @@ def case_otlp():
     rcv.stop()
 
 
+def otelcol_binary():
+    """The test collector, built once into the build tree (or skip)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    dest = os.path.join(os.path.dirname(os.path.abspath(SHMLOG)), "..",
+                        "otelcol")
+    binary = os.path.join(dest, "otelcol-shmlog")
+    if not os.path.exists(binary):
+        log("building an OpenTelemetry Collector (once) into " + dest)
+        try:
+            p = subprocess.run(["sh", os.path.join(here, "otelcol",
+                                                   "build-otelcol.sh"), dest],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=900)
+        except subprocess.TimeoutExpired:
+            skip("building the OpenTelemetry Collector took over 15 min")
+        if p.returncode or not os.path.exists(binary):
+            skip("the OpenTelemetry Collector could not be built here: "
+                 + p.stdout.decode(errors="replace")[-500:])
+    return binary
+
+
+class Otelcol:
+    """The collector: the OTLP receiver (HTTP) into a file of OTLP JSON
+    lines."""
+
+    def __init__(self):
+        self.binary = otelcol_binary()
+        self.port = free_port()
+        self.out = os.path.join(TMP, "otelcol.jsonl")
+        self.conf = os.path.join(TMP, "otelcol.yaml")
+        with open(self.conf, "w") as f:
+            f.write("""receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+exporters:
+  file:
+    path: %s
+    flush_interval: 50ms
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [file]
+""" % (self.port, self.out))
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [self.binary, "--config", self.conf],
+            stdout=open(os.path.join(TMP, "otelcol.log"), "a"),
+            stderr=subprocess.STDOUT)
+        CHILDREN.append(self.proc)
+
+        def up():
+            if self.proc.poll() is not None:
+                return True
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 1).close()
+                return True
+            except OSError:
+                return False
+        if not wait_until(up, 60, "the collector") or \
+                self.proc.poll() is not None:
+            log(open(os.path.join(TMP, "otelcol.log")).read()[-3000:])
+            raise SystemExit("the collector did not start")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+    def records(self):
+        try:
+            with open(self.out, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in data.split(b"\n")[:-1]:
+            doc = json.loads(line)
+            for rl in doc.get("resourceLogs", []):
+                for sl in rl.get("scopeLogs", []):
+                    out.extend(sl.get("logRecords", []))
+        return out
+
+
+def case_otlp_collector():
+    """A real OpenTelemetry Collector, stopped and started twice while a
+    forwarder follows: every record arrives with its fields, duplicates
+    only within a batch in flight."""
+    col = Otelcol()
+    col.start()
+    create_buffer("32M", lanes=8)
+    url = "otlp+json://127.0.0.1:%d" % col.port
+    batch = 64
+    p = start_forwarder(url, os.path.join(TMP, "cursor"), "--batch",
+                        str(batch))
+    writers = start_writers(2, 3000, rate=1500)
+    writers += start_writers(1, 500, rate=300, prefix="pf", printf=True)
+    for k in range(2):
+        wait_until(lambda: len(col.records()) > 1000 * (k + 1), 60,
+                   "records in the collector")
+        col.stop()
+        time.sleep(1)  # the outage itself, not a synchronisation
+        col.start()
+    wait_writers(writers)
+    ref = reference()
+    wait_until(lambda: len(col.records()) >= len(ref), 90,
+               "every record in the collector")
+    err = stop_forwarder(p)
+    col.stop()
+    got = check_otlp_records(col.records(), ref)
+    missing = set(ref) - set(got)
+    dups = sum(v - 1 for v in got.values())
+    log("collector: %d records, %d missing, %d duplicates; %s"
+        % (len(ref), len(missing), dups, err.strip().splitlines()[-1]))
+    check(not missing, "nothing lost across two collector restarts")
+    check(dups <= 2 * batch, "duplicates within a batch per restart")
+    check(not re.search(r" 0 reconnects", err), "it reconnected")
+
+
 def case_bad_input():
     """Malformed URLs, an unreachable port, damaged and foreign cursors, a
     cursor from before a clear: clear messages, defined resume points."""
@@ -1339,6 +1464,7 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "resume_losses": case_resume_losses,
          "receiver_restart": case_receiver_restart,
          "tcp_restart": case_tcp_restart, "otlp": case_otlp,
+         "otlp_collector": case_otlp_collector,
          "bad_input": case_bad_input, "cursors": case_cursors}
 
 if __name__ == "__main__":
