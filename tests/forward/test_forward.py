@@ -1010,13 +1010,14 @@ def otelcol_binary():
 
 
 class Otelcol:
-    """The collector: the OTLP receiver (HTTP) into a file of OTLP JSON
-    lines."""
+    """The collector: its OTLP receiver (HTTP), its OTLP/HTTP exporter
+    (JSON, no queue: it answers 200 only once the export was taken) into
+    a test receiver, which checks the payload's structure."""
 
     def __init__(self):
         self.binary = otelcol_binary()
         self.port = free_port()
-        self.out = os.path.join(TMP, "otelcol.jsonl")
+        self.sink = OtlpReceiver()
         self.conf = os.path.join(TMP, "otelcol.yaml")
         with open(self.conf, "w") as f:
             f.write("""receivers:
@@ -1025,9 +1026,12 @@ class Otelcol:
       http:
         endpoint: 127.0.0.1:%d
 exporters:
-  file:
-    path: %s
-    flush_interval: 50ms
+  otlphttp:
+    endpoint: http://127.0.0.1:%d
+    encoding: json
+    compression: none
+    sending_queue:
+      enabled: false
 service:
   telemetry:
     metrics:
@@ -1035,8 +1039,8 @@ service:
   pipelines:
     logs:
       receivers: [otlp]
-      exporters: [file]
-""" % (self.port, self.out))
+      exporters: [otlphttp]
+""" % (self.port, self.sink.port))
         self.proc = None
 
     def start(self):
@@ -1064,18 +1068,7 @@ service:
         self.proc.wait(timeout=30)
 
     def records(self):
-        try:
-            with open(self.out, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in data.split(b"\n")[:-1]:
-            doc = json.loads(line)
-            for rl in doc.get("resourceLogs", []):
-                for sl in rl.get("scopeLogs", []):
-                    out.extend(sl.get("logRecords", []))
-        return out
+        return list(self.sink.records)
 
 
 def case_otlp_collector():

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Build a minimal OpenTelemetry Collector (OTLP receiver, file exporter)
+# Build a minimal OpenTelemetry Collector (OTLP receiver, OTLP/HTTP exporter)
 # into DIR from the collector's Go modules, once: DIR/otelcol-shmlog.
 # usage: build-otelcol.sh DIR. Exit 0 when the binary is there, 1 if it
 # could not be built (no go, no network to the module proxy, ...).
