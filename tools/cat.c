@@ -785,7 +785,7 @@ static int cat_usage(const struct cat_opts *o)
 		"FILTERSPEC: TAG:P ... *:P as logcat, P one of V D I W E F S "
 		"(S: nothing).\n"
 		"json: one object per line; time as an RFC 3339 string with "
-		"nanoseconds and\nas time_ns; \"buffer\" names the record's buffer; bytes that are not UTF-8 appear "
+		"nanoseconds and\nas time_ns; \"buffer\" names the record's buffer;\nbytes that are not UTF-8 appear "
 		"as U+FFFD, and then the exact\nbytes as msg_base64 / "
 		"tag_base64. Control characters are always escaped.\nA "
 		"printf-style record whose values were damaged shows those "
