@@ -221,6 +221,7 @@ struct kept {
 	char *text; /* tag, NUL, message, NUL */
 	char *fmt, *args; /* a deferred record's format and values, or NULL */
 	bool args_cut; /* SHMLOG_DEFERRED_CUT: not every value was whole */
+	const char *buffer; /* the buffer it came from, as named */
 };
 
 /* The format and values of the record @rd returned last, if it was
@@ -250,8 +251,9 @@ struct keeper {
 	uint64_t limit;
 };
 
-static int keep(struct keeper *kp, const struct shmlog_record *r,
-		const char *fmt, const char *args, bool args_cut)
+static int keep(struct keeper *kp, const char *buffer,
+		const struct shmlog_record *r, const char *fmt,
+		const char *args, bool args_cut)
 {
 	if (!kp->limit)
 		return 0;
@@ -289,6 +291,7 @@ static int keep(struct keeper *kp, const struct shmlog_record *r,
 	slot->fmt = fmt ? strdup(fmt) : NULL;
 	slot->args = args ? strdup(args) : NULL;
 	slot->args_cut = args_cut;
+	slot->buffer = buffer;
 	if ((fmt && !slot->fmt) || (args && !slot->args))
 		return -ENOMEM;
 	return 0;
@@ -573,11 +576,20 @@ struct emitter {
 	uint64_t shown;
 };
 
-/* Show one record; false once -m is reached or output failed. */
-static bool emit(struct emitter *e, const struct shmlog_record *r,
-		 const char *fmt, const char *args, bool args_cut)
+/* The name a source's records show as their "buffer". */
+static const char *source_name(const struct source *s)
 {
-	fmt_record_deferred(&e->out, &e->o->view.fmt, r, fmt, args, args_cut);
+	return s->name ? s->name : cli_buffer_name();
+}
+
+/* Show one record of @buffer; false once -m is reached or output failed. */
+static bool emit(struct emitter *e, const char *buffer,
+		 const struct shmlog_record *r, const char *fmt,
+		 const char *args, bool args_cut)
+{
+	struct fmt_origin from = {.buffer = buffer};
+	fmt_record_from(&e->out, &e->o->view.fmt, &from, r, fmt, args,
+			args_cut);
 	e->shown++;
 	if (e->out.failed)
 		return false;
@@ -600,7 +612,8 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 		bool cut = false;
 		bool d = args && deferred_of(from->rd, &from->rec, &fmt, args,
 					     ARGS_MAX, &cut);
-		if (keep(&kp, &from->rec, fmt, d ? args : NULL, cut)) {
+		if (keep(&kp, source_name(from), &from->rec, fmt,
+			 d ? args : NULL, cut)) {
 			free(args);
 			keeper_free(&kp);
 			fprintf(stderr,
@@ -615,7 +628,8 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 	for (size_t i = 0; i < kp.len && *more && !cli_stop; i++) {
 		const struct kept *k =
 			kept_at(&kp, o->reverse ? kp.len - 1 - i : i);
-		*more = emit(e, &k->r, k->fmt, k->args, k->args_cut);
+		*more = emit(e, k->buffer, &k->r, k->fmt, k->args,
+			     k->args_cut);
 	}
 	keeper_free(&kp);
 	return 0;
@@ -656,7 +670,8 @@ static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 			bool d = json && deferred_of(from->rd, &from->rec, &fmt,
 						     args, sizeof(args), &cut);
 			if (wanted(&o->view, &from->rec) &&
-			    !emit(e, &from->rec, fmt, d ? args : NULL, cut))
+			    !emit(e, source_name(from), &from->rec, fmt,
+				  d ? args : NULL, cut))
 				return;
 		} else if (ev == SHMLOG_EV_LOST) {
 			/* from's reader is not called between its loss and
@@ -819,8 +834,10 @@ static int cat_usage(const struct cat_opts *o)
 		"long, raw, json;\n"
 		"                       or a modifier: usec, nsec, year, zone, "
 		"epoch, monotonic,\n"
-		"                       uid, color, printable, utc (several "
-		"-v, or WORD,WORD)\n"
+		"                       uid, color, printable, utc, buffer "
+		"(several -v, or\n"
+		"                       WORD,WORD; buffer: each record's "
+		"buffer first)\n"
 		"      --color[=WHEN]   colours by priority: auto (default, "
 		"on a terminal),\n"
 		"                       always, never; $NO_COLOR turns auto "
@@ -850,7 +867,7 @@ static int cat_usage(const struct cat_opts *o)
 		"FILTERSPEC: TAG:P ... *:P as logcat, P one of V D I W E F S "
 		"(S: nothing).\n"
 		"json: one object per line; time as an RFC 3339 string with "
-		"nanoseconds and\nas time_ns; bytes that are not UTF-8 appear "
+		"nanoseconds and\nas time_ns; \"buffer\" names the record's buffer;\nbytes that are not UTF-8 appear "
 		"as U+FFFD, and then the exact\nbytes as msg_base64 / "
 		"tag_base64. Control characters are always escaped.\nA "
 		"printf-style record whose values were damaged shows those "
@@ -884,7 +901,7 @@ static int parse_format(struct cat_opts *o, const char *arg)
 				"unknown format or modifier '%s': use "
 				"threadtime, brief, long, raw or json, and "
 				"usec, nsec, year, zone, epoch, monotonic, uid, "
-				"color, printable or utc",
+				"color, printable, utc or buffer",
 				w);
 		if (!strcmp(w, "color") || !strcmp(w, "colour"))
 			o->color = 1;

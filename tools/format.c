@@ -243,6 +243,8 @@ int fmt_apply(struct fmt *f, const char *w)
 		f->uid = true;
 	else if (!strcmp(w, "printable"))
 		f->printable = true;
+	else if (!strcmp(w, "buffer"))
+		f->buffer = true;
 	else
 		return -1;
 	return 0;
@@ -782,10 +784,27 @@ PUT_INLINE void put_ids(struct out *o, const struct fmt *f,
 	memcpy(e->tag, r->tag, r->tag_len);
 }
 
+/* The origin of the record being formatted (fmt_record_from()): the
+ * prefix of every line shows it, and a line may start deep in put_text(). */
+static const struct fmt_origin *origin;
+
+/* With the "buffer" modifier, the record's buffer, padded as a tag is. */
+static void put_buffer_column(struct out *o, const struct fmt *f)
+{
+	if (!f->buffer || !origin || !origin->buffer)
+		return;
+	size_t n = strnlen(origin->buffer, 64);
+	put_text(o, f, origin->buffer, n, NULL);
+	for (; n < 8; n++)
+		put_c(o, ' ');
+	put_c(o, ' ');
+}
+
 /* The per-line prefix of threadtime and brief. */
 static void put_prefix(struct out *o, const struct fmt *f,
 		       const struct shmlog_record *r)
 {
+	put_buffer_column(o, f);
 	if (f->kind == FMT_THREADTIME)
 		put_time(o, f, r->time_ns);
 	put_ids(o, f, r);
@@ -815,6 +834,7 @@ static void put_long(struct out *o, const struct fmt *f,
 	if (f->color)
 		put_s(o, prio_color(r->prio));
 	put_s(o, "[ ");
+	put_buffer_column(o, f);
 	put_time(o, f, r->time_ns);
 	put_c(o, ' ');
 	if (f->uid) {
@@ -839,6 +859,23 @@ static void put_long(struct out *o, const struct fmt *f,
 		m = nl ? nl + 1 : end;
 	}
 	put_s(o, f->color ? "\033[0m\n\n" : "\n\n");
+}
+
+/* "buffer" and "host", those the origin names. */
+static void put_json_origin(struct out *o)
+{
+	const char *v[2] = {origin ? origin->buffer : NULL,
+			    origin ? origin->host : NULL};
+	static const char *const key[2] = {",\"buffer\":", ",\"host\":"};
+	for (int i = 0; i < 2; i++) {
+		if (!v[i])
+			continue;
+		bool bad = false;
+		size_t n = strnlen(v[i], 256);
+		out_room(o, &(struct shmlog_record){.msg_len = n});
+		put_s(o, key[i]);
+		put_json_str(o, v[i], n, &bad);
+	}
 }
 
 static void put_json(struct out *o, const struct fmt *f,
@@ -873,6 +910,7 @@ static void put_json(struct out *o, const struct fmt *f,
 	put_u64(o, r->lane, 0);
 	if (r->flags & SHMLOG_REC_TRUNCATED)
 		put_s(o, ",\"truncated\":true");
+	put_json_origin(o);
 	if (f->uid && uid_of(r->pid)->known) {
 		put_s(o, ",\"uid\":");
 		put_u64(o, uid_of(r->pid)->uid, 0);
@@ -901,9 +939,19 @@ void fmt_record_deferred(struct out *o, const struct fmt *f,
 			 const struct shmlog_record *r, const char *fmt,
 			 const char *args, bool args_cut)
 {
+	fmt_record_from(o, f, NULL, r, fmt, args, args_cut);
+}
+
+void fmt_record_from(struct out *o, const struct fmt *f,
+		     const struct fmt_origin *from,
+		     const struct shmlog_record *r, const char *fmt,
+		     const char *args, bool args_cut)
+{
+	origin = from;
 	switch (f->kind) {
 	case FMT_RAW:
 		out_room(o, r);
+		put_buffer_column(o, f);
 		put_text(o, f, r->msg, r->msg_len, NULL);
 		put_c(o, '\n');
 		break;

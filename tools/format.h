@@ -32,6 +32,7 @@ struct fmt {
 	bool monotonic; /* seconds since boot instead of a date */
 	bool uid; /* the writer's user, when the process still exists */
 	bool printable; /* escape every byte outside printable ASCII */
+	bool buffer; /* the record's buffer first on each line (text formats) */
 	int64_t mono_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 };
 
@@ -64,6 +65,19 @@ void fmt_record(struct out *o, const struct fmt *f,
 void fmt_record_deferred(struct out *o, const struct fmt *f,
 			 const struct shmlog_record *r, const char *fmt,
 			 const char *args, bool args_cut);
+/* Where a record came from: json adds "buffer" and "host" for the fields
+ * set (NULL: left out); the text formats show the buffer first on each
+ * line with the "buffer" modifier. */
+struct fmt_origin {
+	const char *buffer;
+	const char *host;
+};
+
+/* As fmt_record_deferred(), from @from (NULL: not said). */
+void fmt_record_from(struct out *o, const struct fmt *f,
+		     const struct fmt_origin *from,
+		     const struct shmlog_record *r, const char *fmt,
+		     const char *args, bool args_cut);
 /* A loss report: "--- 12 records lost (lane 0: 12 overwritten) ---", or
  * {"lost":12,...} in json. fmt_lost_seq() adds the range of sequence
  * numbers the lost records lie among, @seq[0]..@seq[1] (NULL: unknown),

@@ -47,7 +47,7 @@ has "brief" "^W/net     \( *[0-9]+\): link down$" "$("$S" cat -b $B -v brief)"
 has "long" "^\[ [0-9-]+ [0-9:.]+ +[0-9]+: *[0-9]+ W/net \]$" "$("$S" cat -b $B -v long)"
 has "raw" "^link down$" "$("$S" cat -b $B -v raw)"
 json=$("$S" cat -b $B -v json | head -1)
-has "json" '^\{"time":"[0-9T:.-]+Z","time_ns":[0-9]+,"pid":[0-9]+,"tid":[0-9]+,"prio":"W","tag":"net","msg":"link down","seq":0,"lane":[0-9]+\}$' "$json"
+has "json" '^\{"time":"[0-9T:.-]+Z","time_ns":[0-9]+,"pid":[0-9]+,"tid":[0-9]+,"prio":"W","tag":"net","msg":"link down","seq":0,"lane":[0-9]+,"buffer":"'"$B"'"\}$' "$json"
 if command -v python3 >/dev/null; then
 	ok "json parses" python3 -c "import json,sys; [json.loads(l) for l in sys.stdin]" <<<"$("$S" cat -b $B -v json)"
 fi

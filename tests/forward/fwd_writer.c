@@ -5,9 +5,13 @@
  * built from its index by fwd_message() (the test builds the same bytes to
  * check what the receiver got): quotes, backslashes, ']', a tab, a
  * newline, bytes that are not UTF-8 and UTF-8 that is. RATE (records per
- * second, 0: as fast as possible) paces it. Exits 0 when all were written.
+ * second, 0: as fast as possible) paces it. With "printf" after RATE the
+ * records are printf-style calls the reader formats (SHMLOG_LOG_TO with a
+ * literal format): their format and values travel with them. Exits 0 when
+ * all were written.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +28,25 @@ static size_t fwd_message(char *buf, size_t cap, unsigned long i)
 	return n < 0 ? 0 : (size_t)n;
 }
 
+/* One plain record; a full lane (-EAGAIN) is waited out. */
+static int write_one(shmlog_t *h, int prio, const char *tag, const char *msg,
+		     size_t len)
+{
+	int err;
+	while ((err = shmlog_write_n(h, prio, tag, msg, len)) == -EAGAIN)
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: fwd_writer BUFFER TAG COUNT [RATE]\n");
+		fprintf(stderr, "usage: fwd_writer BUFFER TAG COUNT [RATE [printf]]\n");
 		return 2;
 	}
 	unsigned long count = strtoul(argv[3], NULL, 10);
 	double rate = argc > 4 ? strtod(argv[4], NULL) : 0;
+	bool printf_style = argc > 5 && !strcmp(argv[5], "printf");
 	shmlog_t *h;
 	int err = shmlog_open(argv[1], 0, &h);
 	if (err) {
@@ -45,9 +60,13 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < count; i++) {
 		size_t len = fwd_message(msg, sizeof(msg), i);
 		int prio = SHMLOG_VERBOSE + (int)(i % 6);
-		while ((err = shmlog_write_n(h, prio, argv[2], msg, len)) ==
-		       -EAGAIN)
-			nanosleep(&(struct timespec){0, 100000}, NULL);
+		if (printf_style) { /* deferred: the reader formats it */
+			SHMLOG_LOG_TO(h, prio, argv[2],
+				      "rec %lu \"quoted\" %s %d %.2f", i,
+				      "caf\xc3\xa9 \xff", -(int)i, i / 4.0);
+		} else {
+			err = write_one(h, prio, argv[2], msg, len);
+		}
 		if (err) {
 			fprintf(stderr, "fwd_writer: write: %s\n",
 				shmlog_strerror(err));

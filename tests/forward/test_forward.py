@@ -93,11 +93,11 @@ def create_buffer(size="4M", lanes=4):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
-def start_writers(n, count, rate=0, prefix="w"):
+def start_writers(n, count, rate=0, prefix="w", printf=False):
     procs = []
     for k in range(n):
         p = subprocess.Popen([WRITER, BUF, "%s%d" % (prefix, k), str(count),
-                              str(rate)])
+                              str(rate)] + (["printf"] if printf else []))
         CHILDREN.append(p)
         procs.append(p)
     return procs
@@ -301,9 +301,12 @@ def case_syslog():
 
 
 def case_jsonl():
-    """JSON lines to a file, resumed with a cursor: nothing twice."""
+    """JSON lines to a file, resumed with a cursor: nothing twice; each
+    line is what `shmlog cat -v json` prints (printf-style records' fmt
+    and args included) plus the host."""
     create_buffer()
     wait_writers(start_writers(2, 500))
+    wait_writers(start_writers(1, 50, prefix="pf", printf=True))
     out = os.path.join(TMP, "out.jsonl")
     cur = os.path.join(TMP, "cursor")
     forward("jsonl:" + out, "--cursor-file", cur)
@@ -327,14 +330,25 @@ def case_jsonl():
     check(cat_after("--cursor-file") == [], "cat --cursor-file saved")
     ref = reference()
     seen = {}
+    host = socket.gethostname()
+    printf_seen = 0
     with open(out, "rb") as f:
         for line in f:
             r = json.loads(line.decode("utf-8", "surrogateescape"))
+            check(r.pop("host", None) == host, "host %s" % host)
+            check(r.get("buffer") == BUF, "buffer %s" % r.get("buffer"))
             key = (r["lane"], r["seq"])
+            if r["tag"] == "pf0":
+                i = int(r["msg"].split()[1])
+                printf_seen += check(
+                    r.get("fmt") == 'rec %lu "quoted" %s %d %.2f' and
+                    r.get("args") == [i, "caf\u00e9 \ufffd", -i, i / 4.0],
+                    "printf-style record's fmt and args: %r" % r)
             seen[key] = seen.get(key, 0) + 1
             check(r == ref.get(key), "record %s as `shmlog cat` shows it"
                   % (key,))
-    check(len(ref) == 1607 and set(seen) | {k for k in ref if
+    check(printf_seen == 50, "50 printf-style records (%d)" % printf_seen)
+    check(len(ref) == 1657 and set(seen) | {k for k in ref if
                                             ref[k]["tag"] == "cat0"}
           == set(ref), "all records")
     check(all(v == 1 for v in seen.values()), "each once across a restart")
@@ -365,6 +379,24 @@ def case_multi():
         t = tags()
         check(len(t) == 250 and t.count("two0") == 50, "both buffers (%d)"
               % len(t))
+        with open(out, "rb") as f:
+            came = {(r["tag"][:3], r["buffer"]) for r in
+                    (json.loads(l.decode("utf-8", "surrogateescape"))
+                     for l in f)}
+        check(came == {("one", first), ("two", second)},
+              "jsonl: each record names its buffer: %s" % came)
+        # `shmlog cat` merging both says where each record came from
+        for view, pick in (("json", lambda l: (json.loads(l)["tag"][:3],
+                                               json.loads(l)["buffer"])),
+                           ("brief,buffer", lambda l: (l.split()[1][2:5],
+                                                       l.split()[0]))):
+            p = subprocess.run([SHMLOG, "cat", "-b", first, "-b", second,
+                                "-v", view], stdout=subprocess.PIPE,
+                               check=True)
+            lines = p.stdout.decode("utf-8", "replace").splitlines()
+            came = {pick(l) for l in lines if l.split()[0] != "line2"}
+            check(came == {("one", first), ("two", second)},
+                  "cat -v %s: each record's buffer: %s" % (view, came))
         with open(cur) as f:
             check(f.read().count("buffer ") == 2, "one cursor, two sections")
         # more records in each; a filter keeps warnings and above of one0
@@ -716,6 +748,364 @@ def case_receiver_restart():
           "the forwarder reconnected")
 
 
+def at_risk(err):
+    """The status line's "up to N of them may have been lost"."""
+    m = re.findall(r"up to (\d+) of them may have been lost", err)
+    return int(m[-1]) if m else None
+
+
+def case_tcp_restart():
+    """TCP: rsyslogd stops mid-stream and starts again. TCP acknowledges
+    nothing a receiver stored: the summary says so, and the records that
+    went missing are at most the ones it says may have been lost. Then a
+    receiver that stops reading and closes with our bytes unread: records
+    are lost for sure, and within the count."""
+    rs = Rsyslog()
+    rs.start()
+    create_buffer("32M", lanes=8)
+    url = "syslog+tcp://127.0.0.1:%d" % rs.tcp
+    cur = os.path.join(TMP, "cursor")
+    p = start_forwarder(url, cur, "--batch", "16")
+    writers = start_writers(3, 3000, rate=1000)
+    wait_until(lambda: len(rs.lines()) > 1000, 30, "some records")
+    rs.stop()
+    time.sleep(1)  # the outage itself, not a synchronisation
+    rs.start()
+    wait_writers(writers)
+    ref = reference()
+    wait_until(lambda: len(rs.lines()) >= len(ref) - 2000, 60,
+               "the records after the restart")
+    err = stop_forwarder(p)
+    got, _ = relp_keys(rs)
+    missing = set(ref) - set(got)
+    risk = at_risk(err)
+    log("TCP restart: %d records, %d missing, at risk %s; said: %s"
+        % (len(ref), len(missing), risk, err.strip().splitlines()[-1]))
+    check(risk is not None and "acknowledges nothing" in err,
+          "the summary says TCP is not acknowledged: %s" % err)
+    check(risk is not None and len(missing) <= risk,
+          "missing %d <= at risk %s" % (len(missing), risk))
+    check(not re.search(r" 0 reconnects", err), "it reconnected")
+    rs.stop()
+
+    # a receiver that reads nothing, then closes with the bytes unread
+    # (the kernel resets the connection: they are gone)
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(1)
+    port = lsn.getsockname()[1]
+    subprocess.run([SHMLOG, "clear", "-b", BUF], check=True)
+    wait_writers(start_writers(1, 200))
+    p = start_forwarder("syslog+tcp://127.0.0.1:%d" % port,
+                        os.path.join(TMP, "cursor2"), "--batch", "50")
+    conn, _ = lsn.accept()
+    conn.settimeout(0.05)
+    # wait until all 200 records sit in the connection, unread
+    got = []
+
+    def queued():
+        n = bytearray(4)
+        import fcntl
+        import termios
+        fcntl.ioctl(conn.fileno(), termios.FIONREAD, n)
+        got[:] = [int.from_bytes(n, "little")]
+        return got[0] > 200 * 100
+    check(wait_until(queued, 20, "the records in the socket"),
+          "the records reach the receiver's socket (%s bytes)" % got)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                    b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    conn.close()  # unread: reset
+    lsn.close()
+    time.sleep(0.5)  # let the forwarder see the reset on its next look
+    wait_writers(start_writers(1, 1, prefix="poke"))
+    err = stop_forwarder(p)
+    risk = at_risk(err)
+    sent = int(re.findall(r"(\d+) records delivered", err)[-1])
+    # every record it wrote went unread: all of them are counted
+    check(sent > 0 and risk is not None and risk >= sent,
+          "%d records unread by a receiver that reset: at risk %s (%s)"
+          % (sent, risk, err.strip().splitlines()[-1]))
+
+
+class OtlpReceiver:
+    """An OTLP/HTTP JSON logs receiver (POST /v1/logs) that checks the
+    payload's structure and keeps the LogRecords; it answers the first
+    requests with @refusals, a list of (status, Retry-After or None),
+    and stores nothing of those."""
+
+    def __init__(self, refusals=()):
+        import http.server
+        import threading
+        self.refusals = list(refusals)
+        self.records, self.resources, self.answers = [], [], []
+        recv = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers["Content-Length"])
+                body = self.rfile.read(n)
+                now = time.monotonic()
+                if recv.refusals:
+                    status, retry = recv.refusals.pop(0)
+                    recv.answers.append((now, status, retry))
+                    self.send_response(status)
+                    if retry is not None:
+                        self.send_header("Retry-After", str(retry))
+                    msg = b'{"code":14,"message":"busy"}'
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
+                recv.answers.append((now, 200, None))
+                check(self.path == "/v1/logs", "POST %s" % self.path)
+                check(self.headers["Content-Type"] == "application/json",
+                      "Content-Type")
+                doc = json.loads(body)
+                for rl in doc["resourceLogs"]:
+                    recv.resources.append(rl["resource"])
+                    for sl in rl["scopeLogs"]:
+                        check(sl["scope"]["name"] == "shmlog", "scope")
+                        recv.records.extend(sl["logRecords"])
+                self.send_response(200)
+                msg = b"{}"
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(msg)))
+                self.end_headers()
+                self.wfile.write(msg)
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def otlp_attrs(kvs):
+    """OTLP KeyValue list -> dict of plain values."""
+    out = {}
+    for kv in kvs:
+        v = kv["value"]
+        (kind, val), = v.items()
+        if kind == "intValue":
+            val = int(val)
+        elif kind == "arrayValue":
+            val = [list(x.values())[0] for x in val.get("values", [])]
+        out[kv["key"]] = val
+    return out
+
+
+def check_otlp_records(records, ref):
+    """Every LogRecord against the reader's record; returns the keys."""
+    sev = {"V": (1, "VERBOSE"), "D": (5, "DEBUG"), "I": (9, "INFO"),
+           "W": (13, "WARN"), "E": (17, "ERROR"), "F": (21, "FATAL")}
+    got = {}
+    for lr in records:
+        a = otlp_attrs(lr["attributes"])
+        if lr.get("eventName") == "shmlog.lost":
+            continue
+        key = (a["shmlog.lane"], a["shmlog.seq"])
+        got[key] = got.get(key, 0) + 1
+        r = ref.get(key)
+        if not check(r is not None, "OTLP record %s in the buffer" % (key,)):
+            continue
+        check(lr["timeUnixNano"] == str(r["time_ns"]), "timeUnixNano")
+        check(int(lr["observedTimeUnixNano"]) >= r["time_ns"],
+              "observedTimeUnixNano after the record's time")
+        check((lr["severityNumber"], lr["severityText"]) == sev[r["prio"]],
+              "severity of %s: %r" % (r["prio"], lr))
+        check(lr["body"]["stringValue"] == r["msg"], "body %r" % lr["body"])
+        check(a["process.pid"] == r["pid"] and a["thread.id"] == r["tid"]
+              and a["shmlog.tag"] == r["tag"] and a["shmlog.buffer"] == BUF,
+              "attributes %r" % a)
+        if "msg_base64" in r:
+            check(a.get("shmlog.msg_bytes") == r["msg_base64"],
+                  "exact bytes of a message that is not UTF-8")
+        if "fmt" in r:
+            check(a.get("shmlog.format") == r["fmt"] and
+                  [float(x) if isinstance(x, str) and
+                   x.lstrip("-").isdigit() else x
+                   for x in a.get("shmlog.args", [])] ==
+                  [float(x) if isinstance(x, int) else x
+                   for x in r["args"]],
+                  "printf-style format and values: %r vs %r" % (a, r))
+    return got
+
+
+def case_otlp():
+    """OTLP/HTTP JSON into a test receiver that checks every field, and
+    answers 503 and 429 (with and without Retry-After) for a while:
+    nothing lost, nothing twice, Retry-After honoured; a 400 stops the
+    forwarder with the cursor before the batch."""
+    create_buffer()
+    wait_writers(start_writers(2, 400))
+    wait_writers(start_writers(1, 100, prefix="pf", printf=True))
+    ref = reference()
+    rcv = OtlpReceiver([(503, 1), (429, None), (503, None), (429, 1)])
+    cur = os.path.join(TMP, "cursor")
+    url = "otlp+json://127.0.0.1:%d" % rcv.port
+    p = forward(url, "--cursor-file", cur, "--batch", "128", "--service",
+                "checkout")
+    err = p.stderr.decode()
+    got = check_otlp_records(rcv.records, ref)
+    check(set(got) == set(ref), "every record arrives (%d of %d)"
+          % (len(got), len(ref)))
+    check(all(v == 1 for v in got.values()), "each once")
+    for res in rcv.resources:
+        a = otlp_attrs(res["attributes"])
+        check(a == {"host.name": socket.gethostname(),
+                    "service.name": "checkout"}, "resource %r" % a)
+    check("HTTP 503" in err and "HTTP 429" in err and
+          "4 failed deliveries" in err, "retries said: %s" % err)
+    # Retry-After: 1 s is waited before the next try (a lower bound)
+    ans = rcv.answers
+    for i, (t, status, retry) in enumerate(ans[:-1]):
+        if retry:
+            check(ans[i + 1][0] - t >= 0.9, "Retry-After %d honoured "
+                  "(%.2f s)" % (retry, ans[i + 1][0] - t))
+    # nothing new: nothing sent
+    n = len(rcv.records)
+    forward(url, "--cursor-file", cur)
+    check(len(rcv.records) == n, "the cursor moved past what was taken")
+    # a refusal for good: exit 1, and the records are sent next time
+    wait_writers(start_writers(1, 10, prefix="late"))
+    rcv.refusals = [(400, None)]
+    p = forward(url, "--cursor-file", cur, check_rc=False)
+    check(p.returncode == 1 and b"refuses this batch" in p.stderr,
+          "HTTP 400: exit 1 (%d %r)" % (p.returncode, p.stderr))
+    forward(url, "--cursor-file", cur)
+    late = [lr for lr in rcv.records[n:]
+            if otlp_attrs(lr["attributes"]).get("shmlog.tag") == "late0"]
+    check(len(late) == 10, "after the 400, the 10 records (%d)" % len(late))
+    rcv.stop()
+
+
+def otelcol_binary():
+    """The test collector, built once into the build tree (or skip)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    dest = os.path.join(os.path.dirname(os.path.abspath(SHMLOG)), "..",
+                        "otelcol")
+    binary = os.path.join(dest, "otelcol-shmlog")
+    if not os.path.exists(binary):
+        log("building an OpenTelemetry Collector (once) into " + dest)
+        try:
+            p = subprocess.run(["sh", os.path.join(here, "otelcol",
+                                                   "build-otelcol.sh"), dest],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=900)
+        except subprocess.TimeoutExpired:
+            skip("building the OpenTelemetry Collector took over 15 min")
+        if p.returncode or not os.path.exists(binary):
+            skip("the OpenTelemetry Collector could not be built here: "
+                 + p.stdout.decode(errors="replace")[-500:])
+    return binary
+
+
+class Otelcol:
+    """The collector: its OTLP receiver (HTTP), its OTLP/HTTP exporter
+    (JSON, no queue: it answers 200 only once the export was taken) into
+    a test receiver, which checks the payload's structure."""
+
+    def __init__(self):
+        self.binary = otelcol_binary()
+        self.port = free_port()
+        self.sink = OtlpReceiver()
+        self.conf = os.path.join(TMP, "otelcol.yaml")
+        with open(self.conf, "w") as f:
+            f.write("""receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+exporters:
+  otlphttp:
+    endpoint: http://127.0.0.1:%d
+    encoding: json
+    compression: none
+    sending_queue:
+      enabled: false
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [otlphttp]
+""" % (self.port, self.sink.port))
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [self.binary, "--config", self.conf],
+            stdout=open(os.path.join(TMP, "otelcol.log"), "a"),
+            stderr=subprocess.STDOUT)
+        CHILDREN.append(self.proc)
+
+        def up():
+            if self.proc.poll() is not None:
+                return True
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 1).close()
+                return True
+            except OSError:
+                return False
+        if not wait_until(up, 60, "the collector") or \
+                self.proc.poll() is not None:
+            log(open(os.path.join(TMP, "otelcol.log")).read()[-3000:])
+            raise SystemExit("the collector did not start")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+    def records(self):
+        return list(self.sink.records)
+
+
+def case_otlp_collector():
+    """A real OpenTelemetry Collector, stopped and started twice while a
+    forwarder follows: every record arrives with its fields, duplicates
+    only within a batch in flight."""
+    col = Otelcol()
+    col.start()
+    create_buffer("32M", lanes=8)
+    url = "otlp+json://127.0.0.1:%d" % col.port
+    batch = 64
+    p = start_forwarder(url, os.path.join(TMP, "cursor"), "--batch",
+                        str(batch))
+    writers = start_writers(2, 3000, rate=1500)
+    writers += start_writers(1, 500, rate=300, prefix="pf", printf=True)
+    for k in range(2):
+        wait_until(lambda: len(col.records()) > 1000 * (k + 1), 60,
+                   "records in the collector")
+        col.stop()
+        time.sleep(1)  # the outage itself, not a synchronisation
+        col.start()
+    wait_writers(writers)
+    ref = reference()
+    wait_until(lambda: len(col.records()) >= len(ref), 90,
+               "every record in the collector")
+    err = stop_forwarder(p)
+    col.stop()
+    got = check_otlp_records(col.records(), ref)
+    missing = set(ref) - set(got)
+    dups = sum(v - 1 for v in got.values())
+    log("collector: %d records, %d missing, %d duplicates; %s"
+        % (len(ref), len(missing), dups, err.strip().splitlines()[-1]))
+    check(not missing, "nothing lost across two collector restarts")
+    check(dups <= 2 * batch, "duplicates within a batch per restart")
+    check(not re.search(r" 0 reconnects", err), "it reconnected")
+
+
 def case_bad_input():
     """Malformed URLs, an unreachable port, damaged and foreign cursors, a
     cursor from before a clear: clear messages, defined resume points."""
@@ -746,6 +1136,20 @@ def case_bad_input():
     check("cannot connect" in line and "retrying" in line,
           "unreachable: %r" % line)
     stop_forwarder(p)
+    # --dump gives up after --give-up seconds without a delivery: exit 1
+    for url in ("syslog+tcp://127.0.0.1:%d" % free_port(),
+                "relp://127.0.0.1:%d" % free_port()):
+        t0 = time.monotonic()
+        p = forward(url, "--cursor-file", cur, "--give-up", "1.5",
+                    check_rc=False, timeout=60)
+        took = time.monotonic() - t0
+        check(p.returncode == 1 and b"giving up" in p.stderr
+              and b"--give-up" in p.stderr,
+              "--dump, unreachable: gives up, exit 1 (%d %r)"
+              % (p.returncode, p.stderr[-300:]))
+        # bounded: the backoff wakes up to give up on time (1.5 s; the
+        # margin is for a busy machine, not a measurement)
+        check(took < 1.5 + 20, "gave up in %.1f s" % took)
     out = os.path.join(TMP, "out.jsonl")
 
     def count():
@@ -1052,6 +1456,8 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "resume": case_resume, "losses": case_losses,
          "resume_losses": case_resume_losses,
          "receiver_restart": case_receiver_restart,
+         "tcp_restart": case_tcp_restart, "otlp": case_otlp,
+         "otlp_collector": case_otlp_collector,
          "bad_input": case_bad_input, "cursors": case_cursors}
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ struct source {
 struct stats {
 	uint64_t delivered, batches, lost_overwritten, lost_torn, filtered,
 		reconnects, failures;
+	uint64_t at_risk; /* delivered unacknowledged, on broken connections */
 };
 
 struct forwarder {
@@ -62,6 +63,8 @@ struct forwarder {
 	const char *cursor_file;
 	int max_backoff_ms;
 	bool dump; /* forward what is there, then exit */
+	int give_up_ms; /* --dump: fail after this long without delivering */
+	int64_t failing_since; /* ms: the first failure since a delivery */
 	int linger_ms; /* nap after a delivery before sleeping on the ring */
 	bool napped; /* the last empty read was after a nap */
 	struct stats st, st_batch; /* st_batch: counted in the batch */
@@ -94,17 +97,45 @@ static uint64_t hidden_by_clear(const struct forwarder *f)
 static void print_status(const struct forwarder *f, const char *when)
 {
 	const struct stats *s = &f->st;
+	char unacked[256] = "";
+	if (f->sink.kind == SINK_OTLP && f->sink.rejected)
+		snprintf(unacked, sizeof(unacked),
+			 " (of which the receiver said it rejected %" PRIu64
+			 ")",
+			 f->sink.rejected);
+	if (sink_unacknowledged(&f->sink))
+		snprintf(unacked, sizeof(unacked),
+			 " (written to the socket: its receiver acknowledges "
+			 "nothing; up to %" PRIu64 " of them may have been "
+			 "lost when connections broke)",
+			 s->at_risk);
 	fprintf(stderr,
-		"shmlog forward: %s: %" PRIu64 " records delivered to %s in %" PRIu64
-		" batches; %" PRIu64 " lost (%" PRIu64 " overwritten before "
-		"they were read, %" PRIu64 " torn); %" PRIu64
+		"shmlog forward: %s: %" PRIu64 " records delivered to %s%s in "
+		"%" PRIu64 " batches; %" PRIu64 " lost (%" PRIu64
+		" overwritten before they were read, %" PRIu64 " torn); %" PRIu64
 		" hidden by a clear; %" PRIu64 " filtered out; %" PRIu64
 		" failed deliveries, %" PRIu64 " reconnects%s%s\n",
-		when, s->delivered, f->url, s->batches,
+		when, s->delivered, f->url, unacked, s->batches,
 		s->lost_overwritten + s->lost_torn, s->lost_overwritten,
 		s->lost_torn, hidden_by_clear(f), s->filtered, s->failures,
 		s->reconnects, f->cursor_file ? "; cursor in " : "",
 		f->cursor_file ? f->cursor_file : "");
+}
+
+/* A connection without acknowledgements ended: count and say what it may
+ * have lost. */
+static void note_at_risk(struct forwarder *f)
+{
+	uint64_t n = sink_take_at_risk(&f->sink);
+	if (!n)
+		return;
+	f->st.at_risk += n;
+	fprintf(stderr,
+		"shmlog forward: %s: the connection ended with up to %" PRIu64
+		" records sent that its receiver may not have read; they "
+		"are not sent again (no acknowledgement says which): use "
+		"relp:// where none may be lost\n",
+		f->url, n);
 }
 
 /* ---- cursors ---- */
@@ -253,8 +284,9 @@ static int account_gap(struct forwarder *f, struct source *s, unsigned lane,
 	s->torn_pending[lane] = 0;
 	if (!lost)
 		return 0;
-	struct sink_loss l = {src_cursor(f, s)->id.path, lane, lost - torn,
-			      torn, s->next[lane], s->next[lane] + gap - 1};
+	struct sink_loss l = {src_cursor(f, s)->id.path, s->name, lane,
+			      lost - torn, torn, s->next[lane],
+			      s->next[lane] + gap - 1};
 	f->st_batch.lost_overwritten += lost - torn;
 	f->st_batch.lost_torn += torn;
 	return batch_add_loss(&f->batch, &f->sink, &l);
@@ -280,8 +312,8 @@ static int account_new_lane(struct forwarder *f, struct source *s,
 	if (!ls.overwritten && !torn)
 		return 0;
 	uint64_t gap = ls.overwritten + torn + ls.skipped;
-	struct sink_loss l = {src_cursor(f, s)->id.path, lane, ls.overwritten,
-			      torn, seq - gap, seq - 1};
+	struct sink_loss l = {src_cursor(f, s)->id.path, s->name, lane,
+			      ls.overwritten, torn, seq - gap, seq - 1};
 	f->st_batch.lost_overwritten += ls.overwritten;
 	f->st_batch.lost_torn += torn;
 	return batch_add_loss(&f->batch, &f->sink, &l);
@@ -309,8 +341,16 @@ static int take_record(struct forwarder *f, struct source *s,
 		return 0;
 	}
 	f->st_batch.delivered++;
-	return batch_add_record(&f->batch, &f->sink, src_cursor(f, s)->id.path,
-				r);
+	struct sink_rec rec = {s->name, src_cursor(f, s)->id.path, r, NULL,
+			       NULL, false};
+	if ((r->flags & SHMLOG_REC_DEFERRED) && sink_wants_deferred(&f->sink)) {
+		static char args[SHMLOG_DEFERRED_ARGS_MAX];
+		int d = shmlog_reader_deferred(s->rd, &rec.fmt, args,
+					       sizeof(args));
+		rec.args = d >= 0 ? args : NULL;
+		rec.args_cut = d == SHMLOG_DEFERRED_CUT;
+	}
+	return batch_add_record(&f->batch, &f->sink, &rec);
 }
 
 static bool batch_full(const struct forwarder *f)
@@ -392,18 +432,61 @@ struct backoff {
 	int delay_ms, max_ms;
 };
 
+static int64_t mono_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --dump: has the sink failed for --give-up without a delivery? Then say
+ * so; the caller exits 1 (the cursor keeps what was not delivered). */
+static bool give_up(struct forwarder *f)
+{
+	if (!f->dump || f->sink.fd >= 0 || !f->failing_since)
+		return false;
+	int64_t failing = mono_now_ms() - f->failing_since;
+	if (failing < f->give_up_ms)
+		return false;
+	fprintf(stderr,
+		"shmlog forward: %s: no delivery for %.1f s: giving up "
+		"(--give-up); %zu records read were not delivered and are "
+		"sent again next time%s\n",
+		f->url, failing / 1000.0, f->batch.n,
+		f->cursor_file ? " (the cursor is where they start)"
+			       : ": give --cursor-file to resume");
+	return true;
+}
+
+static void note_failure(struct forwarder *f)
+{
+	if (!f->failing_since)
+		f->failing_since = mono_now_ms();
+}
+
 static void backoff_fail(struct backoff *b, struct forwarder *f,
 			 const char *why, volatile sig_atomic_t *stop)
 {
 	b->delay_ms = b->delay_ms ? b->delay_ms * 2 : 100;
 	if (b->delay_ms > b->max_ms)
 		b->delay_ms = b->max_ms;
+	int wait_ms = b->delay_ms;
+	if (f->sink.retry_after_ms > wait_ms) /* the receiver's wish */
+		wait_ms = f->sink.retry_after_ms < b->max_ms
+				  ? f->sink.retry_after_ms
+				  : b->max_ms;
+	if (f->dump && f->failing_since) { /* wake up to give up on time */
+		int64_t left = f->failing_since + f->give_up_ms - mono_now_ms();
+		if (left < wait_ms)
+			wait_ms = left > 1 ? (int)left : 1;
+	}
 	fprintf(stderr,
-		"shmlog forward: %s: %s; retrying in %.1f s (writers are not "
+		"shmlog forward: %s: %s; retrying in %.1f s%s (writers are not "
 		"held up; records the ring overwrites meanwhile are counted "
 		"and reported)\n",
-		f->url, why, b->delay_ms / 1000.0);
-	sleep_ms(b->delay_ms, stop);
+		f->url, why, wait_ms / 1000.0,
+		f->sink.retry_after_ms ? ", as its Retry-After asks" : "");
+	sleep_ms(wait_ms, stop);
 }
 
 /* Connect if needed. 0 when connected; 1 to try again later; -1 fatal. */
@@ -426,6 +509,9 @@ static int ensure_connected(struct forwarder *f, struct backoff *bo,
 		return -1;
 	}
 	f->st.failures++;
+	note_failure(f);
+	if (give_up(f))
+		return -1;
 	backoff_fail(bo, f, why, stop);
 	return 1;
 }
@@ -435,18 +521,32 @@ static int deliver(struct forwarder *f, struct backoff *bo,
 		   volatile sig_atomic_t *stop)
 {
 	char why[512] = "";
-	if (!sink_send(&f->sink, &f->batch, stop, why, sizeof(why))) {
+	int err = sink_send(&f->sink, &f->batch, stop, why, sizeof(why));
+	if (!err) {
 		commit_batch(f);
 		bo->delay_ms = 0;
+		f->failing_since = 0;
 		return 0;
 	}
+	note_at_risk(f);
 	if (*stop)
 		return 1;
 	f->st.failures++;
+	if (!sink_retryable(&f->sink, err)) {
+		fprintf(stderr,
+			"shmlog forward: %s: %s: the receiver refuses this "
+			"batch for good; stopping with it undelivered (the "
+			"cursor is before it): fix the receiver or the URL\n",
+			f->url, why);
+		return -1;
+	}
 	if (!sink_reconnects(&f->sink)) {
 		fprintf(stderr, "shmlog forward: %s: %s\n", f->url, why);
 		return -1;
 	}
+	note_failure(f);
+	if (give_up(f))
+		return -1;
 	backoff_fail(bo, f, why, stop);
 	return 1;
 }
@@ -503,6 +603,7 @@ static int run(struct forwarder *f, volatile sig_atomic_t *stop)
 	}
 	save_cursor(f);
 	sink_close(&f->sink, true);
+	note_at_risk(f);
 	return rc;
 }
 
@@ -514,8 +615,10 @@ static int usage(FILE *out)
 		"usage: shmlog forward [-b NAME]... --to URL [--cursor-file "
 		"FILE] [--dump]\n"
 		"                      [--batch N] [--timeout SEC] "
-		"[--max-backoff SEC] [--facility N] [--linger MS]\n"
-		"                      [FILTERSPEC...]\n"
+		"[--max-backoff SEC]\n"
+		"                      [--give-up SEC] [--facility N] "
+		"[--linger MS]\n"
+		"                      [--service NAME] [FILTERSPEC...]\n"
 		"Ship every record of the buffers to URL, resuming after the "
 		"last delivered one:\n"
 		"  syslog+tcp://HOST:PORT   RFC 5424, octet-counted (rsyslog "
@@ -528,8 +631,18 @@ static int usage(FILE *out)
 		"(systemd-journal-remote)\n"
 		"  jsonl:[FILE]             JSON lines, as `shmlog cat -v "
 		"json`; jsonl+unix:///PATH\n"
+		"  otlp+json://HOST:PORT[/PATH]\n"
+		"                           OpenTelemetry logs, OTLP/HTTP "
+		"JSON (POST /v1/logs);\n"
+		"                           --service NAME: service.name "
+		"(default shmlog)\n"
 		"--cursor-file FILE keeps the position across restarts; "
-		"--dump stops when all is sent.\n"
+		"--dump stops\n"
+		"when all is sent, or exits 1 after --give-up SEC (60) "
+		"without a delivery.\n"
+		"syslog+tcp, syslog+unix and jsonl+unix are not acknowledged: "
+		"the status says how\nmany records may have been lost when "
+		"connections broke.\n"
 		"SIGUSR1 prints a status line; SIGTERM/SIGINT deliver what "
 		"was read, save the cursor, exit 0.\n"
 		"See docs/forwarding.md.\n");
@@ -587,11 +700,14 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		{"max-backoff", required_argument, 0, 'M'},
 		{"facility", required_argument, 0, 'F'},
 		{"linger", required_argument, 0, 'L'},
+		{"give-up", required_argument, 0, 'G'},
+		{"service", required_argument, 0, 'S'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	double v;
 	int c, timeout_ms = 10000, facility = 1;
+	const char *service = NULL;
 	while ((c = getopt_long(argc, argv, "b:t:c:dh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -647,6 +763,22 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 						       optarg);
 			f->linger_ms = atoi(optarg);
 			break;
+		case 'G':
+			if (parse_seconds_ms(optarg, &f->give_up_ms))
+				return cli_usage_error("forward",
+						       "bad --give-up '%s': "
+						       "give seconds, up to "
+						       "3600",
+						       optarg);
+			break;
+		case 'S':
+			if (!optarg[0] || strlen(optarg) >= sizeof(f->sink.service))
+				return cli_usage_error("forward",
+						       "bad --service '%s': give "
+						       "a name of 1 to 127 bytes",
+						       optarg);
+			service = optarg;
+			break;
 		case 'h': return usage(stdout) - 1; /* -1: exit 0 */
 		default: return 2;
 		}
@@ -659,6 +791,9 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		return cli_usage_error("forward", "%s", why);
 	f->sink.timeout_ms = timeout_ms;
 	f->sink.facility = facility;
+	if (service)
+		snprintf(f->sink.service, sizeof(f->sink.service), "%s",
+			 service);
 	if (!f->nsrc)
 		f->src[f->nsrc++].name = cli_buffer_name();
 	return compile_filter(f, argc, argv);
@@ -706,6 +841,7 @@ int cmd_forward(int argc, char **argv, volatile sig_atomic_t *stop)
 	f.batch_max = 512;
 	f.max_backoff_ms = 30000;
 	f.linger_ms = 5;
+	f.give_up_ms = 60000;
 	f.sink.fd = -1;
 	struct sigaction sa = {.sa_handler = on_usr1};
 	sigaction(SIGUSR1, &sa, NULL); /* first: a status request never kills */

@@ -19,10 +19,12 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -72,6 +74,35 @@ bad:
 		 "'%s' is not HOST:PORT (a port 1-65535; IPv6 as [ADDR]:PORT)",
 		 hp);
 	return -EINVAL;
+}
+
+/* HOST:PORT[/PATH] of an HTTP URL; PATH defaults to OTLP's /v1/logs. */
+static int url_http(const char *u, struct sink *s, char *why, size_t whylen)
+{
+	char hp[300];
+	const char *from = u[0] == '[' && strchr(u, ']') ? strchr(u, ']') : u;
+	const char *slash = strchr(from, '/');
+	size_t n = slash ? (size_t)(slash - u) : strlen(u);
+	if (n >= sizeof(hp) || (slash && strlen(slash) >= sizeof(s->http_path))) {
+		snprintf(why, whylen, "'%s' is too long", u);
+		return -EINVAL;
+	}
+	memcpy(hp, u, n);
+	hp[n] = '\0';
+	int err = url_host_port(hp, s, why, whylen);
+	if (err)
+		return err;
+	for (const char *c = slash; c && *c; c++)
+		if (*c <= 32 || *c >= 127) {
+			snprintf(why, whylen, "the path in '%s' must be "
+					      "printable ASCII without spaces",
+				 u);
+			return -EINVAL;
+		}
+	snprintf(s->http_path, sizeof(s->http_path), "%s",
+		 slash && slash[1] ? slash : "/v1/logs");
+	snprintf(s->service, sizeof(s->service), "shmlog");
+	return 0;
 }
 
 static int url_path(const char *p, struct sink *s, char *why, size_t whylen)
@@ -128,12 +159,23 @@ int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
 	} else if (!strncmp(url, "jsonl:", 6)) {
 		out.kind = SINK_JSONL;
 		err = url_file(url + 6, &out, why, whylen);
+	} else if (!strncmp(url, "otlp+json://", 12)) {
+		out.kind = SINK_OTLP;
+		out.dest = DEST_TCP;
+		err = url_http(url + 12, &out, why, whylen);
+	} else if (!strncmp(url, "otlp://", 7)) {
+		snprintf(why, whylen,
+			 "'%s': OTLP's protobuf encoding is not built yet: "
+			 "use otlp+json://HOST:PORT[/PATH] (OTLP/HTTP with "
+			 "JSON, which every OpenTelemetry Collector takes)",
+			 url);
+		return -EINVAL;
 	} else {
 		snprintf(why, whylen,
 			 "unknown sink '%s': use syslog+tcp://HOST:PORT, "
 			 "syslog+unix:///PATH, relp://HOST:PORT, "
-			 "journal-export:[FILE], jsonl:[FILE] or "
-			 "jsonl+unix:///PATH",
+			 "journal-export:[FILE], jsonl:[FILE], "
+			 "jsonl+unix:///PATH or otlp+json://HOST:PORT[/PATH]",
 			 url);
 		return -EINVAL;
 	}
@@ -365,6 +407,141 @@ static int recv_some(struct sink *s, int64_t deadline,
 	}
 }
 
+/* ---- what a stream socket without acknowledgement may lose ---- */
+
+bool sink_unacknowledged(const struct sink *s)
+{
+	return s->kind != SINK_RELP && s->kind != SINK_OTLP &&
+	       sink_reconnects(s);
+}
+
+/* The most a Linux receiver's kernel holds unread on a TCP connection:
+ * its receive buffer, at most net.ipv4.tcp_rmem's maximum (ours is taken
+ * for the receiver's; 6 MiB is the default). Its advertised window does
+ * not tell: it grows as segments arrive, read or not. */
+static uint64_t tcp_rmem_max(void)
+{
+	static uint64_t max;
+	if (max)
+		return max;
+	max = 6u << 20;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_rmem", "r");
+	unsigned long lo, def, hi;
+	if (f && fscanf(f, "%lu %lu %lu", &lo, &def, &hi) == 3 && hi > max)
+		max = hi;
+	if (f)
+		fclose(f);
+	return max;
+}
+
+/* Sample the kernel's figures: the bytes not acknowledged (SIOCOUTQ; on
+ * a Unix socket, the bytes its receiver has not read), and for TCP what
+ * the receiver's kernel may hold unread beyond them. Also right after
+ * connecting. */
+static void unacked_sample(struct sink *s)
+{
+	struct unacked *u = &s->unacked;
+	int outq = 0;
+	if (ioctl(s->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+		outq = 0;
+	u->unread = (uint64_t)outq;
+	if (s->dest == DEST_TCP)
+		u->unread += tcp_rmem_max();
+}
+
+/* After a batch of @n records and @len bytes went into the socket: note
+ * where it ends, and sample what the receiver has not read yet. */
+static void unacked_sent(struct sink *s, size_t n, size_t len)
+{
+	struct unacked *u = &s->unacked;
+	u->bytes += len;
+	u->records += n;
+	u->last_batch = n;
+	u->mark_end[u->head] = u->bytes;
+	u->mark_rec[u->head] = u->records;
+	u->head = (u->head + 1) % UNACKED_MARKS;
+	if (u->nmarks < UNACKED_MARKS)
+		u->nmarks++;
+	unacked_sample(s);
+}
+
+/* The records that may be lost if the connection ends now: those whose
+ * bytes end in the last u->unread bytes, counted by whole batches, and
+ * never fewer than the last batch. */
+static uint64_t unacked_at_risk(const struct unacked *u)
+{
+	uint64_t safe_end = u->unread < u->bytes ? u->bytes - u->unread : 0;
+	uint64_t safe_rec = 0; /* records known to be in bytes up to safe_end */
+	bool found = false;
+	for (unsigned k = 1; k <= u->nmarks; k++) {
+		unsigned i = (u->head + UNACKED_MARKS - k) % UNACKED_MARKS;
+		if (u->mark_end[i] <= safe_end) {
+			safe_rec = u->mark_rec[i];
+			found = true;
+			break;
+		}
+	}
+	if (!found && u->nmarks == UNACKED_MARKS)
+		safe_rec = 0; /* past the marks kept: count them all */
+	uint64_t risk = u->records - safe_rec;
+	return risk > u->last_batch ? risk : u->last_batch;
+}
+
+/* The connection ends: what it may have lost becomes the sink's count. */
+static void unacked_end(struct sink *s)
+{
+	if (sink_unacknowledged(s) && s->unacked.records)
+		s->at_risk += unacked_at_risk(&s->unacked);
+	s->unacked = (struct unacked){0};
+}
+
+uint64_t sink_take_at_risk(struct sink *s)
+{
+	uint64_t n = s->at_risk;
+	s->at_risk = 0;
+	return n;
+}
+
+/* Ending the connection: say so (shutdown) and wait, bounded, for the
+ * receiver to close its side. A receiver that closes after our end of
+ * file has read every byte before it: nothing sent is at risk any more
+ * on the way (what it does with the records is its own affair). */
+static bool drained(struct sink *s)
+{
+	if (shutdown(s->fd, SHUT_WR) < 0)
+		return false;
+	int64_t deadline = now_ms() + (s->timeout_ms < 2000 ? s->timeout_ms
+							    : 2000);
+	static volatile sig_atomic_t never;
+	for (;;) {
+		char c[256];
+		ssize_t r = recv(s->fd, c, sizeof(c), MSG_DONTWAIT);
+		if (r == 0)
+			return true;
+		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR)
+			return false;
+		if (r < 0 && wait_fd(s->fd, POLLIN, deadline, &never))
+			return false;
+	}
+}
+
+/* Has the receiver closed the connection (or reset it)? It never sends
+ * on these protocols, so anything to read is an end of file or an error:
+ * found before a batch is written into a dead connection. */
+static bool peer_gone(const struct sink *s)
+{
+	struct pollfd p = {s->fd, POLLIN | POLLRDHUP, 0};
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+		return true;
+	char c;
+	ssize_t r = recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			  errno != EINTR);
+}
+
 /* ---- RELP ---- */
 
 struct relp_frame {
@@ -575,6 +752,150 @@ static int relp_send(struct sink *s, const struct batch *b,
 	return b->n ? relp_wait_acks(s, first, b->n, stop, why, whylen) : 0;
 }
 
+/* ---- OTLP/HTTP ---- */
+
+static struct batch http_head, http_tail;
+
+/* The value of header @name in the response head @h (@n bytes), as a
+ * number; -1 if absent or not a number. */
+static long http_header_num(const char *h, size_t n, const char *name)
+{
+	size_t nl = strlen(name);
+	for (const char *p = h; p && p < h + n;) {
+		const char *eol = memchr(p, '\n', (size_t)(h + n - p));
+		if (!eol)
+			break;
+		if ((size_t)(eol - p) > nl + 1 && !strncasecmp(p, name, nl) &&
+		    p[nl] == ':') {
+			char *end;
+			long v = strtol(p + nl + 1, &end, 10);
+			return end == p + nl + 1 ? -1 : v;
+		}
+		p = eol + 1;
+	}
+	return -1;
+}
+
+static bool http_header_has(const char *h, size_t n, const char *name,
+			    const char *value)
+{
+	size_t nl = strlen(name);
+	for (const char *p = h; p < h + n;) {
+		const char *eol = memchr(p, '\n', (size_t)(h + n - p));
+		if (!eol)
+			break;
+		if (!strncasecmp(p, name, nl) && p[nl] == ':') {
+			for (const char *q = p + nl + 1; q + strlen(value) <= eol;
+			     q++)
+				if (!strncasecmp(q, value, strlen(value)))
+					return true;
+		}
+		p = eol + 1;
+	}
+	return false;
+}
+
+/* POST the batch, wrapped in its envelope, and read the answer: 0 for a
+ * 2xx; -EAGAIN for what OTLP says to retry (429, 502, 503, 504; then
+ * s->retry_after_ms holds the receiver's Retry-After, or 0); -EREMOTEIO
+ * for any other answer (the data would never be taken). */
+static int otlp_send(struct sink *s, const struct batch *b,
+		     volatile sig_atomic_t *stop, char *why, size_t whylen)
+{
+	s->retry_after_ms = 0;
+	batch_reset(&http_head);
+	batch_reset(&http_tail);
+	int err = otlp_envelope(s, &http_head, &http_tail);
+	if (err)
+		return err;
+	char req[1024];
+	int n = snprintf(req, sizeof(req),
+			 "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
+			 "Content-Type: application/json\r\n"
+			 "Content-Length: %zu\r\nUser-Agent: shmlog-forward"
+			 "\r\n\r\n",
+			 s->http_path, s->host, s->port,
+			 http_head.len + b->len + http_tail.len);
+	err = send_all(s, req, (size_t)n, stop);
+	err = err ? err : send_all(s, http_head.buf, http_head.len, stop);
+	err = err ? err : send_all(s, b->buf, b->len, stop);
+	err = err ? err : send_all(s, http_tail.buf, http_tail.len, stop);
+	if (err) {
+		snprintf(why, whylen, "cannot send: %s", strerror(-err));
+		return err;
+	}
+	/* the answer: a head, and a body of Content-Length bytes */
+	int64_t deadline = now_ms() + s->timeout_ms;
+	s->rlen = 0;
+	char *end = NULL;
+	while (!(end = s->rlen ? memmem(s->rbuf, s->rlen, "\r\n\r\n", 4)
+			       : NULL)) {
+		if (s->rlen > 65536) {
+			snprintf(why, whylen, "an HTTP answer head of more "
+					      "than 64 KiB");
+			return -EPROTO;
+		}
+		err = recv_some(s, deadline, stop);
+		if (err) {
+			snprintf(why, whylen, "no HTTP answer: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
+	size_t head = (size_t)(end - s->rbuf) + 4;
+	int status = 0;
+	if (sscanf(s->rbuf, "HTTP/1.%*d %d", &status) != 1) {
+		snprintf(why, whylen, "not an HTTP answer");
+		return -EPROTO;
+	}
+	long clen = http_header_num(s->rbuf, head, "Content-Length");
+	long retry = http_header_num(s->rbuf, head, "Retry-After");
+	bool close_after = http_header_has(s->rbuf, head, "Connection",
+					   "close") ||
+			   clen < 0;
+	while (clen > 0 && s->rlen < head + (size_t)clen && clen < (1 << 20)) {
+		err = recv_some(s, deadline, stop);
+		if (err) {
+			snprintf(why, whylen, "HTTP answer cut short: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
+	size_t blen = clen > 0 && s->rlen >= head + (size_t)clen ? (size_t)clen
+								    : 0;
+	const char *body = s->rbuf + head;
+	if (status >= 200 && status < 300) {
+		/* partial success: the receiver says it dropped some */
+		char *rj = blen ? memmem(body, blen, "rejectedLogRecords", 18)
+				: NULL;
+		if (rj) {
+			rj += 18;
+			while (rj < body + blen && (*rj < '1' || *rj > '9') &&
+			       *rj != '}')
+				rj++;
+			if (rj < body + blen && *rj != '}')
+				s->rejected += strtoull(rj, NULL, 10);
+		}
+		if (close_after)
+			sink_close(s, false);
+		return 0;
+	}
+	snprintf(why, whylen, "the receiver answered HTTP %d%s%.*s", status,
+		 blen ? ": " : "", (int)(blen > 200 ? 200 : blen), body);
+	if (status == 429 || status == 502 || status == 503 || status == 504) {
+		if (retry > 0)
+			s->retry_after_ms = retry > 3600 ? 3600000
+							 : (int)retry * 1000;
+		return -EAGAIN;
+	}
+	return -EREMOTEIO;
+}
+
+bool sink_retryable(const struct sink *s, int err)
+{
+	return s->kind != SINK_OTLP || err != -EREMOTEIO;
+}
+
 /* ---- the sink's interface ---- */
 
 int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
@@ -586,6 +907,8 @@ int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
 	case DEST_UNIX: err = connect_unix(s, stop, why, whylen); break;
 	default: err = open_file(s, why, whylen); break;
 	}
+	if (!err && sink_unacknowledged(s))
+		unacked_sample(s);
 	if (!err && s->kind == SINK_RELP) {
 		err = relp_open(s, stop, why, whylen);
 		if (err)
@@ -600,11 +923,18 @@ int sink_send(struct sink *s, const struct batch *b,
 	int err;
 	if (s->kind == SINK_RELP) {
 		err = relp_send(s, b, stop, why, whylen);
+	} else if (s->kind == SINK_OTLP) {
+		err = otlp_send(s, b, stop, why, whylen);
+	} else if (sink_unacknowledged(s) && peer_gone(s)) {
+		err = -ECONNRESET;
+		snprintf(why, whylen, "the receiver closed the connection");
 	} else {
 		err = send_all(s, b->buf, b->len, stop);
 		if (err)
 			snprintf(why, whylen, "cannot write: %s",
 				 strerror(-err));
+		else if (sink_unacknowledged(s))
+			unacked_sent(s, b->n, b->len);
 	}
 	if (err)
 		sink_close(s, false);
@@ -629,6 +959,9 @@ void sink_close(struct sink *s, bool polite)
 				       sizeof(why));
 		s->timeout_ms = saved;
 	}
+	if (polite && sink_unacknowledged(s) && drained(s))
+		s->unacked = (struct unacked){0}; /* it read everything */
+	unacked_end(s);
 	if (s->dest != DEST_STDOUT)
 		close(s->fd);
 	s->fd = -1;
@@ -642,4 +975,6 @@ void sink_free(struct sink *s)
 	free(s->json.buf); /* never flushed: its fd is -1 */
 	s->json.buf = NULL;
 	batch_free(&relp_out);
+	batch_free(&http_head);
+	batch_free(&http_tail);
 }

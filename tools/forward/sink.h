@@ -10,6 +10,8 @@
  *                            (systemd-journal-remote reads it)
  *   jsonl:[FILE]             one JSON object per line, stdout or FILE
  *   jsonl+unix:///PATH       the same into a Unix stream socket
+ *   otlp+json://HOST:PORT[/PATH]  OpenTelemetry logs, OTLP/HTTP with JSON
+ *                            (POST PATH, default /v1/logs; sink_otlp.c)
  */
 #ifndef SHMLOG_SINK_H
 #define SHMLOG_SINK_H
@@ -24,7 +26,7 @@
 #include "../format.h"
 #include "shmlog.h"
 
-enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL };
+enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL, SINK_OTLP };
 enum sink_dest { DEST_STDOUT, DEST_FILE, DEST_TCP, DEST_UNIX };
 
 /* A batch of formatted records, delivered (and acknowledged) as a whole. */
@@ -33,6 +35,27 @@ struct batch {
 	size_t len, cap;
 	size_t *ends; /* end offset of each message in buf */
 	size_t n, ncap;
+};
+
+/* A stream socket without acknowledgement (syslog+tcp, syslog+unix,
+ * jsonl+unix): what was written on the connection and may not have been
+ * read by the receiver when it broke. After each batch the kernel's
+ * figures are sampled: the bytes not yet acknowledged by the receiver's
+ * kernel (SIOCOUTQ; for a Unix socket, the bytes its receiver has not
+ * read) and, for TCP, plus the most the receiver's kernel may hold
+ * unread (a Linux receive buffer at its largest, tcp_rmem). The records
+ * in those last bytes, and at least the last batch (the receiver may
+ * have closed before it arrived), may be lost when the connection
+ * breaks. Counted by whole batches: an upper bound. A polite close
+ * (shutdown, then the receiver's end of file) proves all of it read. */
+#define UNACKED_MARKS 1024
+struct unacked {
+	uint64_t bytes, records; /* written on this connection */
+	uint64_t mark_end[UNACKED_MARKS]; /* byte end of each recent batch */
+	uint64_t mark_rec[UNACKED_MARKS]; /* records up to that end */
+	unsigned nmarks, head; /* head: the next slot */
+	uint64_t last_batch; /* records of the last batch */
+	uint64_t unread; /* bytes possibly unread, at the last sample */
 };
 
 struct sink {
@@ -54,6 +77,13 @@ struct sink {
 	struct out json; /* JSON lines: tools/format.c formats into it */
 	int64_t sec_cached; /* timestamp cache: second last formatted */
 	char sec_text[32];
+	struct unacked unacked; /* syslog+tcp, syslog+unix, jsonl+unix */
+	uint64_t at_risk; /* records ended connections may have lost */
+	/* OTLP/HTTP */
+	char http_path[256];
+	char service[128]; /* resource attribute service.name */
+	int retry_after_ms; /* the receiver's Retry-After, after a failure */
+	uint64_t rejected; /* partialSuccess.rejectedLogRecords, summed */
 };
 
 /* A loss to report downstream: @overwritten + @torn records of @lane went
@@ -62,7 +92,8 @@ struct sink {
  * can tell a loss message sent twice (at-least-once delivery) by the
  * range. */
 struct sink_loss {
-	const char *buffer;
+	const char *buffer; /* its file */
+	const char *name; /* as named (-b) */
 	unsigned lane;
 	uint64_t overwritten, torn;
 	uint64_t first, last;
@@ -82,17 +113,49 @@ int sink_connect(struct sink *s, volatile sig_atomic_t *stop, char *why,
  * then closed. Bounded by s->timeout_ms and by *@stop. */
 int sink_send(struct sink *s, const struct batch *b,
 	      volatile sig_atomic_t *stop, char *why, size_t whylen);
+/* Over a stream socket without acknowledgement: does delivery go
+ * unconfirmed (true), and how many records may have been lost when the
+ * last connection broke (sink_send() failed, or sink_close())? The count
+ * is taken when the connection ends, then reset. */
+bool sink_unacknowledged(const struct sink *s);
+uint64_t sink_take_at_risk(struct sink *s);
+/* After sink_send() failed with @err: may sending it again succeed (an
+ * OTLP receiver's 4xx other than 429 says never)? */
+bool sink_retryable(const struct sink *s, int err);
 /* Close politely (RELP: close command, bounded wait). */
 void sink_close(struct sink *s, bool polite);
 void sink_free(struct sink *s);
 
+/* A record as the sinks take it: the buffer it came from, and for a
+ * printf-style record formatted by the reader (SHMLOG_REC_DEFERRED) its
+ * format and values (shmlog_reader_deferred()), else NULL. */
+struct sink_rec {
+	const char *buffer; /* the buffer as named (-b) */
+	const char *path; /* its file */
+	const struct shmlog_record *r;
+	const char *fmt, *args;
+	bool args_cut; /* SHMLOG_DEFERRED_CUT: not every value is in args */
+};
+
+/* Does @s show a printf-style record's format and values (then the
+ * forwarder asks the reader for them)? */
+bool sink_wants_deferred(const struct sink *s);
+
 /* Append a record / a loss message to @b formatted for @s. 0 or -ENOMEM. */
-int batch_add_record(struct batch *b, struct sink *s, const char *buffer,
-		     const struct shmlog_record *r);
+int batch_add_record(struct batch *b, struct sink *s,
+		     const struct sink_rec *rec);
 int batch_add_loss(struct batch *b, struct sink *s,
 		   const struct sink_loss *l);
 void batch_reset(struct batch *b);
 void batch_free(struct batch *b);
+
+/* OTLP (sink_otlp.c): a record or a loss as a LogRecord into @b, and the
+ * envelope around a batch (@head before it, @tail after). */
+int otlp_add_record(struct batch *b, const struct sink_rec *rec);
+int otlp_add_loss(struct batch *b, const struct sink_loss *l,
+		  const char *text);
+int otlp_envelope(const struct sink *s, struct batch *head,
+		  struct batch *tail);
 
 /* syslog severity of a shmlog priority (V,D: debug ... F: crit). */
 int sink_severity(int prio);

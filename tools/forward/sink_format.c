@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../format.h"
+#include "json.h"
 #include "sink.h"
 
 /* RFC 5424 SD-ID for shmlog's own parameters. 32473 is the private
@@ -71,6 +72,17 @@ static int batch_put(struct batch *b, const void *p, size_t n)
 		return err;
 	memcpy(b->buf + b->len, p, n);
 	b->len += n;
+	return 0;
+}
+
+/* @n bytes of @s as a JSON string (src/json.h: valid whatever they are). */
+static int batch_json_str(struct batch *b, const char *s, size_t n)
+{
+	int err = reserve(&b->buf, &b->cap, b->len + SHMLOG__JSON_STR_MAX(n));
+	if (err)
+		return err;
+	b->len += shmlog__json_str(b->buf + b->len, b->cap - b->len, s, n,
+				   NULL);
 	return 0;
 }
 
@@ -216,10 +228,9 @@ static int batch_add_message(struct batch *b, const struct sink *k,
 	return err ? err : batch_end_message(b);
 }
 
-static int add_syslog(struct batch *b, struct sink *k, const char *buffer,
+static int add_syslog(struct batch *b, struct sink *k,
 		      const struct shmlog_record *r)
 {
-	(void)buffer;
 	struct sb s = {&k->scratch, &k->scap, 0, 0};
 	sb_header(&s, k, sink_severity(r->prio), r->time_ns);
 	bool tag_changed = sb_app_name(&s, r->tag, r->tag_len);
@@ -407,14 +418,17 @@ static int jsonl_open(struct sink *k)
 	return out_open(&k->json, -1);
 }
 
+/* What `shmlog cat -v json` prints, the buffer and the host included. */
 static int add_jsonl(struct batch *b, struct sink *k,
-		     const struct shmlog_record *r)
+		     const struct sink_rec *rec)
 {
 	int err = jsonl_open(k);
 	if (err)
 		return err;
 	static const struct fmt json = {.kind = FMT_JSON, .utc = true};
-	fmt_record(&k->json, &json, r);
+	struct fmt_origin from = {rec->buffer, k->hostname};
+	fmt_record_from(&k->json, &json, &from, rec->r, rec->fmt, rec->args,
+			rec->args_cut);
 	return jsonl_take(b, k);
 }
 
@@ -428,17 +442,31 @@ static int add_jsonl_loss(struct batch *b, struct sink *k,
 	struct shmlog_lost lost = {l->lane, l->overwritten, l->torn};
 	uint64_t seq[2] = {l->first, l->last};
 	fmt_lost_seq(&k->json, &json, &lost, seq);
-	return jsonl_take(b, k);
+	/* as a record's line: which buffer and host it is about */
+	err = batch_put(b, k->json.buf, k->json.len - 2); /* without "}\n" */
+	k->json.len = 0;
+	err = err ? err : batch_put(b, ",\"buffer\":", 10);
+	err = err ? err : batch_json_str(b, l->name, strlen(l->name));
+	err = err ? err : batch_put(b, ",\"host\":", 8);
+	err = err ? err : batch_json_str(b, k->hostname, strlen(k->hostname));
+	err = err ? err : batch_put(b, "}\n", 2);
+	return err ? err : batch_end_message(b);
 }
 
-int batch_add_record(struct batch *b, struct sink *s, const char *buffer,
-		     const struct shmlog_record *r)
+bool sink_wants_deferred(const struct sink *s)
+{
+	return s->kind == SINK_JSONL || s->kind == SINK_OTLP;
+}
+
+int batch_add_record(struct batch *b, struct sink *s,
+		     const struct sink_rec *rec)
 {
 	switch (s->kind) {
 	case SINK_SYSLOG:
-	case SINK_RELP: return add_syslog(b, s, buffer, r);
-	case SINK_JOURNAL: return add_journal(b, s, buffer, r);
-	case SINK_JSONL: return add_jsonl(b, s, r);
+	case SINK_RELP: return add_syslog(b, s, rec->r);
+	case SINK_JOURNAL: return add_journal(b, s, rec->path, rec->r);
+	case SINK_JSONL: return add_jsonl(b, s, rec);
+	case SINK_OTLP: return otlp_add_record(b, rec);
 	}
 	return -EINVAL;
 }
@@ -450,6 +478,11 @@ int batch_add_loss(struct batch *b, struct sink *s, const struct sink_loss *l)
 	case SINK_RELP: return add_syslog_loss(b, s, l);
 	case SINK_JOURNAL: return add_journal_loss(b, s, l);
 	case SINK_JSONL: return add_jsonl_loss(b, s, l);
+	case SINK_OTLP: {
+		char t[512];
+		loss_text(t, sizeof(t), l);
+		return otlp_add_loss(b, l, t);
+	}
 	}
 	return -EINVAL;
 }

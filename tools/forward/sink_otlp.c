@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OpenTelemetry logs for `shmlog forward --to otlp+json://`: records as
+ * OTLP/HTTP JSON LogRecords (opentelemetry-proto, logs/v1), following the
+ * logs data model:
+ *
+ *   timeUnixNano          the record's time; observedTimeUnixNano: when
+ *                         the forwarder read it (both decimal strings, as
+ *                         the OTLP JSON mapping writes 64-bit integers)
+ *   severityNumber/Text   V 1 TRACE, D 5 DEBUG, I 9 INFO, W 13 WARN,
+ *                         E 17 ERROR, F 21 FATAL (text: VERBOSE ...)
+ *   body                  the message (stringValue; bytes that are not
+ *                         UTF-8 as U+FFFD, and the exact bytes then in
+ *                         the attribute shmlog.msg_bytes, bytesValue)
+ *   attributes            process.pid, thread.id (semantic conventions);
+ *                         shmlog.tag, shmlog.buffer, shmlog.lane,
+ *                         shmlog.seq, shmlog.truncated; for a printf-style
+ *                         record shmlog.format and shmlog.args (an
+ *                         arrayValue of its values, typed)
+ *   resource              host.name, service.name (sink.c wraps the batch)
+ *
+ * A loss becomes a WARN record with eventName "shmlog.lost" and the
+ * attributes shmlog.buffer, shmlog.lane, shmlog.lost, shmlog.overwritten,
+ * shmlog.torn, shmlog.lost.first_seq and shmlog.lost.last_seq.
+ *
+ * The batch holds the LogRecords separated by commas; sink_send() puts
+ * the envelope around them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "sink.h"
+
+/* ---- a small JSON writer into the batch ---- */
+
+struct jw {
+	struct batch *b;
+	int err;
+};
+
+static void jw_reserve(struct jw *w, size_t n)
+{
+	struct batch *b = w->b;
+	if (w->err || b->len + n <= b->cap)
+		return;
+	size_t ncap = b->cap ? b->cap : 65536;
+	while (ncap < b->len + n)
+		ncap *= 2;
+	char *nb = realloc(b->buf, ncap);
+	if (!nb) {
+		w->err = -ENOMEM;
+		return;
+	}
+	b->buf = nb;
+	b->cap = ncap;
+}
+
+static void jw_put(struct jw *w, const char *p, size_t n)
+{
+	jw_reserve(w, n);
+	if (w->err)
+		return;
+	memcpy(w->b->buf + w->b->len, p, n);
+	w->b->len += n;
+}
+
+static void jw_s(struct jw *w, const char *s)
+{
+	jw_put(w, s, strlen(s));
+}
+
+/* A JSON string of any bytes (src/json.h). Returns whether all of them
+ * were UTF-8. */
+static bool jw_str(struct jw *w, const char *s, size_t n)
+{
+	unsigned flags = 0;
+	jw_reserve(w, SHMLOG__JSON_STR_MAX(n));
+	if (w->err)
+		return true;
+	struct batch *b = w->b;
+	b->len += shmlog__json_str(b->buf + b->len, b->cap - b->len, s, n,
+				   &flags);
+	return !(flags & SHMLOG__JSON_NOT_UTF8);
+}
+
+/* A 64-bit integer as the OTLP JSON mapping writes it: a string. */
+static void jw_u64_str(struct jw *w, uint64_t v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof(t), "\"%" PRIu64 "\"", v);
+	jw_put(w, t, (size_t)n);
+}
+
+static void jw_base64(struct jw *w, const char *s, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				  "0123456789+/";
+	const unsigned char *u = (const unsigned char *)s;
+	jw_s(w, "\"");
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)u[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)u[i + 1] << 8;
+		if (i + 2 < n)
+			v |= u[i + 2];
+		char q[4] = {tab[v >> 18 & 63], tab[v >> 12 & 63],
+			     i + 1 < n ? tab[v >> 6 & 63] : '=',
+			     i + 2 < n ? tab[v & 63] : '='};
+		jw_put(w, q, 4);
+	}
+	jw_s(w, "\"");
+}
+
+/* ---- attributes ---- */
+
+static void attr_key(struct jw *w, bool *first, const char *key)
+{
+	jw_s(w, *first ? "{\"key\":\"" : ",{\"key\":\"");
+	*first = false;
+	jw_s(w, key);
+	jw_s(w, "\",\"value\":");
+}
+
+static void attr_int(struct jw *w, bool *first, const char *key, uint64_t v)
+{
+	attr_key(w, first, key);
+	jw_s(w, "{\"intValue\":");
+	jw_u64_str(w, v);
+	jw_s(w, "}}");
+}
+
+static void attr_str(struct jw *w, bool *first, const char *key,
+		     const char *s, size_t n)
+{
+	attr_key(w, first, key);
+	jw_s(w, "{\"stringValue\":");
+	jw_str(w, s, n);
+	jw_s(w, "}}");
+}
+
+/* shmlog_reader_deferred()'s array (numbers, and strings already JSON) as
+ * an OTLP arrayValue: integers that fit int64 as intValue, other numbers
+ * as doubleValue, strings as stringValue. The array comes from the
+ * library, valid JSON; a token it does not expect ends the walk. */
+static void attr_args(struct jw *w, bool *first, const char *args)
+{
+	attr_key(w, first, "shmlog.args");
+	jw_s(w, "{\"arrayValue\":{\"values\":[");
+	const char *p = args;
+	while (*p == '[' || *p == ' ')
+		p++;
+	bool first_value = true;
+	while (*p && *p != ']') {
+		const char *start = p;
+		if (*p == '"') {
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (*p != '"')
+				break;
+			p++;
+			jw_s(w, first_value ? "{\"stringValue\":"
+					    : ",{\"stringValue\":");
+			jw_put(w, start, (size_t)(p - start));
+		} else {
+			p += strcspn(p, ",]");
+			size_t n = (size_t)(p - start);
+			if (!n || n > 40)
+				break;
+			char num[48];
+			memcpy(num, start, n);
+			num[n] = '\0';
+			char *end;
+			errno = 0;
+			(void)strtoll(num, &end, 10);
+			bool integer = !*end && !errno;
+			jw_s(w, first_value ? "{" : ",{");
+			if (integer) {
+				jw_s(w, "\"intValue\":\"");
+				jw_put(w, num, n);
+				jw_s(w, "\"");
+			} else {
+				(void)strtod(num, &end);
+				jw_s(w, *end ? "\"stringValue\":\""
+					     : "\"doubleValue\":");
+				jw_put(w, num, n);
+				if (*end)
+					jw_s(w, "\"");
+			}
+		}
+		jw_s(w, "}");
+		first_value = false;
+		if (*p == ',')
+			p++;
+	}
+	jw_s(w, "]}}}");
+}
+
+/* ---- records ---- */
+
+static void severity(struct jw *w, int prio)
+{
+	static const struct {
+		int number;
+		const char *text;
+	} map[] = {
+		[SHMLOG_VERBOSE] = {1, "VERBOSE"}, [SHMLOG_DEBUG] = {5, "DEBUG"},
+		[SHMLOG_INFO] = {9, "INFO"},	   [SHMLOG_WARN] = {13, "WARN"},
+		[SHMLOG_ERROR] = {17, "ERROR"},	   [SHMLOG_FATAL] = {21, "FATAL"},
+	};
+	int i = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
+							       : SHMLOG_INFO;
+	char t[80];
+	snprintf(t, sizeof(t), "\"severityNumber\":%d,\"severityText\":\"%s\"",
+		 map[i].number, map[i].text);
+	jw_s(w, t);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int end_record(struct batch *b, struct jw *w)
+{
+	if (w->err)
+		return w->err;
+	if (b->n == b->ncap) {
+		size_t ncap = b->ncap ? b->ncap * 2 : 256;
+		size_t *ne = realloc(b->ends, ncap * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		b->ends = ne;
+		b->ncap = ncap;
+	}
+	b->ends[b->n++] = b->len;
+	return 0;
+}
+
+int otlp_add_record(struct batch *b, const struct sink_rec *rec)
+{
+	const struct shmlog_record *r = rec->r;
+	struct jw w = {b, 0};
+	if (b->n)
+		jw_s(&w, ",");
+	jw_s(&w, "{\"timeUnixNano\":");
+	jw_u64_str(&w, r->time_ns > 0 ? (uint64_t)r->time_ns : 0);
+	jw_s(&w, ",\"observedTimeUnixNano\":");
+	jw_u64_str(&w, now_ns());
+	jw_s(&w, ",");
+	severity(&w, r->prio);
+	jw_s(&w, ",\"body\":{\"stringValue\":");
+	bool utf8 = jw_str(&w, r->msg, r->msg_len);
+	jw_s(&w, "},\"attributes\":[");
+	bool first = true;
+	attr_int(&w, &first, "process.pid", r->pid);
+	attr_int(&w, &first, "thread.id", r->tid);
+	attr_str(&w, &first, "shmlog.tag", r->tag, r->tag_len);
+	attr_str(&w, &first, "shmlog.buffer", rec->buffer,
+		 strlen(rec->buffer));
+	attr_int(&w, &first, "shmlog.lane", r->lane);
+	attr_int(&w, &first, "shmlog.seq", r->seq);
+	if (r->flags & SHMLOG_REC_TRUNCATED) {
+		attr_key(&w, &first, "shmlog.truncated");
+		jw_s(&w, "{\"boolValue\":true}}");
+	}
+	if (!utf8) {
+		attr_key(&w, &first, "shmlog.msg_bytes");
+		jw_s(&w, "{\"bytesValue\":");
+		jw_base64(&w, r->msg, r->msg_len);
+		jw_s(&w, "}}");
+	}
+	if (rec->fmt)
+		attr_str(&w, &first, "shmlog.format", rec->fmt,
+			 strlen(rec->fmt));
+	if (rec->args)
+		attr_args(&w, &first, rec->args);
+	if (rec->args && rec->args_cut) {
+		attr_key(&w, &first, "shmlog.args_truncated");
+		jw_s(&w, "{\"boolValue\":true}}");
+	}
+	jw_s(&w, "]}");
+	return end_record(b, &w);
+}
+
+int otlp_add_loss(struct batch *b, const struct sink_loss *l,
+		  const char *text)
+{
+	struct jw w = {b, 0};
+	uint64_t now = now_ns();
+	if (b->n)
+		jw_s(&w, ",");
+	jw_s(&w, "{\"timeUnixNano\":");
+	jw_u64_str(&w, now);
+	jw_s(&w, ",\"observedTimeUnixNano\":");
+	jw_u64_str(&w, now);
+	jw_s(&w, ",");
+	severity(&w, SHMLOG_WARN);
+	jw_s(&w, ",\"eventName\":\"shmlog.lost\",\"body\":{\"stringValue\":");
+	jw_str(&w, text, strlen(text));
+	jw_s(&w, "},\"attributes\":[");
+	bool first = true;
+	attr_str(&w, &first, "shmlog.buffer", l->name, strlen(l->name));
+	attr_int(&w, &first, "shmlog.lane", l->lane);
+	attr_int(&w, &first, "shmlog.lost", l->overwritten + l->torn);
+	attr_int(&w, &first, "shmlog.overwritten", l->overwritten);
+	attr_int(&w, &first, "shmlog.torn", l->torn);
+	attr_int(&w, &first, "shmlog.lost.first_seq", l->first);
+	attr_int(&w, &first, "shmlog.lost.last_seq", l->last);
+	jw_s(&w, "]}");
+	return end_record(b, &w);
+}
+
+/* The envelope around the batch's LogRecords: one resource (this host,
+ * the service), one scope. */
+int otlp_envelope(const struct sink *s, struct batch *head,
+		  struct batch *tail)
+{
+	struct jw w = {head, 0};
+	bool first = true;
+	jw_s(&w, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
+	attr_str(&w, &first, "host.name", s->hostname, strlen(s->hostname));
+	attr_str(&w, &first, "service.name", s->service, strlen(s->service));
+	jw_s(&w, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"shmlog\"},"
+		 "\"logRecords\":[");
+	struct jw t = {tail, 0};
+	jw_s(&t, "]}]}]}");
+	return w.err ? w.err : t.err;
+}
