@@ -21,6 +21,7 @@
 #include "format.h"
 #include "forward/cat_cursor.h"
 #include "shmlog.h"
+#include "write.h"
 
 #define SOURCES_MAX 64
 #define GREPS_MAX 16
@@ -155,20 +156,21 @@ static int parse_time(const char *s, int64_t *out)
 	return -1;
 }
 
-/* -p: "W" (W and above), "W..E", "..E" (up to E). */
+/* -p: "W" (W and above), "W..E", "..E" (up to E); each priority as
+ * `write -p` takes it (cli_parse_priority(): "err", "4" for warning). */
 static int parse_prio_range(const char *s, int *lo, int *hi)
 {
 	const char *dots = strstr(s, "..");
-	char first[16];
+	char first[32];
 	int a = SHMLOG_VERBOSE, b = SHMLOG_FATAL;
 	size_t n = dots ? (size_t)(dots - s) : strlen(s);
 	if (n >= sizeof(first))
 		return -1;
 	memcpy(first, s, n);
 	first[n] = '\0';
-	if (n && (a = shmlog_prio_parse(first)) < 0)
+	if (n && (a = cli_parse_priority(first)) < 0)
 		return -1;
-	if (dots && dots[2] && (b = shmlog_prio_parse(dots + 2)) < 0)
+	if (dots && dots[2] && (b = cli_parse_priority(dots + 2)) < 0)
 		return -1;
 	if ((!n && !dots) || a > b || a > SHMLOG_FATAL)
 		return -1;
@@ -729,8 +731,10 @@ static int cat_usage(const struct cat_opts *o)
 		"  -r, --reverse        newest first (not with -f)\n"
 		"  -p, --priority P     only priority P and above; P..Q a "
 		"range, ..Q up to Q\n"
-		"                       (V D I W E F, or verbose, debug, "
-		"info, warn, error, fatal)\n"
+		"                       (V D I W E F, or a PRIO as `shmlog "
+		"write -p` takes it:\n"
+		"                       logger(1)'s names, syslog's numbers "
+		"0-7)\n"
 		"  -e, --grep REGEX     only messages matching the POSIX "
 		"extended REGEX\n"
 		"                       (several -e: any of them)\n"
@@ -880,9 +884,11 @@ static int parse_option(struct cat_opts *o, int c, const char *arg)
 	case 'p':
 		if (parse_prio_range(arg, &v->prio_min, &v->prio_max))
 			return cli_usage_error(o->cmd,
-					       "bad -p '%s': give a priority "
-					       "(V D I W E F) for it and above, "
-					       "or a range such as W..E",
+					       "bad -p '%s': give P (P and "
+					       "above) or a range P..Q from the "
+					       "less to the more severe (W..E, "
+					       "warning..err, 4..3); for P, "
+					       CLI_PRIO_HINT,
 					       arg);
 		return -1;
 	case 'P':

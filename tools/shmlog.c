@@ -476,10 +476,7 @@ static int cmd_write(int argc, char **argv)
 			if (prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL)
 				return cli_usage_error(
 					"write",
-					"bad priority '%s': give V, D, I, W, E "
-					"or F, or a syslog name (emerg alert "
-					"crit err warning notice info debug, or "
-					"facility.level)",
+					"bad priority '%s': " CLI_PRIO_HINT,
 					optarg);
 			break;
 		case 't':
@@ -492,7 +489,9 @@ static int cmd_write(int argc, char **argv)
 			printf("usage: shmlog write [-b NAME] [-p PRIO] [-t TAG] "
 			       "[--create] [--no-filter] [MESSAGE...]\n"
 			       "Without MESSAGE, logs one record per line of "
-			       "standard input.\n\n" CLI_HELP_BUFFER
+			       "standard input. A line longer\nthan a record "
+			       "(4000 bytes) is logged as several records, "
+			       "as `shmlog run` does.\n\n" CLI_HELP_BUFFER
 			       "                      -b NAME must exist (see "
 			       "--create); the default buffer\n"
 			       "                      is created when missing\n"
@@ -501,11 +500,11 @@ static int cmd_write(int argc, char **argv)
 			       "                      fatal, or logger(1)'s "
 			       "names: emerg alert crit err\n"
 			       "                      warning notice info debug, "
-			       "or facility.level.\n"
-			       "                      Numbers are Android's, as "
-			       "in logcat: -p 3 is DEBUG\n"
-			       "                      (syslog's 3 is err: write "
-			       "-p err)\n"
+			       "facility.level (user.err),\n"
+			       "                      or syslog's numbers 0 "
+			       "(emerg) to 7 (debug), as logger:\n"
+			       "                      0-2 are F, 3 E, 4 W, 5-6 I, "
+			       "7 D (not Android's 2-7)\n"
 			       "  -t, --tag TAG       the tag (default "
 			       "'shmlog')\n"
 			       "      --create        create the buffer named with "
@@ -532,7 +531,7 @@ static int cmd_write(int argc, char **argv)
 		}
 		for (int i = optind; i < argc; i++)
 			p += sprintf(p, "%s%s", i > optind ? " " : "", argv[i]);
-		err = shmlog_write_ex(h, wflags, 0, prio, tag, msg, strlen(msg));
+		err = cli_write_line(h, wflags, 0, prio, tag, msg, strlen(msg));
 		free(msg);
 	} else {
 		char *line = NULL;
@@ -541,8 +540,8 @@ static int cmd_write(int argc, char **argv)
 		while (!err && (n = getline(&line, &cap, stdin)) >= 0) {
 			if (n && line[n - 1] == '\n')
 				line[--n] = '\0';
-			err = shmlog_write_ex(h, wflags, 0, prio, tag, line,
-					      (size_t)n);
+			err = cli_write_line(h, wflags, 0, prio, tag, line,
+					     (size_t)n);
 		}
 		free(line);
 	}

@@ -38,6 +38,22 @@ ok "write" "$S" write -b $B -t net -p W "link down"
 ok "write stdin" bash -c "printf 'one\ntwo\n' | '$S' write -b $B -t in -p D"
 bad "bad prio" "bad priority" "$S" write -b $B -p Q msg
 bad "empty tag" "empty tag" "$S" write -b $B -t "" msg
+# priorities as logger(1) names and numbers them, mapped to V..F
+for p in 0:F 2:F 3:E 4:W 5:I 6:I 7:D emerg:F crit:F err:E warning:W \
+	notice:I debug:D user.err:E local0.notice:I daemon.warning:W W:W; do
+	ok "write -p ${p%:*}" "$S" write -b $B-2 --create -t prio -p "${p%:*}" "as ${p#*:}"
+done
+same "priorities as logger(1)" "FF FF EE WW II II DD FF FF EE WW II DD EE II WW WW" \
+	"$("$S" cat -b $B-2 -v brief | sed -n 's|^\(.\)/prio .*: as \(.\)$|\1\2|p' | tr '\n' ' ' | sed 's/ $//')"
+bad "number past syslog's" "syslog.*0 \(emerg\) to 7 \(debug\).*Android" "$S" write -b $B -p 8 msg
+bad "unknown facility" "facility.level" "$S" write -b $B -p mall.err msg
+bad "run: bad priority" "syslog" "$S" run -b $B -p 9 -- true
+same "cat -p syslog range" "E W E W E W W" \
+	"$("$S" cat -b $B-2 -p 4..3 -v brief | awk '{printf "%s%s", (NR > 1 ? " " : ""), substr($0, 1, 1)}')"
+same "cat -p err" "F F E F F E E" \
+	"$("$S" cat -b $B-2 -p err -v brief | awk '{printf "%s%s", (NR > 1 ? " " : ""), substr($0, 1, 1)}')"
+bad "cat: bad -p" "range.*syslog" "$S" cat -b $B-2 -p 9
+ok "rm prio buffer" "$S" rm -b $B-2
 out=$("$S" cat -b $B)
 has "threadtime layout" "^[0-9]{2}-[0-9]{2} [0-9:.]{12} +[0-9]+ +[0-9]+ W net     : link down$" "$out"
 has "stdin lines" "D in      : two" "$out"
@@ -52,6 +68,35 @@ if command -v python3 >/dev/null; then
 	ok "json parses" python3 -c "import json,sys; [json.loads(l) for l in sys.stdin]" <<<"$("$S" cat -b $B -v json)"
 fi
 bad "bad format" "unknown format" "$S" cat -b $B -v fancy
+
+# long lines: `write` and `run` both cut a line longer than a record
+# (4000 bytes) into records, between UTF-8 characters, losing nothing
+lengths() { LC_ALL=C awk '{printf "%s%d", (NR > 1 ? " " : ""), length($0)}'; }
+long=$(head -c 5000 /dev/zero | tr '\0' B)
+err=$(printf '%s\n' "$long" | "$S" write -b $B -t long 2>&1)
+same "long line: nothing said" "" "$err"
+same "long line: pieces" "4000 1000" \
+	"$("$S" cat -b $B -v raw long:V '*:S' | lengths)"
+same "long line: all bytes" "$long" "$("$S" cat -b $B -v raw long:V '*:S' | tr -d '\n')"
+ok "long argument" "$S" write -b $B -t longarg "$long"
+same "long argument: all bytes" "$long" "$("$S" cat -b $B -v raw longarg:V '*:S' | tr -d '\n')"
+wide=$(printf 'x%.0s' 1 2 3; for i in $(seq 2500); do printf '\xc3\xa9'; done)
+ok "long utf-8 line" "$S" write -b $B -t wide "$wide"
+same "long utf-8: cut between characters" "$wide" \
+	"$("$S" cat -b $B -v raw wide:V '*:S' | tr -d '\n')"
+same "long utf-8: pieces" "3999 1004" \
+	"$("$S" cat -b $B -v raw wide:V '*:S' | lengths)"
+ok "run: long line" "$S" run -b $B -t runlong -- bash -c "printf '%s\n' '$long'"
+same "run: same pieces as write" "4000 1000" \
+	"$("$S" cat -b $B -v raw runlong:V '*:S' | grep B | lengths)"
+hasnt "not marked truncated" "truncated" "$("$S" cat -b $B long:V longarg:V wide:V '*:S')"
+# what the writer cut (here a tag over 64 bytes) is marked in every format
+ok "cut tag" "$S" write -b $B -t "$(head -c 100 /dev/zero | tr '\0' t)" "cut"
+for v in threadtime brief long raw; do
+	has "truncated marker ($v)" "cut \[truncated\]" "$("$S" cat -b $B -v $v)"
+done
+has "truncated in json" '"msg":"cut".*"truncated":true' "$("$S" cat -b $B -v json)"
+hasnt "marker only where cut" "link down \[truncated\]" "$("$S" cat -b $B)"
 
 # hostile content is escaped, never sent to the terminal raw
 ok "write escape" "$S" write -b $B -t evil $'\e[2Jclear\x07'
