@@ -223,6 +223,15 @@ def test_reader_filter(bufname):
     with pytest.raises(shmlog.Error) as ei:
         shmlog.Reader(bufname, filter="net:Q")
     assert ei.value.errno == errno.EINVAL and "net:Q" in str(ei.value)
+    # a malformed token is refused, never stored as a tag named "net=D"
+    for bad in ("net=D", "net*:D"):
+        with pytest.raises(shmlog.Error) as ei:
+            shmlog.Filter(bad)
+        assert ei.value.errno == errno.EINVAL and bad in str(ei.value)
+        with pytest.raises(shmlog.Error) as ei:
+            shmlog.set_filter(bufname, bad + " *:W")
+        assert ei.value.errno == errno.EINVAL
+    assert shmlog.get_filter(bufname) == ""
 
 
 def test_follow_times_out(bufname):
