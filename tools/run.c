@@ -574,7 +574,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	};
 	int c, err;
 	/* '+': options end at COMMAND, so `shmlog run ls -l` needs no "--" */
-	while ((c = getopt_long(argc, argv, "+b:t:p:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+b:t:p:h", opts)) != -1) {
 		switch (c) {
 		case 'b': cli_buffer = optarg; break;
 		case 't':
@@ -596,9 +596,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_CREATE: o->create = true; break;
 		case OPT_EXIT_WITH_CHILD: o->exit_with_child = true; break;
 		case 'h': run_help(); return 0;
-		default:
-			fprintf(stderr, "Try `shmlog run --help`.\n");
-			return 2;
+		default: return cli_bad_option("run");
 		}
 	}
 	if (optind >= argc)

@@ -82,7 +82,7 @@ static int cmd_create(int argc, char **argv)
 	struct shmlog_create_opts o;
 	shmlog_create_opts_init(&o);
 	int c;
-	while ((c = getopt_long(argc, argv, "b:s:m:g:l:c:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:s:m:g:l:c:h", opts)) != -1) {
 		char *end;
 		switch (c) {
 		case 'b':
@@ -207,7 +207,7 @@ static int simple_cmd(int argc, char **argv, const char *name,
 		{0, 0, 0, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:h", opts)) != -1) {
 		if (c == 'b') {
 			if (cli_set_buffer(name, optarg))
 				return 2;
@@ -463,7 +463,7 @@ static int cmd_write(int argc, char **argv)
 	bool create = false;
 	unsigned wflags = 0;
 	const char *tag = "shmlog";
-	while ((c = getopt_long(argc, argv, "b:p:t:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:p:t:h", opts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (cli_set_buffer("write", optarg))
@@ -559,7 +559,7 @@ static int cmd_level(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+b:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+b:h", opts)) != -1) {
 		if (c == 'b') {
 			if (cli_set_buffer("level", optarg))
 				return 2;
@@ -654,19 +654,22 @@ static const struct command {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: shmlog COMMAND [-b NAME] [options]\n\n"
+	fprintf(f, "usage: shmlog [-b NAME] COMMAND [-b NAME] [options]\n\n"
 		   "Daemon-less logging into shared memory. NAME is a buffer "
 		   "(/dev/shm/shmlog.NAME)\nor an absolute path; the default "
-		   "is $SHMLOG_BUFFER, else 'main'.\n\ncommands:\n");
+		   "is $SHMLOG_BUFFER, else 'main'. -b may come\nbefore the "
+		   "command too (shmlog -b app cat), as logcat takes it.\n\n"
+		   "commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n`shmlog COMMAND --help` shows a command's options, "
 		   "`shmlog --version` the version.\n");
 }
 
-/* The library ignores a bad $SHMLOG_TAGS as a whole (it then logs
- * everything, never nothing) and never prints: say it here. */
-static void check_env_tags(void)
+/* The library ignores a bad $SHMLOG_TAGS as a whole (it then follows the
+ * buffer's filter alone) and prints only with SHMLOG_DEBUG=1: say it here,
+ * once, whatever the command. */
+static void check_env_tags(const char *cmd)
 {
 	const char *env = getenv("SHMLOG_TAGS");
 	size_t bad = 0;
@@ -674,9 +677,82 @@ static void check_env_tags(void)
 		return;
 	char tok[80];
 	fprintf(stderr,
-		"shmlog: warning: $SHMLOG_TAGS is ignored: bad token '%s': "
+		"shmlog %s: warning: $SHMLOG_TAGS is ignored: bad token '%s': "
 		CLI_FILTER_HINT "\n",
-		cli_filter_token(env, bad, tok, sizeof(tok)));
+		cmd, cli_filter_token(env, bad, tok, sizeof(tok)));
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[N_COMMANDS];
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	const char *meant = cli_nearest(name, strlen(name), names, N_COMMANDS);
+	if (meant)
+		fprintf(stderr,
+			"shmlog: unknown command '%s': did you mean '%s'?\n"
+			"Try 'shmlog --help'.\n",
+			name, meant);
+	else {
+		fprintf(stderr, "shmlog: unknown command '%s'\n\n", name);
+		usage(stderr);
+	}
+	return 2;
+}
+
+/* Options before the command, as logcat takes them ("shmlog -b app cat"):
+ * -b NAME, -bNAME, --buffer NAME and --buffer=NAME. Each is handed to the
+ * command as "-b NAME" right after its name (so `cat` merges several).
+ * Returns the index of the command in @argv, or -1 after saying what is
+ * wrong. */
+static int global_options(int argc, char **argv, const char **bufs, int *nbufs)
+{
+	int i = 1;
+	while (i < argc && argv[i][0] == '-' && strcmp(argv[i], "-h") &&
+	       strcmp(argv[i], "--help") && strcmp(argv[i], "--version")) {
+		const char *a = argv[i], *name = NULL;
+		if (!strcmp(a, "-b") || !strcmp(a, "--buffer")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "shmlog: %s needs a buffer "
+						"name: shmlog -b NAME COMMAND\n",
+					a);
+				return -1;
+			}
+			name = argv[++i];
+		} else if (!strncmp(a, "--buffer=", 9)) {
+			name = a + 9;
+		} else if (!strncmp(a, "-b", 2)) {
+			name = a + 2;
+		} else {
+			fprintf(stderr,
+				"shmlog: unknown option '%s' before the "
+				"command: only -b NAME may come before it; "
+				"give the others after it (shmlog COMMAND %s)\n"
+				"Try 'shmlog --help'.\n",
+				a, a);
+			return -1;
+		}
+		if (*nbufs == 64) {
+			fprintf(stderr, "shmlog: too many -b: 64 at most\n");
+			return -1;
+		}
+		bufs[(*nbufs)++] = name;
+		i++;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "shmlog: no command given\n\n");
+		usage(stderr);
+		return -1;
+	}
+	return i;
 }
 
 int main(int argc, char **argv)
@@ -685,7 +761,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	const char *cmd = argv[1];
+	const char *bufs[64];
+	int nbufs = 0;
+	int at = global_options(argc, argv, bufs, &nbufs);
+	if (at < 0)
+		return 2;
+	const char *cmd = argv[at];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -695,12 +776,31 @@ int main(int argc, char **argv)
 		printf("shmlog %s\n", SHMLOG_VERSION);
 		return 0;
 	}
-	check_env_tags();
+	const struct command *c = find_command(cmd);
+	if (!c)
+		return unknown_command(cmd);
+	check_env_tags(c->name);
 	cli_catch_signals();
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (!strcmp(cmd, commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "shmlog: unknown command '%s'\n\n", cmd);
-	usage(stderr);
-	return 2;
+	/* The command's argv: its name as getopt's messages should say it,
+	 * the -b given before it, then its own arguments. */
+	char prog[32];
+	snprintf(prog, sizeof(prog), "shmlog %s", c->name);
+	int n = 1 + 2 * nbufs + (argc - at - 1);
+	char **av = calloc((size_t)n + 1, sizeof(*av));
+	if (!av) {
+		fprintf(stderr, "shmlog %s: out of memory\n", c->name);
+		return 1;
+	}
+	int k = 0;
+	av[k++] = prog;
+	for (int i = 0; i < nbufs; i++) {
+		av[k++] = "-b";
+		av[k++] = (char *)bufs[i];
+	}
+	for (int i = at + 1; i < argc; i++)
+		av[k++] = argv[i];
+	av[k] = NULL;
+	int rc = c->run(n, av);
+	free(av);
+	return rc;
 }

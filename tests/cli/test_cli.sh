@@ -26,7 +26,7 @@ bad "bad group" "unknown --group" "$S" create -b $B --group no-such-group-xyz
 bad "bad lanes" "bad --lanes" "$S" create -b $B --lanes 0
 bad "bad name" "invalid buffer name" "$S" create -b "../etc"
 bad "unknown command" "unknown command" "$S" frobnicate
-bad "unknown option" "unrecognized|invalid" "$S" cat -b $B --frob
+bad "unknown option" "^shmlog cat: (unrecognized|invalid)" "$S" cat -b $B --frob
 ok "create" "$S" create -b $B --size 256K --clock realtime
 bad "exists" "already exists.*shmlog rm" "$S" create -b $B
 ok "create by path" "$S" create -b /tmp/$B.buf --size 64K
@@ -128,6 +128,36 @@ kill $fpid; wait $fpid 2>/dev/null
 has "follow" "followed record" "$(cat /tmp/$B.follow)"
 rm -f /tmp/$B.follow
 
+# logcat's habits: -s, -t, -T, -d, -c; -b before the command
+ok "logcat buffer" "$S" create -b $B-2 --size 64K
+for i in 1 2 3 4 5; do "$S" write -b $B-2 -t "t$((i % 2))" "m$i"; done
+same "cat -s TAG" "m1 m3 m5" "$("$S" cat -b $B-2 -v raw -s t1 | tr '\n' ' ' | sed 's/ $//')"
+same "cat -s TAG:W" "" "$("$S" cat -b $B-2 -v raw -s t1:W)"
+same "cat -t N" "m4 m5" "$("$S" cat -b $B-2 -v raw -t 2 | tr '\n' ' ' | sed 's/ $//')"
+same "cat -t TIME" "m1 m2 m3 m4 m5" "$("$S" cat -b $B-2 -v raw -t @1 | tr '\n' ' ' | sed 's/ $//')"
+same "cat -d" "5" "$("$S" cat -b $B-2 -d | wc -l)"
+same "-b before the command" "m5" "$("$S" -b $B-2 cat -v raw -t 1)"
+same "--buffer= before the command" "m5" "$("$S" --buffer=$B-2 tail -v raw -n 1)"
+bad "-t does not follow" "-t.*exits.*-T" "$S" cat -b $B-2 -t 1 -f
+bad "bad -t" "bad -t.*number of records, or a time" "$S" cat -b $B-2 -t 10:99
+bad "other option before the command" "only -b NAME may come before" "$S" -f cat -b $B-2
+"$S" cat -b $B-2 -v raw -T 1 > /tmp/$B.follow 2>&1 &
+fpid=$!
+for _ in $(seq 1 200); do grep -q "m5" /tmp/$B.follow 2>/dev/null && break; sleep 0.05; done
+"$S" write -b $B-2 -t live "m6"
+for _ in $(seq 1 200); do grep -q "m6" /tmp/$B.follow && break; sleep 0.05; done
+kill $fpid; wait $fpid 2>/dev/null
+same "cat -T N: the last N, then follow" "m5 m6" "$(tr '\n' ' ' </tmp/$B.follow | sed 's/ $//')"
+rm -f /tmp/$B.follow
+ok "cat -c" "$S" cat -b $B-2 -c
+same "cat -c cleared" "" "$("$S" cat -b $B-2)"
+ok "rm logcat buffer" "$S" rm -b $B-2
+# did you mean, and one prefix for errors
+bad "command typo" "unknown command 'cta': did you mean 'cat'" "$S" cta
+bad "option typo" "^shmlog cat: did you mean '--follow'" "$S" cat -b $B --folow
+bad "getopt's messages say shmlog CMD" "^shmlog write: invalid option" "$S" write -b $B -Z x
+bad "missing buffer: shmlog CMD prefix" "^shmlog info: buffer" "$S" info -b $B-none
+
 # level
 has "level default" '^\*:V$' "$("$S" level -b $B)"
 ok "level set" "$S" level -b $B 'net:D' '*:W'
@@ -138,6 +168,17 @@ ok "level reset" "$S" level -b $B ''
 
 bad_env=$(SHMLOG_TAGS='net:D ui:Q' "$S" level -b $B 2>&1 >/dev/null)
 has "bad SHMLOG_TAGS named" "SHMLOG_TAGS is ignored: bad token 'ui:Q'" "$bad_env"
+# malformed tokens are refused wherever a spec is read
+bad "level: net=D refused" "bad filter token 'net=D'" "$S" level -b $B 'net=D *:W'
+bad "level: wildcard refused" "bad filter token 'net\*:D'" "$S" level -b $B 'net*:D'
+bad "cat: net=D refused" "bad filter token 'net=D'" "$S" cat -b $B 'net=D'
+has "refused spec not stored" '^\*:V$' "$("$S" level -b $B)"
+bad_env=$(SHMLOG_TAGS='net=D' "$S" write -b $B -t envtag "env" 2>&1 >/dev/null)
+same "bad SHMLOG_TAGS: said once" 1 "$(grep -c 'SHMLOG_TAGS' <<<"$bad_env")"
+has "bad SHMLOG_TAGS: net=D named" "bad token 'net=D'" "$bad_env"
+bad_env=$(SHMLOG_DEBUG=1 SHMLOG_TAGS='net=D' "$S" write -b $B -t envtag "env" 2>&1 >/dev/null)
+has "SHMLOG_DEBUG: the library says it too" "SHMLOG_TAGS has a bad token 'net=D'.*said once" "$bad_env"
+has "bad SHMLOG_TAGS ignored as a whole" "envtag.*env" "$("$S" cat -b $B envtag:V '*:S')"
 
 # a buffer of another format (version 1, made by an older shmlog): every
 # command says so and what to do

@@ -255,7 +255,7 @@ ln -s /etc/passwd /dev/shm/shmlog.$B-sq
 bad "symlink: cat" "is a symbolic link, not a buffer.*rm /dev/shm/shmlog.$B-sq" "$S" cat -b $B-sq
 bad "symlink: rm" "is a symbolic link.*rm /dev/shm/shmlog.$B-sq" "$S" rm -b $B-sq
 out=$("$S" cat -b $B-sq 2>&1; "$S" rm -b $B-sq 2>&1)
-hasnt "symlink: no 'shmlog rm' advice" "shmlog rm" "$out"
+hasnt "symlink: no 'shmlog rm' advice" '`shmlog rm' "$out"
 rm -f /dev/shm/shmlog.$B-sq
 mkfifo /dev/shm/shmlog.$B-sq
 bad "fifo: cat" "is a FIFO, not a buffer.*rm /dev/shm" timeout 10 "$S" cat -b $B-sq
@@ -265,7 +265,7 @@ mkdir /dev/shm/shmlog.$B-sq
 bad "directory: write" "is a directory.*rmdir" "$S" write -b $B-sq x
 bad "directory: rm" "is a directory" "$S" rm -b $B-sq
 out=$("$S" rm -b $B-sq 2>&1)
-hasnt "directory: no 'shmlog rm' advice" "shmlog rm" "$out"
+hasnt "directory: no 'shmlog rm' advice" '`shmlog rm' "$out"
 rmdir /dev/shm/shmlog.$B-sq
 
 # a user who does not own the buffer: rm says EPERM, and whose it is
