@@ -125,7 +125,9 @@ int shmlog_path(const char *name, char *buf, size_t buflen);
 int shmlog_create(const char *name, const struct shmlog_create_opts *opts);
 
 /* Remove a buffer's file. Processes that have it mapped keep working on the
- * orphaned copy. Errors: -ENOENT, -EACCES, -EINVAL. Thread-safe. */
+ * orphaned copy, which no reader finds (`shmlog rm` refuses while
+ * shmlog_stat() counts live writers, unless --force). Errors: -ENOENT,
+ * -EACCES, -EINVAL. Thread-safe. */
 int shmlog_remove(const char *name);
 
 /* Hide every record written so far from later readers, without touching any

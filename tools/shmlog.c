@@ -226,13 +226,104 @@ static int simple_cmd(int argc, char **argv, const char *name,
 	return -1;
 }
 
+/* The pids of the live writers of the buffer, as its lanes name them
+ * (the writers' own pid namespace), into @buf; their number. */
+static unsigned live_writer_pids(char *buf, size_t n)
+{
+	shmlog_reader_t *rd;
+	unsigned count = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	if (shmlog_reader_open(cli_buffer, 0, &rd))
+		return 0;
+	uint32_t seen[8];
+	unsigned nseen = 0;
+	for (unsigned i = 0; i < shmlog_reader_lanes(rd); i++) {
+		struct shmlog_lane_stats st;
+		if (shmlog_reader_lane_stats(rd, i, &st) || !st.owner_alive)
+			continue;
+		bool dup = false;
+		for (unsigned k = 0; k < nseen; k++)
+			dup |= seen[k] == st.owner_pid;
+		if (dup)
+			continue;
+		count++;
+		if (nseen < 8) {
+			seen[nseen++] = st.owner_pid;
+			int w = snprintf(buf + len, n - len, "%s%u",
+					 len ? ", " : "", st.owner_pid);
+			if (w > 0 && (size_t)w < n - len)
+				len += (size_t)w;
+		} else if (nseen == 8) {
+			snprintf(buf + len, n - len, ", ...");
+			nseen++;
+		}
+	}
+	shmlog_reader_close(rd);
+	return count;
+}
+
+/* A writer keeps its mapping of a removed buffer and logs on into it:
+ * no reader finds those records, and they are gone when it exits. Say
+ * so, and remove only with --force. */
 static int cmd_rm(int argc, char **argv)
 {
-	int r = simple_cmd(argc, argv, "rm", "Remove a buffer's file.");
-	if (r >= 0)
-		return r;
+	static const struct option opts[] = {
+		{"buffer", required_argument, 0, 'b'},
+		{"force", no_argument, 0, 'f'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	bool force = false;
+	int c;
+	while ((c = cli_getopt(argc, argv, "b:fh", opts)) != -1) {
+		switch (c) {
+		case 'b':
+			if (cli_set_buffer("rm", optarg))
+				return 2;
+			break;
+		case 'f': force = true; break;
+		case 'h':
+			printf("usage: shmlog rm [-b NAME] [--force]\n"
+			       "Remove a buffer's file. Refused while writers are "
+			       "attached: they would log on\ninto the removed "
+			       "file, where no reader finds their records, until "
+			       "they exit.\n\n" CLI_HELP_BUFFER
+			       "  -f, --force         remove it even so\n"
+			       CLI_HELP_HELP);
+			return 0;
+		default: return cli_bad_option("rm");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("rm", "unexpected argument '%s'",
+				       argv[optind]);
+	struct shmlog_info in;
+	char pids[128];
+	unsigned live = 0;
+	if (shmlog_stat(cli_buffer, &in) == 0 && in.writers)
+		live = live_writer_pids(pids, sizeof(pids));
+	if (live && !force) {
+		fprintf(stderr,
+			"shmlog rm: buffer '%s' has %u live writer%s (pid %s): "
+			"they would go on logging into the removed file, where "
+			"no reader finds their records, until they exit. Stop "
+			"them first, or remove it anyway with `shmlog rm -b %s "
+			"--force`\n",
+			cli_buffer_name(), live, live == 1 ? "" : "s", pids,
+			cli_buffer_name());
+		return 1;
+	}
 	int err = shmlog_remove(cli_buffer);
-	return err ? cli_fail("rm", err) : 0;
+	if (err)
+		return cli_fail("rm", err);
+	if (live)
+		fprintf(stderr,
+			"shmlog rm: warning: removed buffer '%s' with %u live "
+			"writer%s (pid %s): what they log from now on is lost; "
+			"restart them to log into a new buffer\n",
+			cli_buffer_name(), live, live == 1 ? "" : "s", pids);
+	return 0;
 }
 
 static int cmd_clear(int argc, char **argv)
@@ -636,7 +727,8 @@ static const struct command {
 	 "several processes log while a reader follows; prints a summary"},
 	{"create", cmd_create,
 	 "create a buffer (--size, --mode, --group, --lanes, --clock)"},
-	{"rm", cmd_rm, "remove a buffer"},
+	{"rm", cmd_rm,
+	 "remove a buffer (refused while writers are live: --force)"},
 	{"clear", cmd_clear, "hide the records written so far"},
 	{"ls", cmd_ls, "list buffers"},
 	{"info", cmd_info, "describe a buffer"},

@@ -216,8 +216,21 @@ has "info live owner" "^ +[0-9]+ +live " "$("$S" info -b $B)"
 has "info writers" "writers: +1 live" "$("$S" info -b $B)"
 has "info share" "share: +[0-9.]+[KM] each for 1 writer holding records" "$("$S" info -b $B)"
 has "info a live writer's share" "^ +[0-9]+ +live +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+%" "$("$S" info -b $B)"
-kill -KILL "$hold_pid"; wait "$hold_pid" 2>/dev/null
-exec 7>&-; rm -f /tmp/$B.fifo
+# rm refuses a buffer with live writers (they would log into the removed
+# file) unless --force, and says who they are
+bad "rm with a live writer" "1 live writer \(pid $hold_pid\).*--force" "$S" rm -b $B
+has "rm refused: still there" "^$B " "$("$S" ls)"
+ok "second holder's buffer" "$S" create -b $B-2 --size 64K
+rm -f /tmp/$B.fifo2; mkfifo /tmp/$B.fifo2
+"$S" write -b $B-2 -t hold < /tmp/$B.fifo2 &
+hold2_pid=$!
+exec 8>/tmp/$B.fifo2; echo held >&8
+for _ in $(seq 1 200); do "$S" info -b $B-2 2>/dev/null | grep -q "writers: *1 live" && break; sleep 0.05; done
+forced=$("$S" rm -b $B-2 --force 2>&1)
+has "rm --force warns" "warning: removed buffer '$B-2' with 1 live writer \(pid $hold2_pid\)" "$forced"
+hasnt "rm --force removed it" "^$B-2 " "$("$S" ls)"
+kill -KILL "$hold_pid" "$hold2_pid"; wait "$hold_pid" "$hold2_pid" 2>/dev/null
+exec 7>&- 8>&-; rm -f /tmp/$B.fifo /tmp/$B.fifo2
 has "info dead owner" "^ +[0-9]+ +dead " "$("$S" info -b $B)"
 has "info no writer" "writers: +0 live" "$("$S" info -b $B)"
 has "ls" "^$B " "$("$S" ls)"
