@@ -73,6 +73,7 @@ def test_bad_arguments(bufname):
 
 
 def logger_for(bufname, name, **kw):
+    kw.setdefault("create", True)
     h = shmlog.Handler(buffer=bufname, **kw)
     lg = logging.getLogger(name)
     lg.handlers[:] = [h]
@@ -187,6 +188,14 @@ def test_handler_never_raises(bufname):
 def test_handler_missing_buffer_raises_at_construction(bufname):
     with pytest.raises(shmlog.NotFoundError):
         shmlog.Handler(buffer=bufname, create=False)
+    # a mistyped name is an error by default, not a new buffer
+    with pytest.raises(shmlog.NotFoundError) as ei:
+        shmlog.Handler(buffer=bufname)
+    assert "create=True" in str(ei.value) and ei.value.filename == bufname
+    assert not os.path.exists(shmlog.path(bufname))
+    h = shmlog.Handler(buffer=bufname, create=True)
+    h.close()
+    assert os.path.exists(shmlog.path(bufname))
 
 
 def test_handler_threads(bufname):
