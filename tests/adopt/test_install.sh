@@ -38,6 +38,9 @@ check "liblog pkg-config file" "$libdir/pkgconfig/shmlog-android.pc"
 check "shmlog(1)" "$prefix/share/man/man1/shmlog.1"
 check "shmlog(3)" "$prefix/share/man/man3/shmlog.3"
 check "shmlog-bench(1)" "$prefix/share/man/man1/shmlog-bench.1"
+check "bash completion" "$prefix/share/bash-completion/completions/shmlog"
+check "zsh completion" "$prefix/share/zsh/site-functions/_shmlog"
+check "fish completion" "$prefix/share/fish/vendor_completions.d/shmlog.fish"
 soname=$(objdump -p "$so" 2>/dev/null | awk '/SONAME/ {print $2}')
 [ -z "$soname" ] || [ "$soname" = libshmlog.so.1 ] ||
 	{ echo "FAIL: soname is $soname" >&2; fail=1; }
