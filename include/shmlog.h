@@ -125,7 +125,9 @@ int shmlog_path(const char *name, char *buf, size_t buflen);
 int shmlog_create(const char *name, const struct shmlog_create_opts *opts);
 
 /* Remove a buffer's file. Processes that have it mapped keep working on the
- * orphaned copy. Errors: -ENOENT, -EACCES, -EINVAL. Thread-safe. */
+ * orphaned copy, which no reader finds (`shmlog rm` refuses while
+ * shmlog_stat() counts live writers, unless --force). Errors: -ENOENT,
+ * -EACCES, -EINVAL. Thread-safe. */
 int shmlog_remove(const char *name);
 
 /* Hide every record written so far from later readers, without touching any
@@ -268,7 +270,10 @@ int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset);
 int shmlog_get_filter(const char *name, char *buf, size_t buflen);
 
 /* Check a spec without applying it: 0, or -EINVAL with the offset of the
- * bad token in @bad_offset. Thread-safe. */
+ * bad token in @bad_offset. Tokens are TAG:P, TAG (TAG:V) or *:P, P one
+ * of V D I W E F S in either case; a tag is 1 to SHMLOG_TAG_MAX bytes,
+ * matched exactly, and holds no '=' or '*' ("net=D" is refused, not a
+ * tag). Thread-safe. */
 int shmlog_parse_filter(const char *spec, size_t *bad_offset);
 
 /* A compiled filter spec, for readers that filter what they show (the
@@ -913,7 +918,9 @@ int shmlog_stat_space(const char *name, struct shmlog_space_stats *st);
 /* One-letter name of a priority ('V'..'F', 'S'), '?' if out of range. */
 char shmlog_prio_char(int prio);
 
-/* Parse a priority letter or name ("W", "warn", "5"); -EINVAL if bad. */
+/* Parse a priority letter or name ("W", "warn", "5"); -EINVAL if bad.
+ * Numbers are Android's, as logcat's (2 verbose to 8 silent); the shmlog
+ * command takes syslog's 0 (emerg) to 7 (debug) instead, as logger(1). */
 int shmlog_prio_parse(const char *s);
 
 /* A short English description of a negative return value. Thread-safe. */

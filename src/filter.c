@@ -63,6 +63,16 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == ',';
 }
 
+/* A tag of a spec is matched exactly: "*" alone is the default, and a
+ * '*' or '=' inside one is a mistake to refuse rather than a tag to store
+ * ("net=D" meant net:D; "net*" a wildcard there is none of). */
+static bool tag_is_plain(const char *tag, size_t len)
+{
+	if (len == 1 && tag[0] == '*')
+		return true;
+	return !memchr(tag, '*', len) && !memchr(tag, '=', len);
+}
+
 /* Walk the tokens of @spec; call @fn for each good one. Returns 0 or
  * -EINVAL with the offset of the bad token in *@bad. */
 static int spec_walk(const char *spec, size_t *bad,
@@ -88,7 +98,8 @@ static int spec_walk(const char *spec, size_t *bad,
 			    (level = level_of(colon[1])) < 0)
 				goto bad;
 		}
-		if (taglen == 0 || taglen > SHMLOG_TAG_MAX)
+		if (taglen == 0 || taglen > SHMLOG_TAG_MAX ||
+		    !tag_is_plain(tok, taglen))
 			goto bad;
 		if (fn)
 			fn(ctx, tok, taglen, level);
@@ -160,8 +171,22 @@ static size_t count_tokens(const char *s)
 	return n;
 }
 
-/* Compile "@env @spec" (either may be NULL). Bad tokens in the
- * environment are ignored here: the CLI reports them. */
+/* A $SHMLOG_TAGS that does not parse is ignored as a whole; the CLI says
+ * so on every command, a program with SHMLOG_DEBUG=1 (once). */
+static void say_bad_env(const char *env, size_t bad)
+{
+	char tok[72];
+	size_t n = 0;
+	while (env[bad + n] && !is_space(env[bad + n]) && n + 1 < sizeof(tok)) {
+		tok[n] = env[bad + n];
+		n++;
+	}
+	tok[n] = '\0';
+	shmlog__debug(SHMLOG__DBG_BAD_TAGS, 0, tok);
+}
+
+/* Compile "@env @spec" (either may be NULL). A bad $SHMLOG_TAGS is
+ * ignored here as a whole (never "log nothing"): say_bad_env(). */
 static struct shmlog__filter *filter_compile(const char *env, const char *spec)
 {
 	size_t cap = (env ? count_tokens(env) : 0) +
@@ -171,8 +196,11 @@ static struct shmlog__filter *filter_compile(const char *env, const char *spec)
 	if (!f)
 		return NULL;
 	f->def = SHMLOG_VERBOSE;
-	if (env && shmlog_parse_filter(env, NULL) == 0)
+	size_t bad = 0;
+	if (env && shmlog_parse_filter(env, &bad) == 0)
 		spec_walk(env, NULL, add_entry, f);
+	else if (env)
+		say_bad_env(env, bad);
 	if (spec && shmlog_parse_filter(spec, NULL) == 0)
 		spec_walk(spec, NULL, add_entry, f);
 	filter_finish(f);

@@ -767,6 +767,7 @@ enum shmlog__debug_cause {
 	SHMLOG__DBG_NULL_HANDLE, /* a write on a NULL handle */
 	SHMLOG__DBG_NO_LANE, /* a record dropped: every lane busy */
 	SHMLOG__DBG_NESTED, /* a record dropped: nested in a signal handler */
+	SHMLOG__DBG_BAD_TAGS, /* $SHMLOG_TAGS does not parse: ignored */
 	SHMLOG__DBG_CAUSES,
 };
 /* Say on stderr, once per cause and only with SHMLOG_DEBUG=1 in the

@@ -79,6 +79,11 @@ void shmlog__debug(enum shmlog__debug_cause cause, int err, const char *what)
 					"written from a signal handler that "
 					"interrupted a write, and no shared "
 					"lane was free"},
+		[SHMLOG__DBG_BAD_TAGS] = {"$SHMLOG_TAGS has a bad token",
+					  "the variable is ignored as a whole, "
+					  "the buffer's filter alone applies "
+					  "(write TAG:P or *:P with P one of "
+					  "V D I W E F S)"},
 	};
 	if ((unsigned)cause >= SHMLOG__DBG_CAUSES)
 		return;

@@ -22,6 +22,7 @@
 #include "format.h"
 #include "forward/cat_cursor.h"
 #include "shmlog.h"
+#include "write.h"
 
 #define SOURCES_MAX 64
 #define GREPS_MAX 16
@@ -71,6 +72,11 @@ struct cat_opts {
 	const char *cursor_file; /* --cursor-file or --after-cursor */
 	bool cursor_save; /* --cursor-file: save where the reading ended */
 	const char *archive; /* --archive DIR: read it before the buffers */
+	/* logcat's habits: -s (all tags silent but those named), -t (the
+	 * last N or since TIME, then exit), -c (clear and exit) */
+	bool silent_others;
+	bool dump_only;
+	bool clear;
 };
 
 /* ---- options ---- */
@@ -159,20 +165,21 @@ static int parse_time(const char *s, int64_t *out)
 	return -1;
 }
 
-/* -p: "W" (W and above), "W..E", "..E" (up to E). */
+/* -p: "W" (W and above), "W..E", "..E" (up to E); each priority as
+ * `write -p` takes it (cli_parse_priority(): "err", "4" for warning). */
 static int parse_prio_range(const char *s, int *lo, int *hi)
 {
 	const char *dots = strstr(s, "..");
-	char first[16];
+	char first[32];
 	int a = SHMLOG_VERBOSE, b = SHMLOG_FATAL;
 	size_t n = dots ? (size_t)(dots - s) : strlen(s);
 	if (n >= sizeof(first))
 		return -1;
 	memcpy(first, s, n);
 	first[n] = '\0';
-	if (n && (a = shmlog_prio_parse(first)) < 0)
+	if (n && (a = cli_parse_priority(first)) < 0)
 		return -1;
-	if (dots && dots[2] && (b = shmlog_prio_parse(dots + 2)) < 0)
+	if (dots && dots[2] && (b = cli_parse_priority(dots + 2)) < 0)
 		return -1;
 	if ((!n && !dots) || a > b || a > SHMLOG_FATAL)
 		return -1;
@@ -732,6 +739,20 @@ static int cat_archive(struct cat_opts *o, struct emitter *e)
 	return cat_sources(o, e, &more);
 }
 
+/* -c, as logcat -c: hide what the buffers hold from readers, and exit. */
+static int cat_clear(struct cat_opts *o)
+{
+	if (!o->nsrc)
+		o->src[o->nsrc++].name = cli_buffer;
+	for (int i = 0; i < o->nsrc; i++) {
+		cli_buffer = o->src[i].name;
+		int err = shmlog_clear(cli_buffer);
+		if (err)
+			return cli_fail(o->cmd, err);
+	}
+	return 0;
+}
+
 static int cat_run(struct cat_opts *o)
 {
 	if (!o->nsrc)
@@ -822,8 +843,10 @@ static int cat_usage(const struct cat_opts *o)
 		"  -r, --reverse        newest first (not with -f)\n"
 		"  -p, --priority P     only priority P and above; P..Q a "
 		"range, ..Q up to Q\n"
-		"                       (V D I W E F, or verbose, debug, "
-		"info, warn, error, fatal)\n"
+		"                       (V D I W E F, or a PRIO as `shmlog "
+		"write -p` takes it:\n"
+		"                       logger(1)'s names, syslog's numbers "
+		"0-7)\n"
 		"  -e, --grep REGEX     only messages matching the POSIX "
 		"extended REGEX\n"
 		"                       (several -e: any of them)\n"
@@ -856,8 +879,17 @@ static int cat_usage(const struct cat_opts *o)
 		"archive -o DIR`); with -f\n"
 		"                       then follow the buffers (-b) from "
 		"where it ends\n"
-		"  -d                   dump (logcat's flag; what cat does "
-		"anyway)\n"
+		"logcat's flags:\n"
+		"  -d                   dump (what cat does anyway)\n"
+		"  -s                   silence every tag but those of "
+		"FILTERSPEC\n"
+		"                       (-s net: net alone; -s net:W: its W "
+		"and above)\n"
+		"  -t N|TIME            the last N records, or those since "
+		"TIME, and exit\n"
+		"  -T N|TIME            the same, then follow (as -f)\n"
+		"  -c                   clear the buffer (as `shmlog clear`) "
+		"and exit\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"TIME: 'YYYY-MM-DD HH:MM:SS[.frac]', 'MM-DD HH:MM:SS.mmm', "
@@ -940,6 +972,29 @@ static int parse_time_opt(struct cat_opts *o, const char *opt,
 	return cli_usage_error(o->cmd, msg, arg);
 }
 
+/* logcat's -t and -T: the last N records, or those since TIME. */
+static int parse_recent(struct cat_opts *o, const char *opt, const char *arg)
+{
+	uint64_t n;
+	int err = cli_parse_u64(arg, UINT64_MAX, &n);
+	if (err != -EINVAL) {
+		o->lines = err == -ERANGE ? UINT64_MAX : n;
+		o->lines_set = true;
+		return -1;
+	}
+	if (!parse_time(arg, &o->view.since_ns))
+		return -1;
+	char msg[256];
+	snprintf(msg, sizeof(msg),
+		 "bad %s '%%s': give a number of records, or a time: "
+		 "'MM-DD HH:MM:SS.mmm' (as logcat), 'YYYY-MM-DD HH:MM:SS', "
+		 "'HH:MM', '-10m' or '@EPOCH'",
+		 opt);
+	return cli_usage_error(o->cmd, msg, arg);
+}
+
+enum { OPT_UNTIL = 256 }; /* long options with no letter */
+
 static int parse_option(struct cat_opts *o, int c, const char *arg)
 {
 	struct view *v = &o->view;
@@ -955,6 +1010,10 @@ static int parse_option(struct cat_opts *o, int c, const char *arg)
 		return -1;
 	case 'f': o->follow = true; return -1;
 	case 'd': return -1; /* logcat's "dump": what cat does */
+	case 's': o->silent_others = true; return -1;
+	case 'c': o->clear = true; return -1;
+	case 't': o->dump_only = true; return parse_recent(o, "-t", arg);
+	case 'T': o->follow = true; return parse_recent(o, "-T", arg);
 	case 'r': o->reverse = true; return -1;
 	case 'N': o->no_pager = true; return -1;
 	case 'U': v->fmt.utc = true; return -1;
@@ -962,7 +1021,7 @@ static int parse_option(struct cat_opts *o, int c, const char *arg)
 	case 'v': return parse_format(o, arg);
 	case 'e': return parse_grep(o, arg);
 	case 'S': return parse_time_opt(o, "--since", arg, &v->since_ns);
-	case 'T': return parse_time_opt(o, "--until", arg, &v->until_ns);
+	case OPT_UNTIL: return parse_time_opt(o, "--until", arg, &v->until_ns);
 	case 'm':
 		switch (cli_parse_u64(arg, UINT64_MAX, &n)) {
 		case -ERANGE: n = UINT64_MAX; break;
@@ -979,9 +1038,11 @@ static int parse_option(struct cat_opts *o, int c, const char *arg)
 	case 'p':
 		if (parse_prio_range(arg, &v->prio_min, &v->prio_max))
 			return cli_usage_error(o->cmd,
-					       "bad -p '%s': give a priority "
-					       "(V D I W E F) for it and above, "
-					       "or a range such as W..E",
+					       "bad -p '%s': give P (P and "
+					       "above) or a range P..Q from the "
+					       "less to the more severe (W..E, "
+					       "warning..err, 4..3); for P, "
+					       CLI_PRIO_HINT,
 					       arg);
 		return -1;
 	case 'P':
@@ -1018,6 +1079,16 @@ static int parse_filterspec(struct cat_opts *o, int argc, char **argv)
 	char *spec = cli_join_args(argc, argv, optind);
 	if (!spec)
 		return cli_fail(o->cmd, -ENOMEM);
+	if (o->silent_others) { /* -s: "*:S" first, the tags named win */
+		char *s = malloc(strlen(spec) + 5);
+		if (!s) {
+			free(spec);
+			return cli_fail(o->cmd, -ENOMEM);
+		}
+		sprintf(s, "*:S %s", spec);
+		free(spec);
+		spec = s;
+	}
 	size_t bad = 0;
 	int err = shmlog_filter_new(spec, &bad, &o->view.filter);
 	int rc = err == -EINVAL ? cli_bad_filter(o->cmd, spec, bad)
@@ -1042,7 +1113,7 @@ static int cat_parse(int argc, char **argv, struct cat_opts *o)
 		{"format", required_argument, 0, 'v'},
 		{"pid", required_argument, 0, 'P'},
 		{"since", required_argument, 0, 'S'},
-		{"until", required_argument, 0, 'T'},
+		{"until", required_argument, 0, OPT_UNTIL},
 		{"color", optional_argument, 0, 'C'},
 		{"utc", no_argument, 0, 'U'},
 		{"no-pager", no_argument, 0, 'N'},
@@ -1053,12 +1124,19 @@ static int cat_parse(int argc, char **argv, struct cat_opts *o)
 		{0, 0, 0, 0},
 	};
 	int c, rc;
-	while ((c = getopt_long(argc, argv, "b:fn:m:rp:e:v:dh", opts, NULL)) !=
+	while ((c = cli_getopt(argc, argv, "b:fn:m:rp:e:v:dst:T:ch", opts)) !=
 	       -1)
 		if ((rc = parse_option(o, c, optarg)) >= 0)
 			return rc;
-	if (optind < argc && (rc = parse_filterspec(o, argc, argv)) >= 0)
+	if ((optind < argc || o->silent_others) &&
+	    (rc = parse_filterspec(o, argc, argv)) >= 0)
 		return rc;
+	if (o->dump_only && o->follow)
+		return cli_usage_error(o->cmd,
+				       "-t%s shows the last records and exits, "
+				       "as logcat -t: to follow after them, "
+				       "use -T N (or -n N -f)",
+				       "");
 	if (o->reverse && o->follow)
 		return cli_usage_error(o->cmd,
 				       "-r%s shows a dump newest first: it "
@@ -1097,7 +1175,7 @@ static int cat_or_tail(int argc, char **argv, bool tail)
 	};
 	int rc = cat_parse(argc, argv, &o);
 	if (rc < 0)
-		rc = cat_run(&o);
+		rc = o.clear ? cat_clear(&o) : cat_run(&o);
 	cat_free(&o);
 	return rc;
 }

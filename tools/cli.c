@@ -86,7 +86,7 @@ static const char *user_name(uid_t uid, char *buf, size_t n)
 static void explain_not_regular(const char *what, const char *path, mode_t m)
 {
 	fprintf(stderr,
-		"shmlog: %s: %s is %s, not a buffer: someone may have put it "
+		"shmlog %s: %s is %s, not a buffer: someone may have put it "
 		"there to trap loggers. Check what it is (`ls -l %s`), then "
 		"remove it with `%s %s` and create the buffer again\n",
 		what, path, file_kind(m), path, S_ISDIR(m) ? "rmdir" : "rm",
@@ -101,7 +101,7 @@ static void explain_eperm(const char *what, const char *path, const char *b)
 	struct stat st;
 	char who[64];
 	if (lstat(path, &st) < 0) {
-		fprintf(stderr, "shmlog: %s: refusing %s: %s\n", what, path,
+		fprintf(stderr, "shmlog %s: refusing %s: %s\n", what, path,
 			shmlog_strerror(-EPERM));
 		return;
 	}
@@ -111,7 +111,7 @@ static void explain_eperm(const char *what, const char *path, const char *b)
 	}
 	if (!strcmp(what, "rm")) {
 		fprintf(stderr,
-			"shmlog: rm: cannot remove %s: %s; it belongs to user "
+			"shmlog rm: cannot remove %s: %s; it belongs to user "
 			"%s and /dev/shm lets only its owner or root remove it: "
 			"ask them, or `sudo shmlog rm -b %s`\n",
 			path, strerror(EPERM),
@@ -120,27 +120,27 @@ static void explain_eperm(const char *what, const char *path, const char *b)
 	}
 	if (st.st_nlink != 1) {
 		fprintf(stderr,
-			"shmlog: %s: refusing %s: it has %lu hard links, and a "
+			"shmlog %s: refusing %s: it has %lu hard links, and a "
 			"link elsewhere could let others rewrite it: remove it "
 			"(`shmlog rm -b %s`) and create it again\n",
 			what, path, (unsigned long)st.st_nlink, b);
 	} else if (st.st_mode & 0002) {
 		fprintf(stderr,
-			"shmlog: %s: refusing %s: it is world-writable, so "
+			"shmlog %s: refusing %s: it is world-writable, so "
 			"anyone could forge records: remove it (`shmlog rm -b "
 			"%s`) and create it again (`shmlog create -b %s --group "
 			"G --mode 0660` to share it)\n",
 			what, path, b, b);
 	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
 		fprintf(stderr,
-			"shmlog: %s: refusing to write into %s: it belongs to "
+			"shmlog %s: refusing to write into %s: it belongs to "
 			"user %s, who could rewrite it under you. Writers log "
 			"only into buffers of their own user or of root: use a "
 			"buffer of your own, or have root create a shared one "
 			"(`sudo shmlog create -b %s --group G --mode 0660`)\n",
 			what, path, user_name(st.st_uid, who, sizeof(who)), b);
 	} else {
-		fprintf(stderr, "shmlog: %s: refusing %s: %s\n", what, path,
+		fprintf(stderr, "shmlog %s: refusing %s: %s\n", what, path,
 			shmlog_strerror(-EPERM));
 	}
 }
@@ -160,19 +160,19 @@ int cli_fail(const char *what, int err)
 	switch (err) {
 	case -ENOENT:
 		fprintf(stderr,
-			"shmlog: %s: buffer '%s' does not exist: create it with "
+			"shmlog %s: buffer '%s' does not exist: create it with "
 			"`shmlog create -b %s`\n",
 			what, b, b);
 		break;
 	case -EEXIST:
 		fprintf(stderr,
-			"shmlog: %s: buffer '%s' already exists: use it, or "
+			"shmlog %s: buffer '%s' already exists: use it, or "
 			"remove it first with `shmlog rm -b %s`\n",
 			what, b, b);
 		break;
 	case -EACCES:
 		fprintf(stderr,
-			"shmlog: %s: permission denied on %s: run as its owner, "
+			"shmlog %s: permission denied on %s: run as its owner, "
 			"or have it shared: for readers `shmlog create -b %s "
 			"--group G --mode 0640`, for several writing users a "
 			"buffer of root's (`sudo shmlog create -b %s --group G "
@@ -181,7 +181,7 @@ int cli_fail(const char *what, int err)
 		break;
 	case -EINVAL:
 		fprintf(stderr,
-			"shmlog: %s: invalid buffer name or option '%s': names "
+			"shmlog %s: invalid buffer name or option '%s': names "
 			"use letters, digits, '.', '_' and '-', or are absolute "
 			"paths\n",
 			what, b);
@@ -193,19 +193,19 @@ int cli_fail(const char *what, int err)
 	case -ENODATA:
 	case -EPROTONOSUPPORT:
 		fprintf(stderr,
-			"shmlog: %s: %s: %s. Remove it with `shmlog rm -b %s` "
+			"shmlog %s: %s: %s. Remove it with `shmlog rm -b %s` "
 			"and create it again\n",
 			what, path, shmlog_strerror(err), b);
 		break;
 	case -ENOSPC:
 		fprintf(stderr,
-			"shmlog: %s: no space left for %s: free space in "
+			"shmlog %s: no space left for %s: free space in "
 			"/dev/shm (`shmlog ls`, `df /dev/shm`) or choose a "
 			"smaller --size\n",
 			what, path);
 		break;
 	default:
-		fprintf(stderr, "shmlog: %s: %s: %s\n", what, path,
+		fprintf(stderr, "shmlog %s: %s: %s\n", what, path,
 			shmlog_strerror(err));
 	}
 	return 1;
@@ -219,8 +219,82 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
+/* Edits from @a (@la bytes) to @b: insertions, deletions, substitutions
+ * and swaps of neighbours (optimal string alignment). Short words only. */
+static size_t edit_distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b);
+	if (la > 31 || lb > 31)
+		return SIZE_MAX;
+	size_t d[32][32];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t v = d[i - 1][j - 1] + cost;
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *cli_nearest(const char *word, size_t len, const char *const *names,
+			size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3; /* more edits than 2 is another word */
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, len, names[i]);
+		if (d < best_d && d < strlen(names[i])) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+static const struct option *getopt_longopts;
+static char **getopt_argv;
+
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	getopt_longopts = longopts;
+	getopt_argv = argv;
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+/* The long option the last one getopt refused was a typo of, or NULL. */
+static const char *option_meant(void)
+{
+	if (!getopt_longopts || optind < 1 || optopt)
+		return NULL;
+	const char *arg = getopt_argv[optind - 1];
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	arg += 2;
+	const char *names[64];
+	size_t n = 0;
+	for (const struct option *o = getopt_longopts; o->name && n < 64; o++)
+		names[n++] = o->name;
+	return cli_nearest(arg, strcspn(arg, "="), names, n);
+}
+
 int cli_bad_option(const char *cmd)
 {
+	const char *meant = option_meant();
+	if (meant)
+		fprintf(stderr, "shmlog %s: did you mean '--%s'?\n", cmd, meant);
 	fprintf(stderr, "Try 'shmlog %s --help'.\n", cmd);
 	return 2;
 }

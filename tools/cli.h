@@ -8,6 +8,7 @@
 #ifndef SHMLOG_CLI_H
 #define SHMLOG_CLI_H
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,9 +34,18 @@ int cli_fail(const char *what, int err);
 /* Print a usage error ("shmlog CMD: " fmt with @arg) and where the help
  * is; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+/* getopt_long() for a command, remembering @longopts so that
+ * cli_bad_option() can suggest the option meant. getopt's own messages
+ * carry the "shmlog CMD" that main() puts in argv[0]. */
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
 /* Report an unknown option or a missing argument (getopt already said
- * which); returns 2. */
+ * which) with, for a mistyped long option, the one meant; returns 2. */
 int cli_bad_option(const char *cmd);
+/* Of @n @names, the one @word is a likely typo of (at most 2 edits, a
+ * swap of neighbours counting 1), or NULL. */
+const char *cli_nearest(const char *word, size_t len, const char *const *names,
+			size_t n);
 
 /* Parse a decimal count: digits only, no sign. Returns 0 with *@out set,
  * -ERANGE if it exceeds @max, -EINVAL if it is not a number. */
@@ -48,7 +58,9 @@ const char *cli_filter_token(const char *spec, size_t bad, char *buf,
 /* The usage error for a bad token of a filter spec; returns 2. */
 int cli_bad_filter(const char *cmd, const char *spec, size_t bad);
 /* What a filter token must look like, for messages. */
-#define CLI_FILTER_HINT "write TAG:P or *:P with P one of V D I W E F S"
+#define CLI_FILTER_HINT                                                        \
+	"write TAG:P or *:P with P one of V D I W E F S (a tag is matched "   \
+	"exactly: no '=' or '*' in it)"
 
 /* The lines of every command's --help about -b and -h. */
 #define CLI_HELP_BUFFER                                                        \

@@ -93,7 +93,7 @@ static int demo_parse(int argc, char **argv, struct demo_opts *o)
 	};
 	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "b:w:n:s:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:w:n:s:h", opts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (cli_set_buffer("demo", optarg))

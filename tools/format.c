@@ -810,6 +810,13 @@ static void put_prefix(struct out *o, const struct fmt *f,
 	put_ids(o, f, r);
 }
 
+/* A record the writer cut to fit says so at the end of its text. */
+static void put_truncated(struct out *o, const struct shmlog_record *r)
+{
+	if (r->flags & SHMLOG_REC_TRUNCATED)
+		put_s(o, FMT_TRUNCATED_MARK);
+}
+
 /* One output line per message line, each with the prefix, as logcat. */
 static void put_lines(struct out *o, const struct fmt *f,
 		      const struct shmlog_record *r)
@@ -822,6 +829,7 @@ static void put_lines(struct out *o, const struct fmt *f,
 		put_s(o, prio_color(r->prio));
 	put_prefix(o, f, r);
 	put_text(o, f, r->msg, n, r);
+	put_truncated(o, r);
 	if (f->color)
 		put_s(o, "\033[0m");
 	put_c(o, '\n');
@@ -858,6 +866,7 @@ static void put_long(struct out *o, const struct fmt *f,
 			put_c(o, '\n');
 		m = nl ? nl + 1 : end;
 	}
+	put_truncated(o, r);
 	put_s(o, f->color ? "\033[0m\n\n" : "\n\n");
 }
 
@@ -953,6 +962,7 @@ void fmt_record_from(struct out *o, const struct fmt *f,
 		out_room(o, r);
 		put_buffer_column(o, f);
 		put_text(o, f, r->msg, r->msg_len, NULL);
+		put_truncated(o, r);
 		put_c(o, '\n');
 		break;
 	case FMT_JSON: put_json(o, f, r, fmt, args, args_cut); break;

@@ -55,6 +55,12 @@ int out_open(struct out *o, int fd);
 int out_flush(struct out *o);
 void out_close(struct out *o);
 
+/* What every text format (all but json, which says "truncated":true) puts
+ * after the message of a record flagged SHMLOG_REC_TRUNCATED: its writer
+ * cut it to fit (a message over SHMLOG_MSG_MAX bytes, a tag over
+ * SHMLOG_TAG_MAX). */
+#define FMT_TRUNCATED_MARK " [truncated]"
+
 void fmt_record(struct out *o, const struct fmt *f,
 		const struct shmlog_record *r);
 /* As fmt_record(), and for a record formatted by the reader (flag

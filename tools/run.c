@@ -60,7 +60,9 @@ struct stream {
 	int prio;
 	size_t len;
 	bool continued; /* the line was split: no "<N>" in the rest */
-	char buf[SHMLOG_MSG_MAX];
+	/* one byte more than a record holds: a line that fills it goes
+	 * into records as cli_line_piece() cuts it, the rest stays */
+	char buf[SHMLOG_MSG_MAX + 1];
 };
 
 /* The program's pid, which every record carries; the pid signals are
@@ -113,11 +115,11 @@ static void log_line(shmlog_t *h, const struct run_opts *o, struct stream *s,
 		line += 3;
 		len -= 3;
 	}
-	shmlog_write_ex(h, 0, child_pid, prio, tag, line, len);
+	cli_write_line(h, 0, child_pid, prio, tag, line, len);
 }
 
-/* Log the complete lines in @s's buffer; a line as long as the buffer is
- * logged as it is and continues in the next record. */
+/* Log the complete lines in @s's buffer; a line longer than a record
+ * (cli_line_piece()) is logged a record at a time as it comes. */
 static void drain_lines(shmlog_t *h, const struct run_opts *o,
 			struct stream *s, const char *tag, bool eof)
 {
@@ -133,10 +135,16 @@ static void drain_lines(shmlog_t *h, const struct run_opts *o,
 	}
 	memmove(s->buf, s->buf + start, s->len - start);
 	s->len -= start;
-	if (s->len && (s->len == sizeof(s->buf) || eof)) {
+	if (s->len && eof) {
 		log_line(h, o, s, tag, s->buf, s->len);
-		s->continued = !eof;
+		s->continued = false;
 		s->len = 0;
+	} else if (s->len == sizeof(s->buf)) {
+		size_t n = cli_line_piece(s->buf, s->len);
+		log_line(h, o, s, tag, s->buf, n);
+		s->continued = true;
+		memmove(s->buf, s->buf + n, s->len - n);
+		s->len -= n;
 	}
 }
 
@@ -499,9 +507,7 @@ static int parse_prio(const char *arg, int *out)
 	int p = cli_parse_priority(arg);
 	if (p < SHMLOG_VERBOSE || p > SHMLOG_FATAL)
 		return cli_usage_error("run",
-				       "bad priority '%s': give V D I W E F, a "
-				       "name (debug, info, warning, err, ...) "
-				       "or facility.level",
+				       "bad priority '%s': " CLI_PRIO_HINT,
 				       arg);
 	*out = p;
 	return 0;
@@ -539,9 +545,11 @@ static void run_help(void)
 	       "                            they close it (never left to "
 	       "SIGPIPE)\n"
 	       "      --create              create the buffer if missing\n"
-	       "PRIO: V D I W E F, or a name as logger(1) takes it (emerg alert "
-	       "crit err warning\nnotice info debug, or facility.level). "
-	       "Signals sent to shmlog run are passed on;\nafter SIGINT or "
+	       "PRIO: V D I W E F, a name as logger(1) takes it (emerg alert "
+	       "crit err warning\nnotice info debug, or facility.level), or "
+	       "syslog's number 0 (emerg) to 7 (debug).\n"
+	       "A line longer than a record (4000 bytes) is logged as several "
+	       "records.\nSignals sent to shmlog run are passed on;\nafter SIGINT or "
 	       "SIGTERM it stops at COMMAND's exit, as with "
 	       "--exit-with-child.\n");
 }
@@ -564,7 +572,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	};
 	int c, err;
 	/* '+': options end at COMMAND, so `shmlog run ls -l` needs no "--" */
-	while ((c = getopt_long(argc, argv, "+b:t:p:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+b:t:p:h", opts)) != -1) {
 		switch (c) {
 		case 'b': cli_buffer = optarg; break;
 		case 't':
@@ -586,9 +594,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_CREATE: o->create = true; break;
 		case OPT_EXIT_WITH_CHILD: o->exit_with_child = true; break;
 		case 'h': run_help(); return 0;
-		default:
-			fprintf(stderr, "Try `shmlog run --help`.\n");
-			return 2;
+		default: return cli_bad_option("run");
 		}
 	}
 	if (optind >= argc)

@@ -82,7 +82,7 @@ static int cmd_create(int argc, char **argv)
 	struct shmlog_create_opts o;
 	shmlog_create_opts_init(&o);
 	int c;
-	while ((c = getopt_long(argc, argv, "b:s:m:g:l:c:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:s:m:g:l:c:h", opts)) != -1) {
 		char *end;
 		switch (c) {
 		case 'b':
@@ -207,7 +207,7 @@ static int simple_cmd(int argc, char **argv, const char *name,
 		{0, 0, 0, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:h", opts)) != -1) {
 		if (c == 'b') {
 			if (cli_set_buffer(name, optarg))
 				return 2;
@@ -226,13 +226,104 @@ static int simple_cmd(int argc, char **argv, const char *name,
 	return -1;
 }
 
+/* The pids of the live writers of the buffer, as its lanes name them
+ * (the writers' own pid namespace), into @buf; their number. */
+static unsigned live_writer_pids(char *buf, size_t n)
+{
+	shmlog_reader_t *rd;
+	unsigned count = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	if (shmlog_reader_open(cli_buffer, 0, &rd))
+		return 0;
+	uint32_t seen[8];
+	unsigned nseen = 0;
+	for (unsigned i = 0; i < shmlog_reader_lanes(rd); i++) {
+		struct shmlog_lane_stats st;
+		if (shmlog_reader_lane_stats(rd, i, &st) || !st.owner_alive)
+			continue;
+		bool dup = false;
+		for (unsigned k = 0; k < nseen; k++)
+			dup |= seen[k] == st.owner_pid;
+		if (dup)
+			continue;
+		count++;
+		if (nseen < 8) {
+			seen[nseen++] = st.owner_pid;
+			int w = snprintf(buf + len, n - len, "%s%u",
+					 len ? ", " : "", st.owner_pid);
+			if (w > 0 && (size_t)w < n - len)
+				len += (size_t)w;
+		} else if (nseen == 8) {
+			snprintf(buf + len, n - len, ", ...");
+			nseen++;
+		}
+	}
+	shmlog_reader_close(rd);
+	return count;
+}
+
+/* A writer keeps its mapping of a removed buffer and logs on into it:
+ * no reader finds those records, and they are gone when it exits. Say
+ * so, and remove only with --force. */
 static int cmd_rm(int argc, char **argv)
 {
-	int r = simple_cmd(argc, argv, "rm", "Remove a buffer's file.");
-	if (r >= 0)
-		return r;
+	static const struct option opts[] = {
+		{"buffer", required_argument, 0, 'b'},
+		{"force", no_argument, 0, 'f'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	bool force = false;
+	int c;
+	while ((c = cli_getopt(argc, argv, "b:fh", opts)) != -1) {
+		switch (c) {
+		case 'b':
+			if (cli_set_buffer("rm", optarg))
+				return 2;
+			break;
+		case 'f': force = true; break;
+		case 'h':
+			printf("usage: shmlog rm [-b NAME] [--force]\n"
+			       "Remove a buffer's file. Refused while writers are "
+			       "attached: they would log on\ninto the removed "
+			       "file, where no reader finds their records, until "
+			       "they exit.\n\n" CLI_HELP_BUFFER
+			       "  -f, --force         remove it even so\n"
+			       CLI_HELP_HELP);
+			return 0;
+		default: return cli_bad_option("rm");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("rm", "unexpected argument '%s'",
+				       argv[optind]);
+	struct shmlog_info in;
+	char pids[128];
+	unsigned live = 0;
+	if (shmlog_stat(cli_buffer, &in) == 0 && in.writers)
+		live = live_writer_pids(pids, sizeof(pids));
+	if (live && !force) {
+		fprintf(stderr,
+			"shmlog rm: buffer '%s' has %u live writer%s (pid %s): "
+			"they would go on logging into the removed file, where "
+			"no reader finds their records, until they exit. Stop "
+			"them first, or remove it anyway with `shmlog rm -b %s "
+			"--force`\n",
+			cli_buffer_name(), live, live == 1 ? "" : "s", pids,
+			cli_buffer_name());
+		return 1;
+	}
 	int err = shmlog_remove(cli_buffer);
-	return err ? cli_fail("rm", err) : 0;
+	if (err)
+		return cli_fail("rm", err);
+	if (live)
+		fprintf(stderr,
+			"shmlog rm: warning: removed buffer '%s' with %u live "
+			"writer%s (pid %s): what they log from now on is lost; "
+			"restart them to log into a new buffer\n",
+			cli_buffer_name(), live, live == 1 ? "" : "s", pids);
+	return 0;
 }
 
 static int cmd_clear(int argc, char **argv)
@@ -463,7 +554,7 @@ static int cmd_write(int argc, char **argv)
 	bool create = false;
 	unsigned wflags = 0;
 	const char *tag = "shmlog";
-	while ((c = getopt_long(argc, argv, "b:p:t:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:p:t:h", opts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (cli_set_buffer("write", optarg))
@@ -476,10 +567,7 @@ static int cmd_write(int argc, char **argv)
 			if (prio < SHMLOG_VERBOSE || prio > SHMLOG_FATAL)
 				return cli_usage_error(
 					"write",
-					"bad priority '%s': give V, D, I, W, E "
-					"or F, or a syslog name (emerg alert "
-					"crit err warning notice info debug, or "
-					"facility.level)",
+					"bad priority '%s': " CLI_PRIO_HINT,
 					optarg);
 			break;
 		case 't':
@@ -492,7 +580,9 @@ static int cmd_write(int argc, char **argv)
 			printf("usage: shmlog write [-b NAME] [-p PRIO] [-t TAG] "
 			       "[--create] [--no-filter] [MESSAGE...]\n"
 			       "Without MESSAGE, logs one record per line of "
-			       "standard input.\n\n" CLI_HELP_BUFFER
+			       "standard input. A line longer\nthan a record "
+			       "(4000 bytes) is logged as several records, "
+			       "as `shmlog run` does.\n\n" CLI_HELP_BUFFER
 			       "                      -b NAME must exist (see "
 			       "--create); the default buffer\n"
 			       "                      is created when missing\n"
@@ -501,11 +591,11 @@ static int cmd_write(int argc, char **argv)
 			       "                      fatal, or logger(1)'s "
 			       "names: emerg alert crit err\n"
 			       "                      warning notice info debug, "
-			       "or facility.level.\n"
-			       "                      Numbers are Android's, as "
-			       "in logcat: -p 3 is DEBUG\n"
-			       "                      (syslog's 3 is err: write "
-			       "-p err)\n"
+			       "facility.level (user.err),\n"
+			       "                      or syslog's numbers 0 "
+			       "(emerg) to 7 (debug), as logger:\n"
+			       "                      0-2 are F, 3 E, 4 W, 5-6 I, "
+			       "7 D (not Android's 2-7)\n"
 			       "  -t, --tag TAG       the tag (default "
 			       "'shmlog')\n"
 			       "      --create        create the buffer named with "
@@ -532,7 +622,7 @@ static int cmd_write(int argc, char **argv)
 		}
 		for (int i = optind; i < argc; i++)
 			p += sprintf(p, "%s%s", i > optind ? " " : "", argv[i]);
-		err = shmlog_write_ex(h, wflags, 0, prio, tag, msg, strlen(msg));
+		err = cli_write_line(h, wflags, 0, prio, tag, msg, strlen(msg));
 		free(msg);
 	} else {
 		char *line = NULL;
@@ -541,8 +631,8 @@ static int cmd_write(int argc, char **argv)
 		while (!err && (n = getline(&line, &cap, stdin)) >= 0) {
 			if (n && line[n - 1] == '\n')
 				line[--n] = '\0';
-			err = shmlog_write_ex(h, wflags, 0, prio, tag, line,
-					      (size_t)n);
+			err = cli_write_line(h, wflags, 0, prio, tag, line,
+					     (size_t)n);
 		}
 		free(line);
 	}
@@ -560,7 +650,7 @@ static int cmd_level(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+b:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+b:h", opts)) != -1) {
 		if (c == 'b') {
 			if (cli_set_buffer("level", optarg))
 				return 2;
@@ -637,7 +727,8 @@ static const struct command {
 	 "several processes log while a reader follows; prints a summary"},
 	{"create", cmd_create,
 	 "create a buffer (--size, --mode, --group, --lanes, --clock)"},
-	{"rm", cmd_rm, "remove a buffer"},
+	{"rm", cmd_rm,
+	 "remove a buffer (refused while writers are live: --force)"},
 	{"clear", cmd_clear, "hide the records written so far"},
 	{"ls", cmd_ls, "list buffers"},
 	{"info", cmd_info, "describe a buffer"},
@@ -657,19 +748,22 @@ static const struct command {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: shmlog COMMAND [-b NAME] [options]\n\n"
+	fprintf(f, "usage: shmlog [-b NAME] COMMAND [-b NAME] [options]\n\n"
 		   "Daemon-less logging into shared memory. NAME is a buffer "
 		   "(/dev/shm/shmlog.NAME)\nor an absolute path; the default "
-		   "is $SHMLOG_BUFFER, else 'main'.\n\ncommands:\n");
+		   "is $SHMLOG_BUFFER, else 'main'. -b may come\nbefore the "
+		   "command too (shmlog -b app cat), as logcat takes it.\n\n"
+		   "commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n`shmlog COMMAND --help` shows a command's options, "
 		   "`shmlog --version` the version.\n");
 }
 
-/* The library ignores a bad $SHMLOG_TAGS as a whole (it then logs
- * everything, never nothing) and never prints: say it here. */
-static void check_env_tags(void)
+/* The library ignores a bad $SHMLOG_TAGS as a whole (it then follows the
+ * buffer's filter alone) and prints only with SHMLOG_DEBUG=1: say it here,
+ * once, whatever the command. */
+static void check_env_tags(const char *cmd)
 {
 	const char *env = getenv("SHMLOG_TAGS");
 	size_t bad = 0;
@@ -677,9 +771,82 @@ static void check_env_tags(void)
 		return;
 	char tok[80];
 	fprintf(stderr,
-		"shmlog: warning: $SHMLOG_TAGS is ignored: bad token '%s': "
+		"shmlog %s: warning: $SHMLOG_TAGS is ignored: bad token '%s': "
 		CLI_FILTER_HINT "\n",
-		cli_filter_token(env, bad, tok, sizeof(tok)));
+		cmd, cli_filter_token(env, bad, tok, sizeof(tok)));
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[N_COMMANDS];
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	const char *meant = cli_nearest(name, strlen(name), names, N_COMMANDS);
+	if (meant)
+		fprintf(stderr,
+			"shmlog: unknown command '%s': did you mean '%s'?\n"
+			"Try 'shmlog --help'.\n",
+			name, meant);
+	else {
+		fprintf(stderr, "shmlog: unknown command '%s'\n\n", name);
+		usage(stderr);
+	}
+	return 2;
+}
+
+/* Options before the command, as logcat takes them ("shmlog -b app cat"):
+ * -b NAME, -bNAME, --buffer NAME and --buffer=NAME. Each is handed to the
+ * command as "-b NAME" right after its name (so `cat` merges several).
+ * Returns the index of the command in @argv, or -1 after saying what is
+ * wrong. */
+static int global_options(int argc, char **argv, const char **bufs, int *nbufs)
+{
+	int i = 1;
+	while (i < argc && argv[i][0] == '-' && strcmp(argv[i], "-h") &&
+	       strcmp(argv[i], "--help") && strcmp(argv[i], "--version")) {
+		const char *a = argv[i], *name = NULL;
+		if (!strcmp(a, "-b") || !strcmp(a, "--buffer")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "shmlog: %s needs a buffer "
+						"name: shmlog -b NAME COMMAND\n",
+					a);
+				return -1;
+			}
+			name = argv[++i];
+		} else if (!strncmp(a, "--buffer=", 9)) {
+			name = a + 9;
+		} else if (!strncmp(a, "-b", 2)) {
+			name = a + 2;
+		} else {
+			fprintf(stderr,
+				"shmlog: unknown option '%s' before the "
+				"command: only -b NAME may come before it; "
+				"give the others after it (shmlog COMMAND %s)\n"
+				"Try 'shmlog --help'.\n",
+				a, a);
+			return -1;
+		}
+		if (*nbufs == 64) {
+			fprintf(stderr, "shmlog: too many -b: 64 at most\n");
+			return -1;
+		}
+		bufs[(*nbufs)++] = name;
+		i++;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "shmlog: no command given\n\n");
+		usage(stderr);
+		return -1;
+	}
+	return i;
 }
 
 int main(int argc, char **argv)
@@ -688,7 +855,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	const char *cmd = argv[1];
+	const char *bufs[64];
+	int nbufs = 0;
+	int at = global_options(argc, argv, bufs, &nbufs);
+	if (at < 0)
+		return 2;
+	const char *cmd = argv[at];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -698,12 +870,31 @@ int main(int argc, char **argv)
 		printf("shmlog %s\n", SHMLOG_VERSION);
 		return 0;
 	}
-	check_env_tags();
+	const struct command *c = find_command(cmd);
+	if (!c)
+		return unknown_command(cmd);
+	check_env_tags(c->name);
 	cli_catch_signals();
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (!strcmp(cmd, commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "shmlog: unknown command '%s'\n\n", cmd);
-	usage(stderr);
-	return 2;
+	/* The command's argv: its name as getopt's messages should say it,
+	 * the -b given before it, then its own arguments. */
+	char prog[32];
+	snprintf(prog, sizeof(prog), "shmlog %s", c->name);
+	int n = 1 + 2 * nbufs + (argc - at - 1);
+	char **av = calloc((size_t)n + 1, sizeof(*av));
+	if (!av) {
+		fprintf(stderr, "shmlog %s: out of memory\n", c->name);
+		return 1;
+	}
+	int k = 0;
+	av[k++] = prog;
+	for (int i = 0; i < nbufs; i++) {
+		av[k++] = "-b";
+		av[k++] = (char *)bufs[i];
+	}
+	for (int i = at + 1; i < argc; i++)
+		av[k++] = argv[i];
+	av[k] = NULL;
+	int rc = c->run(n, av);
+	free(av);
+	return rc;
 }

@@ -10,7 +10,29 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "utf8.h"
 #include "write.h"
+
+size_t cli_line_piece(const char *line, size_t len)
+{
+	if (len <= SHMLOG_MSG_MAX)
+		return len;
+	return shmlog__utf8_cut(line, SHMLOG_MSG_MAX); /* line[max] exists */
+}
+
+int cli_write_line(shmlog_t *h, unsigned flags, pid_t pid, int prio,
+		   const char *tag, const char *line, size_t len)
+{
+	do {
+		size_t n = cli_line_piece(line, len);
+		int err = shmlog_write_ex(h, flags, pid, prio, tag, line, n);
+		if (err)
+			return err;
+		line += n;
+		len -= n;
+	} while (len);
+	return 0;
+}
 
 int cli_syslog_level_prio(int level)
 {
@@ -55,8 +77,11 @@ static bool is_facility(const char *s, size_t n)
 
 int cli_parse_priority(const char *s)
 {
-	if (!s)
+	if (!s || !s[0])
 		return -EINVAL;
+	if (s[0] >= '0' && s[0] <= '9') /* syslog's numbers, not Android's */
+		return !s[1] && s[0] <= '7' ? cli_syslog_level_prio(s[0] - '0')
+					    : -EINVAL;
 	const char *dot = strchr(s, '.');
 	if (dot) { /* facility.level: the facility is checked, then dropped */
 		if (!is_facility(s, (size_t)(dot - s)))
@@ -64,7 +89,8 @@ int cli_parse_priority(const char *s)
 		int level = syslog_level_named(dot + 1);
 		return level < 0 ? -EINVAL : cli_syslog_level_prio(level);
 	}
-	/* logcat's letters, numbers and names first: "3" is DEBUG */
+	/* logcat's letters and shmlog's names: "info" and "debug" mean the
+	 * same in both schemes, "warn" and "error" too */
 	int p = shmlog_prio_parse(s);
 	if (p >= 0)
 		return p;

@@ -33,7 +33,7 @@ has "--create made it" "made" "$("$S" cat -b $B-made)"
 # --- write -p: logcat's letters and numbers, logger's names
 for p in "emerg F" "alert F" "crit F" "err E" "error E" "warning W" "warn W" \
 	"notice I" "info I" "debug D" "user.err E" "local3.debug D" "daemon.notice I" \
-	"3 D" "6 E" "W W" "verbose V"; do
+	"3 E" "6 I" "7 D" "0 F" "W W" "verbose V"; do
 	set -- $p
 	reset
 	ok "write -p $1" "$S" write -b $B -p "$1" -t prio "as $1"
@@ -41,7 +41,8 @@ for p in "emerg F" "alert F" "crit F" "err E" "error E" "warning W" "warn W" \
 done
 bad "bad facility" "bad priority.*facility.level" "$S" write -b $B -p nosuch.err x
 bad "bad level" "bad priority" "$S" write -b $B -p user.loud x
-has "help says -p 3 is DEBUG" "-p 3 is DEBUG" "$("$S" write --help)"
+has "help says numbers are syslog's" "syslog's numbers 0" "$("$S" write --help)"
+bad "Android's numbers refused" "not Android's" "$S" write -b $B -p 8 x
 bad "unknown option says try --help" "try .shmlog write --help" "$S" write -b $B --frob
 
 # --- write obeys `shmlog level`, --no-filter bypasses it

@@ -24,6 +24,15 @@ static void test_parse(void)
 	CHECK_EQ(shmlog_parse_filter("net:D :W", &bad), -EINVAL);
 	CHECK_EQ(bad, 6);
 	CHECK_EQ(shmlog_parse_filter("net:DD", &bad), -EINVAL);
+	/* '=' and '*' inside a tag are mistakes, never tags to store */
+	CHECK_EQ(shmlog_parse_filter("net=D", &bad), -EINVAL);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(shmlog_parse_filter("ui:W net=D *:S", &bad), -EINVAL);
+	CHECK_EQ(bad, 5);
+	CHECK_EQ(shmlog_parse_filter("a=b:W", &bad), -EINVAL);
+	CHECK_EQ(shmlog_parse_filter("net*:D", &bad), -EINVAL);
+	CHECK_EQ(shmlog_parse_filter("**:D", &bad), -EINVAL);
+	CHECK_EQ(shmlog_parse_filter("* *:W", &bad), 0);
 	CHECK_EQ(shmlog_parse_filter(NULL, &bad), -EINVAL);
 	char longtag[100];
 	memset(longtag, 'x', 80);
@@ -100,6 +109,9 @@ static void test_live(const char *b)
 	size_t bad = 0;
 	CHECK_EQ(shmlog_set_filter(b, "net:W bogus:Z", &bad), -EINVAL);
 	CHECK_EQ(bad, 6);
+	CHECK_EQ(shmlog_get_filter(b, spec, sizeof(spec)), 9); /* unchanged */
+	CHECK_EQ(shmlog_set_filter(b, "net=D *:W", &bad), -EINVAL);
+	CHECK_EQ(bad, 0);
 	CHECK_EQ(shmlog_get_filter(b, spec, sizeof(spec)), 9); /* unchanged */
 
 	/* a process started later inherits the spec */

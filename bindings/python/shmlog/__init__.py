@@ -309,17 +309,30 @@ class Handler(_logging.Handler):
     Records that the buffer's live filter (`shmlog level`) turns off are
     dropped before they are formatted. A failure never raises into the
     application: it goes to handleError(), as with every logging handler.
-    If the buffer cannot be opened, the constructor raises (create=True,
-    the default, creates it if missing).
+    If the buffer cannot be opened, the constructor raises: a buffer named
+    here must exist (NotFoundError, which says so) unless create=True, so
+    that a mistyped name is an error, not a new buffer, as with `shmlog
+    write -b`; the default buffer (buffer=None: $SHMLOG_BUFFER, else
+    "main") is created when missing.
 
     The handler takes no lock: shmlog's write is thread-safe and lock-free.
     """
 
-    def __init__(self, buffer=None, level=_logging.NOTSET, create=True):
+    def __init__(self, buffer=None, level=_logging.NOTSET, create=False):
         super().__init__(level)
         # a Buffer passed in stays the caller's: close() leaves it open
         self._own = not isinstance(buffer, Buffer)
-        self.buffer = Buffer(buffer, create) if self._own else buffer
+        if not self._own:
+            self.buffer = buffer
+            return
+        try:
+            self.buffer = Buffer(buffer, create or buffer is None)
+        except NotFoundError as e:
+            raise NotFoundError(
+                e.errno, "buffer does not exist: create it (`shmlog create "
+                "-b %s`, shmlog.create()) or pass create=True; a name given "
+                "to Handler is never created by mistake" % buffer,
+                buffer) from None
 
     def createLock(self):
         self.lock = None  # emit() needs none (see the class comment)

@@ -73,6 +73,7 @@ def test_bad_arguments(bufname):
 
 
 def logger_for(bufname, name, **kw):
+    kw.setdefault("create", True)
     h = shmlog.Handler(buffer=bufname, **kw)
     lg = logging.getLogger(name)
     lg.handlers[:] = [h]
@@ -187,6 +188,14 @@ def test_handler_never_raises(bufname):
 def test_handler_missing_buffer_raises_at_construction(bufname):
     with pytest.raises(shmlog.NotFoundError):
         shmlog.Handler(buffer=bufname, create=False)
+    # a mistyped name is an error by default, not a new buffer
+    with pytest.raises(shmlog.NotFoundError) as ei:
+        shmlog.Handler(buffer=bufname)
+    assert "create=True" in str(ei.value) and ei.value.filename == bufname
+    assert not os.path.exists(shmlog.path(bufname))
+    h = shmlog.Handler(buffer=bufname, create=True)
+    h.close()
+    assert os.path.exists(shmlog.path(bufname))
 
 
 def test_handler_threads(bufname):
@@ -223,6 +232,15 @@ def test_reader_filter(bufname):
     with pytest.raises(shmlog.Error) as ei:
         shmlog.Reader(bufname, filter="net:Q")
     assert ei.value.errno == errno.EINVAL and "net:Q" in str(ei.value)
+    # a malformed token is refused, never stored as a tag named "net=D"
+    for bad in ("net=D", "net*:D"):
+        with pytest.raises(shmlog.Error) as ei:
+            shmlog.Filter(bad)
+        assert ei.value.errno == errno.EINVAL and bad in str(ei.value)
+        with pytest.raises(shmlog.Error) as ei:
+            shmlog.set_filter(bufname, bad + " *:W")
+        assert ei.value.errno == errno.EINVAL
+    assert shmlog.get_filter(bufname) == ""
 
 
 def test_follow_times_out(bufname):

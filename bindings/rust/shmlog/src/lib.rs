@@ -413,6 +413,26 @@ impl Record {
     }
 }
 
+/// A record as `shmlog cat -v brief` shows it: `W/net     ( 1234): link
+/// down`, with ` [truncated]` after a record its writer cut to fit. The
+/// message is shown as text ([`Record::message`]).
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{:<8}({:>5}): {}",
+            self.prio_char(),
+            self.tag,
+            self.pid,
+            self.message()
+        )?;
+        if self.truncated() {
+            f.write_str(" [truncated]")?;
+        }
+        Ok(())
+    }
+}
+
 /// Records of lane `lane` lost just before its next record: overwritten
 /// before this reader got them, or torn (a writer died mid-record, or the
 /// record failed validation).
@@ -429,11 +449,36 @@ impl Lost {
     }
 }
 
+/// `--- 12 records lost (lane 3: 12 overwritten, 0 torn) ---`, as the
+/// Python binding says it.
+impl fmt::Display for Lost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "--- {} records lost (lane {}: {} overwritten, {} torn) ---",
+            self.count(),
+            self.lane,
+            self.overwritten,
+            self.torn
+        )
+    }
+}
+
 /// What a [`Reader`] yields: a record, or a loss report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     Record(Record),
     Lost(Lost),
+}
+
+/// The record's or the loss report's own `Display`.
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Record(r) => r.fmt(f),
+            Event::Lost(l) => l.fmt(f),
+        }
+    }
 }
 
 /// Reads a buffer's records, oldest first, merged across lanes in time

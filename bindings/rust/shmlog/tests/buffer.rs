@@ -234,6 +234,13 @@ fn errors() {
         22
     );
     assert_eq!(Filter::new("net:Q").unwrap_err().errno(), 22);
+    // malformed tokens are refused, never stored as a tag named "net=D"
+    assert_eq!(Filter::new("net=D").unwrap_err().errno(), 22);
+    assert_eq!(Filter::new("net*:D").unwrap_err().errno(), 22);
+    assert_eq!(
+        shmlog::set_filter(b.name(), "net=D *:W").unwrap_err().errno(),
+        22
+    );
     assert_eq!(
         shmlog::set_filter(b.name(), "a:B:C").unwrap_err().errno(),
         22
