@@ -25,10 +25,10 @@ until_ok() { # until_ok SECONDS COMMAND...: poll COMMAND every 50 ms until it su
 gone() { ! kill -0 "$1" 2>/dev/null; }
 has_record() { [ -n "$("$S" cat -b "$1" -v raw -e "$2")" ]; } # has_record BUFFER REGEX
 live_writers() { "$S" info -b "$1" | grep -qE "^writers: +$2 live"; } # live_writers BUFFER REGEX
-# Process $1 has slept and woken $2 more times than when called; for a
-# follower, each wake-up is a look at its buffers (a timed-out wait).
+# How often process $1 has slept (its voluntary context switches); for a
+# follower, each wake-up is a chance to look at its buffers.
 woke() { awk '/^voluntary_ctxt_switches/ {print $2}' /proc/"$1"/status 2>/dev/null; }
-wakes_since() { # wakes_since PID COUNT_BEFORE N
+wakes_since() { # wakes_since PID COUNT_BEFORE N: N wake-ups since then
 	local now; now=$(woke "$1") && [ -n "$now" ] && [ $((now - $2)) -ge "$3" ]
 }
 cleanup() {
