@@ -17,14 +17,15 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 jobs=$(nproc)
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 started=$SECONDS
 report=() # one line per suite, repeated at the end
 
 tally() { # tally NAME PASSED FAILED SKIPPED DETAIL
 	passed=$((passed + $2)) failed=$((failed + $3)) skipped=$((skipped + $4))
 	local line
 	# not the final line's form, which CI looks for alone on its line
-	line=$(printf '%-8s passed %4d, failed %d, skipped %d%s' "$1" "$2" "$3" "$4" "$5")
+	line=$(printf '%-8s passed %4d, failed %d, skipped %d in %4d s%s' "$1" "$2" "$3" "$4" \
+		$((SECONDS - started)) "$5")
 	report+=("$line")
 	echo "=== $line ==="
 }
@@ -32,6 +33,7 @@ tally() { # tally NAME PASSED FAILED SKIPPED DETAIL
 # configure and build @dir; on failure, say so and count one failure
 build() { # build NAME DIR CMAKE_ARGS...
 	local name=$1 dir=$2; shift 2
+	started=$SECONDS
 	echo "=== $name: build ==="
 	mkdir -p "$dir"
 	if ! cmake -S . -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1; then
