@@ -27,6 +27,10 @@
  * buffer's chunk table is read: how many of its chunks each writer holds, and in how
  * many runs of neighbouring chunks (1 per writer: each holds one stretch
  * of the buffer; as many as its chunks: interleaved chunk by chunk).
+ * "Halfway" is once both writers are halfway through their runs, and
+ * neither closes its handle before the table is read: on a busy machine
+ * one may finish before the other is halfway, and a closed writer's
+ * chunks go to whoever writes on.
  *
  * A developer's tool: it reads the chunk table through the library's
  * internal header. Not installed. Needs two CPUs.
@@ -64,6 +68,8 @@ static const char *const mode_name[N_MODES] = {"alone", "shared", "own",
 struct board {
 	_Atomic int ready;
 	_Atomic int go;
+	_Atomic int halfway; /* writers halfway through their run */
+	_Atomic int layout_read;
 	double ns_per_call[2]; /* the median batch's, per writer */
 	int failed[2];
 	char layout[512]; /* the chunk table halfway through writer 0's run */
@@ -113,10 +119,28 @@ static void layout(shmlog_t *h, char *out, size_t len)
 					       l, chunks[l], runs[l]);
 }
 
-/* A writer process: pinned to @cpu, it opens @name, warms up, waits for
- * the start, times its batches and posts the median in @b. */
+/* Writer 0 of @n reads the layout once every writer is halfway (or,
+ * having waited WAIT_S, as it stands); the others wait for that before
+ * they close. Outside the timed batches. */
+static void layout_when_halfway(shmlog_t *h, int slot, int n,
+				struct board *b)
+{
+	uint64_t give_up = bench_now_ns() + (uint64_t)(WAIT_S * 1e9);
+	if (slot == 0) {
+		while (atomic_load(&b->halfway) < n && bench_now_ns() < give_up)
+			sched_yield();
+		layout(h, b->layout, sizeof(b->layout));
+		atomic_store(&b->layout_read, 1);
+	} else {
+		while (!atomic_load(&b->layout_read) && bench_now_ns() < give_up)
+			sched_yield();
+	}
+}
+
+/* A writer process, one of @n: pinned to @cpu, it opens @name, warms up,
+ * waits for the start, times its batches and posts the median in @b. */
 static void __attribute__((noreturn))
-writer(const char *name, int cpu, int slot, struct board *b)
+writer(const char *name, int cpu, int slot, int n, struct board *b)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -137,14 +161,25 @@ writer(const char *name, int cpu, int slot, struct board *b)
 		if (bench_now_ns() > give_up)
 			_exit(1); /* the parent is gone */
 	long k = 0;
+	bool read = false;
 	for (long j = 0; j < BATCHES; j++) {
 		uint64_t t0 = bench_now_ns();
 		for (int i = 0; i < BATCH; i++)
 			write_one(h, k++);
 		t[j] = (double)(bench_now_ns() - t0) / BATCH;
-		if (slot == 0 && j == BATCHES / 2)
+		if (j == BATCHES / 2)
+			atomic_fetch_add(&b->halfway, 1);
+		/* writer 0 looks once a batch, past halfway, whether the
+		 * other one is too: one load of a line written twice */
+		if (slot == 0 && !read && j >= BATCHES / 2 &&
+		    atomic_load(&b->halfway) == n) {
 			layout(h, b->layout, sizeof(b->layout));
+			atomic_store(&b->layout_read, 1);
+			read = true;
+		}
 	}
+	if (!read)
+		layout_when_halfway(h, slot, n, b);
 	b->ns_per_call[slot] = quantile(t, BATCHES, 0.5);
 	shmlog_close(h);
 	_exit(0);
@@ -203,7 +238,7 @@ static int run(enum mode m, const char names[2][64], uint64_t size,
 	for (int p = 0; p < n; p++) {
 		pid[p] = fork();
 		if (pid[p] == 0)
-			writer(names[m == OWN ? p : 0], p, p, b);
+			writer(names[m == OWN ? p : 0], p, p, n, b);
 		if (pid[p] < 0)
 			return -1;
 	}

@@ -74,6 +74,18 @@ static inline int test_done(const char *name)
 	return test_failures ? 1 : 0;
 }
 
+/* A test that cannot run its checks here says why on stderr and exits
+ * TEST_SKIP, which CTest shows as skipped (SKIP_RETURN_CODE 77), never as
+ * passed. */
+#define TEST_SKIP 77
+#define test_skip(name, ...)                                                   \
+	do {                                                                   \
+		fprintf(stderr, "%s: skipped: ", (name));                      \
+		fprintf(stderr, __VA_ARGS__);                                  \
+		fputc('\n', stderr);                                           \
+		exit(TEST_SKIP);                                               \
+	} while (0)
+
 /* A buffer name private to this test process. */
 static inline const char *test_buffer(const char *stem)
 {

@@ -300,11 +300,9 @@ static void permissions(void)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		printf("test_access: skipped: needs root to act as other "
-		       "users (setresuid)\n");
-		return 0;
-	}
+	if (geteuid() != 0)
+		test_skip("test_access", "needs root to act as other users "
+			  "(setresuid): run it as root");
 	squatting();
 	permissions();
 	return test_done("test_access");

@@ -117,28 +117,25 @@ static void in_namespace(void)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		printf("test_enospc: skipped: needs root to mount a tmpfs\n");
-		return 0;
-	}
+	if (geteuid() != 0)
+		test_skip("test_enospc", "needs root to mount a tmpfs: run it "
+			  "as root");
 	snprintf(dir, sizeof(dir), "/tmp/shmlog-enospc-%d", (int)getpid());
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		if (unshare(CLONE_NEWNS) ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
-			printf("test_enospc: skipped: cannot make a mount "
-			       "namespace here (%s)\n", strerror(errno));
-			fflush(stdout);
-			_exit(77);
+			fprintf(stderr, "test_enospc: skipped: cannot make a "
+				"mount namespace here (%s)\n", strerror(errno));
+			_exit(TEST_SKIP);
 		}
 		if (mkdir(dir, 0700) ||
 		    mount("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0700")) {
-			printf("test_enospc: skipped: cannot mount a tmpfs "
-			       "(%s)\n", strerror(errno));
+			fprintf(stderr, "test_enospc: skipped: cannot mount a "
+				"tmpfs (%s)\n", strerror(errno));
 			rmdir(dir);
-			fflush(stdout);
-			_exit(77);
+			_exit(TEST_SKIP);
 		}
 		in_namespace();
 		umount2(dir, MNT_DETACH);
@@ -150,8 +147,9 @@ int main(void)
 	int st;
 	REQUIRE(waitpid(pid, &st, 0) == pid);
 	rmdir(dir);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-		return 0;
+	/* the child said why it could not mount */
+	if (WIFEXITED(st) && WEXITSTATUS(st) == TEST_SKIP)
+		return TEST_SKIP;
 	if (WIFSIGNALED(st))
 		fprintf(stderr, "test_enospc: killed by signal %d\n",
 			WTERMSIG(st));

@@ -9,46 +9,14 @@
  * usage: test_stress [PROCS THREADS RECORDS SIZE_KIB]
  */
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "selfcheck.h"
+#include "stall.h"
 #include "test.h"
 
 static const char *buffer;
 static long records;
-
-static uint64_t ns_of(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Where a writing thread stands: wall and CPU time, and how often the
- * scheduler took it off its CPU. */
-struct stand {
-	uint64_t wall, cpu;
-	long preempted;
-};
-
-static struct stand stand_now(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_THREAD, &ru);
-	return (struct stand){ns_of(CLOCK_MONOTONIC),
-			      ns_of(CLOCK_THREAD_CPUTIME_ID), ru.ru_nivcsw};
-}
-
-/* The stall of a window of writes from @a to @b: a write that waited for
- * somebody spun (CPU time) or slept (wall time while never preempted); a
- * thread that a loaded machine took off its CPU is not a stall. */
-static uint64_t stall_ns(const struct stand *a, const struct stand *b)
-{
-	uint64_t cpu = b->cpu - a->cpu, wall = b->wall - a->wall;
-	return b->preempted != a->preempted || wall < cpu ? cpu : wall;
-}
 
 struct wargs {
 	shmlog_t *h;
@@ -65,13 +33,13 @@ static void *writer_thread(void *arg)
 	/* per window of WINDOW calls, not per call: system calls around
 	 * every write would thin out the writers' interleaving */
 	enum { WINDOW = 64 };
-	struct stand s0 = stand_now();
+	struct stall_mark s0 = stall_mark();
 	for (long i = 0; i < records; i++) {
 		size_t len = sc_make(a->id, (uint64_t)i, tag, &prio, msg);
 		if (shmlog_write_n(a->h, prio, tag, msg, len))
 			a->failures++;
 		if (i % WINDOW == WINDOW - 1 || i == records - 1) {
-			struct stand s1 = stand_now();
+			struct stall_mark s1 = stall_mark();
 			uint64_t st = stall_ns(&s0, &s1);
 			if (st > a->worst_ns)
 				a->worst_ns = st;
@@ -101,11 +69,14 @@ static void writer_process(unsigned p, unsigned threads)
 			worst = a[k].worst_ns;
 	}
 	shmlog_close(h);
-	/* a write that waited for somebody would show as a long stall: half
-	 * a second in one window (64 writes cost well under 100 us; a
-	 * sanitizer's build a few times that) */
-	if (worst > 500000000)
+	/* a write that waited for somebody would show as a long stall
+	 * (stall.h): half a second in one window (64 writes cost well under
+	 * 100 us of CPU; a sanitizer's build a few times that) */
+	if (worst > 500000000) {
+		fprintf(stderr, "writer process %u: a window of writes stalled "
+			"%.0f ms\n", p, (double)worst / 1e6);
 		_exit(11);
+	}
 	_exit(failures ? 12 : 0);
 }
 
