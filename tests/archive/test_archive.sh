@@ -197,6 +197,7 @@ ok "SIGTERM: all there" "$CHECK" "$D" "$(written $B-s)" --no-loss
 if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/full" ||
 	! mount -t tmpfs -o size=1M tmpfs "$T/full" 2>/dev/null; then
 	echo "SKIP: full disk: needs root and a tmpfs mount" >&2
+	skipped=1
 else
 	"$S" create -b $B-f --size 64K || exit 1
 	D=$T/full/a
@@ -220,4 +221,7 @@ else
 fi
 
 echo "test_archive: $checks checks, $fail failed"
-exit $((fail > 0))
+[ $fail -gt 0 ] && exit 1
+# a check that could not run makes the test skipped, never passed
+[ -n "${skipped:-}" ] && exit 77
+exit 0
