@@ -690,6 +690,21 @@ int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st)
 	return err;
 }
 
+/* The space census, read guarded (as stat_lanes). */
+static int stat_space(const struct shmlog__seg *s,
+		      struct shmlog_space_stats *out)
+{
+	struct shmlog__guard g;
+	if (sigsetjmp(g.env, 0) != 0) {
+		shmlog__guard_recovered();
+		return -EIO;
+	}
+	shmlog__guard_arm(&g, s);
+	shmlog__space_census(s, out);
+	shmlog__guard_disarm();
+	return 0;
+}
+
 int shmlog_stat_space(const char *name, struct shmlog_space_stats *st)
 {
 	struct shmlog__seg s;
@@ -698,15 +713,7 @@ int shmlog_stat_space(const char *name, struct shmlog_space_stats *st)
 		return err;
 	struct shmlog_space_stats out;
 	memset(&out, 0, sizeof(out));
-	struct shmlog__guard g;
-	if (sigsetjmp(g.env, 0) != 0) {
-		shmlog__guard_recovered();
-		err = -EIO;
-	} else {
-		shmlog__guard_arm(&g, &s);
-		shmlog__space_census(&s, &out);
-		shmlog__guard_disarm();
-	}
+	err = stat_space(&s, &out);
 	shmlog__seg_detach(&s);
 	if (!err)
 		*st = out;

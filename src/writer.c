@@ -946,7 +946,11 @@ print_typed_general(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	if (!p)
 		p = shmlog__defer_site(h, site, fmt, site->types, &id);
 	size_t room = shmlog__defer_room(h);
-	unsigned char blk[SHMLOG_MSG_MAX];
+	/* a record's block (room <= SHMLOG_MSG_MAX), or below the values
+	 * of a text made here: more than the text, each value's encoding
+	 * may be longer than its text (a 1-digit int takes 8 bytes), so
+	 * that a text that fits the record is not cut for its values */
+	unsigned char blk[SHMLOG_MSG_MAX + 1024];
 	bool cut = false;
 	struct shmlog__fmt_typed lay;
 	if (p && room > 4) {

@@ -167,6 +167,52 @@ static void json_values(void)
 	shmlog_close(h);
 }
 
+/* A typed call (SHMLOG_LOG_TO) that finds the table full is formatted by
+ * the caller: a text of the longest a message may be, whose values take
+ * more room encoded than as text, is kept whole. */
+static void table_full_long_text(void)
+{
+	const char *b = test_buffer("deferred-full-long");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024; /* a table of 16 KiB, records of 4000 bytes */
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	static char fmts[600][64];
+	for (int i = 0; i < 600; i++) {
+		snprintf(fmts[i], sizeof(fmts[i]),
+			 "site %04d of many, value %%d, padding padding", i);
+		shmlog_print_ex(h, SHMLOG_WRITE_DEFERRED, SHMLOG_INFO, "fmt",
+				fmts[i], i);
+	}
+	/* a format longer than the room the table has left, whose text is
+	 * 4000 bytes and whose values take more: 16 ints of one digit each,
+	 * 8 bytes each encoded */
+#define LONG_FMT "no room left in the table: %d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%s"
+	static char s[SHMLOG_MSG_MAX - (sizeof(LONG_FMT) - 1 - 18) + 1];
+	memset(s, 'q', sizeof(s) - 1);
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "long", LONG_FMT, 0, 1, 2, 3, 4, 5, 6, 7,
+		      8, 9, 0, 1, 2, 3, 4, 5, s);
+#undef LONG_FMT
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	int ev, found = 0;
+	while ((ev = shmlog_reader_next(r, &rec, NULL)) != SHMLOG_EV_NONE) {
+		if (ev != SHMLOG_EV_RECORD || strcmp(rec.tag, "long"))
+			continue;
+		found++;
+		CHECK(!(rec.flags & SHMLOG_REC_DEFERRED)); /* the table is full */
+		CHECK_EQ(rec.msg_len, SHMLOG_MSG_MAX);
+		CHECK(!(rec.flags & SHMLOG_REC_TRUNCATED));
+	}
+	CHECK_EQ(found, 1);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 /* Formats at distinct addresses until the table is full: the calls after
  * that are formatted by the caller, counted, and read back the same. */
 static void table_full(void)
@@ -395,6 +441,7 @@ int main(void)
 	shmlog_remove(buffer);
 	hostile();
 	table_full();
+	table_full_long_text();
 	killed_registering();
 	scribbled_at_switch();
 	return test_done("test_deferred");
