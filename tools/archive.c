@@ -202,7 +202,8 @@ static int list_files(const struct archiver *a, struct file_info **out,
 					      (int64_t)st.st_mtime};
 	}
 	closedir(d);
-	qsort(v, len, sizeof(*v), cmp_file);
+	if (len) /* v is NULL for none: qsort wants an array */
+		qsort(v, len, sizeof(*v), cmp_file);
 	*out = v;
 	*n = len;
 	return 0;
