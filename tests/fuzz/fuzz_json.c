@@ -20,6 +20,8 @@
  * character but newlines and tabs. A violated property aborts.
  */
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,21 +53,31 @@ static bool text_clean(const char *s, size_t n)
 	return true;
 }
 
-/* The record through tools/format.c in @f's format; checked. */
+/* The record through tools/format.c in @f's format; checked. The output
+ * goes to a memory file (@o->fd), as it goes to stdout: a record of many
+ * lines may be flushed in parts (out_room()); what is checked is all of
+ * it, read back. */
 static void through_format(struct out *o, const struct fmt *f,
 			   const struct shmlog_record *r, const char *fmt,
 			   const char *args, bool cut)
 {
+	static char buf[4u << 20];
+	PROPERTY(ftruncate(o->fd, 0) == 0 && lseek(o->fd, 0, SEEK_SET) == 0);
 	o->len = 0;
 	fmt_record_deferred(o, f, r, fmt, args, cut);
-	PROPERTY(!o->failed && o->len > 0 && o->buf[o->len - 1] == '\n');
+	PROPERTY(out_flush(o) == 0);
+	off_t end = lseek(o->fd, 0, SEEK_END);
+	PROPERTY(end > 0 && (size_t)end <= sizeof(buf) &&
+		 pread(o->fd, buf, (size_t)end, 0) == end);
+	size_t len = (size_t)end;
+	PROPERTY(buf[len - 1] == '\n');
 	if (f->kind == FMT_JSON)
-		PROPERTY(jc_json_valid(o->buf, o->len - 1) &&
-			 !memchr(o->buf, '\n', o->len - 1));
+		PROPERTY(jc_json_valid(buf, len - 1) &&
+			 !memchr(buf, '\n', len - 1));
 	else
-		PROPERTY(text_clean(o->buf, o->len));
+		PROPERTY(text_clean(buf, len));
 	if (f->kind == FMT_RAW) /* one line a record */
-		PROPERTY(!memchr(o->buf, '\n', o->len - 1));
+		PROPERTY(!memchr(buf, '\n', len - 1));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -76,8 +88,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct out o;
 	if (size < 4)
 		return 0;
-	if (!o.buf && out_open(&o, -1) != 0)
-		abort();
+	if (!o.buf) {
+		int fd = memfd_create("fuzz-json-out", MFD_CLOEXEC);
+		if (fd < 0 || out_open(&o, fd) != 0)
+			abort();
+	}
 	size_t cap = 3 + (size_t)data[0];
 	size_t tag_len = data[1] % (SHMLOG_TAG_MAX + 1);
 	size_t fmt_len = (size_t)data[2] | (size_t)data[3] << 8;
