@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -315,6 +316,27 @@ static int open_file(struct sink *s, char *why, size_t whylen)
 		int err = -errno;
 		snprintf(why, whylen, "cannot open %s: %s", s->path,
 			 strerror(errno));
+		return err;
+	}
+	/* A forwarder killed in the middle of a write leaves a torn last
+	 * line; its records go again (the cursor was not saved past them).
+	 * End the torn line, so that the next one starts a line of its own
+	 * instead of running on from the fragment. */
+	struct stat st;
+	char last = '\n';
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		int rd = open(s->path, O_RDONLY | O_CLOEXEC);
+		if (rd >= 0) {
+			if (pread(rd, &last, 1, st.st_size - 1) != 1)
+				last = '\n';
+			close(rd);
+		}
+	}
+	if (last != '\n' && write(fd, "\n", 1) != 1) {
+		int err = -errno;
+		snprintf(why, whylen, "cannot write to %s: %s", s->path,
+			 strerror(errno));
+		close(fd);
 		return err;
 	}
 	s->fd = fd;
