@@ -29,8 +29,10 @@
 #ifndef SHMLOG_ARCHIVE_FORMAT_H
 #define SHMLOG_ARCHIVE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SHMLOG_ARC_MAGIC "shmlARC\n"
 #define SHMLOG_ARC_VERSION 1
@@ -42,6 +44,26 @@
 #define SHMLOG_ARC_PREFIX "shmlog-"
 #define SHMLOG_ARC_SUFFIX ".arc"
 #define SHMLOG_ARC_NAME_LEN (7 + 16 + 4)
+
+/* The number of an archive file named @name (SHMLOG_ARC_PREFIX, 16
+ * decimal digits, SHMLOG_ARC_SUFFIX) into *@no; false for any other
+ * name. */
+static inline bool shmlog__arc_file_number(const char *name, uint64_t *no)
+{
+	size_t plen = strlen(SHMLOG_ARC_PREFIX);
+	if (strlen(name) != SHMLOG_ARC_NAME_LEN ||
+	    strncmp(name, SHMLOG_ARC_PREFIX, plen) ||
+	    strcmp(name + plen + 16, SHMLOG_ARC_SUFFIX))
+		return false;
+	uint64_t v = 0;
+	for (size_t i = plen; i < plen + 16; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	*no = v;
+	return true;
+}
 /* Bytes of a buffer's path kept in a BUFFER entry. */
 #define SHMLOG_ARC_PATH_MAX 1024
 

@@ -70,23 +70,6 @@ struct shmlog__arc {
 
 /* ---- files ---- */
 
-static bool name_number(const char *name, uint64_t *no)
-{
-	size_t plen = strlen(SHMLOG_ARC_PREFIX);
-	if (strlen(name) != SHMLOG_ARC_NAME_LEN ||
-	    strncmp(name, SHMLOG_ARC_PREFIX, plen) ||
-	    strcmp(name + plen + 16, SHMLOG_ARC_SUFFIX))
-		return false;
-	uint64_t v = 0;
-	for (size_t i = plen; i < plen + 16; i++) {
-		if (name[i] < '0' || name[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(name[i] - '0');
-	}
-	*no = v;
-	return true;
-}
-
 /* The smallest file number above @after (or at least @after if
  * @inclusive), or the largest of all (@newest). -ENOENT if none. */
 static int find_file(const char *dir, uint64_t after, bool inclusive,
@@ -100,7 +83,7 @@ static int find_file(const char *dir, uint64_t after, bool inclusive,
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		uint64_t no;
-		if (!name_number(e->d_name, &no))
+		if (!shmlog__arc_file_number(e->d_name, &no))
 			continue;
 		if (newest) {
 			if (!found || no > best)

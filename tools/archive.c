@@ -142,23 +142,6 @@ static void file_path(const struct archiver *a, uint64_t no, char *buf,
 
 /* ---- the archive's files ---- */
 
-static bool file_number(const char *name, uint64_t *no)
-{
-	size_t plen = strlen(SHMLOG_ARC_PREFIX);
-	if (strlen(name) != SHMLOG_ARC_NAME_LEN ||
-	    strncmp(name, SHMLOG_ARC_PREFIX, plen) ||
-	    strcmp(name + plen + 16, SHMLOG_ARC_SUFFIX))
-		return false;
-	uint64_t v = 0;
-	for (size_t i = plen; i < plen + 16; i++) {
-		if (name[i] < '0' || name[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(name[i] - '0');
-	}
-	*no = v;
-	return true;
-}
-
 struct file_info {
 	uint64_t no;
 	uint64_t size;
@@ -184,7 +167,7 @@ static int list_files(const struct archiver *a, struct file_info **out,
 	while ((e = readdir(d))) {
 		uint64_t no;
 		struct stat st;
-		if (!file_number(e->d_name, &no) ||
+		if (!shmlog__arc_file_number(e->d_name, &no) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
