@@ -141,6 +141,9 @@ struct sink_rec {
  * forwarder asks the reader for them)? */
 bool sink_wants_deferred(const struct sink *s);
 
+/* Mark the end of a message in @b (its records' ends, for delivery
+ * counts): 0, or -ENOMEM. */
+int batch_end_message(struct batch *b);
 /* Append a record / a loss message to @b formatted for @s. 0 or -ENOMEM. */
 int batch_add_record(struct batch *b, struct sink *s,
 		     const struct sink_rec *rec);

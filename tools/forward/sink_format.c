@@ -51,7 +51,7 @@ static int reserve(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-static int batch_end_message(struct batch *b)
+int batch_end_message(struct batch *b)
 {
 	if (b->n == b->ncap) {
 		size_t ncap = b->ncap ? b->ncap * 2 : 256;

@@ -229,18 +229,7 @@ static uint64_t now_ns(void)
 
 static int end_record(struct batch *b, struct jw *w)
 {
-	if (w->err)
-		return w->err;
-	if (b->n == b->ncap) {
-		size_t ncap = b->ncap ? b->ncap * 2 : 256;
-		size_t *ne = realloc(b->ends, ncap * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		b->ends = ne;
-		b->ncap = ncap;
-	}
-	b->ends[b->n++] = b->len;
-	return 0;
+	return w->err ? w->err : batch_end_message(b);
 }
 
 int otlp_add_record(struct batch *b, const struct sink_rec *rec)
