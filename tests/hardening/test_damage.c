@@ -523,13 +523,13 @@ static void big_flipped(void)
 		pids[i] = p;
 	}
 	close(hold[0]);
+	close(done[1]); /* a writer that dies: EOF, not a wait for ever */
 	for (unsigned i = 0; i < writers; i++) {
 		char c;
 		REQUIRE(read(done[0], &c, 1) == 1);
 	}
 	close(hold[1]);
 	close(done[0]);
-	close(done[1]);
 	for (unsigned i = 0; i < writers; i++)
 		CHECK_EQ(hw_reap(pids[i]), 0);
 	struct dump d0;

@@ -98,6 +98,7 @@ struct run {
 	const struct sweep_case *c;
 	const char *buffer;
 	shmlog_t *h; /* threads: the one handle */
+	pid_t pids[16]; /* processes */
 	long per_writer;
 	/* shared with writer processes */
 	struct counts {
@@ -211,8 +212,27 @@ static void take(struct run *rn, struct tally *t, const struct shmlog_record *re
 	t->seen[w][i >> 3] |= bit;
 }
 
+/* Writers still writing: not done, and (processes) not exited either, so
+ * that a writer that died does not keep the follower following. */
+static bool writers_left(const struct run *rn)
+{
+	if (atomic_load(&rn->n->done) >= rn->c->writers)
+		return false;
+	if (!rn->c->processes)
+		return true; /* a thread that faults ends the whole case */
+	for (unsigned w = 0; w < rn->c->writers; w++) {
+		siginfo_t si = {0};
+		/* WNOWAIT: looked at, left to be reaped and judged later */
+		if (waitid(P_PID, (id_t)rn->pids[w], &si,
+			   WEXITED | WNOHANG | WNOWAIT) != 0 ||
+		    si.si_pid == 0)
+			return true;
+	}
+	return false; /* every one exited, done or not */
+}
+
 /* Read until nothing is left; a follower first follows until the writers
- * are done. Bounded: the writers write a fixed count and end. */
+ * are done or gone. Bounded: the writers write a fixed count and end. */
 static void read_all(struct run *rn, shmlog_reader_t *r, struct tally *t,
 		     bool follow)
 {
@@ -227,7 +247,7 @@ static void read_all(struct run *rn, shmlog_reader_t *r, struct tally *t,
 		if (ev == SHMLOG_EV_LOST)
 			continue;
 		REQUIRE(ev == SHMLOG_EV_NONE);
-		if (follow && atomic_load(&rn->n->done) < rn->c->writers) {
+		if (follow && writers_left(rn)) {
 			shmlog_reader_wait(r, 50);
 			continue;
 		}
@@ -282,7 +302,7 @@ static int run_case(const struct sweep_case *c, bool longer)
 	if (c->follow)
 		REQUIRE(shmlog_reader_open(rn.buffer, 0, &r) == 0);
 
-	pid_t pids[16];
+	pid_t *pids = rn.pids;
 	pthread_t th[16];
 	struct thread_arg ta[16];
 	if (c->processes) {
