@@ -32,8 +32,9 @@ of the forwarders.
 
 Root, ip(8), unshare(1) and the kernel's veth and bridge are needed; else
 it exits 77 saying which. Namespaces, links and processes are removed on
-any exit, SIGINT and SIGTERM included; ones left by a run that was killed
-with SIGKILL are removed by the next run.
+any exit, SIGINT and SIGTERM included. Killed with SIGKILL, it takes its
+processes along (a parent death signal); the namespaces, links and files
+it leaves are removed by the next run.
 """
 import ipaddress
 import json
@@ -59,7 +60,7 @@ BURST = 20000        # records a bursting host writes flat out, collector down
 FLOOD = 8000         # records each host writes flat out, collector up
 PREFIX = "shmlog-fleet-"
 TAG = "shfl%d" % os.getpid()    # bridge; veths are TAG + "h" + N
-TMP = tempfile.mkdtemp(prefix="shmlog-fleet-")
+TMP = tempfile.mkdtemp(prefix="shmlog-fleet-%d-" % os.getpid())
 CHILDREN = []
 FAILS = []
 CLEANED = []
@@ -135,6 +136,11 @@ def remove_stale():
     for name, pid in re.findall(r"^\d+: (shfl(\d+)[^:@]*)", out, re.M):
         if not pid_alive(int(pid)):
             run("ip", "link", "delete", name, check_rc=False)
+    tmp = tempfile.gettempdir()
+    for d in os.listdir(tmp):
+        m = re.match(r"shmlog-fleet-(\d+)-", d)
+        if m and not pid_alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(tmp, d), ignore_errors=True)
 
 
 def pick_subnet():
@@ -208,12 +214,18 @@ class Fleet:
 FLEET = None
 
 
+def orphan_proof(cmd):
+    """@cmd killed when this script dies, even by SIGKILL (the parent
+    death signal survives the execs that follow)."""
+    return ["setpriv", "--pdeathsig", "KILL", "--"] + cmd
+
+
 def in_host(h, cmd, hostname=False):
     """@cmd run in host @h's network namespace; with @hostname in a UTS
     namespace of its own named fleet-hH (what gethostname() returns: the
     forwarder's host field). Each exec replaces the last: the pid is the
     command's."""
-    pre = ["ip", "netns", "exec", ns_name(h)]
+    pre = orphan_proof(["ip", "netns", "exec", ns_name(h)])
     if hostname:
         pre += ["unshare", "--uts", "sh", "-c",
                 'echo "$0" >/proc/sys/kernel/hostname && exec "$@"',
@@ -287,7 +299,8 @@ class Collector:
         raise NotImplementedError
 
     def start(self):
-        self.proc = subprocess.Popen(self.argv(), stdout=open(self.log, "a"),
+        self.proc = subprocess.Popen(orphan_proof(self.argv()),
+                                     stdout=open(self.log, "a"),
                                      stderr=subprocess.STDOUT)
         CHILDREN.append(self.proc)
 
@@ -650,10 +663,10 @@ def main():
     global FLEET
     if os.geteuid() != 0:
         skip("needs root (network namespaces, veth pairs)")
-    for tool in ("ip", "unshare"):
+    for tool in ("ip", "unshare", "setpriv"):
         if not shutil.which(tool):
             skip("%s not installed (Debian package %s)"
-                 % (tool, {"ip": "iproute2", "unshare": "util-linux"}[tool]))
+                 % (tool, {"ip": "iproute2"}.get(tool, "util-linux")))
     remove_stale()
     FLEET = Fleet()
     try:
