@@ -422,6 +422,7 @@ class OtlpSink:
     def __init__(self):
         import http.server
         self.bodies = []
+        self.bytes = 0
         self.lock = threading.Lock()
         sink = self
 
@@ -435,6 +436,7 @@ class OtlpSink:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 with sink.lock:
                     sink.bodies.append(body)
+                    sink.bytes += len(body)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", "2")
@@ -700,7 +702,7 @@ def main():
         h.write("quiet", 5 * STEADY_SECONDS, 5)
         rate = 40 * (h.h + 1)
         h.write("busy", rate * STEADY_SECONDS, rate)
-    kills = []
+    kills, restarts, caught_up = [], [], []
 
     def outage(bursting):
         """SIGKILL the collector; the @bursting hosts overrun their rings
@@ -716,15 +718,22 @@ def main():
             h.writers[-1].wait(timeout=120)
         time.sleep(1)  # the outage itself, not a synchronisation
         col.start()
+        restarts.append((time.monotonic(), pump()))
         return tags
 
-    bursts = outage(hosts[HOSTS // 2:])
-    check(wait_until(lambda: pump() and all(h.has(t, BURST - 1)
-                                            for h, t in bursts), 180,
-                     "the bursts' last records after the restart"),
-          "the bursts' last records arrive after restart 1")
+    def catch_up(bursts):
+        """Until the bursts' last records are in: the backlog taken."""
+        check(wait_until(lambda: pump() and all(h.has(t, BURST - 1)
+                                                for h, t in bursts), 180,
+                         "the bursts' last records after the restart"),
+              "the bursts' last records arrive after restart %d"
+              % len(restarts))
+        caught_up.append((time.monotonic(), pump()))
+
+    catch_up(outage(hosts[HOSTS // 2:]))
     # a flood by every host at once, the collector up: what it takes
     n0, c0, w0 = pump(), col.cpu_now(), time.monotonic()
+    me0 = sum(os.times()[:2])
     f0 = sum(cpu_seconds(h.fwd.pid) for h in hosts)
     floods = [(h, h.write("flood", FLOOD, 0)) for h in hosts]
     check(wait_until(lambda: pump() and all(h.has(t, FLOOD - 1)
@@ -733,8 +742,9 @@ def main():
           "the floods' last records arrive")
     flood_s = time.monotonic() - w0
     flood = (pump() - n0, flood_s, col.cpu_now() - c0,
-             sum(cpu_seconds(h.fwd.pid) for h in hosts) - f0)
-    bursts += outage(hosts[:HOSTS // 2])
+             sum(cpu_seconds(h.fwd.pid) for h in hosts) - f0,
+             sum(os.times()[:2]) - me0)
+    catch_up(outage(hosts[:HOSTS // 2]))
     for h in hosts:
         for w in h.writers:
             w.wait(timeout=300)
@@ -762,9 +772,9 @@ def main():
     pump()
 
     # ---- per host: delivered + lost = written
-    log("%-9s %8s %9s %7s %5s %6s  %s" % ("host", "written", "delivered",
-                                         "lost", "dups", "fwdCPU",
-                                         "forwarder said"))
+    log("%-9s %8s %9s %7s %5s %7s %6s  %s" % (
+        "host", "written", "delivered", "lost", "dups", "batches", "fwdCPU",
+        "forwarder said"))
     total = {"written": 0, "delivered": 0, "lost": 0, "dups": 0}
     for h in hosts:
         written = sum(h.written.values())
@@ -803,8 +813,10 @@ def main():
         check(m and int(m.group(2)) == len(lost),
               "%s: the forwarder counts %s lost, its loss messages %d"
               % (h.name, m.group(2) if m else "?", len(lost)))
-        log("%-9s %8d %9d %7d %5d %5.2fs  %s" % (
-            h.name, written, len(delivered), len(lost), dups, h.fwd_cpu,
+        batches = re.search(r" in (\d+) batches", said[-1]) if said else None
+        log("%-9s %8d %9d %7d %5d %7s %5.2fs  %s" % (
+            h.name, written, len(delivered), len(lost), dups,
+            batches.group(1) if batches else "?", h.fwd_cpu,
             said[-1].split(": ", 2)[-1][:90] if said else "(nothing)"))
         total["written"] += written
         total["delivered"] += len(delivered)
@@ -817,21 +829,31 @@ def main():
     # ---- what one collector took
     fwd_cpu = sum(h.fwd_cpu for h in hosts)
     received = total["delivered"] + total["dups"]
-    n, secs, ccpu, fcpu = flood
+    n, secs, ccpu, fcpu, mecpu = flood
     log("figures (%s, %d hosts, %d CPUs, load %s):"
         % (KIND, HOSTS, os.cpu_count(),
            " ".join("%.2f" % x for x in os.getloadavg())))
     log("  whole run: %d records received in %.1f s (%.0f/s; the writers "
         "paced, two outages), the last %.1f s after the writers ended"
         % (received, run_s, received / run_s, tail_s))
+    if KIND == "otlp":
+        log("  OTLP/JSON as the collector exported it: %.0f bytes/record"
+            % (col.sink.bytes / received))
     log("  collector CPU %.2f s = %.1f us/record; forwarders %.2f s = "
         "%.1f us/record" % (col_cpu, 1e6 * col_cpu / received, fwd_cpu,
                             1e6 * fwd_cpu / received))
+    for k, ((t, n0), (t1, n1)) in enumerate(zip(restarts, caught_up)):
+        log("  restart %d: caught up %.1f s after the collector was back, "
+            "%d records taken meanwhile (%.0f/s)"
+            % (k + 1, t1 - t, n1 - n0, (n1 - n0) / max(t1 - t, 1e-3)))
     log("  flood (every host %d records flat out, collector up): %d "
         "records in %.2f s = %.0f records/s; collector CPU %.2f s (%.0f %% "
-        "of one CPU, %.1f us/record), forwarders %.2f s (%.1f us/record)"
+        "of one CPU, %.1f us/record), forwarders %.2f s (%.1f us/record); "
+        "this script (%s) %.2f s"
         % (FLOOD, n, secs, n / secs, ccpu, 100 * ccpu / secs,
-           1e6 * ccpu / n, fcpu, 1e6 * fcpu / n))
+           1e6 * ccpu / n, fcpu, 1e6 * fcpu / n,
+           "the collector's export target, parsing" if KIND == "otlp"
+           else "parsing rsyslogd's file", mecpu))
 
 
 if __name__ == "__main__":
