@@ -688,8 +688,18 @@ def main():
     by_name = {h.name: h for h in hosts}
     for h in hosts:
         h.forward(url)
-    with open("/proc/%d/comm" % hosts[0].fwd.pid) as f:
-        log("forwarder pid %d runs %s" % (hosts[0].fwd.pid, f.read().strip()))
+
+    def comm(pid):
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                return f.read().strip()
+        except OSError:
+            return "(gone)"
+    # the CPU figures read the forwarders' pids: each must be shmlog's
+    # once the execs before it (setpriv, ip, unshare, sh) are done
+    check(wait_until(lambda: all(comm(h.fwd.pid) == "shmlog"
+                                 for h in hosts), 30, "the forwarders"),
+          "every forwarder runs: %s" % [comm(h.fwd.pid) for h in hosts])
     t0 = time.monotonic()
     cpu0 = col.cpu_now()
     got = [0]
