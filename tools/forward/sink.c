@@ -30,6 +30,9 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef SHMLOG_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #include "sink.h"
 
@@ -77,15 +80,54 @@ bad:
 	return -EINVAL;
 }
 
-/* HOST:PORT[/PATH] of an HTTP URL; PATH defaults to OTLP's /v1/logs. */
-static int url_http(const char *u, struct sink *s, char *why, size_t whylen)
+/* The query of an OTLP URL: compression=gzip or compression=none (the
+ * names of the OpenTelemetry exporters' setting). */
+static int url_query(const char *url, const char *q, struct sink *s,
+		     char *why, size_t whylen)
 {
-	char hp[300];
+	if (!strcmp(q, "compression=none"))
+		return 0;
+	if (strcmp(q, "compression=gzip")) {
+		snprintf(why, whylen,
+			 "'%s': unknown parameter '%s': the one there is is "
+			 "compression=gzip (or compression=none)",
+			 url, q);
+		return -EINVAL;
+	}
+#ifdef SHMLOG_HAVE_ZLIB
+	s->gzip = true;
+	return 0;
+#else
+	(void)s;
+	snprintf(why, whylen,
+		 "'%s': this shmlog was built without zlib, so it cannot "
+		 "gzip: leave out compression=gzip, or rebuild shmlog with "
+		 "zlib (Debian: zlib1g-dev)",
+		 url);
+	return -ENOTSUP;
+#endif
+}
+
+/* HOST:PORT[/PATH][?QUERY] of an HTTP URL; PATH defaults to OTLP's
+ * /v1/logs. */
+static int url_http(const char *url, const char *u, struct sink *s,
+		    char *why, size_t whylen)
+{
+	char hp[300], whole[600];
+	const char *query = strchr(u, '?');
+	size_t ul = query ? (size_t)(query - u) : strlen(u);
+	if (ul >= sizeof(whole)) {
+		snprintf(why, whylen, "'%s' is too long", url);
+		return -EINVAL;
+	}
+	memcpy(whole, u, ul);
+	whole[ul] = '\0';
+	u = whole;
 	const char *from = u[0] == '[' && strchr(u, ']') ? strchr(u, ']') : u;
 	const char *slash = strchr(from, '/');
 	size_t n = slash ? (size_t)(slash - u) : strlen(u);
 	if (n >= sizeof(hp) || (slash && strlen(slash) >= sizeof(s->http_path))) {
-		snprintf(why, whylen, "'%s' is too long", u);
+		snprintf(why, whylen, "'%s' is too long", url);
 		return -EINVAL;
 	}
 	memcpy(hp, u, n);
@@ -97,13 +139,13 @@ static int url_http(const char *u, struct sink *s, char *why, size_t whylen)
 		if (*c <= 32 || *c >= 127) {
 			snprintf(why, whylen, "the path in '%s' must be "
 					      "printable ASCII without spaces",
-				 u);
+				 url);
 			return -EINVAL;
 		}
 	snprintf(s->http_path, sizeof(s->http_path), "%s",
 		 slash && slash[1] ? slash : "/v1/logs");
 	snprintf(s->service, sizeof(s->service), "shmlog");
-	return 0;
+	return query ? url_query(url, query + 1, s, why, whylen) : 0;
 }
 
 static int url_path(const char *p, struct sink *s, char *why, size_t whylen)
@@ -163,20 +205,19 @@ int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
 	} else if (!strncmp(url, "otlp+json://", 12)) {
 		out.kind = SINK_OTLP;
 		out.dest = DEST_TCP;
-		err = url_http(url + 12, &out, why, whylen);
+		err = url_http(url, url + 12, &out, why, whylen);
 	} else if (!strncmp(url, "otlp://", 7)) {
-		snprintf(why, whylen,
-			 "'%s': OTLP's protobuf encoding is not built yet: "
-			 "use otlp+json://HOST:PORT[/PATH] (OTLP/HTTP with "
-			 "JSON, which every OpenTelemetry Collector takes)",
-			 url);
-		return -EINVAL;
+		out.kind = SINK_OTLP;
+		out.dest = DEST_TCP;
+		out.otlp_protobuf = true;
+		err = url_http(url, url + 7, &out, why, whylen);
 	} else {
 		snprintf(why, whylen,
 			 "unknown sink '%s': use syslog+tcp://HOST:PORT, "
 			 "syslog+unix:///PATH, relp://HOST:PORT, "
 			 "journal-export:[FILE], jsonl:[FILE], "
-			 "jsonl+unix:///PATH or otlp+json://HOST:PORT[/PATH]",
+			 "jsonl+unix:///PATH, otlp://HOST:PORT[/PATH] or "
+			 "otlp+json://HOST:PORT[/PATH]",
 			 url);
 		return -EINVAL;
 	}
@@ -776,7 +817,7 @@ static int relp_send(struct sink *s, const struct batch *b,
 
 /* ---- OTLP/HTTP ---- */
 
-static struct batch http_head, http_tail;
+static struct batch http_head, http_tail, http_gz;
 
 /* The value of header @name in the response head @h (@n bytes), as a
  * number; -1 if absent or not a number. */
@@ -817,31 +858,120 @@ static bool http_header_has(const char *h, size_t n, const char *name,
 	return false;
 }
 
-/* POST the batch, wrapped in its envelope, and read the answer: 0 for a
- * 2xx; -EAGAIN for what OTLP says to retry (429, 502, 503, 504; then
- * s->retry_after_ms holds the receiver's Retry-After, or 0); -EREMOTEIO
- * for any other answer (the data would never be taken). */
+#ifdef SHMLOG_HAVE_ZLIB
+/* zlib's level for Content-Encoding gzip: its fastest. On OTLP batches
+ * of log records it compresses nearly as well as the default level 6 at
+ * a fraction of its CPU (docs/benchmarks.md has the figures), and the
+ * forwarder's CPU is what a busy host pays. */
+#define OTLP_GZIP_LEVEL 1
+
+static z_stream http_z;
+static bool http_z_ready;
+
+/* @n pieces, one gzip member, into @out. 0, -ENOMEM or -EIO. */
+static int gzip_pieces(const struct batch *const *piece, int n,
+		       struct batch *out)
+{
+	if (!http_z_ready) {
+		if (deflateInit2(&http_z, OTLP_GZIP_LEVEL, Z_DEFLATED, 15 + 16,
+				 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return -ENOMEM;
+		http_z_ready = true;
+	} else if (deflateReset(&http_z) != Z_OK) {
+		return -EIO;
+	}
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += piece[i]->len;
+	size_t need = deflateBound(&http_z, (uLong)total) + 64;
+	if (need > out->cap) {
+		char *nb = realloc(out->buf, need);
+		if (!nb)
+			return -ENOMEM;
+		out->buf = nb;
+		out->cap = need;
+	}
+	http_z.next_out = (Bytef *)out->buf;
+	http_z.avail_out = (uInt)out->cap;
+	for (int i = 0; i < n; i++) {
+		http_z.next_in = (Bytef *)piece[i]->buf;
+		http_z.avail_in = (uInt)piece[i]->len;
+		int flush = i + 1 == n ? Z_FINISH : Z_NO_FLUSH;
+		int zr = deflate(&http_z, flush);
+		if (zr != (flush == Z_FINISH ? Z_STREAM_END : Z_OK) ||
+		    http_z.avail_in)
+			return -EIO; /* the bound was not enough: cannot be */
+	}
+	out->len = out->cap - http_z.avail_out;
+	return 0;
+}
+#endif
+
+/* The receiver's answer to a failed POST, for the user: an OTLP/HTTP
+ * receiver answers an error with a google.rpc.Status in the request's
+ * encoding; its message, or the body as it is if it is not protobuf. */
+static void http_error_text(char *why, size_t whylen, int status,
+			    const char *body, size_t blen, bool protobuf)
+{
+	const char *msg = body;
+	size_t mlen = blen;
+	if (protobuf)
+		mlen = otlp_pb_status_message(body, blen, &msg);
+	char text[201];
+	if (mlen > 200)
+		mlen = 200;
+	for (size_t i = 0; i < mlen; i++) /* one line, whatever it holds */
+		text[i] = (unsigned char)msg[i] < 32 || msg[i] == 127 ? ' '
+								       : msg[i];
+	text[mlen] = '\0';
+	snprintf(why, whylen, "the receiver answered HTTP %d%s%s", status,
+		 mlen ? ": " : "", text);
+}
+
+/* POST the batch, wrapped in its envelope (gzipped if the sink says so),
+ * and read the answer: 0 for a 2xx; -EAGAIN for what OTLP says to retry
+ * (429, 502, 503, 504; then s->retry_after_ms holds the receiver's
+ * Retry-After, or 0); -EREMOTEIO for any other answer (the data would
+ * never be taken). */
 static int otlp_send(struct sink *s, const struct batch *b,
 		     volatile sig_atomic_t *stop, char *why, size_t whylen)
 {
 	s->retry_after_ms = 0;
 	batch_reset(&http_head);
 	batch_reset(&http_tail);
-	int err = otlp_envelope(s, &http_head, &http_tail);
+	int err = s->otlp_protobuf ? otlp_pb_envelope(s, b->len, &http_head)
+				   : otlp_envelope(s, &http_head, &http_tail);
 	if (err)
 		return err;
+	const struct batch *body[3] = {&http_head, b, &http_tail};
+	int nbody = 3;
+#ifdef SHMLOG_HAVE_ZLIB
+	if (s->gzip) {
+		err = gzip_pieces(body, 3, &http_gz);
+		if (err) {
+			snprintf(why, whylen, "cannot gzip: %s", strerror(-err));
+			return err;
+		}
+		body[0] = &http_gz;
+		nbody = 1;
+	}
+#endif
+	size_t clen = 0;
+	for (int i = 0; i < nbody; i++)
+		clen += body[i]->len;
 	char req[1024];
 	int n = snprintf(req, sizeof(req),
 			 "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
-			 "Content-Type: application/json\r\n"
+			 "Content-Type: %s\r\n%s"
 			 "Content-Length: %zu\r\nUser-Agent: shmlog-forward"
 			 "\r\n\r\n",
 			 s->http_path, s->host, s->port,
-			 http_head.len + b->len + http_tail.len);
+			 s->otlp_protobuf ? "application/x-protobuf"
+					  : "application/json",
+			 s->gzip ? "Content-Encoding: gzip\r\n" : "", clen);
 	err = send_all(s, req, (size_t)n, stop);
-	err = err ? err : send_all(s, http_head.buf, http_head.len, stop);
-	err = err ? err : send_all(s, b->buf, b->len, stop);
-	err = err ? err : send_all(s, http_tail.buf, http_tail.len, stop);
+	for (int i = 0; i < nbody && !err; i++)
+		err = send_all(s, body[i]->buf, body[i]->len, stop);
 	if (err) {
 		snprintf(why, whylen, "cannot send: %s", strerror(-err));
 		return err;
@@ -870,12 +1000,14 @@ static int otlp_send(struct sink *s, const struct batch *b,
 		snprintf(why, whylen, "not an HTTP answer");
 		return -EPROTO;
 	}
-	long clen = http_header_num(s->rbuf, head, "Content-Length");
+	long alen = http_header_num(s->rbuf, head, "Content-Length");
 	long retry = http_header_num(s->rbuf, head, "Retry-After");
 	bool close_after = http_header_has(s->rbuf, head, "Connection",
 					   "close") ||
-			   clen < 0;
-	while (clen > 0 && s->rlen < head + (size_t)clen && clen < (1 << 20)) {
+			   alen < 0;
+	bool pb_answer = http_header_has(s->rbuf, head, "Content-Type",
+					 "application/x-protobuf");
+	while (alen > 0 && s->rlen < head + (size_t)alen && alen < (1 << 20)) {
 		err = recv_some(s, deadline, stop);
 		if (err) {
 			snprintf(why, whylen, "HTTP answer cut short: %s",
@@ -883,27 +1015,29 @@ static int otlp_send(struct sink *s, const struct batch *b,
 			return err;
 		}
 	}
-	size_t blen = clen > 0 && s->rlen >= head + (size_t)clen ? (size_t)clen
+	size_t blen = alen > 0 && s->rlen >= head + (size_t)alen ? (size_t)alen
 								    : 0;
-	const char *body = s->rbuf + head;
+	const char *body_in = s->rbuf + head;
 	if (status >= 200 && status < 300) {
 		/* partial success: the receiver says it dropped some */
-		char *rj = blen ? memmem(body, blen, "rejectedLogRecords", 18)
-				: NULL;
+		if (pb_answer)
+			s->rejected += otlp_pb_rejected(body_in, blen);
+		char *rj = !pb_answer && blen ? memmem(body_in, blen,
+						       "rejectedLogRecords", 18)
+					      : NULL;
 		if (rj) {
 			rj += 18;
-			while (rj < body + blen && (*rj < '1' || *rj > '9') &&
+			while (rj < body_in + blen && (*rj < '1' || *rj > '9') &&
 			       *rj != '}')
 				rj++;
-			if (rj < body + blen && *rj != '}')
+			if (rj < body_in + blen && *rj != '}')
 				s->rejected += strtoull(rj, NULL, 10);
 		}
 		if (close_after)
 			sink_close(s, false);
 		return 0;
 	}
-	snprintf(why, whylen, "the receiver answered HTTP %d%s%.*s", status,
-		 blen ? ": " : "", (int)(blen > 200 ? 200 : blen), body);
+	http_error_text(why, whylen, status, body_in, blen, pb_answer);
 	if (status == 429 || status == 502 || status == 503 || status == 504) {
 		if (retry > 0)
 			s->retry_after_ms = retry > 3600 ? 3600000
@@ -999,4 +1133,10 @@ void sink_free(struct sink *s)
 	batch_free(&relp_out);
 	batch_free(&http_head);
 	batch_free(&http_tail);
+	batch_free(&http_gz);
+#ifdef SHMLOG_HAVE_ZLIB
+	if (http_z_ready)
+		deflateEnd(&http_z);
+	http_z_ready = false;
+#endif
 }
