@@ -1142,22 +1142,41 @@ def case_otlp():
     otlp_case("otlp+json", "", ("application/json", None))
 
 
+def has_gzip():
+    """Was this shmlog built with zlib? A build without says so when it
+    reads the URL (before it looks for the buffer)."""
+    p = subprocess.run([SHMLOG, "forward", "-b", BUF, "--to",
+                        "otlp://127.0.0.1:1?compression=gzip", "--dump",
+                        "--give-up", "0.1"], stderr=subprocess.PIPE,
+                       stdout=subprocess.DEVNULL, timeout=60)
+    if b"built without zlib" in p.stderr:
+        check(p.returncode == 2, "without zlib, gzip: exit 2 (%d)"
+              % p.returncode)
+        log("NOTE: this shmlog was built without zlib: gzip not checked")
+        return False
+    return True
+
+
 def case_otlp_proto():
     """The same in protobuf, gzipped; then plain protobuf; the URL's
     parameter checked."""
-    rcv = otlp_case("otlp", "?compression=gzip",
-                    ("application/x-protobuf", "gzip"))
-    log("gzip: %d bytes on the wire for %d of protobuf (%.1fx)"
-        % (rcv.bytes_in, rcv.bytes_plain, rcv.bytes_plain / rcv.bytes_in))
-    check(rcv.bytes_in * 3 < rcv.bytes_plain, "gzip compresses")
+    gz = has_gzip()
+    rcv = otlp_case("otlp", "?compression=gzip" if gz else "",
+                    ("application/x-protobuf", "gzip" if gz else None))
+    if gz:
+        log("gzip: %d bytes on the wire for %d of protobuf (%.1fx)"
+            % (rcv.bytes_in, rcv.bytes_plain,
+               rcv.bytes_plain / rcv.bytes_in))
+        check(rcv.bytes_in * 3 < rcv.bytes_plain, "gzip compresses")
     plain = OtlpReceiver(encoding=("application/x-protobuf", None))
     forward("otlp://127.0.0.1:%d/v1/logs?compression=none" % plain.port)
     check(len(check_otlp_records(plain.records, reference())) ==
           len(reference()), "plain protobuf: every record")
     plain.stop()
-    for url, what in (("otlp://127.0.0.1:1?compress=gzip", b"compression"),
+    for url, what in (("otlp://127.0.0.1:1?compress=gzip",
+                       b"not a parameter"),
                       ("otlp://127.0.0.1:1?compression=zstd",
-                       b"compression=gzip"),
+                       b"?compression=gzip"),
                       ("otlp://127.0.0.1/v1/logs", b"HOST:PORT")):
         p = forward(url, check_rc=False)
         check(p.returncode == 2 and what in p.stderr,
@@ -1303,7 +1322,8 @@ def case_otlp_collector_proto():
     """Protobuf, gzipped, into the collector, which decodes it with the
     code generated from the official .proto files: the independent check
     of the forwarder's encoding."""
-    collector_case("otlp", "?compression=gzip", True)
+    gz = has_gzip()
+    collector_case("otlp", "?compression=gzip" if gz else "", True)
 
 
 def case_bad_input():

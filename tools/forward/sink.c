@@ -89,8 +89,8 @@ static int url_query(const char *url, const char *q, struct sink *s,
 		return 0;
 	if (strcmp(q, "compression=gzip")) {
 		snprintf(why, whylen,
-			 "'%s': unknown parameter '%s': the one there is is "
-			 "compression=gzip (or compression=none)",
+			 "'%s': '%s' is not a parameter of an OTLP URL: use "
+			 "?compression=gzip or ?compression=none",
 			 url, q);
 		return -EINVAL;
 	}
