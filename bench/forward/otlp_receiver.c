@@ -220,10 +220,12 @@ static void serve(int fd, struct otlp_rx_counts *c)
 			ok = false;
 #endif
 		}
-		long k = ok ? (pb ? count_protobuf(body, n) : count_json(body, n))
-			    : -1;
+		long k = !ok ? -1
+			 : pb ? count_protobuf(body, n)
+			      : count_json(body, n);
 		__atomic_fetch_add(&c->requests, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->bytes_in, (int64_t)blen, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->bytes_in, (int64_t)blen,
+				   __ATOMIC_RELAXED);
 		if (k >= 0) {
 			__atomic_fetch_add(&c->bytes_plain, (int64_t)n,
 					   __ATOMIC_RELAXED);

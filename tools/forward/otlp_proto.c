@@ -263,11 +263,48 @@ static void attr_bytes(struct pw *w, const char *key, const char *s,
 	pw_close(w, kv);
 }
 
+static int hex_digit(char h)
+{
+	return h >= '0' && h <= '9'   ? h - '0'
+	       : h >= 'a' && h <= 'f' ? h - 'a' + 10
+	       : h >= 'A' && h <= 'F' ? h - 'A' + 10
+				      : -1;
+}
+
+/* The \uXXXX escape whose hex digits start at @s (@n bytes there) as
+ * UTF-8 into @out (at most 3 bytes: src/json.c escapes nothing past the
+ * BMP, and no surrogate; anything else becomes U+FFFD). Returns the
+ * bytes written; *@used: the hex digits read. */
+static size_t json_u_escape(const char *s, size_t n, char *out, size_t *used)
+{
+	unsigned cp = 0;
+	size_t k = 0;
+	for (int d; k < 4 && k < n && (d = hex_digit(s[k])) >= 0; k++)
+		cp = cp << 4 | (unsigned)d;
+	*used = k;
+	if (k < 4 || (cp >= 0xd800 && cp <= 0xdfff))
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	out[0] = (char)(0xe0 | cp >> 12);
+	out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[2] = (char)(0x80 | (cp & 0x3f));
+	return 3;
+}
+
 /* A JSON string's contents (between its quotes, as src/json.c writes
  * them) back to its bytes, as the string_value of an AnyValue. */
 static void any_json_str(struct pw *w, const char *s, size_t n)
 {
-	/* the bytes are never more than the escaped text */
+	/* the bytes are never more than the escaped text: an escape of 2
+	 * characters is 1 byte, one of 6 at most 3 */
 	char stack[512] = "", *out = n <= sizeof(stack) ? stack : malloc(n);
 	if (!out) {
 		w->err = -ENOMEM;
@@ -280,41 +317,17 @@ static void any_json_str(struct pw *w, const char *s, size_t n)
 			continue;
 		}
 		char c = s[++i];
+		size_t used;
 		switch (c) {
 		case 'n': out[o++] = '\n'; break;
 		case 'r': out[o++] = '\r'; break;
 		case 't': out[o++] = '\t'; break;
 		case 'b': out[o++] = '\b'; break;
 		case 'f': out[o++] = '\f'; break;
-		case 'u': {
-			unsigned cp = 0;
-			size_t k = 0;
-			for (; k < 4 && i + 1 + k < n; k++) {
-				char h = s[i + 1 + k];
-				unsigned d = h >= '0' && h <= '9'   ? (unsigned)(h - '0')
-					     : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
-					     : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
-								    : 16;
-				if (d == 16)
-					break;
-				cp = cp << 4 | d;
-			}
-			i += k;
-			if (k < 4 || (cp >= 0xd800 && cp <= 0xdfff))
-				cp = 0xfffd; /* src/json.c writes no surrogate */
-			/* at most 3 bytes, from 6 of text */
-			if (cp < 0x80) {
-				out[o++] = (char)cp;
-			} else if (cp < 0x800) {
-				out[o++] = (char)(0xc0 | cp >> 6);
-				out[o++] = (char)(0x80 | (cp & 0x3f));
-			} else {
-				out[o++] = (char)(0xe0 | cp >> 12);
-				out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
-				out[o++] = (char)(0x80 | (cp & 0x3f));
-			}
+		case 'u':
+			o += json_u_escape(s + i + 1, n - i - 1, out + o, &used);
+			i += used;
 			break;
-		}
 		default: out[o++] = c; break; /* \" \\ \/ */
 		}
 	}
@@ -330,7 +343,9 @@ static void arg_value(void *ctx, enum otlp_arg kind, const char *text,
 	size_t av = pw_open(w, 1); /* ArrayValue.values */
 	switch (kind) {
 	case OTLP_ARG_STRING: any_json_str(w, text, n); break;
-	case OTLP_ARG_INT: pw_uint(w, 3, (uint64_t)strtoll(text, NULL, 10)); break;
+	case OTLP_ARG_INT:
+		pw_uint(w, 3, (uint64_t)strtoll(text, NULL, 10));
+		break;
 	case OTLP_ARG_DOUBLE: {
 		double d = strtod(text, NULL);
 		uint64_t bits;

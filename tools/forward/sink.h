@@ -189,6 +189,24 @@ int otlp_pb_envelope(const struct sink *s, size_t body_len,
 uint64_t otlp_pb_rejected(const char *body, size_t n);
 size_t otlp_pb_status_message(const char *body, size_t n, const char **msg);
 
+/* OTLP/HTTP (sink_http.c): POST @b and read the answer, as sink_send()
+ * does for the other sinks (-EAGAIN: the receiver asks to retry; then
+ * s->retry_after_ms; -EREMOTEIO: it refuses the batch for good); free
+ * what it keeps between batches. */
+int otlp_send(struct sink *s, const struct batch *b,
+	      volatile sig_atomic_t *stop, char *why, size_t whylen);
+void otlp_http_free(void);
+
+/* Internal to sink*.c: CLOCK_MONOTONIC in ms; write all of @n bytes, and
+ * read more of the answer into s->rbuf, bounded by s->timeout_ms (each
+ * write's progress renews it) or @deadline and by *@stop. 0 or a
+ * negative errno. */
+int64_t sink_now_ms(void);
+int sink_send_all(struct sink *s, const char *p, size_t n,
+		  volatile sig_atomic_t *stop);
+int sink_recv_some(struct sink *s, int64_t deadline,
+		   volatile sig_atomic_t *stop);
+
 /* syslog severity of a shmlog priority (V,D: debug ... F: crit). */
 int sink_severity(int prio);
 
