@@ -1158,8 +1158,8 @@ def has_gzip():
 
 
 def case_otlp_proto():
-    """The same in protobuf, gzipped; then plain protobuf; the URL's
-    parameter checked."""
+    """The same in protobuf, gzipped; then plain protobuf, and JSON
+    gzipped; the URL's parameter checked."""
     gz = has_gzip()
     rcv = otlp_case("otlp", "?compression=gzip" if gz else "",
                     ("application/x-protobuf", "gzip" if gz else None))
@@ -1173,6 +1173,12 @@ def case_otlp_proto():
     check(len(check_otlp_records(plain.records, reference())) ==
           len(reference()), "plain protobuf: every record")
     plain.stop()
+    if gz:
+        js = OtlpReceiver(encoding=("application/json", "gzip"))
+        forward("otlp+json://127.0.0.1:%d?compression=gzip" % js.port)
+        check(len(check_otlp_records(js.records, reference())) ==
+              len(reference()), "JSON, gzipped: every record")
+        js.stop()
     for url, what in (("otlp://127.0.0.1:1?compress=gzip",
                        b"not a parameter"),
                       ("otlp://127.0.0.1:1?compression=zstd",
