@@ -70,11 +70,11 @@ struct pw {
 	int err;
 };
 
-static void pw_reserve(struct pw *w, size_t n)
+/* Room for @n more bytes: false (w->err set) if there is none. The
+ * common case, room already there, stays inline. */
+static void pw_grow(struct pw *w, size_t n)
 {
 	struct batch *b = w->b;
-	if (w->err || b->len + n <= b->cap)
-		return;
 	size_t ncap = b->cap ? b->cap : 65536;
 	while (ncap < b->len + n)
 		ncap *= 2;
@@ -87,16 +87,22 @@ static void pw_reserve(struct pw *w, size_t n)
 	b->cap = ncap;
 }
 
-static void pw_put(struct pw *w, const void *p, size_t n)
+static inline bool pw_room(struct pw *w, size_t n)
 {
-	pw_reserve(w, n);
-	if (w->err)
+	if (w->b->len + n > w->b->cap && !w->err)
+		pw_grow(w, n);
+	return !w->err;
+}
+
+static inline void pw_put(struct pw *w, const void *p, size_t n)
+{
+	if (!pw_room(w, n))
 		return;
 	memcpy(w->b->buf + w->b->len, p, n);
 	w->b->len += n;
 }
 
-static size_t varint_len(uint64_t v)
+static inline size_t varint_len(uint64_t v)
 {
 	size_t n = 1;
 	while (v >= 0x80) {
@@ -106,7 +112,7 @@ static size_t varint_len(uint64_t v)
 	return n;
 }
 
-static size_t varint_into(unsigned char *out, uint64_t v)
+static inline size_t varint_into(unsigned char *out, uint64_t v)
 {
 	size_t n = 0;
 	while (v >= 0x80) {
@@ -117,13 +123,14 @@ static size_t varint_into(unsigned char *out, uint64_t v)
 	return n;
 }
 
-static void pw_varint(struct pw *w, uint64_t v)
+static inline void pw_varint(struct pw *w, uint64_t v)
 {
-	unsigned char t[10];
-	pw_put(w, t, varint_into(t, v));
+	if (pw_room(w, 10))
+		w->b->len += varint_into((unsigned char *)w->b->buf + w->b->len,
+					 v);
 }
 
-static void pw_tag(struct pw *w, unsigned field, unsigned wt)
+static inline void pw_tag(struct pw *w, unsigned field, unsigned wt)
 {
 	pw_varint(w, (uint64_t)field << 3 | wt);
 }
@@ -150,30 +157,48 @@ static void pw_bytes(struct pw *w, unsigned field, const void *p, size_t n)
 	pw_put(w, p, n);
 }
 
-/* A string field of any bytes, as UTF-8: each byte that is not becomes
- * U+FFFD. Returns whether all of them were UTF-8. */
-static bool pw_str(struct pw *w, unsigned field, const char *s, size_t n)
+/* The bytes of @s that are not UTF-8 (each becomes U+FFFD, 3 bytes). */
+static size_t utf8_bad(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t bad = 0;
+	size_t bad = 0, i = 0;
 	uint32_t cp;
-	for (size_t i = 0, k; i < n; i += k)
-		if (!(k = shmlog__utf8_seq(u + i, n - i, &cp))) {
-			bad++;
-			k = 1;
+	while (i < n) {
+		if (u[i] < 0x80) { /* ASCII, most of a log */
+			i++;
+			continue;
 		}
+		size_t k = shmlog__utf8_seq(u + i, n - i, &cp);
+		bad += !k;
+		i += k ? k : 1;
+	}
+	return bad;
+}
+
+/* The length of @s (@n bytes, @bad of them not UTF-8) once it is. */
+static inline size_t utf8_len(size_t n, size_t bad)
+{
+	return n + 2 * bad;
+}
+
+/* A string field of @s, @bad bytes of which are not UTF-8 (utf8_bad()):
+ * each of those as U+FFFD. */
+static void pw_str_fixed(struct pw *w, unsigned field, const char *s,
+			 size_t n, size_t bad)
+{
 	if (!bad) {
 		pw_bytes(w, field, s, n);
-		return true;
+		return;
 	}
 	pw_tag(w, field, WT_LEN);
-	pw_varint(w, n + 2 * bad);
-	pw_reserve(w, n + 2 * bad);
-	if (w->err)
-		return false;
+	pw_varint(w, utf8_len(n, bad));
+	if (!pw_room(w, utf8_len(n, bad)))
+		return;
+	const unsigned char *u = (const unsigned char *)s;
 	char *o = w->b->buf + w->b->len;
+	uint32_t cp;
 	for (size_t i = 0, k; i < n; i += k) {
-		k = shmlog__utf8_seq(u + i, n - i, &cp);
+		k = u[i] < 0x80 ? 1 : shmlog__utf8_seq(u + i, n - i, &cp);
 		if (k) {
 			memcpy(o, s + i, k);
 			o += k;
@@ -184,7 +209,15 @@ static bool pw_str(struct pw *w, unsigned field, const char *s, size_t n)
 		}
 	}
 	w->b->len = (size_t)(o - w->b->buf);
-	return false;
+}
+
+/* A string field of any bytes, as UTF-8. Returns whether all of them
+ * were UTF-8. */
+static bool pw_str(struct pw *w, unsigned field, const char *s, size_t n)
+{
+	size_t bad = utf8_bad(s, n);
+	pw_str_fixed(w, field, s, n, bad);
+	return !bad;
 }
 
 static void pw_cstr(struct pw *w, unsigned field, const char *s)
@@ -192,12 +225,14 @@ static void pw_cstr(struct pw *w, unsigned field, const char *s)
 	pw_str(w, field, s, strlen(s));
 }
 
-/* An embedded message: open() writes its tag and keeps room for its
- * length; close() writes the length and moves the message up to it. */
+/* An embedded message whose length is not known before it is written:
+ * open() writes its tag and keeps room for its length; close() writes
+ * the length and moves the message up to it. (Attributes, small and of
+ * known size, are written with their lengths at once instead.) */
 static size_t pw_open(struct pw *w, unsigned field)
 {
 	pw_tag(w, field, WT_LEN);
-	pw_reserve(w, LEN_MAX_BYTES);
+	pw_room(w, LEN_MAX_BYTES);
 	size_t at = w->b->len;
 	if (!w->err)
 		w->b->len += LEN_MAX_BYTES;
@@ -224,43 +259,47 @@ static size_t kv_open(struct pw *w, unsigned field, const char *key)
 	return kv;
 }
 
+/* The head of a KeyValue (field @field) whose key is @key (ASCII) and
+ * whose AnyValue's one field takes @value_len bytes, tag included. */
+static void kv_head(struct pw *w, unsigned field, const char *key,
+		    size_t value_len)
+{
+	size_t kl = strlen(key);
+	size_t kv = 1 + varint_len(kl) + kl + 1 + varint_len(value_len) +
+		    value_len;
+	pw_tag(w, field, WT_LEN);
+	pw_varint(w, kv);
+	pw_bytes(w, 1, key, kl); /* KeyValue.key */
+	pw_tag(w, 2, WT_LEN);	 /* KeyValue.value */
+	pw_varint(w, value_len);
+}
+
 static void attr_int(struct pw *w, unsigned field, const char *key,
 		     uint64_t v)
 {
-	size_t kv = kv_open(w, field, key);
-	size_t av = pw_open(w, 2);
+	kv_head(w, field, key, 1 + varint_len(v));
 	pw_uint(w, 3, v); /* int_value; an int64 as its 64 bits */
-	pw_close(w, av);
-	pw_close(w, kv);
 }
 
 static void attr_str(struct pw *w, unsigned field, const char *key,
 		     const char *s, size_t n)
 {
-	size_t kv = kv_open(w, field, key);
-	size_t av = pw_open(w, 2);
-	pw_str(w, 1, s, n);
-	pw_close(w, av);
-	pw_close(w, kv);
+	size_t bad = utf8_bad(s, n), len = utf8_len(n, bad);
+	kv_head(w, field, key, 1 + varint_len(len) + len);
+	pw_str_fixed(w, 1, s, n, bad); /* string_value */
 }
 
 static void attr_bool(struct pw *w, const char *key)
 {
-	size_t kv = kv_open(w, 6, key);
-	size_t av = pw_open(w, 2);
-	pw_uint(w, 2, 1);
-	pw_close(w, av);
-	pw_close(w, kv);
+	kv_head(w, 6, key, 2);
+	pw_uint(w, 2, 1); /* bool_value */
 }
 
 static void attr_bytes(struct pw *w, const char *key, const char *s,
 		       size_t n)
 {
-	size_t kv = kv_open(w, 6, key);
-	size_t av = pw_open(w, 2);
-	pw_bytes(w, 7, s, n);
-	pw_close(w, av);
-	pw_close(w, kv);
+	kv_head(w, 6, key, 1 + varint_len(n) + n);
+	pw_bytes(w, 7, s, n); /* bytes_value */
 }
 
 static int hex_digit(char h)
