@@ -427,9 +427,11 @@ int otlp_pb_add_record(struct batch *b, const struct sink_rec *rec)
 	pw_fixed64(&w, 1, r->time_ns > 0 ? (uint64_t)r->time_ns : 0);
 	pw_fixed64(&w, 11, now_ns());
 	severity(&w, r->prio);
-	size_t body = pw_open(&w, 5);
-	bool utf8 = pw_str(&w, 1, r->msg, r->msg_len);
-	pw_close(&w, body);
+	size_t bad = utf8_bad(r->msg, r->msg_len);
+	size_t len = utf8_len(r->msg_len, bad);
+	pw_tag(&w, 5, WT_LEN); /* body, an AnyValue of one string_value */
+	pw_varint(&w, 1 + varint_len(len) + len);
+	pw_str_fixed(&w, 1, r->msg, r->msg_len, bad);
 	attr_int(&w, 6, "process.pid", r->pid);
 	attr_int(&w, 6, "thread.id", r->tid);
 	attr_str(&w, 6, "shmlog.tag", r->tag, r->tag_len);
@@ -438,7 +440,7 @@ int otlp_pb_add_record(struct batch *b, const struct sink_rec *rec)
 	attr_int(&w, 6, "shmlog.seq", r->seq);
 	if (r->flags & SHMLOG_REC_TRUNCATED)
 		attr_bool(&w, "shmlog.truncated");
-	if (!utf8)
+	if (bad)
 		attr_bytes(&w, "shmlog.msg_bytes", r->msg, r->msg_len);
 	if (rec->fmt)
 		attr_str(&w, 6, "shmlog.format", rec->fmt, strlen(rec->fmt));
