@@ -30,7 +30,8 @@ static const struct cmd cmds[] = {
 	 "minor page faults: stdio, malloc, shmlog (the buffered-IO study)"},
 #endif
 #ifdef HAVE_BENCH_FORWARD
-	{"forward", bench_forward_main, "shmlog forward vs syslog(3) into rsyslogd"},
+	{"forward", bench_forward_main,
+	 "shmlog forward vs syslog(3) into rsyslogd, and over OTLP"},
 #endif
 	{NULL, NULL, NULL},
 };

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The shell completions (tools/completion) offer shmlog's commands, each
-# command's options, buffer names, tags of the buffer named on the line
-# and TAG:P levels: bash's through its completion function, fish's through
-# `complete -C`, zsh's with compadd and compset stubbed (it needs no
-# terminal then). A shell that is not installed is left out, and said so.
+# command's options, buffer names, tags of the buffer named on the line,
+# TAG:P levels and forward's URL schemes: bash's through its completion
+# function, fish's through `complete -C`, zsh's with compadd and compset
+# stubbed (it needs no terminal then). A shell that is not installed is left out, and said so.
 # usage: test_completion.sh PATH_TO_SHMLOG
 set -u
 S=$(cd "$(dirname "${1:?usage: test_completion.sh PATH_TO_SHMLOG}")" && pwd)/$(basename "$1")
@@ -68,6 +68,9 @@ check_shell() { # check_shell NAME FUNCTION LEVELS_AFTER_net:
 	has "$n: tags with -b before the command" "disk: .*net:" "$($f "shmlog -b $B tail ")"
 	same "$n: TAG:P" "$levels" "$($f "shmlog cat -b $B net:")"
 	has "$n: priorities" "(^| )err( |$)" "$($f 'shmlog write -p e')"
+	same "$n: forward --to, the URL schemes" "otlp+json:// otlp:// " \
+		"$($f "shmlog forward -b $B --to o")"
+	hasnt "$n: no tags after --to" "net:" "$($f "shmlog forward -b $B --to ")"
 }
 
 check_shell bash bash_comp "D E F I S V W "

@@ -836,17 +836,136 @@ def case_tcp_restart():
           % (sent, risk, err.strip().splitlines()[-1]))
 
 
-class OtlpReceiver:
-    """An OTLP/HTTP JSON logs receiver (POST /v1/logs) that checks the
-    payload's structure and keeps the LogRecords; it answers the first
-    requests with @refusals, a list of (status, Retry-After or None),
-    and stores nothing of those."""
+def pb_varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
 
-    def __init__(self, refusals=()):
+
+def pb_fields(buf):
+    """(field, wire type, value) of one protobuf message: a varint's
+    number, or the bytes of a LEN, I64 or I32 field."""
+    i = 0
+    while i < len(buf):
+        tag, i = pb_varint(buf, i)
+        f, wt = tag >> 3, tag & 7
+        if wt == 0:
+            v, i = pb_varint(buf, i)
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        elif wt == 2:
+            n, i = pb_varint(buf, i)
+            v, i = buf[i:i + n], i + n
+            if i > len(buf):
+                raise ValueError("a field runs past its message")
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        else:
+            raise ValueError("wire type %d" % wt)
+        yield f, wt, v
+
+
+def pb_str(v):
+    return v.decode("utf-8")  # strict: proto3 strings are UTF-8
+
+
+def pb_any(buf):
+    """An AnyValue, as the OTLP JSON mapping writes it."""
+    import base64
+    import struct
+    for f, wt, v in pb_fields(buf):
+        if f == 1:
+            return {"stringValue": pb_str(v)}
+        if f == 2:
+            return {"boolValue": bool(v)}
+        if f == 3:
+            return {"intValue": str(v - (1 << 64) if v >> 63 else v)}
+        if f == 4:
+            return {"doubleValue": struct.unpack("<d", v)[0]}
+        if f == 5:
+            return {"arrayValue": {"values": [pb_any(x) for g, _, x in
+                                              pb_fields(v) if g == 1]}}
+        if f == 7:
+            return {"bytesValue": base64.b64encode(v).decode()}
+    return {}
+
+
+def pb_kv(buf):
+    kv = {}
+    for f, wt, v in pb_fields(buf):
+        if f == 1:
+            kv["key"] = pb_str(v)
+        elif f == 2:
+            kv["value"] = pb_any(v)
+    return kv
+
+
+def pb_logrecord(buf):
+    lr = {"attributes": []}
+    for f, wt, v in pb_fields(buf):
+        if f in (1, 11):
+            name = "timeUnixNano" if f == 1 else "observedTimeUnixNano"
+            lr[name] = str(int.from_bytes(v, "little"))
+        elif f == 2:
+            lr["severityNumber"] = v
+        elif f == 3:
+            lr["severityText"] = pb_str(v)
+        elif f == 5:
+            lr["body"] = pb_any(v)
+        elif f == 6:
+            lr["attributes"].append(pb_kv(v))
+        elif f == 12:
+            lr["eventName"] = pb_str(v)
+    return lr
+
+
+def pb_logs_request(buf):
+    """An ExportLogsServiceRequest (opentelemetry-proto, collector/logs/v1)
+    as the OTLP JSON mapping writes it: a decoder written from the .proto
+    files' field numbers, apart from the forwarder's encoder (the real
+    Collector is the other check, in test_forward_otlp_collector_proto)."""
+    doc = {"resourceLogs": []}
+    for f, wt, rl in pb_fields(buf):
+        check(f == 1 and wt == 2, "ExportLogsServiceRequest field %d" % f)
+        out = {"resource": {"attributes": []}, "scopeLogs": []}
+        for g, _, v in pb_fields(rl):
+            if g == 1:
+                out["resource"]["attributes"] = [
+                    pb_kv(a) for h, _, a in pb_fields(v) if h == 1]
+            elif g == 2:
+                sl = {"scope": {}, "logRecords": []}
+                for h, _, x in pb_fields(v):
+                    if h == 1:
+                        sl["scope"] = {"name": pb_str(y) for k, _, y in
+                                       pb_fields(x) if k == 1}
+                    elif h == 2:
+                        sl["logRecords"].append(pb_logrecord(x))
+                out["scopeLogs"].append(sl)
+        doc["resourceLogs"].append(out)
+    return doc
+
+
+class OtlpReceiver:
+    """An OTLP/HTTP logs receiver (POST /v1/logs; JSON or protobuf, plain
+    or gzip) that checks the payload's structure and keeps the LogRecords;
+    it answers the first requests with @refusals, a list of (status,
+    Retry-After or None), and stores nothing of those. @encoding, if
+    given, is the Content-Type and Content-Encoding every request must
+    have."""
+
+    def __init__(self, refusals=(), encoding=None):
+        import gzip
         import http.server
         import threading
         self.refusals = list(refusals)
+        self.encoding = encoding
         self.records, self.resources, self.answers = [], [], []
+        self.bytes_in = self.bytes_plain = 0
         recv = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -855,37 +974,54 @@ class OtlpReceiver:
             def log_message(self, *a):
                 pass
 
+            def answer(self, status, ctype, msg, retry=None):
+                self.send_response(status)
+                if retry is not None:
+                    self.send_header("Retry-After", str(retry))
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(msg)))
+                self.end_headers()
+                self.wfile.write(msg)
+
             def do_POST(self):
                 n = int(self.headers["Content-Length"])
                 body = self.rfile.read(n)
                 now = time.monotonic()
+                ctype = self.headers["Content-Type"]
+                enc = self.headers["Content-Encoding"]
+                pb = ctype == "application/x-protobuf"
                 if recv.refusals:
                     status, retry = recv.refusals.pop(0)
                     recv.answers.append((now, status, retry))
-                    self.send_response(status)
-                    if retry is not None:
-                        self.send_header("Retry-After", str(retry))
-                    msg = b'{"code":14,"message":"busy"}'
-                    self.send_header("Content-Length", str(len(msg)))
-                    self.end_headers()
-                    self.wfile.write(msg)
+                    if pb:  # google.rpc.Status{code 14, message}
+                        msg = b"\x08\x0e\x12\x0dbusy, go away"
+                    else:
+                        msg = b'{"code":14,"message":"busy, go away"}'
+                    self.answer(status, ctype, msg, retry)
                     return
                 recv.answers.append((now, 200, None))
                 check(self.path == "/v1/logs", "POST %s" % self.path)
-                check(self.headers["Content-Type"] == "application/json",
-                      "Content-Type")
-                doc = json.loads(body)
+                if recv.encoding:
+                    check((ctype, enc) == recv.encoding,
+                          "Content-Type %s, Content-Encoding %s" %
+                          (ctype, enc))
+                check(ctype in ("application/json",
+                                "application/x-protobuf"),
+                      "Content-Type %s" % ctype)
+                recv.bytes_in += len(body)
+                if enc == "gzip":
+                    body = gzip.decompress(body)
+                recv.bytes_plain += len(body)
+                doc = pb_logs_request(body) if pb else json.loads(body)
                 for rl in doc["resourceLogs"]:
                     recv.resources.append(rl["resource"])
                     for sl in rl["scopeLogs"]:
                         check(sl["scope"]["name"] == "shmlog", "scope")
                         recv.records.extend(sl["logRecords"])
-                self.send_response(200)
-                msg = b"{}"
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(msg)))
-                self.end_headers()
-                self.wfile.write(msg)
+                if pb:  # ExportLogsServiceResponse{}
+                    self.answer(200, ctype, b"")
+                else:
+                    self.answer(200, "application/json", b"{}")
 
         self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
@@ -949,8 +1085,8 @@ def check_otlp_records(records, ref):
     return got
 
 
-def case_otlp():
-    """OTLP/HTTP JSON into a test receiver that checks every field, and
+def otlp_case(scheme, query, encoding):
+    """OTLP/HTTP into a test receiver that checks every field, and
     answers 503 and 429 (with and without Retry-After) for a while:
     nothing lost, nothing twice, Retry-After honoured; a 400 stops the
     forwarder with the cursor before the batch."""
@@ -958,9 +1094,10 @@ def case_otlp():
     wait_writers(start_writers(2, 400))
     wait_writers(start_writers(1, 100, prefix="pf", printf=True))
     ref = reference()
-    rcv = OtlpReceiver([(503, 1), (429, None), (503, None), (429, 1)])
+    rcv = OtlpReceiver([(503, 1), (429, None), (503, None), (429, 1)],
+                       encoding)
     cur = os.path.join(TMP, "cursor")
-    url = "otlp+json://127.0.0.1:%d" % rcv.port
+    url = "%s://127.0.0.1:%d%s" % (scheme, rcv.port, query)
     p = forward(url, "--cursor-file", cur, "--batch", "128", "--service",
                 "checkout")
     err = p.stderr.decode()
@@ -972,7 +1109,9 @@ def case_otlp():
         a = otlp_attrs(res["attributes"])
         check(a == {"host.name": socket.gethostname(),
                     "service.name": "checkout"}, "resource %r" % a)
-    check("HTTP 503" in err and "HTTP 429" in err and
+    # protobuf answers carry a google.rpc.Status: its message is shown
+    said = "HTTP 503: busy" if scheme == "otlp" else "HTTP 503"
+    check(said in err and "busy, go away" in err and "HTTP 429" in err and
           "4 failed deliveries" in err, "retries said: %s" % err)
     # Retry-After: 1 s is waited before the next try (a lower bound)
     ans = rcv.answers
@@ -988,13 +1127,66 @@ def case_otlp():
     wait_writers(start_writers(1, 10, prefix="late"))
     rcv.refusals = [(400, None)]
     p = forward(url, "--cursor-file", cur, check_rc=False)
-    check(p.returncode == 1 and b"refuses this batch" in p.stderr,
+    check(p.returncode == 1 and b"refuses this batch" in p.stderr and
+          b"HTTP 400" in p.stderr and b"busy, go away" in p.stderr,
           "HTTP 400: exit 1 (%d %r)" % (p.returncode, p.stderr))
     forward(url, "--cursor-file", cur)
     late = [lr for lr in rcv.records[n:]
             if otlp_attrs(lr["attributes"]).get("shmlog.tag") == "late0"]
     check(len(late) == 10, "after the 400, the 10 records (%d)" % len(late))
     rcv.stop()
+    return rcv
+
+
+def case_otlp():
+    otlp_case("otlp+json", "", ("application/json", None))
+
+
+def has_gzip():
+    """Was this shmlog built with zlib? A build without says so when it
+    reads the URL (before it looks for the buffer)."""
+    p = subprocess.run([SHMLOG, "forward", "-b", BUF, "--to",
+                        "otlp://127.0.0.1:1?compression=gzip", "--dump",
+                        "--give-up", "0.1"], stderr=subprocess.PIPE,
+                       stdout=subprocess.DEVNULL, timeout=60)
+    if b"built without zlib" in p.stderr:
+        check(p.returncode == 2, "without zlib, gzip: exit 2 (%d)"
+              % p.returncode)
+        log("NOTE: this shmlog was built without zlib: gzip not checked")
+        return False
+    return True
+
+
+def case_otlp_proto():
+    """The same in protobuf, gzipped; then plain protobuf, and JSON
+    gzipped; the URL's parameter checked."""
+    gz = has_gzip()
+    rcv = otlp_case("otlp", "?compression=gzip" if gz else "",
+                    ("application/x-protobuf", "gzip" if gz else None))
+    if gz:
+        log("gzip: %d bytes on the wire for %d of protobuf (%.1fx)"
+            % (rcv.bytes_in, rcv.bytes_plain,
+               rcv.bytes_plain / rcv.bytes_in))
+        check(rcv.bytes_in * 3 < rcv.bytes_plain, "gzip compresses")
+    plain = OtlpReceiver(encoding=("application/x-protobuf", None))
+    forward("otlp://127.0.0.1:%d/v1/logs?compression=none" % plain.port)
+    check(len(check_otlp_records(plain.records, reference())) ==
+          len(reference()), "plain protobuf: every record")
+    plain.stop()
+    if gz:
+        js = OtlpReceiver(encoding=("application/json", "gzip"))
+        forward("otlp+json://127.0.0.1:%d?compression=gzip" % js.port)
+        check(len(check_otlp_records(js.records, reference())) ==
+              len(reference()), "JSON, gzipped: every record")
+        js.stop()
+    for url, what in (("otlp://127.0.0.1:1?compress=gzip",
+                       b"not a parameter"),
+                      ("otlp://127.0.0.1:1?compression=zstd",
+                       b"?compression=gzip"),
+                      ("otlp://127.0.0.1/v1/logs", b"HOST:PORT")):
+        p = forward(url, check_rc=False)
+        check(p.returncode == 2 and what in p.stderr,
+              "bad URL %s: exit 2 (%d %r)" % (url, p.returncode, p.stderr))
 
 
 def otelcol_binary():
@@ -1020,8 +1212,9 @@ def otelcol_binary():
 
 class Otelcol:
     """The collector: its OTLP receiver (HTTP), its OTLP/HTTP exporter
-    (JSON, no queue: it answers 200 only once the export was taken) into
-    a test receiver, which checks the payload's structure."""
+    (JSON, no queue and no retries of its own: it answers 200 only once
+    the export was taken, and passes a refusal on) into a test receiver,
+    which checks the payload's structure."""
 
     def __init__(self):
         self.binary = otelcol_binary()
@@ -1040,6 +1233,8 @@ exporters:
     encoding: json
     compression: none
     sending_queue:
+      enabled: false
+    retry_on_failure:
       enabled: false
 service:
   telemetry:
@@ -1072,22 +1267,24 @@ service:
             log(open(os.path.join(TMP, "otelcol.log")).read()[-3000:])
             raise SystemExit("the collector did not start")
 
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
+    def stop(self, kill=False):
+        self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         self.proc.wait(timeout=30)
 
     def records(self):
         return list(self.sink.records)
 
 
-def case_otlp_collector():
-    """A real OpenTelemetry Collector, stopped and started twice while a
-    forwarder follows: every record arrives with its fields, duplicates
-    only within a batch in flight."""
+def collector_case(scheme, query, refuse):
+    """A real OpenTelemetry Collector, stopped (SIGTERM) and killed
+    (SIGKILL) and started again while a forwarder follows, and (@refuse)
+    the collector's own destination
+    answering 503 for a while, which the collector passes on: every record
+    arrives with its fields, duplicates only within a batch in flight."""
     col = Otelcol()
     col.start()
     create_buffer("32M", lanes=8)
-    url = "otlp+json://127.0.0.1:%d" % col.port
+    url = "%s://127.0.0.1:%d%s" % (scheme, col.port, query)
     batch = 64
     p = start_forwarder(url, os.path.join(TMP, "cursor"), "--batch",
                         str(batch))
@@ -1096,13 +1293,25 @@ def case_otlp_collector():
     for k in range(2):
         wait_until(lambda: len(col.records()) > 1000 * (k + 1), 60,
                    "records in the collector")
-        col.stop()
+        col.stop(kill=k == 1)
         time.sleep(1)  # the outage itself, not a synchronisation
         col.start()
+    if refuse:
+        n = len(col.records())
+        col.sink.refusals = [(503, None)] * 30
+        check(wait_until(lambda: not col.sink.refusals, 60,
+                         "30 refusals passed on"), "the refusals were met")
+        check(len(col.records()) == n, "nothing taken while refusing")
     wait_writers(writers)
     ref = reference()
-    wait_until(lambda: len(col.records()) >= len(ref), 90,
-               "every record in the collector")
+
+    def arrived():  # distinct records: duplicates do not count
+        keys = set()
+        for lr in col.records():
+            a = otlp_attrs(lr["attributes"])
+            keys.add((a.get("shmlog.lane"), a.get("shmlog.seq")))
+        return len(set(ref) - keys) == 0
+    wait_until(arrived, 90, "every record in the collector")
     err = stop_forwarder(p)
     col.stop()
     got = check_otlp_records(col.records(), ref)
@@ -1113,6 +1322,21 @@ def case_otlp_collector():
     check(not missing, "nothing lost across two collector restarts")
     check(dups <= 2 * batch, "duplicates within a batch per restart")
     check(not re.search(r" 0 reconnects", err), "it reconnected")
+    if refuse:
+        check("HTTP 503" in err, "the collector passed the 503 on: %s"
+              % err[-500:])
+
+
+def case_otlp_collector():
+    collector_case("otlp+json", "", False)
+
+
+def case_otlp_collector_proto():
+    """Protobuf, gzipped, into the collector, which decodes it with the
+    code generated from the official .proto files: the independent check
+    of the forwarder's encoding."""
+    gz = has_gzip()
+    collector_case("otlp", "?compression=gzip" if gz else "", True)
 
 
 def case_bad_input():
@@ -1474,6 +1698,8 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "receiver_restart": case_receiver_restart,
          "tcp_restart": case_tcp_restart, "otlp": case_otlp,
          "otlp_collector": case_otlp_collector,
+         "otlp_proto": case_otlp_proto,
+         "otlp_collector_proto": case_otlp_collector_proto,
          "bad_input": case_bad_input, "cursors": case_cursors}
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 # bash completion for shmlog(1): commands, options, buffer names, tags.
 # Installed as share/bash-completion/completions/shmlog. Commands and
-# options are read from `shmlog --help` and `shmlog COMMAND --help`, so
-# they never go stale; buffers from /dev/shm; tags from the records of the
+# options (and forward's URL schemes) are read from `shmlog --help` and
+# `shmlog COMMAND --help`, so they never go stale; buffers from /dev/shm; tags from the records of the
 # buffer named on the line (its last 2000).
 
 # The buffers in /dev/shm, by name.
@@ -23,6 +23,15 @@ _shmlog_tags()
 	shift
 	"$s" tail -n 2000 "$@" -v brief --no-pager 2>/dev/null |
 		sed -n 's|^[VDIWEF]/\([^ (]*\) *(.*|\1|p' | sort -u
+}
+
+# _shmlog_schemes SHMLOG: the URL schemes `shmlog forward --to` takes, as
+# its --help lists them (at the start of a line, or after "; ").
+_shmlog_schemes()
+{
+	"$1" forward --help 2>/dev/null |
+		grep -oE '^  [a-z][a-z+-]*:(//)?|; [a-z][a-z+-]*:(//)?' |
+		sed 's/^[ ;]*//'
 }
 
 # _shmlog_reply CUR WORD...: COMPREPLY from the WORDs CUR begins, with
@@ -79,6 +88,10 @@ _shmlog()
 		return ;;
 	--color)
 		_shmlog_reply "$cur" auto always never
+		return ;;
+	--to)
+		_shmlog_reply "$cur" $(_shmlog_schemes "$s")
+		compopt -o nospace 2>/dev/null
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then

@@ -86,6 +86,14 @@ function __shmlog_specs
         string replace -rf -- '^[VDIWEF]/([^ (]*) *\(.*' '$1:' | sort -u
 end
 
+# forward --to: the URL schemes its --help lists
+function __shmlog_schemes
+    set -l s (__shmlog_bin)
+    $s forward --help 2>/dev/null |
+        string match -ar -- '^  [a-z][a-z+-]*:(?://)?|; [a-z][a-z+-]*:(?://)?' |
+        string replace -r -- '^[ ;]*' ''
+end
+
 complete -c shmlog -f
 complete -c shmlog -n __shmlog_needs_cmd -x -a '(__shmlog_commands)'
 complete -c shmlog -s b -l buffer -x -a '(__shmlog_buffers)' -d 'buffer'
@@ -93,6 +101,7 @@ complete -c shmlog -n 'not __shmlog_needs_cmd; and string match -q -- "-*" (comm
     -x -a '(__shmlog_options)'
 complete -c shmlog -n '__shmlog_using cat tail level forward; and not string match -q -- "-*" (commandline -ct)' \
     -x -a '(__shmlog_specs)'
+complete -c shmlog -n '__shmlog_using forward' -l to -x -a '(__shmlog_schemes)'
 complete -c shmlog -n '__shmlog_using cat tail run write' -s p -l priority -x \
     -a 'V D I W E F emerg alert crit err warning notice info debug'
 complete -c shmlog -n '__shmlog_using cat tail' -s v -l format -x \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `shmlog forward`'s connections: URLs, sockets and files, writes bounded
- * in time, and RELP.
+ * in time, and RELP (OTLP/HTTP's requests and answers: sink_http.c).
  *
  * RELP (rsyslog's Reliable Event Logging Protocol) is spoken here directly
  * rather than through librelp: librelp's client acknowledges nothing to its
@@ -77,15 +77,54 @@ bad:
 	return -EINVAL;
 }
 
-/* HOST:PORT[/PATH] of an HTTP URL; PATH defaults to OTLP's /v1/logs. */
-static int url_http(const char *u, struct sink *s, char *why, size_t whylen)
+/* The query of an OTLP URL: compression=gzip or compression=none (the
+ * names of the OpenTelemetry exporters' setting). */
+static int url_query(const char *url, const char *q, struct sink *s,
+		     char *why, size_t whylen)
 {
-	char hp[300];
+	if (!strcmp(q, "compression=none"))
+		return 0;
+	if (strcmp(q, "compression=gzip")) {
+		snprintf(why, whylen,
+			 "'%s': '%s' is not a parameter of an OTLP URL: use "
+			 "?compression=gzip or ?compression=none",
+			 url, q);
+		return -EINVAL;
+	}
+#ifdef SHMLOG_HAVE_ZLIB
+	s->gzip = true;
+	return 0;
+#else
+	(void)s;
+	snprintf(why, whylen,
+		 "'%s': this shmlog was built without zlib, so it cannot "
+		 "gzip: leave out compression=gzip, or rebuild shmlog with "
+		 "zlib (Debian: zlib1g-dev)",
+		 url);
+	return -ENOTSUP;
+#endif
+}
+
+/* HOST:PORT[/PATH][?QUERY] of an HTTP URL; PATH defaults to OTLP's
+ * /v1/logs. */
+static int url_http(const char *url, const char *u, struct sink *s,
+		    char *why, size_t whylen)
+{
+	char hp[300], whole[600];
+	const char *query = strchr(u, '?');
+	size_t ul = query ? (size_t)(query - u) : strlen(u);
+	if (ul >= sizeof(whole)) {
+		snprintf(why, whylen, "'%s' is too long", url);
+		return -EINVAL;
+	}
+	memcpy(whole, u, ul);
+	whole[ul] = '\0';
+	u = whole;
 	const char *from = u[0] == '[' && strchr(u, ']') ? strchr(u, ']') : u;
 	const char *slash = strchr(from, '/');
 	size_t n = slash ? (size_t)(slash - u) : strlen(u);
 	if (n >= sizeof(hp) || (slash && strlen(slash) >= sizeof(s->http_path))) {
-		snprintf(why, whylen, "'%s' is too long", u);
+		snprintf(why, whylen, "'%s' is too long", url);
 		return -EINVAL;
 	}
 	memcpy(hp, u, n);
@@ -97,13 +136,13 @@ static int url_http(const char *u, struct sink *s, char *why, size_t whylen)
 		if (*c <= 32 || *c >= 127) {
 			snprintf(why, whylen, "the path in '%s' must be "
 					      "printable ASCII without spaces",
-				 u);
+				 url);
 			return -EINVAL;
 		}
 	snprintf(s->http_path, sizeof(s->http_path), "%s",
 		 slash && slash[1] ? slash : "/v1/logs");
 	snprintf(s->service, sizeof(s->service), "shmlog");
-	return 0;
+	return query ? url_query(url, query + 1, s, why, whylen) : 0;
 }
 
 static int url_path(const char *p, struct sink *s, char *why, size_t whylen)
@@ -163,20 +202,19 @@ int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
 	} else if (!strncmp(url, "otlp+json://", 12)) {
 		out.kind = SINK_OTLP;
 		out.dest = DEST_TCP;
-		err = url_http(url + 12, &out, why, whylen);
+		err = url_http(url, url + 12, &out, why, whylen);
 	} else if (!strncmp(url, "otlp://", 7)) {
-		snprintf(why, whylen,
-			 "'%s': OTLP's protobuf encoding is not built yet: "
-			 "use otlp+json://HOST:PORT[/PATH] (OTLP/HTTP with "
-			 "JSON, which every OpenTelemetry Collector takes)",
-			 url);
-		return -EINVAL;
+		out.kind = SINK_OTLP;
+		out.dest = DEST_TCP;
+		out.otlp_protobuf = true;
+		err = url_http(url, url + 7, &out, why, whylen);
 	} else {
 		snprintf(why, whylen,
 			 "unknown sink '%s': use syslog+tcp://HOST:PORT, "
 			 "syslog+unix:///PATH, relp://HOST:PORT, "
 			 "journal-export:[FILE], jsonl:[FILE], "
-			 "jsonl+unix:///PATH or otlp+json://HOST:PORT[/PATH]",
+			 "jsonl+unix:///PATH, otlp://HOST:PORT[/PATH] or "
+			 "otlp+json://HOST:PORT[/PATH]",
 			 url);
 		return -EINVAL;
 	}
@@ -200,7 +238,7 @@ bool sink_reconnects(const struct sink *s)
 
 /* ---- bounded waits ---- */
 
-static int64_t now_ms(void)
+int64_t sink_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -215,7 +253,7 @@ static int wait_fd(int fd, short events, int64_t deadline,
 	for (;;) {
 		if (*stop)
 			return -EINTR;
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - sink_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = {fd, events, 0};
@@ -236,7 +274,7 @@ static int connect_wait(int fd, const struct sockaddr *a, socklen_t alen,
 		return 0;
 	if (errno != EINPROGRESS && errno != EINTR)
 		return -errno;
-	int err = wait_fd(fd, POLLOUT, now_ms() + timeout_ms, stop);
+	int err = wait_fd(fd, POLLOUT, sink_now_ms() + timeout_ms, stop);
 	if (err)
 		return err;
 	int soerr = 0;
@@ -345,10 +383,10 @@ static int open_file(struct sink *s, char *why, size_t whylen)
 
 /* ---- writing and reading, bounded ---- */
 
-static int send_all(struct sink *s, const char *p, size_t n,
-		    volatile sig_atomic_t *stop)
+int sink_send_all(struct sink *s, const char *p, size_t n,
+		  volatile sig_atomic_t *stop)
 {
-	int64_t deadline = now_ms() + s->timeout_ms;
+	int64_t deadline = sink_now_ms() + s->timeout_ms;
 	bool sock = sink_reconnects(s);
 	while (n) {
 		ssize_t w;
@@ -368,7 +406,7 @@ static int send_all(struct sink *s, const char *p, size_t n,
 		if (w > 0) {
 			p += w;
 			n -= (size_t)w;
-			deadline = now_ms() + s->timeout_ms; /* progress */
+			deadline = sink_now_ms() + s->timeout_ms; /* progress */
 			continue;
 		}
 		if (w < 0 && errno == EINTR)
@@ -398,8 +436,8 @@ static void quick_ack(const struct sink *s)
 }
 
 /* Read more of the server's answers into rbuf. */
-static int recv_some(struct sink *s, int64_t deadline,
-		     volatile sig_atomic_t *stop)
+int sink_recv_some(struct sink *s, int64_t deadline,
+		   volatile sig_atomic_t *stop)
 {
 	if (s->rcap - s->rlen < 4096) {
 		size_t ncap = s->rcap ? s->rcap * 2 : 16384;
@@ -532,7 +570,7 @@ static bool drained(struct sink *s)
 {
 	if (shutdown(s->fd, SHUT_WR) < 0)
 		return false;
-	int64_t deadline = now_ms() + (s->timeout_ms < 2000 ? s->timeout_ms
+	int64_t deadline = sink_now_ms() + (s->timeout_ms < 2000 ? s->timeout_ms
 							    : 2000);
 	static volatile sig_atomic_t never;
 	for (;;) {
@@ -650,7 +688,7 @@ static int relp_wait_acks(struct sink *s, uint64_t first, size_t count,
 			  volatile sig_atomic_t *stop, char *why,
 			  size_t whylen)
 {
-	int64_t deadline = now_ms() + s->timeout_ms;
+	int64_t deadline = sink_now_ms() + s->timeout_ms;
 	uint64_t expect = first;
 	while (count) {
 		struct relp_frame f;
@@ -668,7 +706,7 @@ static int relp_wait_acks(struct sink *s, uint64_t first, size_t count,
 			if (count >= RELP_COALESCE_MIN)
 				nanosleep(&(struct timespec){0, RELP_COALESCE_NS},
 					  NULL);
-			int err = recv_some(s, deadline, stop);
+			int err = sink_recv_some(s, deadline, stop);
 			if (err) {
 				snprintf(why, whylen,
 					 "no RELP acknowledgement: %s",
@@ -697,7 +735,7 @@ static int relp_wait_acks(struct sink *s, uint64_t first, size_t count,
 		relp_consume(s, used);
 		expect = relp_next(expect);
 		count--;
-		deadline = now_ms() + s->timeout_ms; /* progress */
+		deadline = sink_now_ms() + s->timeout_ms; /* progress */
 	}
 	return 0;
 }
@@ -738,7 +776,7 @@ static int relp_open(struct sink *s, volatile sig_atomic_t *stop, char *why,
 	int err = relp_frame_into(&f, s->txnr, "open", RELP_OFFER,
 				  strlen(RELP_OFFER));
 	if (!err)
-		err = send_all(s, f.buf, f.len, stop);
+		err = sink_send_all(s, f.buf, f.len, stop);
 	batch_free(&f);
 	if (err) {
 		snprintf(why, whylen, "cannot send the RELP offer: %s",
@@ -766,151 +804,12 @@ static int relp_send(struct sink *s, const struct batch *b,
 			return err;
 		start = b->ends[i];
 	}
-	int err = send_all(s, relp_out.buf, relp_out.len, stop);
+	int err = sink_send_all(s, relp_out.buf, relp_out.len, stop);
 	if (err) {
 		snprintf(why, whylen, "cannot send: %s", strerror(-err));
 		return err;
 	}
 	return b->n ? relp_wait_acks(s, first, b->n, stop, why, whylen) : 0;
-}
-
-/* ---- OTLP/HTTP ---- */
-
-static struct batch http_head, http_tail;
-
-/* The value of header @name in the response head @h (@n bytes), as a
- * number; -1 if absent or not a number. */
-static long http_header_num(const char *h, size_t n, const char *name)
-{
-	size_t nl = strlen(name);
-	for (const char *p = h; p && p < h + n;) {
-		const char *eol = memchr(p, '\n', (size_t)(h + n - p));
-		if (!eol)
-			break;
-		if ((size_t)(eol - p) > nl + 1 && !strncasecmp(p, name, nl) &&
-		    p[nl] == ':') {
-			char *end;
-			long v = strtol(p + nl + 1, &end, 10);
-			return end == p + nl + 1 ? -1 : v;
-		}
-		p = eol + 1;
-	}
-	return -1;
-}
-
-static bool http_header_has(const char *h, size_t n, const char *name,
-			    const char *value)
-{
-	size_t nl = strlen(name);
-	for (const char *p = h; p < h + n;) {
-		const char *eol = memchr(p, '\n', (size_t)(h + n - p));
-		if (!eol)
-			break;
-		if (!strncasecmp(p, name, nl) && p[nl] == ':') {
-			for (const char *q = p + nl + 1; q + strlen(value) <= eol;
-			     q++)
-				if (!strncasecmp(q, value, strlen(value)))
-					return true;
-		}
-		p = eol + 1;
-	}
-	return false;
-}
-
-/* POST the batch, wrapped in its envelope, and read the answer: 0 for a
- * 2xx; -EAGAIN for what OTLP says to retry (429, 502, 503, 504; then
- * s->retry_after_ms holds the receiver's Retry-After, or 0); -EREMOTEIO
- * for any other answer (the data would never be taken). */
-static int otlp_send(struct sink *s, const struct batch *b,
-		     volatile sig_atomic_t *stop, char *why, size_t whylen)
-{
-	s->retry_after_ms = 0;
-	batch_reset(&http_head);
-	batch_reset(&http_tail);
-	int err = otlp_envelope(s, &http_head, &http_tail);
-	if (err)
-		return err;
-	char req[1024];
-	int n = snprintf(req, sizeof(req),
-			 "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
-			 "Content-Type: application/json\r\n"
-			 "Content-Length: %zu\r\nUser-Agent: shmlog-forward"
-			 "\r\n\r\n",
-			 s->http_path, s->host, s->port,
-			 http_head.len + b->len + http_tail.len);
-	err = send_all(s, req, (size_t)n, stop);
-	err = err ? err : send_all(s, http_head.buf, http_head.len, stop);
-	err = err ? err : send_all(s, b->buf, b->len, stop);
-	err = err ? err : send_all(s, http_tail.buf, http_tail.len, stop);
-	if (err) {
-		snprintf(why, whylen, "cannot send: %s", strerror(-err));
-		return err;
-	}
-	/* the answer: a head, and a body of Content-Length bytes */
-	int64_t deadline = now_ms() + s->timeout_ms;
-	s->rlen = 0;
-	char *end = NULL;
-	while (!(end = s->rlen ? memmem(s->rbuf, s->rlen, "\r\n\r\n", 4)
-			       : NULL)) {
-		if (s->rlen > 65536) {
-			snprintf(why, whylen, "an HTTP answer head of more "
-					      "than 64 KiB");
-			return -EPROTO;
-		}
-		err = recv_some(s, deadline, stop);
-		if (err) {
-			snprintf(why, whylen, "no HTTP answer: %s",
-				 strerror(-err));
-			return err;
-		}
-	}
-	size_t head = (size_t)(end - s->rbuf) + 4;
-	int status = 0;
-	if (sscanf(s->rbuf, "HTTP/1.%*d %d", &status) != 1) {
-		snprintf(why, whylen, "not an HTTP answer");
-		return -EPROTO;
-	}
-	long clen = http_header_num(s->rbuf, head, "Content-Length");
-	long retry = http_header_num(s->rbuf, head, "Retry-After");
-	bool close_after = http_header_has(s->rbuf, head, "Connection",
-					   "close") ||
-			   clen < 0;
-	while (clen > 0 && s->rlen < head + (size_t)clen && clen < (1 << 20)) {
-		err = recv_some(s, deadline, stop);
-		if (err) {
-			snprintf(why, whylen, "HTTP answer cut short: %s",
-				 strerror(-err));
-			return err;
-		}
-	}
-	size_t blen = clen > 0 && s->rlen >= head + (size_t)clen ? (size_t)clen
-								    : 0;
-	const char *body = s->rbuf + head;
-	if (status >= 200 && status < 300) {
-		/* partial success: the receiver says it dropped some */
-		char *rj = blen ? memmem(body, blen, "rejectedLogRecords", 18)
-				: NULL;
-		if (rj) {
-			rj += 18;
-			while (rj < body + blen && (*rj < '1' || *rj > '9') &&
-			       *rj != '}')
-				rj++;
-			if (rj < body + blen && *rj != '}')
-				s->rejected += strtoull(rj, NULL, 10);
-		}
-		if (close_after)
-			sink_close(s, false);
-		return 0;
-	}
-	snprintf(why, whylen, "the receiver answered HTTP %d%s%.*s", status,
-		 blen ? ": " : "", (int)(blen > 200 ? 200 : blen), body);
-	if (status == 429 || status == 502 || status == 503 || status == 504) {
-		if (retry > 0)
-			s->retry_after_ms = retry > 3600 ? 3600000
-							 : (int)retry * 1000;
-		return -EAGAIN;
-	}
-	return -EREMOTEIO;
 }
 
 bool sink_retryable(const struct sink *s, int err)
@@ -951,7 +850,7 @@ int sink_send(struct sink *s, const struct batch *b,
 		err = -ECONNRESET;
 		snprintf(why, whylen, "the receiver closed the connection");
 	} else {
-		err = send_all(s, b->buf, b->len, stop);
+		err = sink_send_all(s, b->buf, b->len, stop);
 		if (err)
 			snprintf(why, whylen, "cannot write: %s",
 				 strerror(-err));
@@ -976,7 +875,7 @@ void sink_close(struct sink *s, bool polite)
 		char frame[48];
 		int n = snprintf(frame, sizeof(frame), "%" PRIu64 " close 0\n",
 				 s->txnr);
-		if (!send_all(s, frame, (size_t)n, &never))
+		if (!sink_send_all(s, frame, (size_t)n, &never))
 			relp_wait_acks(s, s->txnr, 1, &never, why,
 				       sizeof(why));
 		s->timeout_ms = saved;
@@ -997,6 +896,5 @@ void sink_free(struct sink *s)
 	free(s->json.buf); /* never flushed: its fd is -1 */
 	s->json.buf = NULL;
 	batch_free(&relp_out);
-	batch_free(&http_head);
-	batch_free(&http_tail);
+	otlp_http_free();
 }

@@ -10,8 +10,11 @@
  *                            (systemd-journal-remote reads it)
  *   jsonl:[FILE]             one JSON object per line, stdout or FILE
  *   jsonl+unix:///PATH       the same into a Unix stream socket
- *   otlp+json://HOST:PORT[/PATH]  OpenTelemetry logs, OTLP/HTTP with JSON
- *                            (POST PATH, default /v1/logs; sink_otlp.c)
+ *   otlp://HOST:PORT[/PATH][?compression=gzip]
+ *                            OpenTelemetry logs, OTLP/HTTP with protobuf
+ *                            (POST PATH, default /v1/logs; otlp_proto.c)
+ *   otlp+json://HOST:PORT[/PATH][?compression=gzip]
+ *                            the same with JSON (sink_otlp.c)
  */
 #ifndef SHMLOG_SINK_H
 #define SHMLOG_SINK_H
@@ -82,6 +85,8 @@ struct sink {
 	/* OTLP/HTTP */
 	char http_path[256];
 	char service[128]; /* resource attribute service.name */
+	bool otlp_protobuf; /* otlp://, else otlp+json:// */
+	bool gzip; /* ?compression=gzip: Content-Encoding gzip */
 	int retry_after_ms; /* the receiver's Retry-After, after a failure */
 	uint64_t rejected; /* partialSuccess.rejectedLogRecords, summed */
 };
@@ -152,13 +157,55 @@ int batch_add_loss(struct batch *b, struct sink *s,
 void batch_reset(struct batch *b);
 void batch_free(struct batch *b);
 
-/* OTLP (sink_otlp.c): a record or a loss as a LogRecord into @b, and the
- * envelope around a batch (@head before it, @tail after). */
-int otlp_add_record(struct batch *b, const struct sink_rec *rec);
-int otlp_add_loss(struct batch *b, const struct sink_loss *l,
-		  const char *text);
+/* OTLP (sink_otlp.c): a record or a loss as a LogRecord into @b, in the
+ * sink's encoding, and the JSON envelope around a batch (@head before it,
+ * @tail after). */
+int otlp_add_record(struct batch *b, const struct sink *s,
+		    const struct sink_rec *rec);
+int otlp_add_loss(struct batch *b, const struct sink *s,
+		  const struct sink_loss *l, const char *text);
 int otlp_envelope(const struct sink *s, struct batch *head,
 		  struct batch *tail);
+/* OTLP's severity number (1 TRACE ... 21 FATAL) and text of @prio. */
+const char *otlp_severity(int prio, int *number);
+/* The values of shmlog_reader_deferred()'s array @args, one call of
+ * @value each, in order. */
+enum otlp_arg { OTLP_ARG_STRING, OTLP_ARG_INT, OTLP_ARG_DOUBLE,
+		OTLP_ARG_OTHER };
+void otlp_args_walk(const char *args,
+		    void (*value)(void *ctx, enum otlp_arg kind,
+				  const char *text, size_t n),
+		    void *ctx);
+
+/* OTLP in protobuf (otlp_proto.c): the same LogRecords; the envelope
+ * before a batch of @body_len bytes (nothing comes after it); from the
+ * receiver's answers, partial_success.rejected_log_records, and the
+ * message of an error's google.rpc.Status (its length; 0 if none). */
+int otlp_pb_add_record(struct batch *b, const struct sink_rec *rec);
+int otlp_pb_add_loss(struct batch *b, const struct sink_loss *l,
+		     const char *text);
+int otlp_pb_envelope(const struct sink *s, size_t body_len,
+		     struct batch *head);
+uint64_t otlp_pb_rejected(const char *body, size_t n);
+size_t otlp_pb_status_message(const char *body, size_t n, const char **msg);
+
+/* OTLP/HTTP (sink_http.c): POST @b and read the answer, as sink_send()
+ * does for the other sinks (-EAGAIN: the receiver asks to retry; then
+ * s->retry_after_ms; -EREMOTEIO: it refuses the batch for good); free
+ * what it keeps between batches. */
+int otlp_send(struct sink *s, const struct batch *b,
+	      volatile sig_atomic_t *stop, char *why, size_t whylen);
+void otlp_http_free(void);
+
+/* Internal to sink*.c: CLOCK_MONOTONIC in ms; write all of @n bytes, and
+ * read more of the answer into s->rbuf, bounded by s->timeout_ms (each
+ * write's progress renews it) or @deadline and by *@stop. 0 or a
+ * negative errno. */
+int64_t sink_now_ms(void);
+int sink_send_all(struct sink *s, const char *p, size_t n,
+		  volatile sig_atomic_t *stop);
+int sink_recv_some(struct sink *s, int64_t deadline,
+		   volatile sig_atomic_t *stop);
 
 /* syslog severity of a shmlog priority (V,D: debug ... F: crit). */
 int sink_severity(int prio);

@@ -466,7 +466,7 @@ int batch_add_record(struct batch *b, struct sink *s,
 	case SINK_RELP: return add_syslog(b, s, rec->r);
 	case SINK_JOURNAL: return add_journal(b, s, rec->path, rec->r);
 	case SINK_JSONL: return add_jsonl(b, s, rec);
-	case SINK_OTLP: return otlp_add_record(b, rec);
+	case SINK_OTLP: return otlp_add_record(b, s, rec);
 	}
 	return -EINVAL;
 }
@@ -481,7 +481,7 @@ int batch_add_loss(struct batch *b, struct sink *s, const struct sink_loss *l)
 	case SINK_OTLP: {
 		char t[512];
 		loss_text(t, sizeof(t), l);
-		return otlp_add_loss(b, l, t);
+		return otlp_add_loss(b, s, l, t);
 	}
 	}
 	return -EINVAL;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * OpenTelemetry logs for `shmlog forward --to otlp+json://`: records as
- * OTLP/HTTP JSON LogRecords (opentelemetry-proto, logs/v1), following the
- * logs data model:
+ * OpenTelemetry logs for `shmlog forward --to otlp://` and `otlp+json://`:
+ * records as OTLP LogRecords (opentelemetry-proto, logs/v1), following
+ * the logs data model. Here the JSON encoding; otlp_proto.c writes the
+ * same fields in protobuf (the default, `otlp://`). In JSON:
  *
  *   timeUnixNano          the record's time; observedTimeUnixNano: when
  *                         the forwarder read it (both decimal strings, as
@@ -142,18 +143,20 @@ static void attr_str(struct jw *w, bool *first, const char *key,
 	jw_s(w, "}}");
 }
 
-/* shmlog_reader_deferred()'s array (numbers, and strings already JSON) as
- * an OTLP arrayValue: integers that fit int64 as intValue, other numbers
- * as doubleValue, strings as stringValue. The array comes from the
- * library, valid JSON; a token it does not expect ends the walk. */
-static void attr_args(struct jw *w, bool *first, const char *args)
+/* shmlog_reader_deferred()'s array (numbers, and strings already JSON),
+ * value by value: integers that fit int64 as OTLP_ARG_INT, other numbers
+ * as OTLP_ARG_DOUBLE, strings as OTLP_ARG_STRING (the text between the
+ * quotes, still escaped), anything else as OTLP_ARG_OTHER. The array
+ * comes from the library, valid JSON; a token it does not expect ends
+ * the walk. */
+void otlp_args_walk(const char *args,
+		    void (*value)(void *ctx, enum otlp_arg kind,
+				  const char *text, size_t n),
+		    void *ctx)
 {
-	attr_key(w, first, "shmlog.args");
-	jw_s(w, "{\"arrayValue\":{\"values\":[");
 	const char *p = args;
 	while (*p == '[' || *p == ' ')
 		p++;
-	bool first_value = true;
 	while (*p && *p != ']') {
 		const char *start = p;
 		if (*p == '"') {
@@ -163,9 +166,8 @@ static void attr_args(struct jw *w, bool *first, const char *args)
 			if (*p != '"')
 				break;
 			p++;
-			jw_s(w, first_value ? "{\"stringValue\":"
-					    : ",{\"stringValue\":");
-			jw_put(w, start, (size_t)(p - start));
+			value(ctx, OTLP_ARG_STRING, start + 1,
+			      (size_t)(p - start) - 2);
 		} else {
 			p += strcspn(p, ",]");
 			size_t n = (size_t)(p - start);
@@ -177,32 +179,65 @@ static void attr_args(struct jw *w, bool *first, const char *args)
 			char *end;
 			errno = 0;
 			(void)strtoll(num, &end, 10);
-			bool integer = !*end && !errno;
-			jw_s(w, first_value ? "{" : ",{");
-			if (integer) {
-				jw_s(w, "\"intValue\":\"");
-				jw_put(w, num, n);
-				jw_s(w, "\"");
-			} else {
+			enum otlp_arg kind = OTLP_ARG_INT;
+			if (*end || errno) {
 				(void)strtod(num, &end);
-				jw_s(w, *end ? "\"stringValue\":\""
-					     : "\"doubleValue\":");
-				jw_put(w, num, n);
-				if (*end)
-					jw_s(w, "\"");
+				kind = *end ? OTLP_ARG_OTHER : OTLP_ARG_DOUBLE;
 			}
+			value(ctx, kind, num, n);
 		}
-		jw_s(w, "}");
-		first_value = false;
 		if (*p == ',')
 			p++;
 	}
+}
+
+struct args_json {
+	struct jw *w;
+	bool first;
+};
+
+static void arg_json(void *ctx, enum otlp_arg kind, const char *text,
+		     size_t n)
+{
+	struct args_json *a = ctx;
+	struct jw *w = a->w;
+	jw_s(w, a->first ? "{" : ",{");
+	a->first = false;
+	switch (kind) {
+	case OTLP_ARG_STRING:
+		jw_s(w, "\"stringValue\":\"");
+		jw_put(w, text, n);
+		jw_s(w, "\"");
+		break;
+	case OTLP_ARG_INT:
+		jw_s(w, "\"intValue\":\"");
+		jw_put(w, text, n);
+		jw_s(w, "\"");
+		break;
+	case OTLP_ARG_DOUBLE:
+		jw_s(w, "\"doubleValue\":");
+		jw_put(w, text, n);
+		break;
+	case OTLP_ARG_OTHER:
+		jw_s(w, "\"stringValue\":");
+		jw_str(w, text, n);
+		break;
+	}
+	jw_s(w, "}");
+}
+
+static void attr_args(struct jw *w, bool *first, const char *args)
+{
+	attr_key(w, first, "shmlog.args");
+	jw_s(w, "{\"arrayValue\":{\"values\":[");
+	struct args_json a = {w, true};
+	otlp_args_walk(args, arg_json, &a);
 	jw_s(w, "]}}}");
 }
 
 /* ---- records ---- */
 
-static void severity(struct jw *w, int prio)
+const char *otlp_severity(int prio, int *number)
 {
 	static const struct {
 		int number;
@@ -214,9 +249,17 @@ static void severity(struct jw *w, int prio)
 	};
 	int i = prio >= SHMLOG_VERBOSE && prio <= SHMLOG_FATAL ? prio
 							       : SHMLOG_INFO;
+	*number = map[i].number;
+	return map[i].text;
+}
+
+static void severity(struct jw *w, int prio)
+{
+	int number;
+	const char *text = otlp_severity(prio, &number);
 	char t[80];
 	snprintf(t, sizeof(t), "\"severityNumber\":%d,\"severityText\":\"%s\"",
-		 map[i].number, map[i].text);
+		 number, text);
 	jw_s(w, t);
 }
 
@@ -232,8 +275,11 @@ static int end_record(struct batch *b, struct jw *w)
 	return w->err ? w->err : batch_end_message(b);
 }
 
-int otlp_add_record(struct batch *b, const struct sink_rec *rec)
+int otlp_add_record(struct batch *b, const struct sink *s,
+		    const struct sink_rec *rec)
 {
+	if (s->otlp_protobuf)
+		return otlp_pb_add_record(b, rec);
 	const struct shmlog_record *r = rec->r;
 	struct jw w = {b, 0};
 	if (b->n)
@@ -278,9 +324,11 @@ int otlp_add_record(struct batch *b, const struct sink_rec *rec)
 	return end_record(b, &w);
 }
 
-int otlp_add_loss(struct batch *b, const struct sink_loss *l,
-		  const char *text)
+int otlp_add_loss(struct batch *b, const struct sink *s,
+		  const struct sink_loss *l, const char *text)
 {
+	if (s->otlp_protobuf)
+		return otlp_pb_add_loss(b, l, text);
 	struct jw w = {b, 0};
 	uint64_t now = now_ns();
 	if (b->n)
