@@ -44,21 +44,32 @@ fn archive_reads_what_cat_shows() {
     let b = TestBuf::new("arc");
     // a small ring the writer overruns before the archiver comes: the
     // archive starts with a loss
-    let opts = CreateOptions { size: 64 * 1024, lanes: 1, ..Default::default() };
+    let opts = CreateOptions {
+        size: 64 * 1024,
+        lanes: 1,
+        ..Default::default()
+    };
     shmlog::create(b.name(), &opts).unwrap();
     let n = 3000u64;
     {
         let buf = Buffer::open(b.name()).unwrap();
         for i in 0..n {
             let tag = if i % 2 == 0 { "arc0" } else { "arc1" };
-            buf.write(Priority::Info, tag, &format!("record {:06} {}", i, "x".repeat(i as usize % 50)))
-                .unwrap();
+            buf.write(
+                Priority::Info,
+                tag,
+                &format!("record {:06} {}", i, "x".repeat(i as usize % 50)),
+            )
+            .unwrap();
         }
     }
     let dir = tmpdir("arc");
     archive(&cli, b.name(), &dir);
     shmlog::remove(b.name()).unwrap(); // the archive outlives its buffer
-    let events: Vec<Event> = Reader::open_archive(&dir).unwrap().map(|e| e.unwrap()).collect();
+    let events: Vec<Event> = Reader::open_archive(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect();
     let lost: u64 = events
         .iter()
         .map(|e| match e {
@@ -75,7 +86,10 @@ fn archive_reads_what_cat_shows() {
         .collect();
     assert!(lost > 0, "the test premise: a loss");
     assert_eq!(lost + msgs.len() as u64, n, "records + losses = written");
-    assert!(msgs.last().unwrap().starts_with(&format!("record {:06}", n - 1)));
+    assert!(msgs
+        .last()
+        .unwrap()
+        .starts_with(&format!("record {:06}", n - 1)));
     // the same records as `shmlog cat --archive` shows
     let out = Command::new(&cli)
         .args(["cat", "--archive"])
@@ -84,7 +98,11 @@ fn archive_reads_what_cat_shows() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let cat: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(String::from).collect();
+    let cat: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
     assert_eq!(msgs, cat);
     // a filter, as on a buffer's reader
     let only: Vec<String> = Reader::open_archive(&dir)
@@ -115,7 +133,10 @@ fn archive_follow_sees_later_records() {
     buf.write(Priority::Info, "arc", "first").unwrap();
     let dir = tmpdir("arcf");
     archive(&cli, b.name(), &dir);
-    let mut r = Reader::open_archive(&dir).unwrap().follow(true).timeout(Duration::from_secs(30));
+    let mut r = Reader::open_archive(&dir)
+        .unwrap()
+        .follow(true)
+        .timeout(Duration::from_secs(30));
     let msg = |e: Option<shmlog::Result<Event>>| match e.unwrap().unwrap() {
         Event::Record(r) => r.message().into_owned(),
         Event::Lost(l) => panic!("unexpected {}", l),
