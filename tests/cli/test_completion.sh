@@ -68,6 +68,7 @@ check_shell() { # check_shell NAME FUNCTION LEVELS_AFTER_net:
 	has "$n: tags with -b before the command" "disk: .*net:" "$($f "shmlog -b $B tail ")"
 	same "$n: TAG:P" "$levels" "$($f "shmlog cat -b $B net:")"
 	has "$n: priorities" "(^| )err( |$)" "$($f 'shmlog write -p e')"
+	has "$n: forward --archive, -f" "--archive .*--follow" "$($f 'shmlog forward --')"
 }
 
 check_shell bash bash_comp "D E F I S V W "
