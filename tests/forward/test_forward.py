@@ -141,7 +141,9 @@ def free_port():
 
 
 class Rsyslog:
-    def __init__(self, relp=False):
+    def __init__(self, relp=False, ordered=False):
+        """ordered: one worker on the main queue, so that the output keeps
+        the order the messages came in (several may reorder them)."""
         if not shutil.which("rsyslogd"):
             skip("rsyslogd not installed (Debian package rsyslog)")
         self.dir = os.path.join(TMP, "rsyslog")
@@ -159,6 +161,7 @@ class Rsyslog:
         conf = """
 global(workDirectory="{d}" maxMessageSize="64k"
        parser.escapeControlCharactersOnReceive="off")
+{queue}
 module(load="imptcp")
 input(type="imptcp" port="{tcp}" address="127.0.0.1")
 input(type="imptcp" path="{sock}" unlink="on")
@@ -175,6 +178,7 @@ template(name="j" type="list" option.jsonf="on") {{
 }}
 action(type="omfile" file="{out}" template="j")
 """.format(d=self.dir, tcp=self.tcp, sock=self.sock, out=self.out,
+           queue='main_queue(queue.workerThreads="1")' if ordered else "",
            relp=('module(load="imrelp")\ninput(type="imrelp" port="%d" '
                  'address="127.0.0.1")' % self.relp) if relp else "")
         self.conf = os.path.join(self.dir, "rsyslog.conf")
@@ -1517,7 +1521,7 @@ def check_writer_order(pairs, what):
 def case_archive():
     """300,000 archived records replayed to a JSON lines file and over
     RELP into rsyslogd: every record once, in order, as archived."""
-    rs = Rsyslog(relp=True)
+    rs = Rsyslog(relp=True, ordered=True)
     rs.start()
     create_buffer("64M", lanes=4)
     wait_writers(start_writers(2, 150000), limit=120)
