@@ -262,6 +262,8 @@ static struct cursor_buf *src_cursor(struct forwarder *f,
 
 static void commit_source(struct forwarder *f, const struct source *s)
 {
+	if (!s->next)
+		return; /* with -f, a buffer not opened yet */
 	struct cursor_buf *b = src_cursor(f, s);
 	memcpy(b->next, s->next, s->lanes * sizeof(*s->next));
 	memcpy(b->known, s->known, s->lanes * sizeof(*s->known));
