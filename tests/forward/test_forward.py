@@ -1677,6 +1677,55 @@ def case_archive_follow():
           "the archive, then the buffer")
 
 
+def case_archive_multi():
+    """An archive of two buffers, one of them removed and created again:
+    the replay sends each record under its buffer's name, once; with the
+    cursor a later replay sends only what was archived since."""
+    other = BUF + "-2"
+    d = os.path.join(TMP, "arc")
+    out = os.path.join(TMP, "out.jsonl")
+    cur = os.path.join(TMP, "cursor")
+
+    def run_writer(buf, tag, n):
+        p = subprocess.run([WRITER, buf, tag, str(n), "0"])
+        check(p.returncode == 0, "writer %s exit %d" % (tag, p.returncode))
+
+    def archive_both():
+        subprocess.run([SHMLOG, "archive", "-b", BUF, "-b", other, "-o", d,
+                        "--once", "-q"], check=True)
+    try:
+        create_buffer("4M", lanes=2)
+        subprocess.run([SHMLOG, "create", "-b", other, "--size", "4M",
+                        "--lanes", "2"], check=True, stdout=subprocess.DEVNULL)
+        run_writer(BUF, "one", 3000)
+        run_writer(other, "two", 2000)
+        archive_both()
+        replay(d, "jsonl:" + out, "--cursor-file", cur, "--batch", "7")
+        # the second buffer removed and created again, then both written
+        subprocess.run([SHMLOG, "rm", "-b", other], check=True)
+        subprocess.run([SHMLOG, "create", "-b", other, "--size", "4M",
+                        "--lanes", "2"], check=True, stdout=subprocess.DEVNULL)
+        run_writer(BUF, "one-later", 500)
+        run_writer(other, "two-again", 400)
+        archive_both()
+        replay(d, "jsonl:" + out, "--cursor-file", cur, "--batch", "7")
+    finally:
+        subprocess.run([SHMLOG, "rm", "-b", other], stderr=subprocess.DEVNULL)
+    got = jsonl_events(out)
+    check(not any("lost" in e for e in got), "no loss where none was")
+    count = {}
+    for e in got:
+        k = (e["buffer"], e["tag"])
+        count[k] = count.get(k, 0) + 1
+    want = {(BUF, "one"): 3000, (other, "two"): 2000,
+            (BUF, "one-later"): 500, (other, "two-again"): 400}
+    check(count == want, "each record once, under its buffer: %s" % count)
+    keys = [(e["buffer"], e["tag"], e["lane"], e["seq"]) for e in got]
+    check(len(keys) == len(set(keys)), "nothing twice")
+    check_writer_order(((e["buffer"] + "/" + e["tag"], index_of(e["msg"].encode(
+        "utf-8", "surrogateescape"))) for e in got), "jsonl")
+
+
 CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "multi": case_multi,
          "resume": case_resume, "losses": case_losses,
@@ -1686,7 +1735,8 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "otlp_collector": case_otlp_collector,
          "bad_input": case_bad_input, "cursors": case_cursors,
          "archive": case_archive, "archive_resume": case_archive_resume,
-         "archive_follow": case_archive_follow}
+         "archive_follow": case_archive_follow,
+         "archive_multi": case_archive_multi}
 
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
