@@ -364,10 +364,11 @@ static int take_record(struct forwarder *f, struct source *s,
 	if (s->known[lane] && (int64_t)(r->seq - s->next[lane]) < 0)
 		return 0; /* delivered before (the cursor is past it) */
 	int err = 0;
-	if (s->known[lane] && r->seq != s->next[lane])
-		err = s->archived ? archive_gap(f, s, lane, r->seq - s->next[lane])
-				  : account_gap(f, s, lane, r->seq - s->next[lane]);
-	else if (!s->known[lane] && !s->archived) /* the archive says its
+	uint64_t gap = r->seq - s->next[lane];
+	if (s->known[lane] && gap)
+		err = s->archived ? archive_gap(f, s, lane, gap)
+				  : account_gap(f, s, lane, gap);
+	else if (!s->known[lane] && !s->archived) /* an archive says its
 						     * losses itself */
 		err = account_new_lane(f, s, lane, r->seq);
 	if (err)
@@ -608,9 +609,10 @@ static int read_archive(struct forwarder *f)
 			return ev;
 		struct source *s;
 		int err = archived_source(f, &s);
-		if (!err)
-			err = ev == SHMLOG_EV_LOST ? take_archived_loss(f, s, &lost)
-						   : take_record(f, s, &r);
+		if (!err && ev == SHMLOG_EV_LOST)
+			err = take_archived_loss(f, s, &lost);
+		else if (!err)
+			err = take_record(f, s, &r);
 		if (err)
 			return err;
 	}
@@ -832,8 +834,8 @@ static int usage(FILE *out)
 		"                      [--give-up SEC] [--facility N] "
 		"[--linger MS]\n"
 		"                      [--service NAME] [FILTERSPEC...]\n"
-		"       shmlog forward --archive DIR [-f [-b NAME]...] --to URL "
-		"[...]\n"
+		"       shmlog forward --archive DIR [-f [-b NAME]...] "
+		"--to URL [...]\n"
 		"Ship every record of the buffers to URL, resuming after the "
 		"last delivered one:\n"
 		"  syslog+tcp://HOST:PORT   RFC 5424, octet-counted (rsyslog "
@@ -1020,9 +1022,10 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 			 service);
 	if (f->follow && !f->archive)
 		return cli_usage_error("forward", "%s",
-				       "-f follows the buffers after an archive: "
-				       "give --archive DIR (without it forward "
-				       "follows the buffers anyway)");
+				       "-f follows the buffers after an "
+				       "archive: give --archive DIR (without "
+				       "it forward follows the buffers "
+				       "anyway)");
 	if (f->archive && !f->follow && f->nsrc)
 		return cli_usage_error("forward", "%s",
 				       "-b with --archive names the buffers to "
@@ -1126,7 +1129,10 @@ int cmd_forward(int argc, char **argv, volatile sig_atomic_t *stop)
 		free_forwarder(&f);
 		return rc < 0 ? 0 : rc;
 	}
-	rc = load_cursor(&f) ? 1 : f.archive ? open_archive(&f) : open_sources(&f);
+	if (load_cursor(&f))
+		rc = 1;
+	else
+		rc = f.archive ? open_archive(&f) : open_sources(&f);
 	if (!rc) {
 		rc = run(&f, stop);
 		print_status(&f, *stop ? "stopped" : "done");
