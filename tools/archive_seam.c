@@ -70,6 +70,15 @@ bool archive_seam_seen(struct archive_seam *s, const shmlog_reader_t *rd,
 	return false;
 }
 
+bool archive_seam_next(const struct archive_seam *s, unsigned lane,
+		       uint64_t *next)
+{
+	if (!s || lane >= s->lanes || !s->known[lane])
+		return false;
+	*next = s->next[lane];
+	return true;
+}
+
 void archive_seam_free(struct archive_seam *s)
 {
 	if (!s)

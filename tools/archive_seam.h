@@ -9,6 +9,7 @@
 #define SHMLOG_ARCHIVE_SEAM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "shmlog.h"
 
@@ -27,6 +28,12 @@ int archive_seam_open(const shmlog_reader_t *arc, const char *name,
 bool archive_seam_seen(struct archive_seam *s, const shmlog_reader_t *rd,
 		       int ev, const struct shmlog_record *rec,
 		       const struct shmlog_lost *lost);
+
+/* The archive's position in lane @lane (the sequence number after the
+ * last record or loss of it the archive holds) into *@next: true, or
+ * false if the archive knows none (NULL @s, or @lane out of range). */
+bool archive_seam_next(const struct archive_seam *s, unsigned lane,
+		       uint64_t *next);
 
 void archive_seam_free(struct archive_seam *s);
 

@@ -71,6 +71,7 @@ check_shell() { # check_shell NAME FUNCTION LEVELS_AFTER_net:
 	same "$n: forward --to, the URL schemes" "otlp+json:// otlp:// " \
 		"$($f "shmlog forward -b $B --to o")"
 	hasnt "$n: no tags after --to" "net:" "$($f "shmlog forward -b $B --to ")"
+	has "$n: forward --archive, -f" "--archive .*--follow" "$($f 'shmlog forward --')"
 }
 
 check_shell bash bash_comp "D E F I S V W "

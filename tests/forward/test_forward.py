@@ -141,7 +141,9 @@ def free_port():
 
 
 class Rsyslog:
-    def __init__(self, relp=False):
+    def __init__(self, relp=False, ordered=False):
+        """ordered: one worker on the main queue, so that the output keeps
+        the order the messages came in (several may reorder them)."""
         if not shutil.which("rsyslogd"):
             skip("rsyslogd not installed (Debian package rsyslog)")
         self.dir = os.path.join(TMP, "rsyslog")
@@ -159,6 +161,7 @@ class Rsyslog:
         conf = """
 global(workDirectory="{d}" maxMessageSize="64k"
        parser.escapeControlCharactersOnReceive="off")
+{queue}
 module(load="imptcp")
 input(type="imptcp" port="{tcp}" address="127.0.0.1")
 input(type="imptcp" path="{sock}" unlink="on")
@@ -175,6 +178,7 @@ template(name="j" type="list" option.jsonf="on") {{
 }}
 action(type="omfile" file="{out}" template="j")
 """.format(d=self.dir, tcp=self.tcp, sock=self.sock, out=self.out,
+           queue='main_queue(queue.workerThreads="1")' if ordered else "",
            relp=('module(load="imrelp")\ninput(type="imrelp" port="%d" '
                  'address="127.0.0.1")' % self.relp) if relp else "")
         self.conf = os.path.join(self.dir, "rsyslog.conf")
@@ -1691,6 +1695,261 @@ def case_cursors():
           "counts within their ranges")
 
 
+# ---------------------------------------------------------------- archives
+
+def archive(d, *extra):
+    subprocess.run([SHMLOG, "archive", "-b", BUF, "-o", d, "--once", "-q"]
+                   + list(extra), check=True)
+
+
+def archive_events(d):
+    """What `shmlog cat --archive D -v json` shows: records and losses, in
+    the archive's order."""
+    out = subprocess.run([SHMLOG, "cat", "--archive", d, "-v", "json"],
+                         check=True, stdout=subprocess.PIPE).stdout
+    return [json.loads(l.decode("utf-8", "surrogateescape"))
+            for l in out.splitlines()]
+
+
+def jsonl_events(path):
+    with open(path, "rb") as f:
+        return [json.loads(l.decode("utf-8", "surrogateescape"))
+                for l in f.read().splitlines()]
+
+
+def replay(d, url, *args, timeout=300):
+    p = subprocess.run([SHMLOG, "forward", "--archive", d, "--to", url,
+                        "--dump"] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    check(p.returncode == 0, "forward --archive %s exit %d: %s" %
+          (url, p.returncode, p.stderr.decode()))
+    return p
+
+
+def index_of(msg):
+    return int(re.match(rb"rec (\d+) ", msg).group(1))
+
+
+def check_writer_order(pairs, what):
+    """(tag, message index) in arrival order: each writer's records come
+    in the order it wrote them."""
+    last = {}
+    bad = 0
+    for tag, i in pairs:
+        bad += i <= last.get(tag, -1)
+        last[tag] = i
+    check(bad == 0, "%s: each writer's records in order (%d out of order)"
+          % (what, bad))
+
+
+def case_archive():
+    """300,000 archived records replayed to a JSON lines file and over
+    RELP into rsyslogd: every record once, in order, as archived."""
+    rs = Rsyslog(relp=True, ordered=True)
+    rs.start()
+    create_buffer("64M", lanes=4)
+    wait_writers(start_writers(2, 150000), limit=120)
+    d = os.path.join(TMP, "arc")
+    archive(d)
+    ref = [e for e in archive_events(d) if "lost" not in e]
+    check(len(ref) == 300000, "the archive holds 300,000 records (%d)"
+          % len(ref))
+    out = os.path.join(TMP, "replay.jsonl")
+    replay(d, "jsonl:" + out)
+    got = jsonl_events(out)
+    key = lambda e: (e["lane"], e["seq"], e["tag"], e["msg"], e["time_ns"],
+                     e["pid"], e["tid"], e["prio"])
+    check(len(got) == len(ref), "jsonl: %d lines for %d records"
+          % (len(got), len(ref)))
+    check([key(e) for e in got] == [key(e) for e in ref],
+          "jsonl: the archive's records, once each, in its order")
+    check(all(e["buffer"] == BUF for e in got),
+          "jsonl: the buffer named as -b names it")
+    url = "relp://127.0.0.1:%d" % rs.relp
+    replay(d, url, "--batch", "1000")
+    check(rs.wait_lines(len(ref), limit=240), "rsyslogd: every record")
+    lines = rs.lines()
+    byref = {(e["lane"], e["seq"]): e for e in ref}
+    seen = {}
+    for line in lines:
+        k = check_syslog_line(line, byref)
+        seen[k] = seen.get(k, 0) + 1
+        if len(FAILS) > 20:
+            break
+    check(set(seen) == set(byref) and all(v == 1 for v in seen.values()),
+          "rsyslogd: each record once (%d distinct of %d lines)"
+          % (len(seen), len(lines)))
+    check_writer_order(((l["app"], index_of(l["msg"].encode(
+        "utf-8", "surrogateescape"))) for l in lines), "rsyslogd")
+    rs.stop()
+
+
+def case_archive_resume():
+    """RELP: the replay of an archive SIGKILLed at random points and
+    restarted with its cursor: no record missing, duplicates only from
+    the batch in flight at each kill."""
+    seed = int(os.environ.get("SHMLOG_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    log("seed", seed)
+    rs = Rsyslog(relp=True)
+    rs.start()
+    create_buffer("64M", lanes=4)
+    wait_writers(start_writers(2, 150000), limit=120)
+    d = os.path.join(TMP, "arc")
+    archive(d)
+    url = "relp://127.0.0.1:%d" % rs.relp
+    cur = os.path.join(TMP, "cursor")
+    batch = 256
+    kills = 0
+    while kills < 8:
+        p = subprocess.Popen([SHMLOG, "forward", "--archive", d, "--to", url,
+                              "--cursor-file", cur, "--batch", str(batch),
+                              "--max-backoff", "0.5"],
+                             stderr=subprocess.DEVNULL)
+        CHILDREN.append(p)
+        # a random point of the replay, not a synchronisation
+        time.sleep(rng.uniform(0.05, 0.5))
+        p.kill()
+        p.wait()
+        kills += 1
+    mid = len(rs.lines())
+    log("after %d kills rsyslogd has %d records" % (kills, mid))
+    replay(d, url, "--cursor-file", cur, "--batch", str(batch))
+    check(rs.wait_lines(300000, limit=240), "every record arrives")
+    # rsyslogd writes what it took in its own time: poll, bounded
+    wait_until(lambda: len(relp_keys(rs)[0]) >= 300000, 60, "rsyslogd")
+    got, lost = relp_keys(rs)
+    dups = sum(v - 1 for v in got.values())
+    log("%d kills: %d distinct, %d duplicates" % (kills, len(got), dups))
+    check(len(got) == 300000, "no record missing (%d of 300000)"
+          % len(got))
+    check(0 < mid < 300000, "the test premise: killed mid-replay (%d)" % mid)
+    check(dups <= kills * batch, "duplicates only from the batch in flight: "
+          "%d after %d kills of batches of %d" % (dups, kills, batch))
+    check(not lost, "no loss reported: %s" % lost)
+    # a clean restart with the cursor sends nothing again
+    n = len(rs.lines())
+    replay(d, url, "--cursor-file", cur)
+    check(len(rs.lines()) == n, "nothing sent again after the last replay")
+    rs.stop()
+
+
+def case_archive_follow():
+    """An archive that starts with a loss (the ring overwrote records
+    before the archiver came), replayed with -f into the live buffer and
+    on: every record once, losses as the archive says them, no gap and
+    no duplicate at the seam; SIGTERM and a restart with the cursor go
+    on from there."""
+    create_buffer("1M", lanes=2)
+    wait_writers(start_writers(1, 20000))  # the ring keeps a part
+    d = os.path.join(TMP, "arc")
+    archive(d)
+    arc = archive_events(d)
+    losses = [e for e in arc if "lost" in e]
+    check(losses, "the test premise: the archive starts with a loss")
+    wait_writers(start_writers(1, 300, prefix="live"))  # not archived
+    out = os.path.join(TMP, "out.jsonl")
+    cur = os.path.join(TMP, "cursor")
+
+    def start():
+        p = subprocess.Popen([SHMLOG, "forward", "--archive", d, "-f", "-b",
+                              BUF, "--to", "jsonl:" + out, "--cursor-file",
+                              cur], stderr=subprocess.PIPE)
+        CHILDREN.append(p)
+        return p
+
+    def records():
+        try:
+            return [e for e in jsonl_events(out) if "lost" not in e]
+        except (FileNotFoundError, ValueError):
+            return []
+    total = 20300
+    p = start()
+    want = total - sum(e["lost"] for e in losses)
+    check(wait_until(lambda: len(records()) >= want, 60, "the replay and "
+                     "the live records"), "replay, then the buffer")
+    wait_writers(start_writers(1, 200, prefix="later"))
+    check(wait_until(lambda: len(records()) >= want + 200, 60,
+                     "records written while following"), "following")
+    stop_forwarder(p)
+    wait_writers(start_writers(1, 100, prefix="after"))
+    p = start()
+    check(wait_until(lambda: len(records()) >= want + 300, 60,
+                     "records after a restart"), "after a restart")
+    stop_forwarder(p)
+    events = jsonl_events(out)
+    got = [(e["lane"], e["seq"]) for e in events if "lost" not in e]
+    check(len(got) == len(set(got)), "each record once (%d, %d distinct)"
+          % (len(got), len(set(got))))
+    fwd_losses = [(e["lane"], e["first_seq"], e["last_seq"], e["lost"])
+                  for e in events if "lost" in e]
+    check(fwd_losses == [(e["lane"], e["first_seq"], e["last_seq"],
+                          e["lost"]) for e in losses],
+          "the archive's losses forwarded as they are: %s" % fwd_losses)
+    covered = set(got)
+    for lane, a, b, _ in fwd_losses:
+        covered.update((lane, q) for q in range(a, b + 1))
+    check(len(covered) == total + 300,
+          "records + losses = written (%d of %d)" % (len(covered),
+                                                      total + 300))
+    check_writer_order(((e["tag"], index_of(e["msg"].encode(
+        "utf-8", "surrogateescape"))) for e in events if "lost" not in e),
+        "jsonl")
+    check([e["seq"] for e in events if "lost" not in e and
+           e["tag"] == "w0"][-1] < [e["seq"] for e in events
+                                    if e.get("tag") == "live0"][0],
+          "the archive, then the buffer")
+
+
+def case_archive_multi():
+    """An archive of two buffers, one of them removed and created again:
+    the replay sends each record under its buffer's name, once; with the
+    cursor a later replay sends only what was archived since."""
+    other = BUF + "-2"
+    d = os.path.join(TMP, "arc")
+    out = os.path.join(TMP, "out.jsonl")
+    cur = os.path.join(TMP, "cursor")
+
+    def run_writer(buf, tag, n):
+        p = subprocess.run([WRITER, buf, tag, str(n), "0"])
+        check(p.returncode == 0, "writer %s exit %d" % (tag, p.returncode))
+
+    def archive_both():
+        subprocess.run([SHMLOG, "archive", "-b", BUF, "-b", other, "-o", d,
+                        "--once", "-q"], check=True)
+    try:
+        create_buffer("4M", lanes=2)
+        subprocess.run([SHMLOG, "create", "-b", other, "--size", "4M",
+                        "--lanes", "2"], check=True, stdout=subprocess.DEVNULL)
+        run_writer(BUF, "one", 3000)
+        run_writer(other, "two", 2000)
+        archive_both()
+        replay(d, "jsonl:" + out, "--cursor-file", cur, "--batch", "7")
+        # the second buffer removed and created again, then both written
+        subprocess.run([SHMLOG, "rm", "-b", other], check=True)
+        subprocess.run([SHMLOG, "create", "-b", other, "--size", "4M",
+                        "--lanes", "2"], check=True, stdout=subprocess.DEVNULL)
+        run_writer(BUF, "one-later", 500)
+        run_writer(other, "two-again", 400)
+        archive_both()
+        replay(d, "jsonl:" + out, "--cursor-file", cur, "--batch", "7")
+    finally:
+        subprocess.run([SHMLOG, "rm", "-b", other], stderr=subprocess.DEVNULL)
+    got = jsonl_events(out)
+    check(not any("lost" in e for e in got), "no loss where none was")
+    count = {}
+    for e in got:
+        k = (e["buffer"], e["tag"])
+        count[k] = count.get(k, 0) + 1
+    want = {(BUF, "one"): 3000, (other, "two"): 2000,
+            (BUF, "one-later"): 500, (other, "two-again"): 400}
+    check(count == want, "each record once, under its buffer: %s" % count)
+    keys = [(e["buffer"], e["tag"], e["lane"], e["seq"]) for e in got]
+    check(len(keys) == len(set(keys)), "nothing twice")
+    check_writer_order(((e["buffer"] + "/" + e["tag"], index_of(e["msg"].encode(
+        "utf-8", "surrogateescape"))) for e in got), "jsonl")
+
+
 CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "multi": case_multi,
          "resume": case_resume, "losses": case_losses,
@@ -1700,7 +1959,10 @@ CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,
          "otlp_collector": case_otlp_collector,
          "otlp_proto": case_otlp_proto,
          "otlp_collector_proto": case_otlp_collector_proto,
-         "bad_input": case_bad_input, "cursors": case_cursors}
+         "bad_input": case_bad_input, "cursors": case_cursors,
+         "archive": case_archive, "archive_resume": case_archive_resume,
+         "archive_follow": case_archive_follow,
+         "archive_multi": case_archive_multi}
 
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))

@@ -83,6 +83,10 @@ _shmlog()
 		_shmlog_reply "$cur" V D I W E F emerg alert crit err warning \
 			notice info debug
 		return ;;
+	--archive | -o | --output) # an archive's directory
+		[ "$prev" != -o ] || [ "$cmd" = archive ] || return
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
 	-c | --clock)
 		[ "$cmd" = create ] && _shmlog_reply "$cur" tsc realtime coarse
 		return ;;

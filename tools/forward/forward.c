@@ -11,6 +11,13 @@
  * (writers never wait for the forwarder) and what it overwrites before
  * the forwarder comes back is counted by sequence number and reported
  * downstream as a loss message. See docs/forwarding.md.
+ *
+ * With --archive DIR the records come from an archive (`shmlog archive`)
+ * instead, through the library's archive reader: each archived buffer is
+ * a source of its own, with its own cursor section, so the cursor names
+ * buffers and sequence numbers whether the records were read live or
+ * from the archive. Its loss entries become loss messages. With -f the
+ * live buffers follow, from where the archive ends (archive_seam.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../archive_seam.h"
 #include "../cli.h"
 #include "cursor.h"
 #include "forward.h"
@@ -34,7 +42,9 @@
 /* One buffer being forwarded. */
 struct source {
 	const char *name; /* as the user gave it */
-	shmlog_reader_t *rd;
+	shmlog_reader_t *rd; /* an archived buffer's: the archive's reader */
+	bool archived; /* a buffer the archive holds (name owned) */
+	struct archive_seam *seam; /* -f: what the archive held of it */
 	size_t cur; /* index of its section in the cursor: the delivered
 		     * (acknowledged) position */
 	uint64_t *next; /* position including the batch in flight */
@@ -68,6 +78,13 @@ struct forwarder {
 	int linger_ms; /* nap after a delivery before sleeping on the ring */
 	bool napped; /* the last empty read was after a nap */
 	struct stats st, st_batch; /* st_batch: counted in the batch */
+	/* --archive DIR: its reader until it is read and -f moved on to the
+	 * buffers, and the buffers it holds records of */
+	const char *archive;
+	bool follow;
+	shmlog_reader_t *arc;
+	struct source *arc_src;
+	size_t arc_n;
 };
 
 static volatile sig_atomic_t want_status;
@@ -243,15 +260,22 @@ static struct cursor_buf *src_cursor(struct forwarder *f,
 	return &f->cursor.bufs[s->cur];
 }
 
+static void commit_source(struct forwarder *f, const struct source *s)
+{
+	if (!s->next)
+		return; /* with -f, a buffer not opened yet */
+	struct cursor_buf *b = src_cursor(f, s);
+	memcpy(b->next, s->next, s->lanes * sizeof(*s->next));
+	memcpy(b->known, s->known, s->lanes * sizeof(*s->known));
+}
+
 /* The batch was delivered: its records become the cursor. */
 static void commit_batch(struct forwarder *f)
 {
-	for (size_t i = 0; i < f->nsrc; i++) {
-		struct source *s = &f->src[i];
-		struct cursor_buf *b = src_cursor(f, s);
-		memcpy(b->next, s->next, s->lanes * sizeof(*s->next));
-		memcpy(b->known, s->known, s->lanes * sizeof(*s->known));
-	}
+	for (size_t i = 0; i < f->nsrc; i++)
+		commit_source(f, &f->src[i]);
+	for (size_t i = 0; i < f->arc_n; i++)
+		commit_source(f, &f->arc_src[i]);
 	f->st.delivered += f->st_batch.delivered;
 	f->st.lost_overwritten += f->st_batch.lost_overwritten;
 	f->st.lost_torn += f->st_batch.lost_torn;
@@ -319,6 +343,18 @@ static int account_new_lane(struct forwarder *f, struct source *s,
 	return batch_add_loss(&f->batch, &f->sink, &l);
 }
 
+/* Records an archived buffer's lane skips without a loss entry for them:
+ * the archive does not hold them (a damaged file's rest, or files
+ * removed by rotation while the replay stood before them). */
+static int archive_gap(struct forwarder *f, struct source *s, unsigned lane,
+		       uint64_t gap)
+{
+	struct sink_loss l = {src_cursor(f, s)->id.path, s->name, lane,
+			      gap, 0, s->next[lane], s->next[lane] + gap - 1};
+	f->st_batch.lost_overwritten += gap;
+	return batch_add_loss(&f->batch, &f->sink, &l);
+}
+
 static int take_record(struct forwarder *f, struct source *s,
 		       const struct shmlog_record *r)
 {
@@ -328,9 +364,12 @@ static int take_record(struct forwarder *f, struct source *s,
 	if (s->known[lane] && (int64_t)(r->seq - s->next[lane]) < 0)
 		return 0; /* delivered before (the cursor is past it) */
 	int err = 0;
-	if (s->known[lane] && r->seq != s->next[lane])
-		err = account_gap(f, s, lane, r->seq - s->next[lane]);
-	else if (!s->known[lane])
+	uint64_t gap = r->seq - s->next[lane];
+	if (s->known[lane] && gap)
+		err = s->archived ? archive_gap(f, s, lane, gap)
+				  : account_gap(f, s, lane, gap);
+	else if (!s->known[lane] && !s->archived) /* an archive says its
+						     * losses itself */
 		err = account_new_lane(f, s, lane, r->seq);
 	if (err)
 		return err;
@@ -370,6 +409,8 @@ static int read_source(struct forwarder *f, struct source *s)
 			return 1;
 		if (ev < 0)
 			return ev;
+		if (archive_seam_seen(s->seam, s->rd, ev, &r, &lost))
+			continue; /* forwarded from the archive */
 		if (ev == SHMLOG_EV_LOST) {
 			if (lost.lane < s->lanes)
 				s->torn_pending[lost.lane] += lost.torn;
@@ -382,9 +423,26 @@ static int read_source(struct forwarder *f, struct source *s)
 	return 0;
 }
 
+static int read_archive(struct forwarder *f);
+static int follow_buffers(struct forwarder *f);
+
 /* Fill the batch from every source in turn. 0 or a negative errno. */
 static int fill_batch(struct forwarder *f)
 {
+	if (f->arc) {
+		int ret = read_archive(f);
+		if (ret < 0) {
+			fprintf(stderr, "shmlog forward: reading the archive "
+				"%s: %s\n", f->archive, shmlog_strerror(ret));
+			return ret;
+		}
+		/* -f: at the archive's end, once what it gave is committed,
+		 * the buffers take over */
+		if (!ret || !f->follow || f->batch.n)
+			return 0;
+		if ((ret = follow_buffers(f)) != 0)
+			return ret;
+	}
 	for (size_t k = 0; k < f->nsrc && !batch_full(f); k++) {
 		struct source *s = &f->src[(f->turn + k) % f->nsrc];
 		int ret = read_source(f, s);
@@ -421,9 +479,166 @@ static void wait_records(struct forwarder *f, volatile sig_atomic_t *stop)
 		sleep_ms(f->linger_ms, stop);
 		return;
 	}
+	if (f->arc) { /* the archive's reader looks every 10 ms */
+		shmlog_reader_wait(f->arc, 200);
+		return;
+	}
 	int slice = 200 / (int)f->nsrc;
 	for (size_t i = 0; i < f->nsrc; i++)
 		shmlog_reader_wait(f->src[i].rd, slice > 10 ? slice : 10);
+}
+
+/* ---- replaying an archive ---- */
+
+/* The name an archived buffer's records are forwarded under: as `-b`
+ * would name it (the part after the buffer directory's prefix), else its
+ * path. */
+static char *archived_name(const char *path)
+{
+	char x[PATH_MAX];
+	int n = shmlog_path("x", x, sizeof(x));
+	size_t pre = n > 0 ? (size_t)n - 1 : 0;
+	if (pre && !strncmp(path, x, pre) && path[pre])
+		path += pre;
+	return strdup(path);
+}
+
+/* Make @s the source of buffer @id, starting from @b's delivered
+ * position. 0 or -ENOMEM. */
+static int archived_attach(struct forwarder *f, struct source *s,
+			   struct cursor_buf *b)
+{
+	free(s->next);
+	free(s->known);
+	s->lanes = b->id.lanes;
+	s->next = calloc(s->lanes, sizeof(*s->next));
+	s->known = calloc(s->lanes, sizeof(*s->known));
+	if (!s->next || !s->known)
+		return -ENOMEM;
+	memcpy(s->next, b->next, s->lanes * sizeof(*s->next));
+	memcpy(s->known, b->known, s->lanes * sizeof(*s->known));
+	s->cur = (size_t)(b - f->cursor.bufs);
+	return 0;
+}
+
+/* The source of the archived buffer whose record or loss was read last:
+ * one per buffer path, as the cursor has one section per path. A buffer
+ * removed and created again under its path takes the path's source over
+ * with a fresh position (every record of the archive is read once all
+ * the same; a cursor resumes the newer one, docs/forwarding.md). */
+static int archived_source(struct forwarder *f, struct source **out)
+{
+	struct shmlog_archive_source as;
+	int err = shmlog_reader_archive_source(f->arc, NULL, &as);
+	if (err)
+		return err;
+	struct cursor_id id = {.created_ns = as.created_ns, .ino = as.ino,
+			       .lanes = as.lanes};
+	if (strlen(as.buffer) >= sizeof(id.path) || !as.lanes ||
+	    as.lanes > SHMLOG_LANES_MAX)
+		return -EBADMSG; /* the reader checked; never trusted */
+	strcpy(id.path, as.buffer);
+	struct source *s = NULL;
+	for (size_t i = 0; i < f->arc_n && !s; i++)
+		if (!strcmp(src_cursor(f, &f->arc_src[i])->id.path, id.path))
+			s = &f->arc_src[i];
+	char why[512];
+	if (s && cursor_same_buffer(&src_cursor(f, s)->id, &id, why,
+				    sizeof(why))) {
+		*out = s;
+		return 0;
+	}
+	struct cursor_buf *b = cursor_find(&f->cursor, id.path);
+	if (b && !cursor_same_buffer(&b->id, &id, why, sizeof(why)) &&
+	    cursor_reset(b, &id))
+		return -ENOMEM;
+	if (!b && !(b = cursor_add(&f->cursor, &id)))
+		return -ENOMEM;
+	if (!s) {
+		struct source *more = realloc(f->arc_src,
+					      (f->arc_n + 1) * sizeof(*more));
+		if (!more)
+			return -ENOMEM;
+		f->arc_src = more;
+		s = &f->arc_src[f->arc_n];
+		*s = (struct source){.rd = f->arc, .archived = true};
+		if (!(s->name = archived_name(id.path)))
+			return -ENOMEM;
+		f->arc_n++;
+	}
+	*out = s;
+	return archived_attach(f, s, b);
+}
+
+/* A loss entry of the archive: forwarded as the live forwarder reports
+ * a loss, unless the cursor is past it. */
+static int take_archived_loss(struct forwarder *f, struct source *s,
+			      const struct shmlog_lost *lost)
+{
+	uint64_t first, last;
+	unsigned lane = lost->lane;
+	if (lane >= s->lanes || shmlog_reader_lost_seq(f->arc, &first, &last))
+		return 0;
+	if (s->known[lane] && (int64_t)(last - s->next[lane]) < 0)
+		return 0; /* delivered before */
+	int err = 0;
+	if (s->known[lane] && (int64_t)(first - s->next[lane]) > 0)
+		err = archive_gap(f, s, lane, first - s->next[lane]);
+	if (err)
+		return err;
+	s->known[lane] = true;
+	s->next[lane] = last + 1;
+	struct sink_loss l = {src_cursor(f, s)->id.path, s->name, lane,
+			      lost->overwritten, lost->torn, first, last};
+	f->st_batch.lost_overwritten += lost->overwritten;
+	f->st_batch.lost_torn += lost->torn;
+	return batch_add_loss(&f->batch, &f->sink, &l);
+}
+
+/* Read the archive into the batch until it is full or at the archive's
+ * end. Returns 1 at the end, 0 if the batch filled, or a negative errno. */
+static int read_archive(struct forwarder *f)
+{
+	struct shmlog_record r;
+	struct shmlog_lost lost;
+	while (!batch_full(f)) {
+		int ev = shmlog_reader_next(f->arc, &r, &lost);
+		if (ev == SHMLOG_EV_NONE)
+			return 1;
+		if (ev < 0)
+			return ev;
+		struct source *s;
+		int err = archived_source(f, &s);
+		if (!err && ev == SHMLOG_EV_LOST)
+			err = take_archived_loss(f, s, &lost);
+		else if (!err)
+			err = take_record(f, s, &r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void free_source(struct source *s);
+static int open_sources(struct forwarder *f);
+
+/* -f: the archive was read to its end and all it gave is delivered (the
+ * batch is empty): the live buffers take over where it ends. Their
+ * cursor sections are the ones the replay moved; a lane the replay met
+ * nothing of starts at the archive's position (archive_seam_next()).
+ * 0, or -1 after saying why. */
+static int follow_buffers(struct forwarder *f)
+{
+	commit_batch(f); /* the positions of records filtered out */
+	for (size_t i = 0; i < f->arc_n; i++)
+		free_source(&f->arc_src[i]);
+	free(f->arc_src);
+	f->arc_src = NULL;
+	f->arc_n = 0;
+	int err = open_sources(f);
+	shmlog_reader_close(f->arc);
+	f->arc = NULL;
+	return err ? -1 : 0;
 }
 
 /* ---- delivering ---- */
@@ -619,6 +834,8 @@ static int usage(FILE *out)
 		"                      [--give-up SEC] [--facility N] "
 		"[--linger MS]\n"
 		"                      [--service NAME] [FILTERSPEC...]\n"
+		"       shmlog forward --archive DIR [-f [-b NAME]...] "
+		"--to URL [...]\n"
 		"Ship every record of the buffers to URL, resuming after the "
 		"last delivered one:\n"
 		"  syslog+tcp://HOST:PORT   RFC 5424, octet-counted (rsyslog "
@@ -637,6 +854,11 @@ static int usage(FILE *out)
 		"takes ?compression=gzip;\n"
 		"                           --service NAME: service.name "
 		"(default shmlog)\n"
+		"      --archive DIR        replay an archive (`shmlog archive "
+		"-o DIR`) instead,\n"
+		"                           and what is added to it\n"
+		"  -f, --follow             with --archive: then the buffers, "
+		"from where it ends\n"
 		"--cursor-file FILE keeps the position across restarts; "
 		"--dump stops\n"
 		"when all is sent, or exits 1 after --give-up SEC (60) "
@@ -703,13 +925,15 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		{"linger", required_argument, 0, 'L'},
 		{"give-up", required_argument, 0, 'G'},
 		{"service", required_argument, 0, 'S'},
+		{"archive", required_argument, 0, 'A'},
+		{"follow", no_argument, 0, 'f'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	double v;
 	int c, timeout_ms = 10000, facility = 1;
 	const char *service = NULL;
-	while ((c = getopt_long(argc, argv, "b:t:c:dh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:t:c:dfh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			if (f->nsrc == BUFFERS_MAX)
@@ -722,6 +946,8 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 		case 't': f->url = optarg; break;
 		case 'c': f->cursor_file = optarg; break;
 		case 'd': f->dump = true; break;
+		case 'A': f->archive = optarg; break;
+		case 'f': f->follow = true; break;
 		case 'B':
 			if (parse_positive(optarg, 100000, &v))
 				return cli_usage_error("forward",
@@ -795,11 +1021,38 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 	if (service)
 		snprintf(f->sink.service, sizeof(f->sink.service), "%s",
 			 service);
-	if (!f->nsrc)
+	if (f->follow && !f->archive)
+		return cli_usage_error("forward", "%s",
+				       "-f follows the buffers after an "
+				       "archive: give --archive DIR (without "
+				       "it forward follows the buffers "
+				       "anyway)");
+	if (f->archive && !f->follow && f->nsrc)
+		return cli_usage_error("forward", "%s",
+				       "-b with --archive names the buffers to "
+				       "follow after the archive: add -f");
+	if (!f->nsrc && (!f->archive || f->follow))
 		f->src[f->nsrc++].name = cli_buffer_name();
 	return compile_filter(f, argc, argv);
 }
 
+/* -f: start @s's lanes the cursor knows nothing of (or less than the
+ * archive) at the archive's position in them. */
+static int seam_from_archive(struct forwarder *f, struct source *s)
+{
+	int err = archive_seam_open(f->arc, s->name, &s->seam);
+	for (unsigned l = 0; !err && l < s->lanes; l++) {
+		uint64_t next;
+		if (!archive_seam_next(s->seam, l, &next) ||
+		    (s->known[l] && (int64_t)(next - s->next[l]) <= 0))
+			continue;
+		s->known[l] = true;
+		s->next[l] = next;
+	}
+	return err;
+}
+
+/* Open the live buffers (with -f, once the archive is read). */
 static int open_sources(struct forwarder *f)
 {
 	for (size_t i = 0; i < f->nsrc; i++) {
@@ -808,6 +1061,8 @@ static int open_sources(struct forwarder *f)
 		int err = shmlog_reader_open(s->name, 0, &s->rd);
 		if (!err)
 			err = attach_cursor(f, s);
+		if (!err && f->arc)
+			err = seam_from_archive(f, s);
 		if (err == -EALREADY)
 			return cli_usage_error("forward",
 					       "buffer '%s' is given twice: "
@@ -819,17 +1074,41 @@ static int open_sources(struct forwarder *f)
 	return 0;
 }
 
+/* The archive (--archive DIR): opened at the start, read before the
+ * buffers. 0, or the exit status of the error it printed. */
+static int open_archive(struct forwarder *f)
+{
+	int err = shmlog_reader_open_archive(f->archive, 0, &f->arc);
+	if (err)
+		fprintf(stderr,
+			"shmlog forward: cannot read the archive %s: %s: give "
+			"the directory `shmlog archive -o DIR` writes\n",
+			f->archive, strerror(-err));
+	return err ? 1 : 0;
+}
+
+static void free_source(struct source *s)
+{
+	if (s->rd && !s->archived)
+		shmlog_reader_close(s->rd);
+	if (s->archived)
+		free((char *)s->name);
+	archive_seam_free(s->seam);
+	free(s->next);
+	free(s->known);
+	free(s->skipped_seen);
+	free(s->torn_pending);
+}
+
 static void free_forwarder(struct forwarder *f)
 {
-	for (size_t i = 0; i < f->nsrc; i++) {
-		struct source *s = &f->src[i];
-		if (s->rd)
-			shmlog_reader_close(s->rd);
-		free(s->next);
-		free(s->known);
-		free(s->skipped_seen);
-		free(s->torn_pending);
-	}
+	for (size_t i = 0; i < f->nsrc; i++)
+		free_source(&f->src[i]);
+	for (size_t i = 0; i < f->arc_n; i++)
+		free_source(&f->arc_src[i]);
+	free(f->arc_src);
+	if (f->arc)
+		shmlog_reader_close(f->arc);
 	cursor_free(&f->cursor);
 	batch_free(&f->batch);
 	sink_free(&f->sink);
@@ -851,7 +1130,10 @@ int cmd_forward(int argc, char **argv, volatile sig_atomic_t *stop)
 		free_forwarder(&f);
 		return rc < 0 ? 0 : rc;
 	}
-	rc = load_cursor(&f) ? 1 : open_sources(&f);
+	if (load_cursor(&f))
+		rc = 1;
+	else
+		rc = f.archive ? open_archive(&f) : open_sources(&f);
 	if (!rc) {
 		rc = run(&f, stop);
 		print_status(&f, *stop ? "stopped" : "done");

@@ -18,6 +18,10 @@ Reading::
         else:
             print(rec.time, rec.prio_char, rec.tag, rec.message)
 
+    # an archive (`shmlog archive -b app -o DIR`): the same records
+    for rec in shmlog.Reader.open_archive("/var/log/shmlog/app"):
+        print(rec)
+
 Errors are raised as shmlog.Error, an OSError subclass carrying the errno
 and the library's description of it; NotFoundError, ExistsError and
 AccessError also subclass FileNotFoundError, FileExistsError and
@@ -501,18 +505,39 @@ class Reader:
     filter: a filter spec ("net:I *:S" or a list of tokens); records it
     turns off are skipped (loss reports are always yielded).
 
+    Reader.open_archive(directory, ...) reads an archive instead (the
+    directory `shmlog archive -o DIR` writes).
+
     A Reader is for one thread at a time (the C reader is not thread-safe);
     a second thread iterating at once gets RuntimeError.
     """
 
     def __init__(self, name=None, follow=False, timeout=None, filter=None, tail=False):
+        self._open(_lib.shmlog_reader_open, name, follow, timeout, filter, tail)
+
+    @classmethod
+    def open_archive(cls, directory, follow=False, timeout=None, filter=None, tail=False):
+        """Read the archive in `directory` (written by `shmlog archive -o
+        DIR`): its records and losses in the order they were archived, as
+        `shmlog cat --archive DIR` shows them, across every buffer it
+        holds. A Lost stands for each span of records the archive does not
+        hold. follow=True also waits for records archived later (the
+        library looks every 10 ms); the other arguments are Reader()'s.
+        printf-style records come with the message formatted when they
+        were archived. Raises NotFoundError if there is no such directory.
+        """
+        self = cls.__new__(cls)
+        self._open(_lib.shmlog_reader_open_archive, directory, follow, timeout, filter, tail)
+        return self
+
+    def _open(self, opener, name, follow, timeout, filter, tail):
         self.name = name
         self.follow = follow
         self.timeout = timeout
         self.filter = filter if (filter is None or isinstance(filter, Filter)) else Filter(filter)
         out = _ffi.new("shmlog_reader_t **")
         flags = _lib.SHMLOG_READ_TAIL if tail else 0
-        _check(_lib.shmlog_reader_open(_cstr(name), flags, out), name)
+        _check(opener(_cstr(name), flags, out), name)
         self._r = _ffi.gc(out[0], _lib.shmlog_reader_close)
         self._rec = _ffi.new("struct shmlog_record *")
         self._lost = _ffi.new("struct shmlog_lost *")

@@ -163,6 +163,11 @@ extern "C" {
     ) -> c_int;
     pub fn shmlog_reader_wait(r: *mut shmlog_reader_t, timeout_ms: c_int) -> c_int;
     pub fn shmlog_reader_lanes(r: *const shmlog_reader_t) -> c_uint;
+    pub fn shmlog_reader_open_archive(
+        dir: *const c_char,
+        flags: c_int,
+        out: *mut *mut shmlog_reader_t,
+    ) -> c_int;
 
     pub fn shmlog_stat(name: *const c_char, info: *mut shmlog_info) -> c_int;
     pub fn shmlog_prio_char(prio: c_int) -> c_char;

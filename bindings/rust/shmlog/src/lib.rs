@@ -28,6 +28,8 @@ use std::ffi::{CStr, CString};
 use std::fmt;
 use std::io;
 use std::os::raw::{c_char, c_int};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -525,6 +527,29 @@ impl Reader {
     /// Open a buffer for reading only what is written from now on (follow).
     pub fn open_tail(name: &str) -> Result<Reader> {
         Reader::open_flags(name, sys::SHMLOG_READ_TAIL).map(|r| r.follow(true))
+    }
+
+    /// Open an archive (the directory `shmlog archive -o DIR` writes) for
+    /// reading: its records and losses in the order they were archived,
+    /// across every buffer it holds, as `shmlog cat --archive DIR` shows
+    /// them. A [`Lost`] stands for each span of records the archive does
+    /// not hold; printf-style records come with the message formatted
+    /// when they were archived. With [`follow`](Reader::follow) it waits
+    /// for records archived later (the library looks every 10 ms).
+    /// Errors: `ENOENT`, `ENOTDIR`, `EACCES`, `ENOMEM`.
+    pub fn open_archive<P: AsRef<Path>>(dir: P) -> Result<Reader> {
+        let d = CString::new(dir.as_ref().as_os_str().as_bytes())
+            .map_err(|_| Error { errno: EINVAL })?;
+        let mut r = ptr::null_mut();
+        // SAFETY: d is NUL-terminated, r a valid out-parameter.
+        check(unsafe { sys::shmlog_reader_open_archive(d.as_ptr(), 0, &mut r) })?;
+        Ok(Reader {
+            r: NonNull::new(r).expect("shmlog_reader_open_archive returned 0 and no reader"),
+            follow: false,
+            timeout: None,
+            filter: None,
+            failed: false,
+        })
     }
 
     /// Wait for new records at the end instead of ending.
