@@ -17,14 +17,23 @@
  *     bound (1/16 of the buffer) less a chunk, and no more than the bound
  *     and a chunk;
  *   - the same departed writer beside 4 live flooders: each keeps >= 90 %
- *     of capacity / 4.
+ *     of capacity / 4;
+ *   - "claimed again": a departed writer that wrote half a buffer or
+ *     three, then a burst writer that writes three buffers, beside none or
+ *     a few quiet live writers, in 1, 2 and 4 MiB with 4 and 16 lanes;
+ *     the burst has the departed's lane, another, or the departed was
+ *     killed: the departed keep their newest records without a hole, no
+ *     more than the bound and at most two chunks less, shmlog info's
+ *     figures say so, the burst keeps >= 90 % of what neither the bound
+ *     nor the quiet writers hold, and the quiet writers keep everything.
  * A writer that claims the lane a departed writer gave back goes on in
  * its last chunk (one-shot writers so pack their lines in time order):
  * its first records there are kept with the departed's, so its own may
  * show one hole.
  * Each writer's records are self-describing (selfcheck.h), checked as
  * they are read. Writers are processes, driven through their phases by
- * waiting for them to exit: no sleeps. alarm() bounds the run.
+ * waiting for them to exit or to answer over a pipe: no sleeps. alarm()
+ * bounds the run.
  */
 #include "hostile.h"
 #include "kept.h"
