@@ -70,17 +70,19 @@
  * chunk with a PAD, makes it LIVE, and takes a chunk (chunk_take), in this
  * order of preference:
  *   1. a chunk never used;
- *   2. a reserved chunk (RESV, resv_take()), else the oldest LIVE
+ *   2. while the departed hold more than their bound, their oldest LIVE
+ *      chunk (departed_oldest()), whoever else is above a share. The
+ *      departed: the chunks of lanes with no writer, and those older
+ *      than their writer's claim in a lane that has one (the lane's
+ *      claim_mark: a writer that claims a lane a departed writer gave
+ *      back goes on in its chunk). Counted as one more writer, they
+ *      keep D = min(what they hold, chunk_count / max(16, N + 1));
+ *   3. a reserved chunk (RESV, resv_take()), else the oldest LIVE
  *      chunk, of the lane furthest above its fair share, share =
  *      (chunk_count - D) / N, N the lanes holding chunks whose owner
- *      word is set; ties go to the taker. The departed, counted as one
- *      more writer, are one of the candidates: the chunks of lanes with
- *      no writer, and those older than their writer's claim in a lane
- *      that has one (the lane's claim_mark: a writer that claims a lane
- *      a departed writer gave back goes on in its chunk); they keep
- *      D = min(what they hold, chunk_count / max(16, N + 1)), and above
- *      it give their oldest chunk first (departed_oldest());
- *   3. its own oldest LIVE chunk: it is at or under its share and so is
+ *      word is set; ties go to the taker. The departed, at or under
+ *      their bound, are one of the candidates;
+ *   4. its own oldest LIVE chunk: it is at or under its share and so is
  *      everyone else. A lone writer recycles its own oldest chunk.
  * So a lone writer keeps all chunks but the one it is filling and what
  * the departed keep (at most 1/16), and with N writers each keeps its
@@ -734,10 +736,11 @@ static bool departed_oldest(const struct shmlog__seg *s,
  * (the chunks of every other lane, and those older than their writer's
  * claim in a lane that has one) keep D = min(what they hold,
  * chunk_count / max(DEPARTED_DIV, N + 1)), and each of the N a share of
- * (chunk_count - D) / N. The lane furthest above its share, the departed
- * as one, gives; ties go to @me; @me if nobody is above the share and it
- * has a LIVE chunk. Leaves N, D's bound and what the departed hold in @a
- * for chunk_pick(). */
+ * (chunk_count - D) / N. The departed give while they hold more than
+ * their bound; else the lane furthest above its share, the departed as
+ * one, gives; ties go to @me; @me if nobody is above the share and it
+ * has a LIVE chunk. Leaves N, D's bound and what the departed hold in
+ * @a for chunk_pick(). */
 static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
 			      struct survey_acc *a)
 {
@@ -767,6 +770,16 @@ static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
 	a->n = n;
 	a->departed = departed;
 	a->departed_cap = cap;
+	/* Above their bound the departed give first, whoever else is above
+	 * a share. Weighed against the writers' excess, as one more writer,
+	 * they would keep several times the bound for good beside writers
+	 * that hold little: in 128 chunks (bound 8), two quiet writers
+	 * holding a chunk each (N = 3), a flooder holding 79 is
+	 * 79 * 3 - 120 = 117 above its share, departed holding 47 are
+	 * (47 - 8) * 3 = 117 above theirs: from there on it recycles its
+	 * own oldest, whichever lane it has. */
+	if (departed_live && departed > cap)
+		return VICTIM_DEPARTED;
 	/* excess over the share, scaled by N: held * N - (chunk_count - D),
 	 * held without the departed's; the departed's: (D - bound) * N */
 	unsigned victim = UINT_MAX;
