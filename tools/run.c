@@ -110,7 +110,7 @@ static void forward_signals(void)
 	sigaction(SIGCHLD, &sc, NULL);
 }
 
-static void log_line(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static void log_line(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		     const char *tag, const char *line, size_t len)
 {
 	int prio = s->prio;
@@ -125,7 +125,7 @@ static void log_line(shmlog_t *h, const struct run_opts *o, struct stream *s,
 
 /* Log the complete lines in @s's buffer; a line longer than a record
  * (cli_line_piece()) is logged a record at a time as it comes. */
-static void drain_lines(shmlog_t *h, const struct run_opts *o,
+static void drain_lines(shmlog_t **h, const struct run_opts *o,
 			struct stream *s, const char *tag, bool eof)
 {
 	size_t start = 0;
@@ -154,7 +154,7 @@ static void drain_lines(shmlog_t *h, const struct run_opts *o,
 }
 
 /* Read what @s has; close it at end of file. */
-static void pump(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static void pump(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		 const char *tag)
 {
 	ssize_t n = read(s->fd, s->buf + s->len, sizeof(s->buf) - s->len);
@@ -280,9 +280,9 @@ static int exit_text(int status, char *msg, size_t cap, int *prio)
 	return rc;
 }
 
-static void log_msg(shmlog_t *h, const char *tag, int prio, const char *msg)
+static void log_msg(shmlog_t **h, const char *tag, int prio, const char *msg)
 {
-	shmlog_write_ex(h, 0, child_pid, prio, tag, msg, strlen(msg));
+	cli_write_line(h, 0, child_pid, prio, tag, msg, strlen(msg));
 }
 
 static bool streams_open(const struct stream *s)
@@ -292,7 +292,7 @@ static bool streams_open(const struct stream *s)
 
 /* Poll the open streams of @s for @timeout_ms; log what came from each
  * that has something. Returns poll()'s result. */
-static int poll_pump(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static int poll_pump(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		     const char *tag, int timeout_ms)
 {
 	struct pollfd p[3];
@@ -320,7 +320,7 @@ static int poll_pump(shmlog_t *h, const struct run_opts *o, struct stream *s,
 
 /* Wait up to @timeout_ms for output and log what came. A signal (the
  * program's exit: SIGCHLD) ends the wait early. */
-static void read_output(shmlog_t *h, const struct run_opts *o,
+static void read_output(shmlog_t **h, const struct run_opts *o,
 			struct stream *s, const char *tag, int timeout_ms)
 {
 	poll_pump(h, o, s, tag, timeout_ms);
@@ -329,7 +329,7 @@ static void read_output(shmlog_t *h, const struct run_opts *o,
 /* The program has exited: log what it left in the pipes. Returns when
  * they are closed or hold nothing more for now; bounded by @max reads (a
  * descendant writing without pause does not hold us here). */
-static void read_left(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static void read_left(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		      const char *tag)
 {
 	for (int max = 4096; max > 0 && streams_open(s); max--) {
@@ -402,7 +402,7 @@ static void holders_text(const struct stream *s, char *buf, size_t cap)
 
 /* Follow the output until every holder has closed it, or until
  * *@stop. Returns true at the end of the output. */
-static bool follow_output(shmlog_t *h, const struct run_opts *o,
+static bool follow_output(shmlog_t **h, const struct run_opts *o,
 			  struct stream *s, const char *tag,
 			  volatile sig_atomic_t *stop)
 {
@@ -422,7 +422,7 @@ static void on_logger_term(int sig)
  * leaves our session (the terminal's Ctrl-C is not for it) and our
  * standard streams (a `$(shmlog run ...)` ends with us); SIGTERM stops
  * it. Returns its pid (in the parent), or -1 if it could not be made. */
-static pid_t hand_off(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static pid_t hand_off(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		      const char *tag)
 {
 	pid_t pid = fork();
@@ -456,13 +456,13 @@ static pid_t hand_off(shmlog_t *h, const struct run_opts *o, struct stream *s,
 	}
 	run_syslog_pump(h, &dev_log, tag, o->tag);
 	run_syslog_close(&dev_log, true);
-	shmlog_close(h);
+	shmlog_close(*h);
 	_exit(0);
 }
 
 /* The program has exited (@how, logged at @prio) and left its output
  * open: follow it, or hand it off. */
-static void after_exit(shmlog_t *h, const struct run_opts *o,
+static void after_exit(shmlog_t **h, const struct run_opts *o,
 		       struct stream *s, const char *tag, const char *how,
 		       int prio)
 {
@@ -513,7 +513,7 @@ static void after_exit(shmlog_t *h, const struct run_opts *o,
 
 /* Capture both streams while the program runs, then what it left, then
  * its descendants' output until they close it (see the top of the file). */
-static int supervise(shmlog_t *h, const struct run_opts *o, const char *tag,
+static int supervise(shmlog_t **h, const struct run_opts *o, const char *tag,
 		     struct stream *s)
 {
 	int status = 0;
@@ -649,7 +649,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 /* --syslog cannot give the program a /dev/log of its own: say why, on
  * stderr and in the log, and go on without (its syslog(3) calls are still
  * caught by the shim). */
-static void no_dev_log(shmlog_t *h, const char *tag, const char *what,
+static void no_dev_log(shmlog_t **h, const char *tag, const char *what,
 		       int err)
 {
 	char msg[512];
@@ -673,7 +673,7 @@ static void no_dev_log(shmlog_t *h, const char *tag, const char *what,
 /* Read what the child reported until exec closes the pipe @fd: a /dev/log
  * it could not have is reported here; returns the errno of a failed exec,
  * or 0. */
-static int read_reports(int fd, shmlog_t *h, const char *tag)
+static int read_reports(int fd, shmlog_t **h, const char *tag)
 {
 	struct child_report r;
 	ssize_t n;
@@ -699,8 +699,10 @@ int cmd_run(int argc, char **argv)
 	int r = parse_run(argc, argv, &o);
 	if (r >= 0)
 		return r;
-	shmlog_t *h;
-	int err = cli_open_writer(o.create, &h);
+	/* the handle changes if the buffer is removed and created again
+	 * (cli_write_line()) */
+	shmlog_t *writer, **h = &writer;
+	int err = cli_open_writer("run", o.create, h);
 	if (err)
 		return cli_writer_fail("run", err);
 	const char *tag = o.tag ? o.tag : base_name(o.argv[0]);
@@ -714,7 +716,7 @@ int cmd_run(int argc, char **argv)
 	if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
 	    pipe2(exec_err, O_CLOEXEC)) {
 		perror("shmlog run: pipe");
-		shmlog_close(h);
+		shmlog_close(*h);
 		return 1;
 	}
 	/* forward from before the fork: a signal in between is not lost */
@@ -723,7 +725,7 @@ int cmd_run(int argc, char **argv)
 	if (pid < 0) {
 		perror("shmlog run: fork");
 		run_syslog_close(&dev_log, true);
-		shmlog_close(h);
+		shmlog_close(*h);
 		return 1;
 	}
 	if (pid == 0)
@@ -746,8 +748,8 @@ int cmd_run(int argc, char **argv)
 		char msg[PATH_MAX + 64];
 		snprintf(msg, sizeof(msg), "cannot run '%s': %s", o.argv[0],
 			 strerror(e));
-		shmlog_write(h, SHMLOG_ERROR, tag, msg);
-		shmlog_close(h);
+		cli_write_line(h, 0, 0, SHMLOG_ERROR, tag, msg, strlen(msg));
+		shmlog_close(*h);
 		return e == ENOENT ? 127 : 126;
 	}
 	static struct stream s[2];
@@ -756,6 +758,6 @@ int cmd_run(int argc, char **argv)
 	int rc = supervise(h, &o, tag, s);
 	run_syslog_pump(h, &dev_log, tag, o.tag);
 	run_syslog_close(&dev_log, true);
-	shmlog_close(h);
+	shmlog_close(*h);
 	return rc;
 }

@@ -412,7 +412,7 @@ static pid_t sender_pid(struct msghdr *mh)
 	return 0;
 }
 
-int run_syslog_pump(shmlog_t *h, struct run_syslog *rs, const char *tag,
+int run_syslog_pump(shmlog_t **h, struct run_syslog *rs, const char *tag,
 		    const char *force_tag)
 {
 	/* larger than any datagram logger(1) or Python sends; the rest of a

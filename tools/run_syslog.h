@@ -49,7 +49,7 @@ int run_syslog_child(const struct run_syslog *rs, const char **what);
 /* Log every datagram waiting on the socket: its tag (@force_tag if not
  * NULL, else the datagram's, else @tag), its priority, the sender's pid.
  * Returns how many were read. */
-int run_syslog_pump(shmlog_t *h, struct run_syslog *rs, const char *tag,
+int run_syslog_pump(shmlog_t **h, struct run_syslog *rs, const char *tag,
 		    const char *force_tag);
 
 /* Close the socket; @remove: remove it and its directory too. */
