@@ -285,6 +285,16 @@ static void log_msg(shmlog_t **h, const char *tag, int prio, const char *msg)
 	cli_write_line(h, 0, child_pid, prio, tag, msg, strlen(msg));
 }
 
+/* At the end: log what is left on the program's /dev/log. Bounded: a
+ * descendant that never stops sending does not hold us. */
+static void drain_dev_log(shmlog_t **h, const struct run_opts *o,
+			  const char *tag)
+{
+	for (int max = 64; max > 0 && dev_log.fd >= 0; max--)
+		if (!run_syslog_pump(h, &dev_log, tag, o->tag))
+			return;
+}
+
 static bool streams_open(const struct stream *s)
 {
 	return s[0].fd >= 0 || s[1].fd >= 0;
@@ -454,7 +464,7 @@ static pid_t hand_off(shmlog_t **h, const struct run_opts *o, struct stream *s,
 			"still open: a process writing to it now gets EPIPE "
 			"or SIGPIPE");
 	}
-	run_syslog_pump(h, &dev_log, tag, o->tag);
+	drain_dev_log(h, o, tag);
 	run_syslog_close(&dev_log, true);
 	shmlog_close(*h);
 	_exit(0);
@@ -577,7 +587,11 @@ static void run_help(void)
 	       "                            as systemd-cat reads it) as text\n"
 	       "      --syslog              also log what COMMAND sends to "
 	       "syslog(3) (preloads\n"
-	       "                            libshmlog-syslog.so)\n"
+	       "                            libshmlog-syslog.so) and to "
+	       "/dev/log (logger,\n"
+	       "                            Python's SysLogHandler: a /dev/log "
+	       "of its own, in\n"
+	       "                            a private mount namespace)\n"
 	       "      --exit-with-child     exit when COMMAND does; output its "
 	       "children still\n"
 	       "                            hold is logged by a background "
@@ -756,7 +770,7 @@ int cmd_run(int argc, char **argv)
 	s[0] = (struct stream){.fd = out[0], .prio = o.out_prio};
 	s[1] = (struct stream){.fd = errp[0], .prio = o.err_prio};
 	int rc = supervise(h, &o, tag, s);
-	run_syslog_pump(h, &dev_log, tag, o.tag);
+	drain_dev_log(h, &o, tag);
 	run_syslog_close(&dev_log, true);
 	shmlog_close(*h);
 	return rc;

@@ -95,6 +95,17 @@ has "a message that starts with a number is not RFC 5424" "^E/python3 .*: 5 file
 has "SysLogHandler with an ident: it is the tag" "^F/pyapp *\( *[0-9]+\): with an ident$" "$out"
 hasnt "no NUL or PRI left in the text" "<[0-9]+>" "$out"
 
+# --- a burst sent just before the program exits: every datagram is logged
+"$S" clear -b $B
+timeout 60 "$S" run -b $B --syslog -- python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect("/dev/log")
+for i in range(2000):
+	s.send(b"<14>burst: n %d" % i)
+' 2>&1
+eq "a burst of 2000 at exit, all logged" 2000 "$("$S" cat -b $B -v brief | grep -c '^I/burst .*: n [0-9]*$')"
+
 # --- unprivileged: a user namespace of its own, the same uid in it
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	NB=devlog-nobody-$$
