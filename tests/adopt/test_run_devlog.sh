@@ -106,6 +106,26 @@ for i in range(2000):
 ' 2>&1
 eq "a burst of 2000 at exit, all logged" 2000 "$("$S" cat -b $B -v brief | grep -c '^I/burst .*: n [0-9]*$')"
 
+# --- a system with a /dev/log socket (made here in a private /dev, as
+# root): run's socket is mounted over it, the system's gets nothing
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+	"$S" clear -b $B
+	mkdir "$T/realdev" "$T/sys"
+	out=$(timeout 60 unshare -m --propagation private sh -c '
+		set -e
+		mount --rbind /dev "$1/realdev"
+		mount -t tmpfs none /dev
+		mkdir /dev/shm; mount --rbind "$1/realdev/shm" /dev/shm
+		touch /dev/null; mount --bind "$1/realdev/null" /dev/null
+		python3 -c "import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(\"/dev/log\")"
+		"$2" run -b "$3" --syslog -- sh -c "logger -t overbind hello; grep -c \" /dev/log \" /proc/self/mountinfo"
+		' _ "$T" "$S" $B 2>&1)
+	eq "existing /dev/log: nothing said" "" "$out"
+	out=$(dump)
+	has "existing /dev/log: logger captured" "^I/overbind *\( *[0-9]+\): hello$" "$out"
+	has "existing /dev/log: run's socket is mounted over it" "^I/sh .*: 1$" "$out"
+fi
+
 # --- unprivileged: a user namespace of its own, the same uid in it
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	NB=devlog-nobody-$$
