@@ -156,9 +156,6 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	w->handle_id = h->id; /* last: slot now valid */
 }
 
-/* A thread without a lane of its own writes one record in a shared lane,
- * taken and given back around the record. Never waits: if every shared
- * lane is busy at this instant the record is dropped (and counted). */
 /* Why a record found no chunk: none was free (-EAGAIN), or the buffer
  * was removed (-ESTALE: chunk_switch() takes none in it). */
 static int no_chunk(const struct shmlog *h)
@@ -166,6 +163,9 @@ static int no_chunk(const struct shmlog *h)
 	return shmlog__seg_removed(&h->seg) ? -ESTALE : -EAGAIN;
 }
 
+/* A thread without a lane of its own writes one record in a shared lane,
+ * taken and given back around the record. Never waits: if every shared
+ * lane is busy at this instant the record is dropped (and counted). */
 static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 			  const struct shmlog__recdesc *d, uint32_t as_pid)
 {
