@@ -124,10 +124,13 @@ int shmlog_path(const char *name, char *buf, size_t buflen);
  * Thread-safe. */
 int shmlog_create(const char *name, const struct shmlog_create_opts *opts);
 
-/* Remove a buffer's file. Processes that have it mapped keep working on the
- * orphaned copy, which no reader finds (`shmlog rm` refuses while
- * shmlog_stat() counts live writers, unless --force). Errors: -ENOENT,
- * -EACCES, -EINVAL. Thread-safe. */
+/* Remove a buffer's file. Processes that have it mapped keep what they
+ * wrote in the orphaned copy, which no reader finds; the removed file is
+ * marked so (when the caller may open it for writing), and their writes
+ * take no new chunk in it and say -ESTALE (shmlog_write()).
+ * `shmlog rm` refuses while shmlog_stat() counts live writers, unless
+ * --force. Errors: -ENOENT, -EACCES, -EINVAL, -EPERM (not a regular
+ * file). Thread-safe. */
 int shmlog_remove(const char *name);
 
 /* Hide every record written so far from later readers, without touching any
@@ -173,7 +176,14 @@ void shmlog_close(shmlog_t *h);
  * no shared lane was free (counted too; such nested writes go to a shared
  * lane, and buffers of fewer than 8 lanes have none), or -EIO when the
  * buffer's file was truncated under a thread's first write (its claim of a
- * lane survives the SIGBUS; later writes do not: docs/SECURITY.md). With
+ * lane survives the SIGBUS; later writes do not: docs/SECURITY.md), or
+ * -ESTALE once the buffer was removed (shmlog_remove(), `shmlog rm
+ * --force`): the thread's chunk in the removed file is used up, and no
+ * other is taken in it (its records would reach no reader). The handle
+ * does not reopen by itself (its threads write without a lock, and its
+ * mapping cannot change under them): close it and open the buffer again
+ * by name once it is created again, as `shmlog run` and `shmlog write`
+ * do. With
  * SHMLOG_DEBUG=1 in the environment the library says why on stderr, once
  * per cause (the only place it ever prints). No syscall, lock, allocation
  * or page fault in steady state: the first write of a thread claims a lane

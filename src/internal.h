@@ -104,6 +104,10 @@ struct shmlog__hdr {
 		_Atomic uint32_t filter_gen; /* even: stable; odd: being set */
 		uint32_t spec_len;
 		_Atomic uint64_t clear_raw; /* records stamped before are hidden */
+		/* nonzero: the file was unlinked by shmlog_remove(); writers
+		 * take no more chunks in it (ring.c, chunk_switch()). Was
+		 * padding: 0 in buffers made before it. */
+		_Atomic uint32_t removed;
 	} config SHMLOG__ALIGNED;
 	char spec[SHMLOG_FILTER_SPEC_MAX] SHMLOG__ALIGNED;
 };
@@ -270,6 +274,13 @@ struct shmlog__seg {
 	gid_t gid;
 	mode_t mode;
 };
+
+/* Was the file removed (shmlog_remove())? Read at chunk switches only. */
+static inline bool shmlog__seg_removed(const struct shmlog__seg *s)
+{
+	return atomic_load_explicit(&s->hdr->config.removed,
+				    memory_order_relaxed) != 0;
+}
 
 static inline struct shmlog__lane *seg_lane(const struct shmlog__seg *s,
 					    unsigned i)

@@ -1429,6 +1429,13 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 			memory_order_relaxed); /* LMM(K) */
 		TESTPOINT(11);
 	}
+	/* the file was removed: its records are lost to every reader; take
+	 * no more of it, and the write says so (-ESTALE). A relaxed load of
+	 * the read-mostly line every write reads already (filter_gen). */
+	if (SHMLOG_UNLIKELY(shmlog__seg_removed(s))) {
+		chunk_none(w);
+		return false;
+	}
 	uint64_t inc = chunk_inc(s, w); /* c */
 	struct shmlog__survey *sv = survey_of(s, w);
 	for (int t = 0; t < TAKE_TRIES; t++) {

@@ -63,6 +63,8 @@ AT(struct shmlog__hdr, stats, 256);
 _Static_assert(offsetof(struct shmlog__hdr, stats.last_released) == 256 + 32,
 	       "stats.last_released at byte 288");
 AT(struct shmlog__hdr, config, 320);
+_Static_assert(offsetof(struct shmlog__hdr, config.removed) == 320 + 16,
+	       "config.removed at byte 336, in what was padding");
 AT(struct shmlog__hdr, spec, 384);
 _Static_assert(384 + SHMLOG_FILTER_SPEC_MAX <= SHMLOG__ANCHOR_OFF,
 	       "the spec ends before the anchors");
@@ -423,18 +425,52 @@ int shmlog_create(const char *name, const struct shmlog_create_opts *opts)
 	return err;
 }
 
+/* Tell the writers that still map the file of @fd that it is gone: they
+ * take no new chunk in it, and their writes say -ESTALE from then on.
+ * Best effort: a file we cannot map for writing, or that is no buffer,
+ * is left as it is. */
+static void mark_removed(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < SHMLOG__PAGE)
+		return;
+	void *p = mmap(NULL, SHMLOG__PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	struct shmlog__hdr *hdr = p;
+	if (!memcmp(hdr->fixed.magic, SHMLOG__MAGIC, sizeof(hdr->fixed.magic)))
+		atomic_store_explicit(&hdr->config.removed, 1,
+				      memory_order_relaxed);
+	munmap(p, SHMLOG__PAGE);
+}
+
 int shmlog_remove(const char *name)
 {
 	char path[512];
 	int err = shmlog_path(name, path, sizeof(path));
 	if (err < 0)
 		return err;
-	struct stat st;
+	struct stat st, fst;
 	if (lstat(path, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EPERM;
-	return unlink(path) < 0 ? -errno : 0;
+	/* held open across the unlink, so that the file marked is the one
+	 * removed (and only once it is) */
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &fst) < 0 || fst.st_ino != st.st_ino ||
+			fst.st_dev != st.st_dev || !S_ISREG(fst.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	err = unlink(path) < 0 ? -errno : 0;
+	if (fd >= 0) {
+		if (!err)
+			mark_removed(fd);
+		close(fd);
+	}
+	return err;
 }
 
 /* Is the opened file one we may trust? */

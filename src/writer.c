@@ -156,6 +156,13 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	w->handle_id = h->id; /* last: slot now valid */
 }
 
+/* Why a record found no chunk: none was free (-EAGAIN), or the buffer
+ * was removed (-ESTALE: chunk_switch() takes none in it). */
+static int no_chunk(const struct shmlog *h)
+{
+	return shmlog__seg_removed(&h->seg) ? -ESTALE : -EAGAIN;
+}
+
 /* A thread without a lane of its own writes one record in a shared lane,
  * taken and given back around the record. Never waits: if every shared
  * lane is busy at this instant the record is dropped (and counted). */
@@ -177,7 +184,7 @@ static int write_borrowed(struct shmlog *h, struct shmlog__wlane *w,
 	bool ok = shmlog__ring_append(&h->seg, &tmp, d->time, d->meta, d->tag,
 				      d->tword, d->msg);
 	shmlog__lane_release(&tmp, false);
-	return ok ? 0 : -EAGAIN;
+	return ok ? 0 : no_chunk(h);
 }
 
 static void count_drop(struct shmlog *h)
@@ -363,9 +370,10 @@ static inline void wake_readers(struct shmlog *h)
 static inline int appended(struct shmlog *h, bool ok)
 {
 	if (SHMLOG_UNLIKELY(!ok)) { /* no chunk to be had */
+		int err = no_chunk(h);
 		count_drop(h);
-		shmlog__debug(SHMLOG__DBG_NO_LANE, -EAGAIN, NULL);
-		return -EAGAIN;
+		shmlog__debug(SHMLOG__DBG_NO_LANE, err, NULL);
+		return err;
 	}
 	wake_readers(h);
 	return 0;
@@ -481,7 +489,7 @@ static int write_slow_guarded(struct shmlog *h, struct shmlog__wlane *w,
 			lane_acquire(h, w);
 	}
 	if (w->ctl)
-		return append_own(h, w, d, as_pid) ? 0 : -EAGAIN;
+		return append_own(h, w, d, as_pid) ? 0 : no_chunk(h);
 	return write_borrowed(h, w, d, as_pid);
 }
 

@@ -4,7 +4,9 @@
  * logged line by line, as systemd-cat and Android's logwrapper do. Records
  * carry the program's pid; its exit status is passed through and logged;
  * signals sent to us are passed on; `--syslog` also catches what it sends
- * to syslog(3), through the LD_PRELOAD shim libshmlog-syslog.so.
+ * to syslog(3), through the LD_PRELOAD shim libshmlog-syslog.so, and what
+ * it sends to /dev/log itself, through a /dev/log of its own
+ * (run_syslog.h).
  *
  * The program's children: a background job or a daemon the program
  * started inherits its standard output and error, and may go on writing
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_syslog.h"
 #include "shmlog.h"
 #include "write.h"
 
@@ -71,6 +74,8 @@ static pid_t child_pid;
 static volatile sig_atomic_t forward_pid;
 /* SIGINT or SIGTERM came: stop once the program has exited */
 static volatile sig_atomic_t stop_requested;
+/* --syslog: the program's /dev/log, read beside its output */
+static struct run_syslog dev_log = {.fd = -1};
 
 /* Pass a signal someone sent us on to the program. One the terminal sent
  * (Ctrl-C: from the kernel) already went to the whole foreground process
@@ -105,7 +110,7 @@ static void forward_signals(void)
 	sigaction(SIGCHLD, &sc, NULL);
 }
 
-static void log_line(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static void log_line(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		     const char *tag, const char *line, size_t len)
 {
 	int prio = s->prio;
@@ -120,7 +125,7 @@ static void log_line(shmlog_t *h, const struct run_opts *o, struct stream *s,
 
 /* Log the complete lines in @s's buffer; a line longer than a record
  * (cli_line_piece()) is logged a record at a time as it comes. */
-static void drain_lines(shmlog_t *h, const struct run_opts *o,
+static void drain_lines(shmlog_t **h, const struct run_opts *o,
 			struct stream *s, const char *tag, bool eof)
 {
 	size_t start = 0;
@@ -149,7 +154,7 @@ static void drain_lines(shmlog_t *h, const struct run_opts *o,
 }
 
 /* Read what @s has; close it at end of file. */
-static void pump(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static void pump(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		 const char *tag)
 {
 	ssize_t n = read(s->fd, s->buf + s->len, sizeof(s->buf) - s->len);
@@ -211,21 +216,44 @@ static void setup_syslog_env(const struct run_opts *o)
 		setenv("SHMLOG_SYSLOG_TAG", o->tag, 1);
 }
 
-/* In the child: become the program. Exec failures go to the parent through
- * @errfd (close-on-exec: it closes unread when exec works). */
-static void exec_child(const struct run_opts *o, int out, int err, int errfd)
+/* What the child tells the parent before exec, through a close-on-exec
+ * pipe that closes unread when all went well. */
+struct child_report {
+	int exec_err; /* exec failed with this errno; 0: it did not */
+	int dev_log_err; /* --syslog: no /dev/log of its own (-errno) */
+	char dev_log_what[64]; /* the step that failed */
+};
+
+static void report(int fd, const struct child_report *r)
+{
+	if (write(fd, r, sizeof(*r)) < 0)
+		_exit(127);
+}
+
+/* In the child: become the program. */
+static void exec_child(const struct run_opts *o, int out, int err, int repfd)
 {
 	dup2(out, STDOUT_FILENO);
 	dup2(err, STDERR_FILENO);
 	signal(SIGPIPE, SIG_DFL); /* main() ignores it; exec keeps that */
 	if (cli_buffer)
 		setenv("SHMLOG_BUFFER", cli_buffer, 1);
+	struct child_report r = {0};
 	if (o->syslog)
 		setup_syslog_env(o);
+	if (o->syslog && dev_log.fd >= 0) {
+		const char *what = "";
+		r.dev_log_err = run_syslog_child(&dev_log, &what);
+		if (r.dev_log_err) {
+			snprintf(r.dev_log_what, sizeof(r.dev_log_what), "%s",
+				 what);
+			report(repfd, &r);
+			r.dev_log_err = 0;
+		}
+	}
 	execvp(o->argv[0], o->argv);
-	int e = errno;
-	if (write(errfd, &e, sizeof(e)) < 0)
-		_exit(127);
+	r.exec_err = errno;
+	report(repfd, &r);
 	_exit(127);
 }
 
@@ -252,9 +280,19 @@ static int exit_text(int status, char *msg, size_t cap, int *prio)
 	return rc;
 }
 
-static void log_msg(shmlog_t *h, const char *tag, int prio, const char *msg)
+static void log_msg(shmlog_t **h, const char *tag, int prio, const char *msg)
 {
-	shmlog_write_ex(h, 0, child_pid, prio, tag, msg, strlen(msg));
+	cli_write_line(h, 0, child_pid, prio, tag, msg, strlen(msg));
+}
+
+/* At the end: log what is left on the program's /dev/log. Bounded: a
+ * descendant that never stops sending does not hold us. */
+static void drain_dev_log(shmlog_t **h, const struct run_opts *o,
+			  const char *tag)
+{
+	for (int max = 64; max > 0 && dev_log.fd >= 0; max--)
+		if (!run_syslog_pump(h, &dev_log, tag, o->tag))
+			return;
 }
 
 static bool streams_open(const struct stream *s)
@@ -264,29 +302,35 @@ static bool streams_open(const struct stream *s)
 
 /* Poll the open streams of @s for @timeout_ms; log what came from each
  * that has something. Returns poll()'s result. */
-static int poll_pump(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static int poll_pump(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		     const char *tag, int timeout_ms)
 {
-	struct pollfd p[2];
+	struct pollfd p[3];
 	int n = 0;
 	for (int i = 0; i < 2; i++)
 		if (s[i].fd >= 0)
 			p[n++] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
+	/* the program's /dev/log, last */
+	if (dev_log.fd >= 0)
+		p[n++] = (struct pollfd){.fd = dev_log.fd, .events = POLLIN};
 	int r = poll(n ? p : NULL, (nfds_t)n, timeout_ms);
 	if (r <= 0)
 		return r;
-	for (int i = 0, k = 0; i < 2; i++) {
+	int k = 0;
+	for (int i = 0; i < 2; i++) {
 		if (s[i].fd < 0)
 			continue;
 		if (p[k++].revents)
 			pump(h, o, &s[i], tag);
 	}
+	if (k < n && p[k].revents)
+		run_syslog_pump(h, &dev_log, tag, o->tag);
 	return r;
 }
 
 /* Wait up to @timeout_ms for output and log what came. A signal (the
  * program's exit: SIGCHLD) ends the wait early. */
-static void read_output(shmlog_t *h, const struct run_opts *o,
+static void read_output(shmlog_t **h, const struct run_opts *o,
 			struct stream *s, const char *tag, int timeout_ms)
 {
 	poll_pump(h, o, s, tag, timeout_ms);
@@ -295,7 +339,7 @@ static void read_output(shmlog_t *h, const struct run_opts *o,
 /* The program has exited: log what it left in the pipes. Returns when
  * they are closed or hold nothing more for now; bounded by @max reads (a
  * descendant writing without pause does not hold us here). */
-static void read_left(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static void read_left(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		      const char *tag)
 {
 	for (int max = 4096; max > 0 && streams_open(s); max--) {
@@ -368,7 +412,7 @@ static void holders_text(const struct stream *s, char *buf, size_t cap)
 
 /* Follow the output until every holder has closed it, or until
  * *@stop. Returns true at the end of the output. */
-static bool follow_output(shmlog_t *h, const struct run_opts *o,
+static bool follow_output(shmlog_t **h, const struct run_opts *o,
 			  struct stream *s, const char *tag,
 			  volatile sig_atomic_t *stop)
 {
@@ -388,7 +432,7 @@ static void on_logger_term(int sig)
  * leaves our session (the terminal's Ctrl-C is not for it) and our
  * standard streams (a `$(shmlog run ...)` ends with us); SIGTERM stops
  * it. Returns its pid (in the parent), or -1 if it could not be made. */
-static pid_t hand_off(shmlog_t *h, const struct run_opts *o, struct stream *s,
+static pid_t hand_off(shmlog_t **h, const struct run_opts *o, struct stream *s,
 		      const char *tag)
 {
 	pid_t pid = fork();
@@ -420,13 +464,15 @@ static pid_t hand_off(shmlog_t *h, const struct run_opts *o, struct stream *s,
 			"still open: a process writing to it now gets EPIPE "
 			"or SIGPIPE");
 	}
-	shmlog_close(h);
+	drain_dev_log(h, o, tag);
+	run_syslog_close(&dev_log, true);
+	shmlog_close(*h);
 	_exit(0);
 }
 
 /* The program has exited (@how, logged at @prio) and left its output
  * open: follow it, or hand it off. */
-static void after_exit(shmlog_t *h, const struct run_opts *o,
+static void after_exit(shmlog_t **h, const struct run_opts *o,
 		       struct stream *s, const char *tag, const char *how,
 		       int prio)
 {
@@ -461,6 +507,10 @@ static void after_exit(shmlog_t *h, const struct run_opts *o,
 			 "gets EPIPE or SIGPIPE", strerror(errno));
 		log_msg(h, tag, SHMLOG_ERROR, msg);
 		fprintf(stderr, "shmlog run: %s\n", msg);
+	} else {
+		/* the background logger reads the program's /dev/log too,
+		 * and removes it at its end */
+		run_syslog_close(&dev_log, false);
 	}
 	/* the background logger has the pipes and any partial line */
 	for (int i = 0; i < 2; i++) {
@@ -473,7 +523,7 @@ static void after_exit(shmlog_t *h, const struct run_opts *o,
 
 /* Capture both streams while the program runs, then what it left, then
  * its descendants' output until they close it (see the top of the file). */
-static int supervise(shmlog_t *h, const struct run_opts *o, const char *tag,
+static int supervise(shmlog_t **h, const struct run_opts *o, const char *tag,
 		     struct stream *s)
 {
 	int status = 0;
@@ -537,7 +587,11 @@ static void run_help(void)
 	       "                            as systemd-cat reads it) as text\n"
 	       "      --syslog              also log what COMMAND sends to "
 	       "syslog(3) (preloads\n"
-	       "                            libshmlog-syslog.so)\n"
+	       "                            libshmlog-syslog.so) and to "
+	       "/dev/log (logger,\n"
+	       "                            Python's SysLogHandler: a /dev/log "
+	       "of its own, in\n"
+	       "                            a private mount namespace)\n"
 	       "      --exit-with-child     exit when COMMAND does; output its "
 	       "children still\n"
 	       "                            hold is logged by a background "
@@ -606,6 +660,51 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
+/* --syslog cannot give the program a /dev/log of its own: say why, on
+ * stderr and in the log, and go on without (its syslog(3) calls are still
+ * caught by the shim). */
+static void no_dev_log(shmlog_t **h, const char *tag, const char *what,
+		       int err)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+		 "--syslog: cannot give the program a /dev/log of its own "
+		 "(%s: %s): what it sends to /dev/log itself (logger, "
+		 "Python's SysLogHandler) is not logged, its syslog(3) calls "
+		 "are%s",
+		 what, strerror(-err),
+		 err == -EPERM || err == -ENOSPC || err == -EINVAL
+			 ? ". It needs a mount namespace: run as root, or "
+			   "allow user namespaces (sysctl "
+			   "user.max_user_namespaces, "
+			   "kernel.unprivileged_userns_clone, "
+			   "kernel.apparmor_restrict_unprivileged_userns)"
+			 : "");
+	fprintf(stderr, "shmlog run: %s\n", msg);
+	log_msg(h, tag, SHMLOG_WARN, msg);
+}
+
+/* Read what the child reported until exec closes the pipe @fd: a /dev/log
+ * it could not have is reported here; returns the errno of a failed exec,
+ * or 0. */
+static int read_reports(int fd, shmlog_t **h, const char *tag)
+{
+	struct child_report r;
+	ssize_t n;
+	for (;;) {
+		while ((n = read(fd, &r, sizeof(r))) < 0 && errno == EINTR)
+			;
+		if (n != (ssize_t)sizeof(r))
+			return 0; /* closed by exec (or the child died) */
+		if (r.dev_log_err) {
+			r.dev_log_what[sizeof(r.dev_log_what) - 1] = '\0';
+			no_dev_log(h, tag, r.dev_log_what, r.dev_log_err);
+		}
+		if (r.exec_err)
+			return r.exec_err;
+	}
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = {.out_prio = SHMLOG_INFO,
@@ -614,17 +713,24 @@ int cmd_run(int argc, char **argv)
 	int r = parse_run(argc, argv, &o);
 	if (r >= 0)
 		return r;
-	shmlog_t *h;
-	int err = cli_open_writer(o.create, &h);
+	/* the handle changes if the buffer is removed and created again
+	 * (cli_write_line()) */
+	shmlog_t *writer, **h = &writer;
+	int err = cli_open_writer("run", o.create, h);
 	if (err)
 		return cli_writer_fail("run", err);
 	const char *tag = o.tag ? o.tag : base_name(o.argv[0]);
+	if (o.syslog) {
+		err = run_syslog_open(&dev_log);
+		if (err)
+			no_dev_log(h, tag, "a socket for it", err);
+	}
 
 	int out[2], errp[2], exec_err[2];
 	if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
 	    pipe2(exec_err, O_CLOEXEC)) {
 		perror("shmlog run: pipe");
-		shmlog_close(h);
+		shmlog_close(*h);
 		return 1;
 	}
 	/* forward from before the fork: a signal in between is not lost */
@@ -632,7 +738,8 @@ int cmd_run(int argc, char **argv)
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("shmlog run: fork");
-		shmlog_close(h);
+		run_syslog_close(&dev_log, true);
+		shmlog_close(*h);
 		return 1;
 	}
 	if (pid == 0)
@@ -642,13 +749,11 @@ int cmd_run(int argc, char **argv)
 	close(out[1]);
 	close(errp[1]);
 	close(exec_err[1]);
-	int e;
-	ssize_t n;
-	while ((n = read(exec_err[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
+	int e = read_reports(exec_err[0], h, tag);
 	close(exec_err[0]);
-	if (n == (ssize_t)sizeof(e)) {
+	if (e) {
 		waitpid(pid, NULL, 0);
+		run_syslog_close(&dev_log, true);
 		close(out[0]);
 		close(errp[0]);
 		fprintf(stderr, "shmlog run: cannot run '%s': %s%s\n", o.argv[0],
@@ -657,14 +762,16 @@ int cmd_run(int argc, char **argv)
 		char msg[PATH_MAX + 64];
 		snprintf(msg, sizeof(msg), "cannot run '%s': %s", o.argv[0],
 			 strerror(e));
-		shmlog_write(h, SHMLOG_ERROR, tag, msg);
-		shmlog_close(h);
+		cli_write_line(h, 0, 0, SHMLOG_ERROR, tag, msg, strlen(msg));
+		shmlog_close(*h);
 		return e == ENOENT ? 127 : 126;
 	}
 	static struct stream s[2];
 	s[0] = (struct stream){.fd = out[0], .prio = o.out_prio};
 	s[1] = (struct stream){.fd = errp[0], .prio = o.err_prio};
 	int rc = supervise(h, &o, tag, s);
-	shmlog_close(h);
+	drain_dev_log(h, &o, tag);
+	run_syslog_close(&dev_log, true);
+	shmlog_close(*h);
 	return rc;
 }

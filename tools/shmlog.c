@@ -263,9 +263,10 @@ static unsigned live_writer_pids(char *buf, size_t n)
 	return count;
 }
 
-/* A writer keeps its mapping of a removed buffer and logs on into it:
- * no reader finds those records, and they are gone when it exits. Say
- * so, and remove only with --force. */
+/* A writer keeps its mapping of a removed buffer: it fills its current
+ * chunk there, where no reader finds the records, then its writes fail
+ * (-ESTALE; `run` and `write` then open the buffer again once it is
+ * created again). Say so, and remove only with --force. */
 static int cmd_rm(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -286,9 +287,12 @@ static int cmd_rm(int argc, char **argv)
 		case 'h':
 			printf("usage: shmlog rm [-b NAME] [--force]\n"
 			       "Remove a buffer's file. Refused while writers are "
-			       "attached: they would log on\ninto the removed "
-			       "file, where no reader finds their records, until "
-			       "they exit.\n\n" CLI_HELP_BUFFER
+			       "attached: their records\nwould be lost until it "
+			       "is created again. Then `shmlog run` and `shmlog "
+			       "write`\nlog into the new buffer from their next "
+			       "chunk; programs using the library get\n-ESTALE "
+			       "from their writes and must open it again.\n\n"
+			       CLI_HELP_BUFFER
 			       "  -f, --force         remove it even so\n"
 			       CLI_HELP_HELP);
 			return 0;
@@ -306,10 +310,10 @@ static int cmd_rm(int argc, char **argv)
 	if (live && !force) {
 		fprintf(stderr,
 			"shmlog rm: buffer '%s' has %u live writer%s (pid %s): "
-			"they would go on logging into the removed file, where "
-			"no reader finds their records, until they exit. Stop "
-			"them first, or remove it anyway with `shmlog rm -b %s "
-			"--force`\n",
+			"their records would be lost until the buffer is "
+			"created again (and for good for writers that do not "
+			"open it again). Stop them first, or remove it anyway "
+			"with `shmlog rm -b %s --force`\n",
 			cli_buffer_name(), live, live == 1 ? "" : "s", pids,
 			cli_buffer_name());
 		return 1;
@@ -320,8 +324,11 @@ static int cmd_rm(int argc, char **argv)
 	if (live)
 		fprintf(stderr,
 			"shmlog rm: warning: removed buffer '%s' with %u live "
-			"writer%s (pid %s): what they log from now on is lost; "
-			"restart them to log into a new buffer\n",
+			"writer%s (pid %s): what they log is lost from now "
+			"until the buffer is created again; `shmlog run` and "
+			"`shmlog write` then log into it from their next "
+			"chunk, other programs get -ESTALE and must open it "
+			"again (or be restarted)\n",
 			cli_buffer_name(), live, live == 1 ? "" : "s", pids);
 	return 0;
 }
@@ -607,7 +614,7 @@ static int cmd_write(int argc, char **argv)
 		}
 	}
 	shmlog_t *h;
-	int err = cli_open_writer(create, &h);
+	int err = cli_open_writer("write", create, &h);
 	if (err)
 		return cli_writer_fail("write", err);
 	int rc = 0;
@@ -622,21 +629,30 @@ static int cmd_write(int argc, char **argv)
 		}
 		for (int i = optind; i < argc; i++)
 			p += sprintf(p, "%s%s", i > optind ? " " : "", argv[i]);
-		err = cli_write_line(h, wflags, 0, prio, tag, msg, strlen(msg));
+		err = cli_write_line(&h, wflags, 0, prio, tag, msg, strlen(msg));
 		free(msg);
 	} else {
 		char *line = NULL;
 		size_t cap = 0;
 		ssize_t n;
-		while (!err && (n = getline(&line, &cap, stdin)) >= 0) {
+		bool dropped = false;
+		/* a removed buffer (-ESTALE, said once by cli_write_line())
+		 * drops lines until it is created again: read on */
+		while ((!err || err == -ESTALE) &&
+		       (n = getline(&line, &cap, stdin)) >= 0) {
 			if (n && line[n - 1] == '\n')
 				line[--n] = '\0';
-			err = cli_write_line(h, wflags, 0, prio, tag, line,
+			err = cli_write_line(&h, wflags, 0, prio, tag, line,
 					     (size_t)n);
+			dropped |= err == -ESTALE;
 		}
 		free(line);
+		if (!err && dropped)
+			err = -ESTALE;
 	}
-	if (err)
+	if (err == -ESTALE)
+		rc = 1; /* cli_write_line() said why */
+	else if (err)
 		rc = cli_fail("write", err);
 	shmlog_close(h);
 	return rc;

@@ -40,14 +40,19 @@ int cli_syslog_level_prio(int level);
  * next record: all of them, or at most SHMLOG_MSG_MAX. */
 size_t cli_line_piece(const char *line, size_t len);
 /* Log a line of @len bytes as records of cli_line_piece() bytes each,
- * with shmlog_write_ex()'s arguments. Returns 0 or its first error. */
-int cli_write_line(shmlog_t *h, unsigned flags, pid_t pid, int prio,
+ * with shmlog_write_ex()'s arguments, through *@hp. The buffer removed
+ * (-ESTALE) and created again, *@hp is closed and the buffer opened again
+ * by name: the line goes into the new one. Until it is created again the
+ * lines are dropped with -ESTALE, said once on stderr. Returns 0 or the
+ * first error. */
+int cli_write_line(shmlog_t **hp, unsigned flags, pid_t pid, int prio,
 		   const char *tag, const char *line, size_t len);
 
-/* Open the buffer of -b (cli_buffer) to write. A buffer named with -b must
- * exist unless @create (--create): a typo must not make a new buffer; the
- * default buffer ($SHMLOG_BUFFER, else main) is created when missing. */
-int cli_open_writer(bool create, shmlog_t **out);
+/* Open the buffer of -b (cli_buffer) to write, for command @cmd. A buffer
+ * named with -b must exist unless @create (--create): a typo must not make
+ * a new buffer; the default buffer ($SHMLOG_BUFFER, else main) is created
+ * when missing. */
+int cli_open_writer(const char *cmd, bool create, shmlog_t **out);
 
 /* Report a failure of cli_open_writer() for command @cmd; returns 1. */
 int cli_writer_fail(const char *cmd, int err);

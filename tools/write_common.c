@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -20,12 +21,65 @@ size_t cli_line_piece(const char *line, size_t len)
 	return shmlog__utf8_cut(line, SHMLOG_MSG_MAX); /* line[max] exists */
 }
 
-int cli_write_line(shmlog_t *h, unsigned flags, pid_t pid, int prio,
+/* The command cli_open_writer() opened the handle for, for messages. */
+static const char *writer_cmd = "write";
+/* The buffer was found removed: said on stderr; when to try again. */
+static bool removed_said;
+static struct timespec reopen_due;
+
+/* The handle's buffer was removed (-ESTALE): open it again by name if it
+ * was created again, at most every 100 ms (a failed open is a syscall:
+ * not one per line of a program that prints without pause). It is never
+ * created here: a buffer removed on purpose stays removed until someone
+ * creates it. Returns 0 with *@hp the new handle, or -ESTALE. */
+static int reopen_removed(shmlog_t **hp)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (removed_said &&
+	    (now.tv_sec < reopen_due.tv_sec ||
+	     (now.tv_sec == reopen_due.tv_sec &&
+	      now.tv_nsec < reopen_due.tv_nsec)))
+		return -ESTALE;
+	shmlog_t *fresh;
+	int err = shmlog_open(cli_buffer, 0, &fresh);
+	if (err) {
+		reopen_due = now;
+		reopen_due.tv_nsec += 100000000;
+		if (reopen_due.tv_nsec >= 1000000000) {
+			reopen_due.tv_sec++;
+			reopen_due.tv_nsec -= 1000000000;
+		}
+		if (!removed_said)
+			fprintf(stderr,
+				"shmlog %s: buffer '%s' was removed (`shmlog "
+				"rm`): lines are dropped until it is created "
+				"again (`shmlog create -b %s`), then logged "
+				"into the new one\n",
+				writer_cmd, cli_buffer_name(), cli_buffer_name());
+		removed_said = true;
+		return -ESTALE;
+	}
+	if (removed_said)
+		fprintf(stderr,
+			"shmlog %s: buffer '%s' was created again: logging "
+			"into it\n",
+			writer_cmd, cli_buffer_name());
+	removed_said = false;
+	shmlog_close(*hp);
+	*hp = fresh;
+	return 0;
+}
+
+int cli_write_line(shmlog_t **hp, unsigned flags, pid_t pid, int prio,
 		   const char *tag, const char *line, size_t len)
 {
 	do {
 		size_t n = cli_line_piece(line, len);
-		int err = shmlog_write_ex(h, flags, pid, prio, tag, line, n);
+		int err = shmlog_write_ex(*hp, flags, pid, prio, tag, line, n);
+		if (err == -ESTALE && reopen_removed(hp) == 0)
+			err = shmlog_write_ex(*hp, flags, pid, prio, tag, line,
+					      n);
 		if (err)
 			return err;
 		line += n;
@@ -98,8 +152,9 @@ int cli_parse_priority(const char *s)
 	return level < 0 ? -EINVAL : cli_syslog_level_prio(level);
 }
 
-int cli_open_writer(bool create, shmlog_t **out)
+int cli_open_writer(const char *cmd, bool create, shmlog_t **out)
 {
+	writer_cmd = cmd;
 	bool named = cli_buffer != NULL;
 	return shmlog_open(cli_buffer, create || !named ? SHMLOG_OPEN_CREATE : 0,
 			   out);

@@ -158,6 +158,9 @@ ok "rm logcat buffer" "$S" rm -b $B-2
 # did you mean, and one prefix for errors
 bad "command typo" "unknown command 'cta': did you mean 'cat'" "$S" cta
 bad "option typo" "^shmlog cat: did you mean '--follow'" "$S" cat -b $B --folow
+bad "forward: option typo" "^shmlog forward: did you mean '--to'" "$S" forward -b $B --too jsonl:
+bad "forward: sink typo" "^shmlog forward: unknown sink 'syslog\+tpc://h:1' \(did you mean 'syslog\+tcp:'\?\)" "$S" forward -b $B --to syslog+tpc://h:1
+bad "forward: sink without its colon" "did you mean 'jsonl:'" "$S" forward -b $B --to jsonl
 bad "getopt's messages say shmlog CMD" "^shmlog write: invalid option" "$S" write -b $B -Z x
 bad "missing buffer: shmlog CMD prefix" "^shmlog info: buffer" "$S" info -b $B-none
 

@@ -933,7 +933,7 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 	double v;
 	int c, timeout_ms = 10000, facility = 1;
 	const char *service = NULL;
-	while ((c = getopt_long(argc, argv, "b:t:c:dfh", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:t:c:dfh", opts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (f->nsrc == BUFFERS_MAX)
@@ -1007,7 +1007,7 @@ static int parse_args(struct forwarder *f, int argc, char **argv)
 			service = optarg;
 			break;
 		case 'h': return usage(stdout) - 1; /* -1: exit 0 */
-		default: return 2;
+		default: return cli_bad_option("forward");
 		}
 	}
 	if (!f->url)

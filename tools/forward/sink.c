@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cli.h"
 #include "sink.h"
 
 #define RELP_OFFER                                                             \
@@ -173,6 +174,27 @@ static int url_file(const char *p, struct sink *s, char *why, size_t whylen)
 	return 0;
 }
 
+/* Why @url names no sink, with the scheme it is a likely typo of. */
+static void unknown_sink(const char *url, char *why, size_t whylen)
+{
+	static const char *const schemes[] = {
+		"syslog+tcp", "syslog+unix", "relp", "journal-export",
+		"jsonl", "jsonl+unix", "otlp", "otlp+json",
+	};
+	const char *meant = cli_nearest(url, strcspn(url, ":"), schemes,
+					sizeof(schemes) / sizeof(schemes[0]));
+	char hint[64] = "";
+	if (meant)
+		snprintf(hint, sizeof(hint), " (did you mean '%s:'?)", meant);
+	snprintf(why, whylen,
+		 "unknown sink '%s'%s: use syslog+tcp://HOST:PORT, "
+		 "syslog+unix:///PATH, relp://HOST:PORT, "
+		 "journal-export:[FILE], jsonl:[FILE], "
+		 "jsonl+unix:///PATH, otlp://HOST:PORT[/PATH] or "
+		 "otlp+json://HOST:PORT[/PATH]",
+		 url, hint);
+}
+
 int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
 {
 	struct sink out = {.fd = -1, .timeout_ms = 10000, .facility = 1};
@@ -209,13 +231,7 @@ int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
 		out.otlp_protobuf = true;
 		err = url_http(url, url + 7, &out, why, whylen);
 	} else {
-		snprintf(why, whylen,
-			 "unknown sink '%s': use syslog+tcp://HOST:PORT, "
-			 "syslog+unix:///PATH, relp://HOST:PORT, "
-			 "journal-export:[FILE], jsonl:[FILE], "
-			 "jsonl+unix:///PATH, otlp://HOST:PORT[/PATH] or "
-			 "otlp+json://HOST:PORT[/PATH]",
-			 url);
+		unknown_sink(url, why, whylen);
 		return -EINVAL;
 	}
 	if (err)

@@ -224,7 +224,9 @@ class Buffer:
         NULs included). Too long tags and messages are truncated and
         flagged. Returns False when the record was dropped because every
         shared lane was busy at that instant (the buffer counts it; see
-        `shmlog info`), True otherwise."""
+        `shmlog info`), or because the buffer was removed (`shmlog rm
+        --force`; from this thread's next chunk on: open it again once it
+        is created again), True otherwise."""
         h = self._handle()
         if isinstance(msg, str):
             try:
@@ -234,7 +236,7 @@ class Buffer:
         rc = _lib.shmlog_write_n(h, prio, _cstr(tag, "tag"), msg, len(msg))
         if rc == 0:
             return True
-        if rc in (-_errno.EAGAIN, -_errno.EBUSY):
+        if rc in (-_errno.EAGAIN, -_errno.EBUSY, -_errno.ESTALE):
             return False
         raise _error(rc, self.name)
 
@@ -301,7 +303,7 @@ def _tag_bytes(name):
 
 _enabled = _lib.shmlog_enabled
 _write_n = _lib.shmlog_write_n
-_EAGAIN, _EBUSY = -_errno.EAGAIN, -_errno.EBUSY
+_EAGAIN, _EBUSY, _ESTALE = -_errno.EAGAIN, -_errno.EBUSY, -_errno.ESTALE
 
 
 class Handler(_logging.Handler):
@@ -379,7 +381,9 @@ class Handler(_logging.Handler):
             except UnicodeEncodeError:  # a lone surrogate: log it as '?'
                 msg = msg.encode("utf-8", "replace")
             rc = _write_n(h, prio, tag, msg, len(msg))
-            if rc < 0 and rc != _EAGAIN and rc != _EBUSY:
+            # dropped (counted), or the buffer was removed: not an error
+            # to report on every record
+            if rc < 0 and rc != _EAGAIN and rc != _EBUSY and rc != _ESTALE:
                 raise _error(rc, self.buffer.name)
         except RecursionError:
             raise

@@ -185,6 +185,27 @@ def test_handler_never_raises(bufname):
     h2.close()
 
 
+def test_removed_buffer_drops_quietly(bufname):
+    """Removed under its writer: the chunk it writes in is filled, then
+    writes return False (the library's -ESTALE), and the Handler does not
+    report an error per record."""
+    shmlog.create(bufname, size=64 * 1024)
+    buf = shmlog.open(bufname)
+    h = shmlog.Handler(buffer=buf)
+    seen = []
+    h.handleError = lambda record: seen.append(record)
+    assert buf.write(shmlog.INFO, "rm", "before")
+    shmlog.remove(bufname)
+    # a chunk holds fewer records than a buffer of 64 KiB: the bound
+    results = [buf.write(shmlog.INFO, "rm", "x" * 40) for _ in range(2000)]
+    assert results[0] is True and results[-1] is False
+    assert results.index(False) < 1500 and not any(results[results.index(False):])
+    h.handle(logging.LogRecord("rm", logging.INFO, __file__, 1, "y", None, None))
+    assert seen == []
+    h.close()
+    buf.close()
+
+
 def test_handler_missing_buffer_raises_at_construction(bufname):
     with pytest.raises(shmlog.NotFoundError):
         shmlog.Handler(buffer=bufname, create=False)

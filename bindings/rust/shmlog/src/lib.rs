@@ -269,7 +269,9 @@ impl Buffer {
     /// Write one record. The message may hold any bytes; too long tags and
     /// messages are truncated and flagged. Err(EAGAIN) means the record was
     /// dropped because every shared lane was busy at that instant (the
-    /// buffer counts it).
+    /// buffer counts it); Err(ESTALE) that the buffer was removed (`shmlog
+    /// rm --force`) and this thread's chunk in it is used up: open it
+    /// again once it is created again.
     pub fn write<M: AsRef<[u8]> + ?Sized>(&self, prio: Priority, tag: &str, msg: &M) -> Result<()> {
         let m = msg.as_ref();
         with_cstr(tag, |t| {
