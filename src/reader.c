@@ -38,6 +38,7 @@
 
 #include "archive_read.h"
 #include "internal.h"
+#include "reader_raw.h"
 
 /* A reader's cursor over one lane: where it is, and its books. */
 struct shmlog__rlane {
@@ -846,6 +847,9 @@ struct shmlog_reader {
 	const unsigned char *args; /* in its lane's body */
 	char fmt[SHMLOG_MSG_MAX + 1];
 	char text[SHMLOG_MSG_MAX + 1];
+	/* a deferred record's message is handed out as stored (its format's
+	 * id and its values), not formatted: shmlog__reader_keep_raw() */
+	bool raw;
 	/* not NULL: a reader of an archive, which every call is handed to
 	 * (archive_read.c); nothing above is used then */
 	struct shmlog__arc *arc;
@@ -1008,7 +1012,11 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 	out->msg = (const char *)c->body + h->tag_len + 1;
 	out->msg_len = h->msg_len;
 	r->deferred = h->flags & REC_FLAG_DEFERRED;
-	if (r->deferred) {
+	if (r->deferred && r->raw) {
+		/* as stored: the archiver keeps the values, readers of the
+		 * archive format them (reader_raw.h) */
+		out->flags |= SHMLOG_REC_DEFERRED;
+	} else if (r->deferred) {
 		/* a format in the table and the values: the text is made
 		 * here (deferred.c), never trusting either */
 		const unsigned char *m = (const unsigned char *)out->msg;
@@ -1460,8 +1468,8 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 			   char *args, size_t cap)
 {
 	if (r->arc)
-		return -ENOENT; /* archived as formatted text */
-	if (!r->deferred)
+		return shmlog__arc_deferred(r->arc, fmt, args, cap);
+	if (!r->deferred || r->raw)
 		return -ENOENT;
 	if (fmt)
 		*fmt = r->fmt[0] ? r->fmt : NULL;
@@ -1512,4 +1520,68 @@ int shmlog_reader_archive_next_seq(const shmlog_reader_t *r,
 	if (!r->arc)
 		return -EINVAL;
 	return shmlog__arc_next_seq(r->arc, buffer, lane, next);
+}
+
+/* ---- records as stored, for the archiver (reader_raw.h) ---- */
+
+int shmlog__reader_keep_raw(shmlog_reader_t *r)
+{
+	if (r->arc)
+		return -EINVAL;
+	r->raw = true;
+	return 0;
+}
+
+int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
+			     char *buf, size_t cap)
+{
+	if (r->arc || r->failed)
+		return -EINVAL;
+	if (cap < 2)
+		return -ENOSPC;
+	ssize_t n;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		n = shmlog__defer_fmt_lookup(&r->seg, id, buf, cap);
+		bus_disarm();
+	} else {
+		bus_recovered();
+		return -EIO;
+	}
+	return n < 0 ? -ENOENT : (int)n;
+}
+
+int shmlog__reader_drain(shmlog_reader_t *r, unsigned max,
+			 shmlog__drain_fn take, void *ctx)
+{
+	if (r->arc)
+		return -EINVAL;
+	if (r->failed)
+		return reader_report(r);
+	/* one guard for the batch: volatile, as it is read after a jump */
+	volatile unsigned n = 0;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		while (n < max) {
+			struct shmlog_record rec;
+			struct shmlog_lost l;
+			int ev = reader_next_guarded(r, &rec, &l);
+			if (ev == SHMLOG_EV_NONE)
+				break;
+			n++;
+			if (!take(ctx, ev, &rec, &l))
+				break;
+		}
+		bus_disarm();
+	} else {
+		reader_fail(r, true);
+		return reader_report(r);
+	}
+	if (n < max && reader_truncated(r)) {
+		reader_fail(r, false);
+		return reader_report(r);
+	}
+	return (int)n;
 }
