@@ -578,6 +578,43 @@ static void need_format(struct archiver *a, struct source *s,
 		put_format(a, s->id, f);
 }
 
+/* Store @v, of the type of @type's @field, at that field's place in @p. */
+#define PUT(p, type, field, v)                                                 \
+	do {                                                                   \
+		__typeof__(((type *)0)->field) v_ = (v);                       \
+		memcpy((p) + offsetof(type, field), &v_, sizeof(v_));          \
+	} while (0)
+
+/* memcpy() for the short lengths of tags and messages: words, the last
+ * one overlapping. (GCC expands a memcpy() of a length it knows to be
+ * bounded into `rep movsq`, whose start-up costs more than a short copy
+ * itself; the loop must not become a memcpy() call either.) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline void
+copy_short(unsigned char *dst, const char *src, size_t n)
+{
+	if (n >= 256) {
+		memcpy(dst, src, n);
+	} else if (n >= 8) {
+		uint64_t w;
+		size_t i = 0;
+		for (; i + 8 < n; i += 8) {
+			memcpy(&w, src + i, 8);
+			memcpy(dst + i, &w, 8);
+		}
+		memcpy(&w, src + n - 8, 8);
+		memcpy(dst + n - 8, &w, 8);
+	} else if (n >= 4) {
+		uint32_t w, v;
+		memcpy(&w, src, 4);
+		memcpy(&v, src + n - 4, 4);
+		memcpy(dst, &w, 4);
+		memcpy(dst + n - 4, &v, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (unsigned char)src[i];
+	}
+}
+
 static void put_record(struct archiver *a, struct source *s,
 		       const struct shmlog_record *r)
 {
@@ -588,25 +625,27 @@ static void put_record(struct archiver *a, struct source *s,
 	if (deferred)
 		need_format(a, s, r);
 	unsigned char *p = out_reserve(a, size);
-	struct shmlog_arc_record h = {
-		.e = {.size = (uint32_t)size,
-		      .type = SHMLOG_ARC_RECORD,
-		      .buf = s->id},
-		.lane = (uint16_t)r->lane,
-		.prio = (uint8_t)r->prio,
-		.flags = (uint8_t)((r->flags & SHMLOG_REC_TRUNCATED) |
-				   (deferred ? SHMLOG_ARC_REC_DEFERRED : 0)),
-		.pid = r->pid,
-		.tid = r->tid,
-		.tag_len = (uint16_t)tl,
-		.msg_len = (uint16_t)ml,
-		.seq = r->seq,
-		.time_ns = r->time_ns,
-		.raw_time = r->raw_time,
-	};
-	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), r->tag, tl);
-	memcpy(p + sizeof(h) + tl, r->msg, ml);
+	/* field by field into the block: a struct built on the stack and
+	 * copied stalls on its own stores (store forwarding) */
+	uint8_t flags = (uint8_t)((r->flags & SHMLOG_REC_TRUNCATED) |
+				  (deferred ? SHMLOG_ARC_REC_DEFERRED : 0));
+	PUT(p, struct shmlog_arc_record, e.size, (uint32_t)size);
+	PUT(p, struct shmlog_arc_record, e.type, (uint8_t)SHMLOG_ARC_RECORD);
+	PUT(p, struct shmlog_arc_record, e.reserved, (uint8_t)0);
+	PUT(p, struct shmlog_arc_record, e.buf, s->id);
+	PUT(p, struct shmlog_arc_record, lane, (uint16_t)r->lane);
+	PUT(p, struct shmlog_arc_record, prio, (uint8_t)r->prio);
+	PUT(p, struct shmlog_arc_record, flags, flags);
+	PUT(p, struct shmlog_arc_record, pid, r->pid);
+	PUT(p, struct shmlog_arc_record, tid, r->tid);
+	PUT(p, struct shmlog_arc_record, tag_len, (uint16_t)tl);
+	PUT(p, struct shmlog_arc_record, msg_len, (uint16_t)ml);
+	PUT(p, struct shmlog_arc_record, seq, r->seq);
+	PUT(p, struct shmlog_arc_record, time_ns, r->time_ns);
+	PUT(p, struct shmlog_arc_record, raw_time, r->raw_time);
+	const size_t hsize = sizeof(struct shmlog_arc_record);
+	copy_short(p + hsize, r->tag, tl);
+	copy_short(p + hsize + tl, r->msg, ml);
 	a->records++;
 }
 
