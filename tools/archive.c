@@ -594,15 +594,20 @@ copy_short(unsigned char *dst, const char *src, size_t n)
 {
 	if (n >= 256) {
 		memcpy(dst, src, n);
-	} else if (n >= 8) {
-		uint64_t w;
-		size_t i = 0;
-		for (; i + 8 < n; i += 8) {
-			memcpy(&w, src + i, 8);
-			memcpy(dst + i, &w, 8);
+	} else if (n >= 16) {
+		unsigned char w[16];
+		for (size_t i = 0; i + 16 < n; i += 16) {
+			memcpy(w, src + i, 16);
+			memcpy(dst + i, w, 16);
 		}
-		memcpy(&w, src + n - 8, 8);
-		memcpy(dst + n - 8, &w, 8);
+		memcpy(w, src + n - 16, 16);
+		memcpy(dst + n - 16, w, 16);
+	} else if (n >= 8) {
+		uint64_t w, v;
+		memcpy(&w, src, 8);
+		memcpy(&v, src + n - 8, 8);
+		memcpy(dst, &w, 8);
+		memcpy(dst + n - 8, &v, 8);
 	} else if (n >= 4) {
 		uint32_t w, v;
 		memcpy(&w, src, 4);
