@@ -36,9 +36,13 @@ typedef bool (*shmlog__drain_fn)(void *ctx, int ev,
 
 /* shmlog_reader_next() up to @max times, each event handed to @take, the
  * mapping guarded once for the batch instead of once per record: the
- * events taken (0: nothing new), or shmlog_reader_next()'s -EIO (once).
- * @take must not call the reader. */
-int shmlog__reader_drain(shmlog_reader_t *r, unsigned max,
+ * events taken (0: nothing new), or shmlog_reader_next()'s -EIO (once),
+ * -ENOMEM. @take must not call the reader. @bytes: about how many bytes
+ * of records the caller has room for (a span is copied no longer). After shmlog__reader_keep_raw(),
+ * while one lane alone holds records, they come from one copy of its
+ * chunk, checked as shmlog_reader_next() checks each (reader.c, "Spans"):
+ * their tag and message are then not NUL-terminated (use the lengths). */
+int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
 			 shmlog__drain_fn take, void *ctx);
 
 #endif

@@ -1079,7 +1079,8 @@ static uint64_t drain_one(struct archiver *a)
 	struct source *s = &a->src[0];
 	if (!s->rd || cli_stop || a->out_len >= a->block_target)
 		return 0;
-	int n = shmlog__reader_drain(s->rd, 4096, drain_take, a);
+	int n = shmlog__reader_drain(s->rd, 4096,
+				     a->block_target - a->out_len, drain_take, a);
 	if (n < 0) {
 		fprintf(stderr, "shmlog " CMD ": %s: %s: archiving what was "
 				"read\n", s->path, shmlog_strerror(n));
