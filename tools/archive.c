@@ -71,6 +71,9 @@
  * buffer written at 10 M records/s takes about 15 ms to wrap. */
 #define BATCH_SMALL 1024
 #define BATCH_NAP_US 1000
+/* A block is written when full, when a turn finds nothing new, or once it
+ * is this old: what was read reaches the file within it. */
+#define BLOCK_MS 100
 
 /* A format of a buffer's table that its records named. */
 struct fmtent {
@@ -131,6 +134,7 @@ struct archiver {
 	uint32_t out_entries;
 	bool disk_full;
 	uint64_t block_no; /* blocks written so far: the one filled has it */
+	uint64_t block_ms; /* mono_ms() when its first entry went in */
 	uint64_t unsynced; /* bytes written since the last fdatasync */
 	uint64_t records, losses, lost_records;
 	uint64_t last_sync_ms, last_check_ms;
@@ -1237,8 +1241,13 @@ static int run(struct archiver *a)
 			continue;
 		}
 		uint64_t n = drain(a);
-		if (a->out_len >= a->block_target || (!n && a->out_len >
-						   sizeof(struct shmlog_arc_block))) {
+		bool some = a->out_len > sizeof(struct shmlog_arc_block);
+		if (!some)
+			a->block_ms = 0;
+		else if (!a->block_ms)
+			a->block_ms = mono_ms();
+		if (a->out_len >= a->block_target || (some && !n) ||
+		    (some && mono_ms() - a->block_ms >= BLOCK_MS)) {
 			int err = flush(a);
 			if (err && !disk_full_err(err))
 				return err;
