@@ -730,8 +730,9 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 
 /* The record shmlog_reader_next() returned last, if it was written with
  * SHMLOG_WRITE_DEFERRED (flag SHMLOG_REC_DEFERRED): its format as found in
- * the buffer (*@fmt, NUL-terminated, valid until the next call; NULL if
- * the record named no format the buffer holds) and its argument values as
+ * the buffer, or in the archive for a reader of one (*@fmt,
+ * NUL-terminated, valid until the next call; NULL if the record named no
+ * format the buffer or archive holds) and its argument values as
  * a JSON array into @args (@cap bytes, NUL-terminated: numbers, strings
  * escaped as JSON, pointers as "0x..." strings, NaN and infinities as
  * strings). The array is valid JSON and valid UTF-8 whatever the buffer
@@ -879,7 +880,9 @@ struct shmlog_info {
 	unsigned version_major, version_minor;
 	int clock; /* enum shmlog_clock */
 	int64_t created_ns; /* creation time, ns since the Epoch */
-	uint64_t written; /* records written over the buffer's life */
+	/* records written over the buffer's life, counting a record a dead
+	 * writer left unfinished (as shmlog_reader_lane_stats() does) */
+	uint64_t written;
 	uint64_t torn; /* records left unfinished by dead writers */
 	uint64_t dropped; /* records refused: no free lane or nested write */
 	uid_t uid;

@@ -25,6 +25,15 @@
  * the archive resumes, and removing the oldest files loses nothing but
  * their records. The position to resume from is the newest file's BUFFER
  * entries advanced by its RECORD and LOSS entries: no separate state file.
+ *
+ * A printf-style record (SHMLOG_WRITE_DEFERRED) is kept as the buffer
+ * stores it, its format's id and its argument values, and formatted only
+ * when read. The file holds, before the first record that uses it, a
+ * FORMAT entry with the format's text: each file is read alone, its
+ * formats in it, whatever became of the buffer and the older files.
+ * Times are wall clock, converted when archived with the buffer's clock
+ * anchors (the conversion every reader of the buffer makes), so a reader
+ * of the archive needs no anchors; @raw_time is kept for ordering.
  */
 #ifndef SHMLOG_ARCHIVE_FORMAT_H
 #define SHMLOG_ARCHIVE_FORMAT_H
@@ -35,7 +44,11 @@
 #include <string.h>
 
 #define SHMLOG_ARC_MAGIC "shmlARC\n"
-#define SHMLOG_ARC_VERSION 1
+/* 2: printf-style records as stored (RECORD flag SHMLOG_ARC_REC_DEFERRED)
+ * and FORMAT entries. Readers take version 1 files too: they hold neither,
+ * so every record of theirs reads as it did. */
+#define SHMLOG_ARC_VERSION 2
+#define SHMLOG_ARC_VERSION_MIN 1
 #define SHMLOG_ARC_HOST_MAX 64
 #define SHMLOG_ARC_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" */
 /* A block's entries: at most this many bytes (readers refuse more). */
@@ -89,6 +102,7 @@ enum shmlog_arc_type {
 	SHMLOG_ARC_RECORD = 1,
 	SHMLOG_ARC_LOSS = 2,
 	SHMLOG_ARC_BUFFER = 3,
+	SHMLOG_ARC_FORMAT = 4, /* version 2 */
 };
 
 /* Every entry starts with these 8 bytes; @size counts them. Unknown types
@@ -101,13 +115,16 @@ struct shmlog_arc_entry {
 };
 
 /* A record, then its tag (@tag_len bytes) and message (@msg_len bytes),
- * no NULs added: size = 48 + tag_len + msg_len. A printf-style record
- * (SHMLOG_WRITE_DEFERRED) is stored as the message its reader formatted. */
+ * no NULs added: size = 48 + tag_len + msg_len. With flag
+ * SHMLOG_ARC_REC_DEFERRED (version 2), a printf-style record as the
+ * buffer stores it: the message is its format's id (u32: a FORMAT entry
+ * of the same @buf earlier in the file) and the values (fmtarg.h's
+ * argument block), formatted by the reader. */
 struct shmlog_arc_record {
 	struct shmlog_arc_entry e;
 	uint16_t lane;
 	uint8_t prio;
-	uint8_t flags; /* SHMLOG_REC_TRUNCATED */
+	uint8_t flags; /* SHMLOG_REC_TRUNCATED, SHMLOG_ARC_REC_DEFERRED */
 	uint32_t pid;
 	uint32_t tid;
 	uint16_t tag_len; /* <= SHMLOG_TAG_MAX */
@@ -115,6 +132,18 @@ struct shmlog_arc_record {
 	uint64_t seq;
 	int64_t time_ns; /* wall clock, ns since the Epoch */
 	uint64_t raw_time; /* the buffer's clock value */
+};
+
+#define SHMLOG_ARC_REC_DEFERRED 0x2 /* = SHMLOG_REC_DEFERRED */
+
+/* A format of buffer @e.buf's table (version 2): its id there, then its
+ * text (@len bytes, no NUL) padded with zeros to 8: size = 16 + len
+ * rounded up to 8. A later FORMAT entry of the same buffer and id
+ * replaces an earlier one (the same text: a file says it again). */
+struct shmlog_arc_format {
+	struct shmlog_arc_entry e;
+	uint32_t id; /* the format's id: a deferred record's first 4 bytes */
+	uint32_t len; /* 1 .. SHMLOG_MSG_MAX */
 };
 
 /* Records of a lane that are not in the archive: seq @first..@last
@@ -181,6 +210,9 @@ SHMLOG_ARC_AT(struct shmlog_arc_record, seq, 24);
 SHMLOG_ARC_AT(struct shmlog_arc_record, time_ns, 32);
 SHMLOG_ARC_AT(struct shmlog_arc_record, raw_time, 40);
 _Static_assert(sizeof(struct shmlog_arc_record) == 48, "record: 48");
+SHMLOG_ARC_AT(struct shmlog_arc_format, id, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_format, len, 12);
+_Static_assert(sizeof(struct shmlog_arc_format) == 16, "format: 16");
 SHMLOG_ARC_AT(struct shmlog_arc_loss, lane, 8);
 SHMLOG_ARC_AT(struct shmlog_arc_loss, first, 16);
 SHMLOG_ARC_AT(struct shmlog_arc_loss, last, 24);
@@ -220,15 +252,67 @@ static inline const uint32_t *shmlog__crc32c_table(void)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("sse4.2"))) static inline uint32_t
-shmlog__crc32c_hw(uint32_t c, const unsigned char *p, size_t n)
+/* The crc32 instruction takes 3 cycles and starts one a cycle: three
+ * streams over three runs of SHMLOG__CRC_RUN bytes go three times as fast
+ * as one, their registers joined after: the register of A then B is
+ * shift(register of A) ^ (register of B from 0), shift being "then
+ * SHMLOG__CRC_RUN zero bytes", linear in the register, so four tables of
+ * 256 (one per byte of it) hold it. */
+#define SHMLOG__CRC_RUN 4096
+
+__attribute__((target("sse4.2"))) static inline uint64_t
+shmlog__crc32c_run(uint64_t c, const unsigned char *p, size_t n)
 {
-	uint64_t c64 = c;
 	for (; n >= 8; n -= 8, p += 8) {
 		uint64_t w;
 		__builtin_memcpy(&w, p, 8);
-		c64 = __builtin_ia32_crc32di(c64, w);
+		c = __builtin_ia32_crc32di(c, w);
 	}
+	return c;
+}
+
+/* shift(): register @c followed by SHMLOG__CRC_RUN zero bytes. The
+ * tables are built on first use (two threads building them at once store
+ * the same values). */
+__attribute__((target("sse4.2"))) static inline uint32_t
+shmlog__crc32c_shift(uint32_t c)
+{
+	static uint32_t t[4][256];
+	static int ready;
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		static const unsigned char zeros[SHMLOG__CRC_RUN];
+		for (unsigned k = 0; k < 4; k++)
+			for (uint32_t b = 0; b < 256; b++)
+				t[k][b] = (uint32_t)shmlog__crc32c_run(
+					(uint64_t)b << (8 * k), zeros,
+					SHMLOG__CRC_RUN);
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	}
+	return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^
+	       t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+}
+
+__attribute__((target("sse4.2"))) static inline uint32_t
+shmlog__crc32c_hw(uint32_t c, const unsigned char *p, size_t n)
+{
+	const size_t run = SHMLOG__CRC_RUN;
+	for (; n >= 3 * run; n -= 3 * run, p += 3 * run) {
+		uint64_t c0 = c, c1 = 0, c2 = 0;
+		for (size_t i = 0; i < run; i += 8) {
+			uint64_t w0, w1, w2;
+			__builtin_memcpy(&w0, p + i, 8);
+			__builtin_memcpy(&w1, p + run + i, 8);
+			__builtin_memcpy(&w2, p + 2 * run + i, 8);
+			c0 = __builtin_ia32_crc32di(c0, w0);
+			c1 = __builtin_ia32_crc32di(c1, w1);
+			c2 = __builtin_ia32_crc32di(c2, w2);
+		}
+		c = shmlog__crc32c_shift((uint32_t)c0) ^ (uint32_t)c1;
+		c = shmlog__crc32c_shift(c) ^ (uint32_t)c2;
+	}
+	uint64_t c64 = shmlog__crc32c_run(c, p, n);
+	p += n & ~(size_t)7;
+	n &= 7;
 	c = (uint32_t)c64;
 	for (; n; n--)
 		c = __builtin_ia32_crc32qi(c, *p++);

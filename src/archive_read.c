@@ -32,12 +32,25 @@
 
 #include "archive_format.h"
 #include "archive_read.h"
+#include "fmtarg.h"
+#include "internal.h"
 
 /* Buffers one archive may name (BUFFER entries' @buf). */
 #define ARC_BUFS_MAX 256
 
+/* A format of a buffer's table, as a FORMAT entry gave it. */
+struct arc_fmt {
+	uint32_t id; /* 0: a free slot (no format has id 0) */
+	uint32_t len;
+	char *text; /* NUL-terminated */
+};
+/* Formats one buffer may name: a table of 1 MiB holds fewer. */
+#define ARC_FMTS_MAX (1u << 17)
+
 struct arc_buf {
 	bool used;
+	struct arc_fmt *fmts; /* open addressing, fmt_cap slots */
+	uint32_t fmt_cap, fmt_count;
 	struct shmlog_archive_source src;
 	char path[SHMLOG_ARC_PATH_MAX + 1];
 	uint64_t *next; /* [lanes]: next sequence number, if known[] */
@@ -66,6 +79,12 @@ struct shmlog__arc {
 	uint64_t lost_first, lost_last;
 	char tag[SHMLOG_TAG_MAX + 1];
 	char msg[SHMLOG_MSG_MAX + 1];
+	/* the last record, if printf-style: its format (NULL: the archive
+	 * holds none of that id), its values in msg, and the text made */
+	bool deferred;
+	const char *fmt;
+	size_t args_len;
+	char text[SHMLOG_MSG_MAX + 1];
 };
 
 /* ---- files ---- */
@@ -135,7 +154,8 @@ static bool read_file_header(struct shmlog__arc *a)
 	if (pread(a->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return false;
 	if (memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
-	    h.version != SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
+	    h.version < SHMLOG_ARC_VERSION_MIN ||
+	    h.version > SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
 	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
 		return false;
 	memcpy(a->host, h.host, SHMLOG_ARC_HOST_MAX);
@@ -204,6 +224,9 @@ static struct arc_buf *buf_of(struct shmlog__arc *a, unsigned id)
 
 static void buf_free(struct arc_buf *b)
 {
+	for (uint32_t i = 0; i < b->fmt_cap; i++)
+		free(b->fmts[i].text);
+	free(b->fmts);
 	free(b->next);
 	free(b->known);
 	memset(b, 0, sizeof(*b));
@@ -265,6 +288,111 @@ static void advance(struct shmlog__arc *a, unsigned id, unsigned lane,
 	}
 }
 
+/* Format @id's slot in @b's table: its own, or the free one it goes to. */
+static struct arc_fmt *fmt_slot(const struct arc_buf *b, uint32_t id)
+{
+	uint32_t mask = b->fmt_cap - 1;
+	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
+	/* the table is never full (half at most): a free slot ends it */
+	while (b->fmts[i].id && b->fmts[i].id != id)
+		i = (i + 1) & mask;
+	return &b->fmts[i];
+}
+
+static const struct arc_fmt *fmt_find(const struct arc_buf *b, uint32_t id)
+{
+	if (!b || !b->fmt_cap || !id)
+		return NULL;
+	const struct arc_fmt *f = fmt_slot(b, id);
+	return f->id ? f : NULL;
+}
+
+/* Room for one more format in @b's table: false if it cannot grow. */
+static bool fmt_room(struct arc_buf *b)
+{
+	if (b->fmt_count < b->fmt_cap / 2)
+		return true;
+	if (b->fmt_count >= ARC_FMTS_MAX)
+		return false;
+	uint32_t cap = b->fmt_cap ? 2 * b->fmt_cap : 64;
+	struct arc_fmt *old = b->fmts, *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return false;
+	uint32_t old_cap = b->fmt_cap;
+	b->fmts = v;
+	b->fmt_cap = cap;
+	for (uint32_t i = 0; i < old_cap; i++)
+		if (old[i].id)
+			*fmt_slot(b, old[i].id) = old[i];
+	free(old);
+	return true;
+}
+
+/* A FORMAT entry: the text of a format its buffer's records name. */
+static bool take_format(struct shmlog__arc *a, const unsigned char *p,
+			size_t size)
+{
+	struct shmlog_arc_format h;
+	memcpy(&h, p, sizeof(h));
+	struct arc_buf *b = buf_of(a, h.e.buf);
+	size_t room = ((size_t)h.len + 7) & ~(size_t)7;
+	if (!b || !h.id || h.id % 8 || !h.len || h.len > SHMLOG_MSG_MAX ||
+	    size != sizeof(h) + room)
+		return false;
+	if (a->skipping && fmt_find(b, h.id))
+		return true;
+	char *text = malloc(h.len + 1);
+	if (!text)
+		return true; /* its records read "<no format>": not damage */
+	memcpy(text, p + sizeof(h), h.len);
+	text[h.len] = '\0';
+	struct arc_fmt *f = (struct arc_fmt *)fmt_find(b, h.id);
+	if (!f) {
+		if (!fmt_room(b)) {
+			free(text);
+			return true;
+		}
+		f = fmt_slot(b, h.id);
+		f->id = h.id;
+		b->fmt_count++;
+	}
+	free(f->text);
+	f->text = text;
+	f->len = (uint32_t)strlen(text); /* a NUL inside ends it */
+	return true;
+}
+
+/* A printf-style record's text from its format and values, as a reader
+ * of the buffer makes it (deferred.c), never trusting either. */
+static void format_record(struct shmlog__arc *a, const struct arc_buf *b,
+			  struct shmlog_record *rec)
+{
+	const unsigned char *m = (const unsigned char *)a->msg;
+	uint32_t id = 0;
+	if (rec->msg_len >= 4)
+		memcpy(&id, m, 4);
+	const struct arc_fmt *f = rec->msg_len >= 4 ? fmt_find(b, id) : NULL;
+	size_t n;
+	if (!f) {
+		int w = snprintf(a->text, sizeof(a->text), "<no format %u>", id);
+		n = w < 0 ? 0 : (size_t)w;
+	} else {
+		n = shmlog__fmt_format(f->text, f->len, m + 4,
+				       rec->msg_len - 4, a->text,
+				       sizeof(a->text));
+	}
+	if (n >= sizeof(a->text)) {
+		n = sizeof(a->text) - 1;
+		rec->flags |= SHMLOG_REC_TRUNCATED;
+	}
+	a->deferred = true;
+	a->fmt = f ? f->text : NULL;
+	a->args_len = rec->msg_len >= 4 ? rec->msg_len - 4 : 0;
+	rec->msg = a->text;
+	rec->msg_len = n;
+	rec->flags |= SHMLOG_REC_DEFERRED;
+}
+
 static bool take_record(struct shmlog__arc *a, const unsigned char *p,
 			size_t size, struct shmlog_record *rec)
 {
@@ -298,6 +426,9 @@ static bool take_record(struct shmlog__arc *a, const unsigned char *p,
 	rec->tag_len = h.tag_len;
 	rec->msg = a->msg;
 	rec->msg_len = h.msg_len;
+	a->deferred = false;
+	if (h.flags & SHMLOG_ARC_REC_DEFERRED)
+		format_record(a, b, rec);
 	return true;
 }
 
@@ -358,6 +489,10 @@ static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
 		case SHMLOG_ARC_BUFFER:
 			ok = e.size >= sizeof(struct shmlog_arc_buffer) &&
 			     take_buffer(a, p, e.size);
+			break;
+		case SHMLOG_ARC_FORMAT:
+			ok = e.size >= sizeof(struct shmlog_arc_format) &&
+			     take_format(a, p, e.size);
 			break;
 		default: break; /* a later version's: skipped by its size */
 		}
@@ -571,6 +706,19 @@ static const struct arc_buf *buf_by_path(const struct shmlog__arc *a,
 		if (a->bufs[i].used && !strcmp(a->bufs[i].path, path))
 			return &a->bufs[i];
 	return NULL;
+}
+
+int shmlog__arc_deferred(const struct shmlog__arc *a, const char **fmt,
+			 char *args, size_t cap)
+{
+	if (!a->deferred)
+		return -ENOENT;
+	if (fmt)
+		*fmt = a->fmt;
+	if (args && cap)
+		return shmlog__defer_args_json((const unsigned char *)a->msg + 4,
+					       a->args_len, args, cap);
+	return 0;
 }
 
 int shmlog__arc_source(const struct shmlog__arc *a, const char *path,

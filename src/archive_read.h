@@ -23,6 +23,8 @@ int shmlog__arc_lane_next_seq(const struct shmlog__arc *a, unsigned lane,
 			      uint64_t *next);
 int shmlog__arc_lane_stats(const struct shmlog__arc *a, unsigned lane,
 			   struct shmlog_lane_stats *st);
+int shmlog__arc_deferred(const struct shmlog__arc *a, const char **fmt,
+			 char *args, size_t cap);
 int shmlog__arc_source(const struct shmlog__arc *a, const char *path,
 		       struct shmlog_archive_source *src);
 int shmlog__arc_next_seq(const struct shmlog__arc *a, const char *path,

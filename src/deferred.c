@@ -376,10 +376,8 @@ int shmlog__defer_encode(struct shmlog *h, const char *tag, const char *fmt,
 
 /* ---- the reader ------------------------------------------------------- */
 
-/* The format whose id is @id, copied into @buf (@cap bytes, NUL
- * terminated): its length, or -1 if the id names no ready entry. */
-static ssize_t fmt_lookup(const struct shmlog__seg *s, uint32_t id, char *buf,
-			  size_t cap)
+ssize_t shmlog__defer_fmt_lookup(const struct shmlog__seg *s, uint32_t id,
+				 char *buf, size_t cap)
 {
 	const struct shmlog__fixed *f = &s->fixed;
 	if (id % 8 || id < sizeof(struct shmlog__fmt_table) ||
@@ -409,7 +407,7 @@ size_t shmlog__defer_format(const struct shmlog__seg *s,
 	ssize_t n = -1;
 	if (len >= 4) {
 		memcpy(&id, msg, 4);
-		n = fmt_lookup(s, id, fmt_buf, fmt_cap);
+		n = shmlog__defer_fmt_lookup(s, id, fmt_buf, fmt_cap);
 	}
 	if (n < 0) {
 		/* no format to go by: say so, never guess */

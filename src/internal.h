@@ -733,6 +733,11 @@ int shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
 			    size_t cap);
 /* Free a handle's cache of call sites (shmlog_close()). */
 void shmlog__defer_free(struct shmlog *h);
+/* The format whose id is @id in @s's table, copied into @buf (@cap
+ * bytes, NUL-terminated): its length, or -1 if the id names no ready
+ * entry. Reads the mapping: call it guarded. */
+ssize_t shmlog__defer_fmt_lookup(const struct shmlog__seg *s, uint32_t id,
+				 char *buf, size_t cap);
 /* A deferred record's message (@msg, @len bytes: the id and the block)
  * as text into @out (@cap bytes, NUL-terminated); returns the length
  * (cut to cap - 1). *@fmt and *@fmt_len: the format as found in the

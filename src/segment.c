@@ -633,9 +633,48 @@ int shmlog_clear(const char *name)
 	return err;
 }
 
+/* Lane @lane's next sequence number, @next as the lane says it, unless
+ * its writer died between publishing its newest record and counting it
+ * (ring.c, steps 4 and 5: next_seq lags by one until a claimer walks the
+ * chain): then one more, read from the record that ends at @head. Reads
+ * the mapping (hostile: the walk is bounded by the chunk and every header
+ * checked on a copy): call it guarded. */
+static uint64_t dead_lane_next_seq(const struct shmlog__seg *s, unsigned lane,
+				   uint64_t head, uint64_t next)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	unsigned idx;
+	uint64_t w;
+	if (!shmlog__chunk_find(s, lane, head - 1, head - 1,
+				CHUNK_IN_OPEN | CHUNK_IN_LIVE, &idx, &w))
+		return next;
+	uint64_t base = chunk_base(f, w), pos = base;
+	const unsigned char *data = seg_chunk_data(s, idx);
+	for (uint32_t guard = f->chunk_size / REC_ALIGN + 1;
+	     guard-- && pos_before(pos, head);) {
+		struct shmlog__rec r;
+		uint64_t room = base + f->chunk_size - pos;
+		memset(&r, 0, sizeof(r));
+		shmlog__copy_out(&r, data + (pos - base),
+				 room < sizeof(r) ? (size_t)room : sizeof(r));
+		uint32_t len;
+		unsigned st = shmlog__rec_check(f, &r, pos, room, &len);
+		if (!st || st == REC_PAD)
+			return next;
+		pos += len;
+		if (pos == head)
+			return r.seq + 1 - next == 1 ? r.seq + 1 : next;
+	}
+	return next;
+}
+
 /* The counters of shmlog_stat() that live in the mapping, read with it
  * guarded: anybody who may write the file may truncate it meanwhile.
- * Liveness is each lane's lock (owner.c), asked with our own descriptor. */
+ * Liveness is each lane's lock (owner.c), asked with our own descriptor.
+ * A lane whose writer died inside a write counts that record as written
+ * (and torn) as shmlog_reader_lane_stats() does, and one whose writer
+ * died right after publishing a record counts that record: written is
+ * what a reader that reads everything accounts for. */
 static int stat_lanes(const struct shmlog__seg *s, struct shmlog_info *in)
 {
 	const struct shmlog__fixed *f = &s->fixed;
@@ -651,12 +690,17 @@ static int stat_lanes(const struct shmlog__seg *s, struct shmlog_info *in)
 		struct shmlog__lane *l = seg_lane(s, i);
 		uint64_t owner = atomic_load(&l->owner);
 		uint64_t seq = atomic_load(&l->next_seq);
+		uint64_t head = atomic_load(&l->head);
+		uint64_t reserve = atomic_load(&l->reserve);
 		int alive = owner ? shmlog__owner_alive(s, i, owner) : 0;
 		if (alive > 0 || (alive < 0 && owner))
 			in->writers++;
+		bool unfinished = reserve != head && alive == 0;
+		if (owner && alive == 0 && !unfinished)
+			seq = dead_lane_next_seq(s, i, head, seq);
 		if (seq - f->initial_seq < (1ull << 62))
-			in->written += seq - f->initial_seq;
-		in->torn += atomic_load(&l->torn);
+			in->written += seq - f->initial_seq + unfinished;
+		in->torn += atomic_load(&l->torn) + unfinished;
 	}
 	shmlog__guard_disarm();
 	return 0;

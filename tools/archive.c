@@ -27,8 +27,13 @@
  *  - One archiver per DIR: it holds an flock(2) on DIR/.lock.
  *
  * The drain path formats nothing: it copies each record's header fields,
- * tag and message into the block (a printf-style record's message is the
- * text the reader made from its values).
+ * tag and message into the block, a printf-style record's message as the
+ * buffer stores it (its format's id and its values: reader_raw.h). The
+ * first record of a file that names a format is preceded by a FORMAT
+ * entry with the format's text, so that every file reads alone; a block
+ * that goes to a new file (rotation) gets them again in that file's first
+ * block. Records are taken in batches (shmlog__reader_drain()): the
+ * mapping is guarded once per batch, not per record.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +51,7 @@
 
 #include "archive_format.h"
 #include "cli.h"
+#include "reader_raw.h"
 #include "shmlog.h"
 
 #define CMD "archive"
@@ -58,10 +64,31 @@
 #define RETRY_MS 200 /* a full disk is tried again this often */
 #define SYNC_MS 1000 /* written data is fdatasync'ed this often */
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
+/* Following a writer it keeps up with, the archiver takes what came in
+ * at most every BATCH_NAP_US: a turn that found fewer than BATCH_SMALL
+ * records is followed by a nap, so that each turn's fixed costs (a look
+ * at every lane's head, the wait) are shared by many records. A 16 MiB
+ * buffer written at 10 M records/s takes about 15 ms to wrap. */
+#define BATCH_SMALL 1024
+#define BATCH_NAP_US 1000
+/* A block is written when full, when a turn finds nothing new, or once it
+ * is this old: what was read reaches the file within it. */
+#define BLOCK_MS 100
+
+/* A format of a buffer's table that its records named. */
+struct fmtent {
+	uint32_t id; /* 0: a free slot */
+	uint32_t len; /* 0: the buffer holds no format of that id */
+	char *text;
+	uint64_t file; /* the file its FORMAT entry went to last */
+	uint64_t block; /* the block that named it last (archiver.block_no) */
+};
 
 /* A buffer the archive knows: one being read now, or one named by the
  * newest file (kept so that every new file carries its position). */
 struct bufent {
+	struct fmtent *fmts; /* open addressing, fmt_cap slots */
+	uint32_t fmt_cap, fmt_count;
 	bool used;
 	char path[SHMLOG_ARC_PATH_MAX + 1];
 	int64_t created_ns;
@@ -106,10 +133,13 @@ struct archiver {
 	size_t out_len;
 	uint32_t out_entries;
 	bool disk_full;
+	uint64_t block_no; /* blocks written so far: the one filled has it */
+	uint64_t block_ms; /* mono_ms() when its first entry went in */
 	uint64_t unsynced; /* bytes written since the last fdatasync */
 	uint64_t records, losses, lost_records;
 	uint64_t last_sync_ms, last_check_ms;
 	bool gaps_due; /* lanes' positions snapped: close_gaps() when idle */
+	uint32_t newer_version; /* the version of a file too new to append to */
 	size_t block_target; /* BLOCK_TARGET, less for small files */
 };
 
@@ -127,10 +157,15 @@ static int64_t wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void nap_us(long us)
+{
+	struct timespec d = {us / 1000000, (us % 1000000) * 1000};
+	nanosleep(&d, NULL); /* a signal ends it early: cli_stop is looked at */
+}
+
 static void nap_ms(int ms)
 {
-	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000};
-	nanosleep(&d, NULL); /* a signal ends it early: cli_stop is looked at */
+	nap_us((long)ms * 1000);
 }
 
 static void file_path(const struct archiver *a, uint64_t no, char *buf,
@@ -196,6 +231,9 @@ static int list_files(const struct archiver *a, struct file_info **out,
 
 static void bufent_free(struct bufent *b)
 {
+	for (uint32_t i = 0; i < b->fmt_cap; i++)
+		free(b->fmts[i].text);
+	free(b->fmts);
 	free(b->next);
 	free(b->flushed);
 	memset(b, 0, sizeof(*b));
@@ -285,17 +323,21 @@ static void scan_entries(struct archiver *a, const unsigned char *p,
 	}
 }
 
-/* Read file @no: its valid length in *@valid, the buffers' positions into
- * a->bufs. False if its header is not valid (nothing usable). */
-static bool scan_file(struct archiver *a, int fd, uint64_t *valid)
+/* Read file @no: its valid length in *@valid, its format version in
+ * *@version, the buffers' positions into a->bufs. False if its header is
+ * not valid (nothing usable). */
+static bool scan_file(struct archiver *a, int fd, uint64_t *valid,
+		      uint32_t *version)
 {
 	struct shmlog_arc_file h;
 	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 	    memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
-	    h.version != SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
+	    h.version < SHMLOG_ARC_VERSION_MIN ||
+	    h.version > SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
 	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
 		return false;
 	a->file_created_ns = h.created_ns;
+	*version = h.version;
 	uint64_t off = sizeof(h);
 	unsigned char *buf = malloc(SHMLOG_ARC_BLOCK_MAX);
 	if (!buf)
@@ -345,7 +387,8 @@ static int recover(struct archiver *a)
 		}
 		for (unsigned i = 0; i < BUFS_MAX; i++)
 			bufent_free(&a->bufs[i]);
-		if (scan_file(a, fd, &valid)) {
+		uint32_t version;
+		if (scan_file(a, fd, &valid, &version)) {
 			struct stat st;
 			if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > valid) {
 				if (!a->quiet)
@@ -360,10 +403,26 @@ static int recover(struct archiver *a)
 					break;
 				}
 			}
-			a->fd = fd;
 			a->file_no = no;
 			a->file_size = valid;
 			a->file_start = sizeof(struct shmlog_arc_file);
+			if (version == SHMLOG_ARC_VERSION) {
+				a->fd = fd;
+			} else {
+				/* an older version's: its positions hold, the
+				 * records go on in a new file of this one */
+				close(fd);
+			}
+			break;
+		}
+		struct shmlog_arc_file h;
+		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		    !memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) &&
+		    h.version > SHMLOG_ARC_VERSION) {
+			/* a later shmlog's: never cut nor removed */
+			a->newer_version = h.version;
+			close(fd);
+			err = -EPROTONOSUPPORT;
 			break;
 		}
 		/* made but never given its first block: nothing lost */
@@ -440,31 +499,174 @@ static void put_loss(struct archiver *a, const struct source *s, unsigned lane,
 	a->lost_records += n;
 }
 
-static void put_record(struct archiver *a, const struct source *s,
+/* ---- formats of printf-style records ---- */
+
+/* Format @id's slot in @b's table: its own, or the free one it goes to
+ * (the table is at most half full). */
+static struct fmtent *fmt_slot(const struct bufent *b, uint32_t id)
+{
+	uint32_t mask = b->fmt_cap - 1;
+	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
+	while (b->fmts[i].id && b->fmts[i].id != id)
+		i = (i + 1) & mask;
+	return &b->fmts[i];
+}
+
+/* Format @id of @s's buffer, looked up in the buffer's table the first
+ * time; NULL only without memory. */
+static struct fmtent *fmt_get(struct source *s, uint32_t id)
+{
+	struct bufent *b = s->b;
+	if (b->fmt_cap) {
+		struct fmtent *f = fmt_slot(b, id);
+		if (f->id)
+			return f;
+	}
+	if (b->fmt_count + 1 > b->fmt_cap / 2) {
+		uint32_t cap = b->fmt_cap ? 2 * b->fmt_cap : 64;
+		struct fmtent *old = b->fmts, *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		uint32_t old_cap = b->fmt_cap;
+		b->fmts = v;
+		b->fmt_cap = cap;
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].id)
+				*fmt_slot(b, old[i].id) = old[i];
+		free(old);
+	}
+	static char text[SHMLOG_MSG_MAX + 1];
+	int n = s->rd ? shmlog__reader_format_of(s->rd, id, text, sizeof(text))
+		      : -ENOENT;
+	char *copy = NULL;
+	if (n > 0 && !(copy = malloc((size_t)n + 1)))
+		return NULL;
+	if (copy)
+		memcpy(copy, text, (size_t)n + 1);
+	struct fmtent *f = fmt_slot(b, id);
+	*f = (struct fmtent){.id = id,
+			     .len = copy ? (uint32_t)n : 0,
+			     .text = copy,
+			     .file = UINT64_MAX,
+			     .block = UINT64_MAX};
+	b->fmt_count++;
+	return f;
+}
+
+static size_t format_size(const struct fmtent *f)
+{
+	return sizeof(struct shmlog_arc_format) + ((f->len + 7) & ~7u);
+}
+
+static void put_format(struct archiver *a, unsigned id, struct fmtent *f)
+{
+	size_t size = format_size(f);
+	unsigned char *p = out_reserve(a, size);
+	struct shmlog_arc_format h = {
+		.e = {.size = (uint32_t)size,
+		      .type = SHMLOG_ARC_FORMAT,
+		      .buf = (uint16_t)id},
+		.id = f->id,
+		.len = f->len,
+	};
+	memcpy(p, &h, sizeof(h));
+	memset(p + size - 8, 0, 8);
+	memcpy(p + sizeof(h), f->text, f->len);
+	f->file = a->file_no;
+}
+
+/* The FORMAT entry a deferred record @r of @s needs before it, unless
+ * the file has it already. */
+static void need_format(struct archiver *a, struct source *s,
+			const struct shmlog_record *r)
+{
+	uint32_t id;
+	if (r->msg_len < 4)
+		return;
+	memcpy(&id, r->msg, 4);
+	if (!id)
+		return; /* no format has id 0: the record reads "<no format>" */
+	struct fmtent *f = fmt_get(s, id);
+	if (!f || !f->len)
+		return; /* none in the buffer: read as a reader of it would */
+	f->block = a->block_no;
+	if (f->file != a->file_no)
+		put_format(a, s->id, f);
+}
+
+/* Store @v, of the type of @type's @field, at that field's place in @p. */
+#define PUT(p, type, field, v)                                                 \
+	do {                                                                   \
+		__typeof__(((type *)0)->field) v_ = (v);                       \
+		memcpy((p) + offsetof(type, field), &v_, sizeof(v_));          \
+	} while (0)
+
+/* memcpy() for the short lengths of tags and messages: words, the last
+ * one overlapping. (GCC expands a memcpy() of a length it knows to be
+ * bounded into `rep movsq`, whose start-up costs more than a short copy
+ * itself; the loop must not become a memcpy() call either.) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline void
+copy_short(unsigned char *dst, const char *src, size_t n)
+{
+	if (n >= 256) {
+		memcpy(dst, src, n);
+	} else if (n >= 16) {
+		unsigned char w[16];
+		for (size_t i = 0; i + 16 < n; i += 16) {
+			memcpy(w, src + i, 16);
+			memcpy(dst + i, w, 16);
+		}
+		memcpy(w, src + n - 16, 16);
+		memcpy(dst + n - 16, w, 16);
+	} else if (n >= 8) {
+		uint64_t w, v;
+		memcpy(&w, src, 8);
+		memcpy(&v, src + n - 8, 8);
+		memcpy(dst, &w, 8);
+		memcpy(dst + n - 8, &v, 8);
+	} else if (n >= 4) {
+		uint32_t w, v;
+		memcpy(&w, src, 4);
+		memcpy(&v, src + n - 4, 4);
+		memcpy(dst, &w, 4);
+		memcpy(dst + n - 4, &v, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (unsigned char)src[i];
+	}
+}
+
+static void put_record(struct archiver *a, struct source *s,
 		       const struct shmlog_record *r)
 {
 	size_t tl = r->tag_len > SHMLOG_TAG_MAX ? SHMLOG_TAG_MAX : r->tag_len;
 	size_t ml = r->msg_len > SHMLOG_MSG_MAX ? SHMLOG_MSG_MAX : r->msg_len;
 	size_t size = sizeof(struct shmlog_arc_record) + tl + ml;
+	bool deferred = r->flags & SHMLOG_REC_DEFERRED;
+	if (deferred)
+		need_format(a, s, r);
 	unsigned char *p = out_reserve(a, size);
-	struct shmlog_arc_record h = {
-		.e = {.size = (uint32_t)size,
-		      .type = SHMLOG_ARC_RECORD,
-		      .buf = s->id},
-		.lane = (uint16_t)r->lane,
-		.prio = (uint8_t)r->prio,
-		.flags = (uint8_t)(r->flags & SHMLOG_REC_TRUNCATED),
-		.pid = r->pid,
-		.tid = r->tid,
-		.tag_len = (uint16_t)tl,
-		.msg_len = (uint16_t)ml,
-		.seq = r->seq,
-		.time_ns = r->time_ns,
-		.raw_time = r->raw_time,
-	};
-	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), r->tag, tl);
-	memcpy(p + sizeof(h) + tl, r->msg, ml);
+	/* field by field into the block: a struct built on the stack and
+	 * copied stalls on its own stores (store forwarding) */
+	uint8_t flags = (uint8_t)((r->flags & SHMLOG_REC_TRUNCATED) |
+				  (deferred ? SHMLOG_ARC_REC_DEFERRED : 0));
+	PUT(p, struct shmlog_arc_record, e.size, (uint32_t)size);
+	PUT(p, struct shmlog_arc_record, e.type, (uint8_t)SHMLOG_ARC_RECORD);
+	PUT(p, struct shmlog_arc_record, e.reserved, (uint8_t)0);
+	PUT(p, struct shmlog_arc_record, e.buf, s->id);
+	PUT(p, struct shmlog_arc_record, lane, (uint16_t)r->lane);
+	PUT(p, struct shmlog_arc_record, prio, (uint8_t)r->prio);
+	PUT(p, struct shmlog_arc_record, flags, flags);
+	PUT(p, struct shmlog_arc_record, pid, r->pid);
+	PUT(p, struct shmlog_arc_record, tid, r->tid);
+	PUT(p, struct shmlog_arc_record, tag_len, (uint16_t)tl);
+	PUT(p, struct shmlog_arc_record, msg_len, (uint16_t)ml);
+	PUT(p, struct shmlog_arc_record, seq, r->seq);
+	PUT(p, struct shmlog_arc_record, time_ns, r->time_ns);
+	PUT(p, struct shmlog_arc_record, raw_time, r->raw_time);
+	const size_t hsize = sizeof(struct shmlog_arc_record);
+	copy_short(p + hsize, r->tag, tl);
+	copy_short(p + hsize + tl, r->msg, ml);
 	a->records++;
 }
 
@@ -533,10 +735,16 @@ static int new_file(struct archiver *a)
 		return -errno;
 	size_t cap = sizeof(struct shmlog_arc_file) +
 		     sizeof(struct shmlog_arc_block);
-	for (unsigned i = 0; i < BUFS_MAX; i++)
-		if (a->bufs[i].used)
-			cap += sizeof(struct shmlog_arc_buffer) +
-			       SHMLOG_ARC_PATH_MAX + 8 + 16 * a->bufs[i].lanes;
+	for (unsigned i = 0; i < BUFS_MAX; i++) {
+		const struct bufent *b = &a->bufs[i];
+		if (!b->used)
+			continue;
+		cap += sizeof(struct shmlog_arc_buffer) + SHMLOG_ARC_PATH_MAX +
+		       8 + 16 * b->lanes;
+		for (uint32_t k = 0; k < b->fmt_cap; k++)
+			if (b->fmts[k].len && b->fmts[k].block == a->block_no)
+				cap += format_size(&b->fmts[k]);
+	}
 	unsigned char *buf = malloc(cap);
 	if (!buf) {
 		close(fd);
@@ -565,6 +773,17 @@ static int new_file(struct archiver *a)
 		a->bufs[i].written = a->bufs[i].used;
 		if (a->bufs[i].used)
 			put_buffer(a, i);
+	}
+	/* the formats the block being filled names: it goes to this file */
+	for (unsigned i = 0; i < BUFS_MAX; i++) {
+		struct bufent *b = &a->bufs[i];
+		for (uint32_t k = 0; b->used && k < b->fmt_cap; k++) {
+			struct fmtent *f = &b->fmts[k];
+			if (f->len && f->block == a->block_no) {
+				put_format(a, i, f);
+				f->file = no;
+			}
+		}
 	}
 	seal_block(a, a->out, a->out_len, a->out_entries);
 	size_t len = sizeof(h) + a->out_len;
@@ -684,6 +903,7 @@ static int flush(struct archiver *a)
 	}
 	a->file_size += a->out_len;
 	a->unsynced += a->out_len;
+	a->block_no++;
 	/* the total grows with the current file too */
 	if (rotated || a->max_size || a->max_age_s)
 		prune(a);
@@ -741,6 +961,9 @@ static int source_open(struct archiver *a, struct source *s)
 	int err = shmlog_reader_open(s->name, 0, &rd);
 	if (err)
 		return err;
+	/* printf-style records as stored: formatted when the archive is
+	 * read */
+	shmlog__reader_keep_raw(rd);
 	struct shmlog_info info;
 	struct stat st;
 	uint64_t first;
@@ -847,12 +1070,41 @@ static int source_next(struct source *s)
 	return ev;
 }
 
-static void take_event(struct archiver *a, struct source *s, int ev)
+static void take_event(struct archiver *a, struct source *s, int ev,
+		       const struct shmlog_record *rec,
+		       const struct shmlog_lost *lost)
 {
 	if (ev == SHMLOG_EV_RECORD)
-		take_record(a, s, &s->rec);
-	else if (ev == SHMLOG_EV_LOST && s->lost.lane < s->b->lanes)
-		s->torn[s->lost.lane] += s->lost.torn;
+		take_record(a, s, rec);
+	else if (ev == SHMLOG_EV_LOST && lost->lane < s->b->lanes)
+		s->torn[lost->lane] += lost->torn;
+}
+
+/* shmlog__reader_drain()'s hand: an event into the block, until full. */
+static bool drain_take(void *ctx, int ev, const struct shmlog_record *rec,
+		       const struct shmlog_lost *lost)
+{
+	struct archiver *a = ctx;
+	take_event(a, &a->src[0], ev, rec, lost);
+	return a->out_len < a->block_target && !cli_stop;
+}
+
+/* One source: its events in batches, straight into the block. */
+static uint64_t drain_one(struct archiver *a)
+{
+	struct source *s = &a->src[0];
+	if (!s->rd || cli_stop || a->out_len >= a->block_target)
+		return 0;
+	int n = shmlog__reader_drain(s->rd, 4096,
+				     a->block_target - a->out_len, drain_take, a);
+	if (n < 0) {
+		fprintf(stderr, "shmlog " CMD ": %s: %s: archiving what was "
+				"read\n", s->path, shmlog_strerror(n));
+		shmlog_reader_close(s->rd);
+		s->rd = NULL;
+		return 0;
+	}
+	return (uint64_t)n;
 }
 
 /* The oldest pending event of all sources (merged in time order, as
@@ -884,19 +1136,15 @@ static int merged_next(struct archiver *a, struct source **from)
  * taken. */
 static uint64_t drain(struct archiver *a)
 {
+	if (a->nsrc == 1)
+		return drain_one(a);
 	uint64_t n = 0;
 	while (!cli_stop && a->out_len < a->block_target) {
 		struct source *s;
-		int ev;
-		if (a->nsrc == 1) {
-			s = &a->src[0];
-			ev = source_next(s);
-		} else {
-			ev = merged_next(a, &s);
-		}
+		int ev = merged_next(a, &s);
 		if (ev == SHMLOG_EV_NONE)
 			break;
-		take_event(a, s, ev);
+		take_event(a, s, ev, &s->rec, &s->lost);
 		n++;
 	}
 	return n;
@@ -953,8 +1201,10 @@ static void wait_for_records(struct archiver *a)
 {
 	int per = a->nsrc > 1 ? 20 : 100;
 	for (int i = 0; i < a->nsrc && !cli_stop; i++)
-		if (a->src[i].rd && shmlog_reader_wait(a->src[i].rd, per) == 0)
+		if (a->src[i].rd && shmlog_reader_wait(a->src[i].rd, per) == 0) {
+			nap_us(BATCH_NAP_US); /* what comes with it, too */
 			return;
+		}
 	bool any = false;
 	for (int i = 0; i < a->nsrc; i++)
 		any |= a->src[i].rd != NULL;
@@ -991,8 +1241,13 @@ static int run(struct archiver *a)
 			continue;
 		}
 		uint64_t n = drain(a);
-		if (a->out_len >= a->block_target || (!n && a->out_len >
-						   sizeof(struct shmlog_arc_block))) {
+		bool some = a->out_len > sizeof(struct shmlog_arc_block);
+		if (!some)
+			a->block_ms = 0;
+		else if (!a->block_ms)
+			a->block_ms = mono_ms();
+		if (a->out_len >= a->block_target || (some && !n) ||
+		    (some && mono_ms() - a->block_ms >= BLOCK_MS)) {
 			int err = flush(a);
 			if (err && !disk_full_err(err))
 				return err;
@@ -1000,8 +1255,11 @@ static int run(struct archiver *a)
 				continue;
 		}
 		chores(a);
-		if (n)
+		if (n) {
+			if (!a->once && n < BATCH_SMALL)
+				nap_us(BATCH_NAP_US);
 			continue;
+		}
 		if (!a->gaps_due && (a->once || mono_ms() - last_gaps_ms >= CHECK_MS)) {
 			snap_lanes(a);
 			continue;
@@ -1234,6 +1492,15 @@ int cmd_archive(int argc, char **argv)
 	if ((rc = open_dir(&a)) != 0)
 		goto out;
 	int err = recover(&a);
+	if (err == -EPROTONOSUPPORT) {
+		fprintf(stderr,
+			"shmlog " CMD ": %s holds archive files of format "
+			"version %u; this shmlog writes version %u: archive "
+			"into another directory, or use the newer shmlog\n",
+			a.dir, a.newer_version, SHMLOG_ARC_VERSION);
+		rc = 1;
+		goto out;
+	}
 	if (err) {
 		fprintf(stderr, "shmlog " CMD ": cannot read the archive in %s: "
 				"%s\n", a.dir, strerror(-err));

@@ -149,6 +149,44 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 	jsonw_end_obj(j);
 }
 
+
+/* `shmlog archive` behind one writer (archive.c), inside "readers". Added
+ * later: older files have no "archive". keep_all_records_per_s is a
+ * keep-everything rate only where keep_all_lost is 0; the disk's write
+ * rate (and that over the archive's bytes per record) bounds it. */
+static void json_archive(struct jsonw *j, const struct lb_archive *a)
+{
+	jsonw_key(j, "archive");
+	jsonw_begin_obj(j);
+	jsonw_int(j, "skipped", !a->ok);
+	jsonw_str(j, "skip_reason", a->ok ? "" : a->why);
+	if (a->ok) {
+		jsonw_int(j, "runs", a->runs);
+		jsonw_num(j, "keep_all_records_per_s", a->keep_rps);
+		jsonw_int(j, "keep_all_written", (long long)a->keep_written);
+		jsonw_int(j, "keep_all_lost", (long long)a->keep_lost);
+		jsonw_num(j, "keep_all_writer_records_per_s",
+			  a->keep_writer_rps);
+		jsonw_num(j, "writer_alone_records_per_s", a->writer_alone_rps);
+		jsonw_num(j, "archiver_cpu_ns_per_record", a->cpu_ns_per_rec);
+		jsonw_num(j, "archive_bytes_per_record", a->bytes_per_rec);
+		jsonw_num(j, "disk_write_bytes_per_s", a->disk_bytes_per_s);
+		jsonw_num(j, "disk_bound_records_per_s",
+			  a->bytes_per_rec > 0
+				  ? a->disk_bytes_per_s / a->bytes_per_rec
+				  : 0);
+	}
+	if (a->ok && a->paced_ok) {
+		jsonw_num(j, "paced_target_records_per_s", a->paced_target_rps);
+		jsonw_num(j, "paced_writer_records_per_s", a->paced_writer_rps);
+		jsonw_int(j, "paced_buffer_bytes",
+			  (long long)a->paced_buffer_bytes);
+		jsonw_int(j, "paced_written", (long long)a->paced_written);
+		jsonw_int(j, "paced_lost", (long long)a->paced_lost);
+	}
+	jsonw_end_obj(j);
+}
+
 /* A yardstick of shmlog's "scaling" figures as writer processes, under
  * @key: the floor (contenders/floor.c), what the machine allows N
  * processes; shmlog with a buffer per process, what N keep without
@@ -234,6 +272,7 @@ static void json_readers(struct jsonw *j, const struct lb_readers *r)
 						   (double)r->paced_shown
 					 : 0);
 	}
+	json_archive(j, &r->archive);
 	jsonw_end_obj(j);
 }
 

@@ -273,6 +273,28 @@ void lb_core_after(struct lb_core *c, bool together);
 /* Two lines for a part: how many runs started at full speed, waits. */
 void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
 
+/* ---- shmlog's archiver behind one writer (archive.c) ---- */
+struct lb_archive {
+	bool ok;
+	char why[200];
+	int runs;
+	/* keep-all: n records at full speed, the archiver following */
+	uint64_t keep_written, keep_kept, keep_lost; /* the best run's */
+	double keep_rps; /* records kept per second, first write to last
+			  * archive write (median); keep-all only if lost 0 */
+	double keep_writer_rps; /* the writer's rate in that run */
+	double writer_alone_rps; /* the same writer, nobody reading */
+	double cpu_ns_per_rec; /* the archiver's user + system, per record */
+	double bytes_per_rec; /* of the archive's files */
+	/* a writer paced at paced_target_rps into a paced_buffer_bytes
+	 * buffer */
+	bool paced_ok;
+	double paced_target_rps, paced_writer_rps;
+	uint64_t paced_buffer_bytes, paced_written, paced_lost;
+	double disk_bytes_per_s; /* 1 MiB write(2)s and an fdatasync */
+};
+void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a);
+
 /* ---- shmlog's readers (readers.c) ---- */
 struct lb_readers {
 	bool ok;
@@ -301,6 +323,7 @@ struct lb_readers {
 	double paced_follower_cpu_s; /* over all runs */
 	/* the core-speed probes around the alone/followed runs */
 	struct lb_core core;
+	struct lb_archive archive; /* `shmlog archive` behind one writer */
 };
 void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r);
 

@@ -13,7 +13,8 @@
  *    the main table, alone and with a follower process reading everything
  *    (its CPU reported per record);
  *  - whether a follower keeps up: one writer paced at 5 M records/s, a
- *    follower formatting threadtime into a file; records lost and its lag.
+ *    follower formatting threadtime into a file; records lost and its lag;
+ *  - `shmlog archive` behind one writer (archive.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -637,6 +638,7 @@ void lb_readers_run(const struct lb_config *cfg, struct lb_readers *r)
 	measure_follow(cfg, r);
 	measure_follower_cost(cfg, r, &w);
 	measure_paced(cfg, r, &w);
+	lb_archive_run(cfg, &r->archive);
 	r->ok = r->dump_recs > 0 && r->follow.count > 0;
 	if (!r->ok && !r->why[0])
 		snprintf(r->why, sizeof(r->why),

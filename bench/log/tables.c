@@ -318,6 +318,40 @@ void lb_print_history(FILE *f, const struct lb_history *hs)
 	}
 }
 
+/* `shmlog archive` behind one writer (archive.c). */
+static void print_archive(FILE *f, const struct lb_archive *a)
+{
+	if (!a->ok) {
+		fprintf(f, "shmlog archive behind one writer: not measured: "
+			   "%s\n", a->why);
+		return;
+	}
+	fprintf(f,
+		"shmlog archive behind one writer at full speed (%d runs): "
+		"%s records/s kept\n  (%llu of %llu lost; the writer alone: "
+		"%s/s, %.2fx); the archiver spends %s of CPU a\n  record "
+		"(user + system), %.0f bytes of files a record; the disk "
+		"writes %s/s: %s records/s at most\n",
+		a->runs, E(a->keep_rps, ""),
+		(unsigned long long)a->keep_lost,
+		(unsigned long long)a->keep_written,
+		E(a->writer_alone_rps, ""),
+		a->writer_alone_rps > 0 ? a->keep_rps / a->writer_alone_rps : 0,
+		D(a->cpu_ns_per_rec), a->bytes_per_rec,
+		E(a->disk_bytes_per_s, "B"),
+		E(a->bytes_per_rec > 0 ? a->disk_bytes_per_s / a->bytes_per_rec
+				       : 0,
+		  ""));
+	if (a->paced_ok)
+		fprintf(f,
+			"  one writer paced at %s records/s (it wrote %s/s) "
+			"into a %llu KiB buffer: %llu of %llu records lost\n",
+			E(a->paced_target_rps, ""), E(a->paced_writer_rps, ""),
+			(unsigned long long)(a->paced_buffer_bytes >> 10),
+			(unsigned long long)a->paced_lost,
+			(unsigned long long)a->paced_written);
+}
+
 void lb_print_readers(FILE *f, const struct lb_readers *r)
 {
 	fprintf(f, "\n# shmlog's readers\n");
@@ -356,6 +390,7 @@ void lb_print_readers(FILE *f, const struct lb_readers *r)
 			r->fc_wakes_per_s);
 	lb_core_print(f, "around the dumps and these alone and followed runs",
 		      &r->core);
+	print_archive(f, &r->archive);
 	if (!r->paced_ok) {
 		fprintf(f, "a follower behind a paced writer: not measured\n");
 		return;

@@ -7,8 +7,10 @@
  * and each block's CRC32C are fixed up, so that the fuzzer gets past them
  * and explores the entries behind. Whatever the bytes, the reader must
  * end (SHMLOG_EV_NONE within a bound no valid file of that size exceeds)
- * and every record it returns must lie within the limits it promises.
+ * and every record it returns must lie within the limits it promises,
+ * a printf-style one's format and values too.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +94,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			PROPERTY(rec.lane < SHMLOG_LANES_MAX);
 			PROPERTY(rec.prio >= SHMLOG_VERBOSE &&
 				 rec.prio <= SHMLOG_FATAL);
+			/* a printf-style record (version 2): its format, if
+			 * the file has it, and its values as JSON, bounded */
+			static char args[SHMLOG_DEFERRED_ARGS_MAX];
+			const char *fmt = NULL;
+			int d = shmlog_reader_deferred(r, &fmt, args,
+						       sizeof(args));
+			if (!(rec.flags & SHMLOG_REC_DEFERRED)) {
+				PROPERTY(d == -ENOENT);
+				continue;
+			}
+			PROPERTY(d == 0 || d == SHMLOG_DEFERRED_CUT);
+			PROPERTY(memchr(args, '\0', sizeof(args)) != NULL);
+			PROPERTY(!fmt || strlen(fmt) <= SHMLOG_MSG_MAX);
 		}
 		PROPERTY(ev == SHMLOG_EV_NONE);
 		/* a second call at the end says the same */

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmlog's archiver (`shmlog archive`, the CLI beside this program) behind
+ * one writer, its files in the scratch directory:
+ *  - keep-all: the writer logs N records at full speed into a buffer the
+ *    archiver follows; the rate at which the archive then holds them
+ *    (records kept / the time from the first write to the archive's last
+ *    write), and the records lost if the archiver fell behind. The same
+ *    writer alone, into a buffer nobody reads, in the same run, turns it
+ *    into a ratio. The archiver's CPU (user + system, its whole life) per
+ *    record kept;
+ *  - paced: the writer at 10 M records/s into a 16 MiB buffer: records
+ *    lost (written, and neither in the archive nor counted as lost by it
+ *    is impossible: the archive's books are exact, so lost = written -
+ *    kept);
+ *  - the disk's write rate, 1 MiB write(2)s then fdatasync, in the same
+ *    directory: the bound on any rate that ends on that disk.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#include "shmlog.h"
+
+#define ARC_PACED_RPS 10e6
+#define ARC_PACED_BUFFER (16u << 20)
+#define ARC_KEEP_BUFFER (64u << 20)
+#define ARC_WAIT_NS (60 * 1000000000ull) /* an archiver left behind */
+
+/* The CLI: beside this program (installed), or in the build tree. */
+static bool find_cli(char *out, size_t n)
+{
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return false;
+	self[len] = '\0';
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	static const char *const where[] = {"/shmlog", "/../tools/shmlog"};
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		if (strlen(self) + strlen(where[i]) >= n)
+			return false;
+		strcpy(out, self);
+		strcat(out, where[i]);
+		if (access(out, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Empty and remove the archive directory @dir (files of one level). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* Newest modification of a file in @dir, CLOCK_REALTIME ns (0: none). */
+static uint64_t dir_newest_ns(const char *dir)
+{
+	DIR *d = opendir(dir);
+	uint64_t newest = 0;
+	if (!d)
+		return 0;
+	struct dirent *e;
+	struct stat st;
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".arc") &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0) {
+			uint64_t t = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+				     (uint64_t)st.st_mtim.tv_nsec;
+			if (t > newest)
+				newest = t;
+		}
+	closedir(d);
+	return newest;
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	uint64_t sum = 0;
+	if (!d)
+		return 0;
+	struct dirent *e;
+	struct stat st;
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".arc") &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+			sum += (uint64_t)st.st_size;
+	closedir(d);
+	return sum;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Count what the archive in @dir holds until records + lost reach
+ * @want (or ARC_WAIT_NS pass): false if it never did. */
+static bool archive_count(const char *dir, uint64_t want, uint64_t *kept,
+			  uint64_t *lost)
+{
+	shmlog_reader_t *rd = NULL;
+	uint64_t give_up = bench_now_ns() + ARC_WAIT_NS;
+	*kept = *lost = 0;
+	/* each turn reads what is there or waits at most 50 ms; bounded by
+	 * give_up */
+	while (bench_now_ns() < give_up) {
+		if (!rd && shmlog_reader_open_archive(dir, 0, &rd) < 0) {
+			rd = NULL;
+			usleep(10000);
+			continue;
+		}
+		struct shmlog_record rec;
+		struct shmlog_lost l;
+		int ev;
+		while ((ev = shmlog_reader_next(rd, &rec, &l)) > 0) {
+			if (ev == SHMLOG_EV_RECORD)
+				(*kept)++;
+			else
+				*lost += l.overwritten + l.torn;
+		}
+		if (*kept + *lost >= want)
+			break;
+		shmlog_reader_wait(rd, 50);
+	}
+	if (rd)
+		shmlog_reader_close(rd);
+	return *kept + *lost >= want;
+}
+
+/* A fresh buffer @name of @size bytes, opened into *@h. */
+static bool fresh_buffer(const char *name, uint64_t size, shmlog_t **h)
+{
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = size;
+	shmlog_remove(name);
+	if (shmlog_create(name, &o) < 0)
+		return false;
+	if (shmlog_open(name, 0, h) < 0) {
+		shmlog_remove(name);
+		return false;
+	}
+	return true;
+}
+
+/* `shmlog archive -b @name -o @dir -q`, following; -1 on failure. */
+static pid_t start_archiver(const char *cli, const char *name,
+			    const char *dir)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, 1);
+		execl(cli, "shmlog", "archive", "-b", name, "-o", dir, "-q",
+		      "--max-size", "1G", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* SIGTERM, then its CPU seconds (user + system) of all its life. */
+static double stop_archiver(pid_t pid)
+{
+	struct rusage ru;
+	int status;
+	kill(pid, SIGTERM);
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -1;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* @n records at full speed (@rps 0) or paced at @rps: the rate achieved
+ * (records/s), 0 on failure. */
+static double write_n(shmlog_t *h, const struct lb_work *w, uint64_t n,
+		      double rps)
+{
+	uint64_t i = 0, t0 = bench_now_ns();
+	while (i < n) {
+		uint64_t due = n;
+		if (rps > 0) {
+			double d = (double)(bench_now_ns() - t0) * rps / 1e9;
+			due = d < (double)n ? (uint64_t)d : n;
+		}
+		for (; i < due; i++) {
+			const struct lb_msg *m = &w->m[i % LB_WORK_N];
+			if (shmlog_write_n(h, m->prio, m->tag, m->msg, m->len) <
+			    0)
+				return 0;
+		}
+	}
+	uint64_t t = bench_now_ns() - t0;
+	return t ? (double)n * 1e9 / (double)t : 0;
+}
+
+/* One run: @n records into a buffer of @size bytes followed by the
+ * archiver (full speed if @rps is 0). */
+static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
+			double rps, uint64_t size, struct lb_archive *a,
+			bool keep)
+{
+	char name[64], dir[PATH_MAX];
+	shmlog_t *h;
+	snprintf(name, sizeof(name), "bench-%d-archive", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/shmlog-bench-%d-archive", lb_scratch,
+		 (int)getpid());
+	remove_dir(dir);
+	if (!fresh_buffer(name, size, &h))
+		return false;
+	pid_t pid = start_archiver(cli, name, dir);
+	bool ok = pid > 0;
+	uint64_t kept = 0, lost = 0;
+	/* ready: it has archived a first record */
+	ok = ok && shmlog_write(h, SHMLOG_INFO, "bench", "start") == 0 &&
+	     archive_count(dir, 1, &kept, &lost);
+	uint64_t t0 = realtime_ns();
+	double wrote = ok ? write_n(h, w, n, rps) : 0;
+	ok = ok && wrote > 0 && archive_count(dir, n + 1, &kept, &lost);
+	uint64_t t1 = dir_newest_ns(dir);
+	uint64_t bytes = dir_bytes(dir);
+	double cpu = pid > 0 ? stop_archiver(pid) : -1;
+	shmlog_close(h);
+	shmlog_remove(name);
+	remove_dir(dir);
+	if (!ok || cpu < 0 || !kept)
+		return false;
+	kept--; /* the first record, before the clock started */
+	if (keep) {
+		a->keep_written = n;
+		a->keep_kept = kept;
+		a->keep_lost = lost;
+		a->keep_rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
+				      : 0;
+		a->keep_writer_rps = wrote;
+		a->cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
+		a->bytes_per_rec = (double)bytes / (double)(kept + 1);
+	} else {
+		a->paced_written = n;
+		a->paced_writer_rps = wrote;
+		a->paced_lost = n > kept ? n - kept : 0;
+	}
+	return true;
+}
+
+/* The writer alone: the same records into a buffer nobody reads. */
+static double writer_alone(const struct lb_work *w, uint64_t n)
+{
+	char name[64];
+	shmlog_t *h;
+	snprintf(name, sizeof(name), "bench-%d-alone", (int)getpid());
+	if (!fresh_buffer(name, ARC_KEEP_BUFFER, &h))
+		return 0;
+	double rps = write_n(h, w, n, 0);
+	shmlog_close(h);
+	shmlog_remove(name);
+	return rps;
+}
+
+/* @bytes in 1 MiB write(2)s, then fdatasync: bytes/s, 0 on failure. */
+static double disk_rate(uint64_t bytes)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/shmlog-bench-%d-disk", lb_scratch,
+		 (int)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 0;
+	static char block[1 << 20];
+	memset(block, 'x', sizeof(block));
+	uint64_t t0 = bench_now_ns(), done = 0;
+	while (done < bytes) {
+		ssize_t k = write(fd, block, sizeof(block));
+		if (k <= 0)
+			break;
+		done += (uint64_t)k;
+	}
+	bool ok = done >= bytes && fdatasync(fd) == 0;
+	uint64_t t = bench_now_ns() - t0;
+	close(fd);
+	unlink(path);
+	return ok && t ? (double)bytes * 1e9 / (double)t : 0;
+}
+
+void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
+{
+	memset(a, 0, sizeof(*a));
+	char cli[PATH_MAX];
+	if (!find_cli(cli, sizeof(cli))) {
+		snprintf(a->why, sizeof(a->why),
+			 "the shmlog CLI is not beside shmlog-bench");
+		return;
+	}
+	struct lb_work w;
+	lb_work_seed(&w);
+	uint64_t n = cfg->quick ? 300000 : 4000000;
+	int reps = cfg->quick ? 1 : 3, k = 0;
+	double keep[3], alone[3], cpu[3];
+	struct lb_archive best = {0};
+	for (int i = 0; i < reps; i++) {
+		struct lb_archive r = {0};
+		/* alone and followed in turn: a drifting load hits both */
+		alone[k] = writer_alone(&w, n);
+		if (!alone[k] || !archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER,
+					      &r, true))
+			continue;
+		keep[k] = r.keep_rps;
+		cpu[k] = r.cpu_ns_per_rec;
+		if (!k || r.keep_rps > best.keep_rps)
+			best = r;
+		k++;
+	}
+	if (!k) {
+		snprintf(a->why, sizeof(a->why), "the archiver did not run "
+			 "(%.150s)", cli);
+		return;
+	}
+	*a = best;
+	a->runs = k;
+	a->keep_rps = bench_median(keep, k);
+	a->writer_alone_rps = bench_median(alone, k);
+	a->cpu_ns_per_rec = bench_median(cpu, k);
+	a->paced_target_rps = ARC_PACED_RPS;
+	a->paced_buffer_bytes = ARC_PACED_BUFFER;
+	uint64_t pn = (uint64_t)(ARC_PACED_RPS * (cfg->quick ? 0.1 : 1.0));
+	a->paced_ok = archive_run(cli, &w, pn, ARC_PACED_RPS,
+				  ARC_PACED_BUFFER, a, false);
+	a->disk_bytes_per_s = disk_rate(cfg->quick ? 32u << 20 : 512u << 20);
+	a->ok = true;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `shmlog archive` (tools/archive.c) takes from a reader of a buffer
+ * beyond the public API: records as stored, in batches. Exported by the
+ * shared library for the CLI (libshmlog.map), not part of the API: no
+ * promise to other callers, no entry in shmlog.h.
+ */
+#ifndef SHMLOG_READER_RAW_H
+#define SHMLOG_READER_RAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmlog.h"
+
+/* From now on, a record written with SHMLOG_WRITE_DEFERRED is returned as
+ * stored: flag SHMLOG_REC_DEFERRED, and its message is the format's id
+ * (u32, little-endian) then the argument block, unformatted
+ * (shmlog_reader_deferred() then says -ENOENT). 0, or -EINVAL for a
+ * reader of an archive. Not thread-safe (the reader's own rule). */
+int shmlog__reader_keep_raw(shmlog_reader_t *r);
+
+/* The format whose id is @id in the buffer's format table, copied into
+ * @buf (@cap bytes, NUL-terminated): its length; -ENOENT if @id names no
+ * format, -EIO if the file was truncated under the reader, -EINVAL for a
+ * reader of an archive. Hostile input: the copy is checked. */
+int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
+			     char *buf, size_t cap);
+
+/* Called by shmlog__reader_drain() for each event, as
+ * shmlog_reader_next() would return it: false to end the batch there. */
+typedef bool (*shmlog__drain_fn)(void *ctx, int ev,
+				 const struct shmlog_record *rec,
+				 const struct shmlog_lost *lost);
+
+/* shmlog_reader_next() up to @max times, each event handed to @take, the
+ * mapping guarded once for the batch instead of once per record: the
+ * events taken (0: nothing new), or shmlog_reader_next()'s -EIO (once),
+ * -ENOMEM. @take must not call the reader. @bytes: about how many bytes
+ * of records the caller has room for (a span is copied no longer). After shmlog__reader_keep_raw(),
+ * while one lane alone holds records, they come from one copy of its
+ * chunk, checked as shmlog_reader_next() checks each (reader.c, "Spans"):
+ * their tag and message are then not NUL-terminated (use the lengths). */
+int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
+			 shmlog__drain_fn take, void *ctx);
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A writer for the archive tests, built with the library's test points
+ * (shmlog_tp):
+ *   archive_writer BUFFER printf N
+ *       N printf-style records (SHMLOG_LOG_TO, formatted by readers), tag
+ *       "pf", message "rec I <word> -I I/4" for I = 0 .. N-1;
+ *   archive_writer BUFFER die POINT N
+ *       N records "1" .. "N" (tag "die"), then one more during which it
+ *       SIGKILLs itself at the write path's test point POINT (append.h:
+ *       1 reserved, 3 tag written, 4 message written, 5 committed, 6 head
+ *       published, next_seq not yet): a writer dead inside a write.
+ * Exits 0 (printf), or dies by SIGKILL (die); 1 on an error, 2 if the
+ * test point was never reached.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "shmlog.h"
+
+static int kill_at;
+
+static void die_here(int point)
+{
+	if (point == kill_at)
+		kill(getpid(), SIGKILL);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4 || (strcmp(argv[2], "printf") && strcmp(argv[2], "die")) ||
+	    (!strcmp(argv[2], "die") && argc < 5)) {
+		fprintf(stderr, "usage: archive_writer BUFFER printf N | "
+				"archive_writer BUFFER die POINT N\n");
+		return 1;
+	}
+	shmlog_t *h;
+	int err = shmlog_open(argv[1], 0, &h);
+	if (err) {
+		fprintf(stderr, "archive_writer: %s: %s\n", argv[1],
+			shmlog_strerror(err));
+		return 1;
+	}
+	if (!strcmp(argv[2], "printf")) {
+		static const char *words[] = {"alpha", "b\xc3\xa9ta", "", "\"q\""};
+		unsigned long n = strtoul(argv[3], NULL, 10);
+		for (unsigned long i = 0; i < n; i++)
+			SHMLOG_LOG_TO(h, SHMLOG_INFO, "pf", "rec %lu %s %d %.2f", i,
+				      words[i % 4], -(int)i, i / 4.0);
+		shmlog_close(h);
+		return 0;
+	}
+	kill_at = atoi(argv[3]);
+	unsigned long n = strtoul(argv[4], NULL, 10);
+	char msg[32];
+	for (unsigned long i = 1; i <= n + 1; i++) {
+		if (i == n + 1)
+			shmlog__testpoint_hook = die_here;
+		int len = snprintf(msg, sizeof(msg), "%lu", i);
+		err = shmlog_write_n(h, SHMLOG_INFO, "die", msg, (size_t)len);
+		if (err) {
+			fprintf(stderr, "archive_writer: write: %s\n",
+				shmlog_strerror(err));
+			return 1;
+		}
+	}
+	return 2; /* the test point was never reached */
+}
