@@ -317,18 +317,8 @@ int shmlog__tag_enabled(int prio, const char *tag);
  * at run time, is asked about on each call instead (a few ns more when
  * enabled or disabled, correct for every tag). */
 #ifdef __cplusplus
-}
-template <decltype(sizeof(0)) N>
-constexpr bool shmlog__tag_fixed(const char (&)[N])
-{
-	return true;
-}
-constexpr bool shmlog__tag_fixed(const char *)
-{
-	return false;
-}
-#define SHMLOG__TAG_FIXED(tag) shmlog__tag_fixed(tag)
-extern "C" {
+/* shmlog__cxx::tag_fixed(): include/shmlog_cxx.h */
+#define SHMLOG__TAG_FIXED(tag) ::shmlog__cxx::tag_fixed(tag)
 #else
 #define SHMLOG__TAG_FIXED(tag) 1
 #endif
@@ -411,8 +401,10 @@ int shmlog__site_prepare(struct shmlog_fmt_site *site, const char *fmt);
  * count in bits 0-3 and argument i's code in bits 4i..4i+3. A call with
  * more than 8 values, or with a value of code 0, is not typed: it goes
  * through shmlog__print_site() and its va_list, as before (the library
- * counts such call sites in the buffer's stats). Only C11 has _Generic:
- * C++ and older C take that path too.
+ * counts such call sites in the buffer's stats). C11 tells the types with
+ * _Generic (below); C++11 and later with templates, the same codes and
+ * values (include/shmlog_cxx.h, included at the end of this file); older
+ * C and C++ take the va_list path.
  */
 #define SHMLOG__TY_INT 1
 #define SHMLOG__TY_DBL 2
@@ -473,6 +465,11 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 		 const unsigned char *: shmlog__arg_p, void *: shmlog__arg_p,  \
 		 const void *: shmlog__arg_p, default: shmlog__arg_i)(         \
 		SHMLOG__TYV(x))
+#elif defined(__cplusplus) && __cplusplus >= 201103L &&                       \
+	(defined(__GNUC__) || defined(__clang__))
+/* C++: SHMLOG__TY and SHMLOG__ARG are templates' (include/shmlog_cxx.h),
+ * defined once this file's C declarations are done. */
+#define SHMLOG__TYPED_CALLS 1
 #else
 #define SHMLOG__TY(x) 0
 #define SHMLOG__ARG(x) {0}
@@ -928,6 +925,12 @@ const char *shmlog_strerror(int err);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* C++: what the macros learn from templates (outside the extern "C"
+ * block: templates have C++ linkage). */
+#ifdef __cplusplus
+#include "shmlog_cxx.h"
 #endif
 
 #endif /* SHMLOG_H */
