@@ -28,8 +28,8 @@ int main()
 	SHMLOG_LOG_TO(h, SHMLOG_INFO, "net", "link %s is %u after %.1f ms",
 		      ifname.c_str(), static_cast<unsigned>(link_state::up), ms);
 	for (long i = 0; i < 3; i++)
-		SHMLOG_LOG_TO(h, SHMLOG_DEBUG, "hello", "tick %ld of pid %d", i,
-			      static_cast<int>(getpid()));
+		SHMLOG_LOG_TO(h, SHMLOG_DEBUG, "hello", "tick %ld of pid %ld", i,
+			      static_cast<long>(getpid()));
 	shmlog_close(h);
 
 	SHMLOG_W("hello", "done, %zu bytes of name", ifname.size());

@@ -501,21 +501,21 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 #define SHMLOG__KNOWN_8(f, a1, a2, a3, a4, a5, a6, a7, a8) (SHMLOG__TY(a1) && SHMLOG__KNOWN_7(f, a2, a3, a4, a5, a6, a7, a8))
 #define SHMLOG__CODES_0(f) 0
 #define SHMLOG__CODES_1(f, a1) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_0(f) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_0(f) << 4)
 #define SHMLOG__CODES_2(f, a1, a2) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_1(f, a2) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_1(f, a2) << 4)
 #define SHMLOG__CODES_3(f, a1, a2, a3) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_2(f, a2, a3) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_2(f, a2, a3) << 4)
 #define SHMLOG__CODES_4(f, a1, a2, a3, a4) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_3(f, a2, a3, a4) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_3(f, a2, a3, a4) << 4)
 #define SHMLOG__CODES_5(f, a1, a2, a3, a4, a5) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_4(f, a2, a3, a4, a5) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_4(f, a2, a3, a4, a5) << 4)
 #define SHMLOG__CODES_6(f, a1, a2, a3, a4, a5, a6) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_5(f, a2, a3, a4, a5, a6) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_5(f, a2, a3, a4, a5, a6) << 4)
 #define SHMLOG__CODES_7(f, a1, a2, a3, a4, a5, a6, a7) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_6(f, a2, a3, a4, a5, a6, a7) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_6(f, a2, a3, a4, a5, a6, a7) << 4)
 #define SHMLOG__CODES_8(f, a1, a2, a3, a4, a5, a6, a7, a8) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_7(f, a2, a3, a4, a5, a6, a7, a8) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_7(f, a2, a3, a4, a5, a6, a7, a8) << 4)
 #define SHMLOG__VALUES_0(f) {0}
 #define SHMLOG__VALUES_1(f, a1) SHMLOG__ARG(a1)
 #define SHMLOG__VALUES_2(f, a1, a2) SHMLOG__ARG(a1), SHMLOG__VALUES_1(f, a2)
@@ -529,11 +529,12 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 #define SHMLOG__CODES_M(...) 0
 #define SHMLOG__VALUES_M(...) {0}
 /* Are all the call's values typed (a constant)? Their types (a constant)
- * and their values (an initialiser list, the values evaluated once). */
+ * and their values (an initialiser list, the values evaluated once). No
+ * cast: C++ programs built with -Wold-style-cast expand these too. */
 #define SHMLOG__KNOWN(...)                                                     \
 	SHMLOG__CAT(SHMLOG__KNOWN_, SHMLOG__NVAL(__VA_ARGS__))(__VA_ARGS__)
 #define SHMLOG__TYPES(...)                                                     \
-	((uint64_t)SHMLOG__CAT(SHMLOG__NUM_, SHMLOG__NVAL(__VA_ARGS__)) |      \
+	((UINT64_C(0) + SHMLOG__CAT(SHMLOG__NUM_, SHMLOG__NVAL(__VA_ARGS__))) | \
 	 SHMLOG__CAT(SHMLOG__CODES_, SHMLOG__NVAL(__VA_ARGS__))(__VA_ARGS__)   \
 		 << 4)
 #define SHMLOG__NUM_0 0

@@ -40,7 +40,8 @@
  * The type is read from decltype() of the value, which is not evaluated:
  * the value is evaluated once, in the argument list, as in C. C++
  * before C++20 allows no lambda expression inside decltype(): a value
- * that is one (not a call of a named lambda) needs C++20.
+ * whose expression holds one ([] { return 1; }() too) needs C++20;
+ * before, name the lambda and call it by its name.
  *
  * What differs from C is the language, not the record: in C++ a
  * character literal ('x') is a char and NULL is an integer (GCC's
