@@ -314,13 +314,21 @@ int shmlog__tag_enabled(int prio, const char *tag);
 /* A call site caches the answer for its tag, so the tag must be the same
  * string on every call: a string literal or a constant array (in C the
  * static initialiser insists). In C++ a tag that is a pointer, known only
- * at run time, is asked about on each call instead (a few ns more when
- * enabled or disabled, correct for every tag). */
+ * at run time (or a char array that is not const), is asked about on each
+ * call instead (a few ns more when enabled or disabled, correct for every
+ * tag), and the call is then stored as any other. */
 #ifdef __cplusplus
 /* shmlog__cxx::tag_fixed(): include/shmlog_cxx.h */
 #define SHMLOG__TAG_FIXED(tag) ::shmlog__cxx::tag_fixed(tag)
+/* A call whose tag is not fixed, once the filter let it through: as any
+ * other (deferred, typed): its site keeps the format, never the tag. */
+#define SHMLOG__PRINT_ANY_TAG(h, flags, prio, tag, ...)                        \
+	SHMLOG__PRINT(h, flags, prio, tag, __VA_ARGS__)
 #else
 #define SHMLOG__TAG_FIXED(tag) 1
+/* never taken in C, where every tag is fixed: the plain call */
+#define SHMLOG__PRINT_ANY_TAG(h, flags, prio, tag, ...)                        \
+	shmlog_print_ex(h, flags, prio, tag, __VA_ARGS__);
 #endif
 
 /* The format of a call (its first argument after the tag), and whether
@@ -625,9 +633,10 @@ static inline int shmlog__site_typed(struct shmlog_fmt_site *site,
 					      SHMLOG_WRITE_UNFILTERED, (prio), \
 					      (tag), __VA_ARGS__)              \
 			} else if (shmlog__tag_enabled((prio), (tag))) {       \
-				shmlog_print_ex(shmlog_default(),              \
-						SHMLOG_WRITE_UNFILTERED,       \
-						(prio), (tag), __VA_ARGS__);   \
+				SHMLOG__PRINT_ANY_TAG(shmlog_default(),        \
+						      SHMLOG_WRITE_UNFILTERED, \
+						      (prio), (tag),           \
+						      __VA_ARGS__)             \
 			}                                                      \
 		}                                                              \
 	} while (0)

@@ -7,7 +7,7 @@
  * byte for byte, holding the classes each case lists. Every C++ call that
  * C11 takes typed must be typed too: each buffer counts the same call
  * sites as not typed (a long double, nine values). The same for a call
- * of SHMLOG_I through the default handle.
+ * of SHMLOG_I through the default handle, its tag fixed or not.
  */
 #include "internal.h"
 #include "test.h"
@@ -19,6 +19,7 @@
 int typed_cases_c(shmlog_t *h, const char **expect, int max);
 int typed_cases_cxx(shmlog_t *h, const char **expect, int max);
 void typed_default_cxx(void);
+void typed_runtime_tag_cxx(const char *tag);
 
 #define TYPED_CASES_FN typed_cases_c
 #include "typed_cases.h"
@@ -180,16 +181,20 @@ static void cases(void)
 	shmlog_remove(bx);
 }
 
-/* SHMLOG_I through the default handle, from C and from C++. */
+/* SHMLOG_I through the default handle, from C and from C++, there with
+ * a fixed tag and with one known at run time. */
 static void default_handle(void)
 {
 	const char *b = fresh("cxx-default");
 	REQUIRE(setenv("SHMLOG_BUFFER", b, 1) == 0);
+	char tag[] = "typed"; /* not const: a tag the C++ site cannot keep */
 	typed_default_c();
 	typed_default_cxx();
+	typed_runtime_tag_cxx(tag);
 	CHECK_EQ(untyped_sites(b), 0);
-	CHECK_EQ(read_all(b, rc, MAX_RECS), 2);
+	CHECK_EQ(read_all(b, rc, MAX_RECS), 3);
 	compare(&rc[0], &rc[1], 1, NULL);
+	compare(&rc[0], &rc[2], 1, NULL);
 	CHECK_STR(rc[1].msg, "default 3 three 3.50 1099511627776");
 	shmlog_remove(b);
 }

@@ -52,6 +52,7 @@ static_assert(SHMLOG__TY((i128)1) == 0, "no 128-bit integers, as in C");
 
 extern "C" int typed_cases_cxx(shmlog_t *h, const char **expect, int max);
 extern "C" void typed_default_cxx(void);
+extern "C" void typed_runtime_tag_cxx(const char *tag);
 
 #define TYPED_CASES_FN typed_cases_cxx
 #include "typed_cases.h"
@@ -61,4 +62,12 @@ void typed_default_cxx(void)
 {
 	long long big = 1LL << 40;
 	SHMLOG_I("typed", "default %d %s %.2f %lld", 3, "three", 3.5, big);
+}
+
+// The same with a tag known at run time: filtered on every call, then
+// stored as any call.
+void typed_runtime_tag_cxx(const char *tag)
+{
+	long long big = 1LL << 40;
+	SHMLOG_I(tag, "default %d %s %.2f %lld", 3, "three", 3.5, big);
 }
