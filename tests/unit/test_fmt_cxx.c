@@ -152,11 +152,9 @@ static struct rec_copy rc[MAX_RECS], rx[MAX_RECS];
 static void cases(void)
 {
 	const char *bc = fresh("cxx-c");
-	char bc_name[256];
-	snprintf(bc_name, sizeof(bc_name), "%s", bc);
 	const char *bx = fresh("cxx-cxx");
 	shmlog_t *hc, *hx;
-	REQUIRE(shmlog_open(bc_name, 0, &hc) == 0);
+	REQUIRE(shmlog_open(bc, 0, &hc) == 0);
 	REQUIRE(shmlog_open(bx, 0, &hx) == 0);
 	const char *ec[MAX_RECS], *ex[MAX_RECS];
 	int nc = typed_cases_c(hc, ec, MAX_RECS);
@@ -168,16 +166,16 @@ static void cases(void)
 	shmlog_close(hx);
 
 	/* the long double and the nine values, in either language */
-	CHECK_EQ(untyped_sites(bc_name), 2);
+	CHECK_EQ(untyped_sites(bc), 2);
 	CHECK_EQ(untyped_sites(bx), 2);
 
-	CHECK_EQ(read_all(bc_name, rc, MAX_RECS), nc);
+	CHECK_EQ(read_all(bc, rc, MAX_RECS), nc);
 	CHECK_EQ(read_all(bx, rx, MAX_RECS), nc);
 	compare(rc, rx, nc, ex);
 	/* the values the format does not take, shown as such */
 	CHECK_STR(rx[nc - 1].msg, "1");
 	CHECK_STR(rx[nc - 3].msg, "1 <?>");
-	shmlog_remove(bc_name);
+	shmlog_remove(bc);
 	shmlog_remove(bx);
 }
 
