@@ -494,5 +494,6 @@ void lb_breakdown_print(FILE *f, const struct lb_breakdown *b)
 			   "from C++ %.1f\n",
 			b->printf_ir, b->printf_cxx_ir);
 	else
-		fprintf(f, "# instructions a call: n/a (no valgrind)\n");
+		fprintf(f, "# instructions a call: n/a (valgrind missing, or its "
+			   "run failed)\n");
 }
