@@ -324,23 +324,21 @@ int shmlog__tag_enabled(int prio, const char *tag);
 /* A call site caches the answer for its tag, so the tag must be the same
  * string on every call: a string literal or a constant array (in C the
  * static initialiser insists). In C++ a tag that is a pointer, known only
- * at run time, is asked about on each call instead (a few ns more when
- * enabled or disabled, correct for every tag). */
+ * at run time (or a char array that is not const), is asked about on each
+ * call instead (a few ns more when enabled or disabled, correct for every
+ * tag), and the call is then stored as any other. */
 #ifdef __cplusplus
-}
-template <decltype(sizeof(0)) N>
-constexpr bool shmlog__tag_fixed(const char (&)[N])
-{
-	return true;
-}
-constexpr bool shmlog__tag_fixed(const char *)
-{
-	return false;
-}
-#define SHMLOG__TAG_FIXED(tag) shmlog__tag_fixed(tag)
-extern "C" {
+/* shmlog__cxx::tag_fixed(): include/shmlog_cxx.h */
+#define SHMLOG__TAG_FIXED(tag) ::shmlog__cxx::tag_fixed(tag)
+/* A call whose tag is not fixed, once the filter let it through: as any
+ * other (deferred, typed): its site keeps the format, never the tag. */
+#define SHMLOG__PRINT_ANY_TAG(h, flags, prio, tag, ...)                        \
+	SHMLOG__PRINT(h, flags, prio, tag, __VA_ARGS__)
 #else
 #define SHMLOG__TAG_FIXED(tag) 1
+/* never taken in C, where every tag is fixed: the plain call */
+#define SHMLOG__PRINT_ANY_TAG(h, flags, prio, tag, ...)                        \
+	shmlog_print_ex(h, flags, prio, tag, __VA_ARGS__);
 #endif
 
 /* The format of a call (its first argument after the tag), and whether
@@ -421,8 +419,10 @@ int shmlog__site_prepare(struct shmlog_fmt_site *site, const char *fmt);
  * count in bits 0-3 and argument i's code in bits 4i..4i+3. A call with
  * more than 8 values, or with a value of code 0, is not typed: it goes
  * through shmlog__print_site() and its va_list, as before (the library
- * counts such call sites in the buffer's stats). Only C11 has _Generic:
- * C++ and older C take that path too.
+ * counts such call sites in the buffer's stats). C11 tells the types with
+ * _Generic (below); C++11 and later with templates, the same codes and
+ * values (include/shmlog_cxx.h, included at the end of this file); older
+ * C and C++ take the va_list path.
  */
 #define SHMLOG__TY_INT 1
 #define SHMLOG__TY_DBL 2
@@ -483,6 +483,11 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 		 const unsigned char *: shmlog__arg_p, void *: shmlog__arg_p,  \
 		 const void *: shmlog__arg_p, default: shmlog__arg_i)(         \
 		SHMLOG__TYV(x))
+#elif defined(__cplusplus) && __cplusplus >= 201103L &&                       \
+	(defined(__GNUC__) || defined(__clang__))
+/* C++: SHMLOG__TY and SHMLOG__ARG are templates' (include/shmlog_cxx.h),
+ * defined once this file's C declarations are done. */
+#define SHMLOG__TYPED_CALLS 1
 #else
 #define SHMLOG__TY(x) 0
 #define SHMLOG__ARG(x) {0}
@@ -514,21 +519,21 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 #define SHMLOG__KNOWN_8(f, a1, a2, a3, a4, a5, a6, a7, a8) (SHMLOG__TY(a1) && SHMLOG__KNOWN_7(f, a2, a3, a4, a5, a6, a7, a8))
 #define SHMLOG__CODES_0(f) 0
 #define SHMLOG__CODES_1(f, a1) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_0(f) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_0(f) << 4)
 #define SHMLOG__CODES_2(f, a1, a2) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_1(f, a2) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_1(f, a2) << 4)
 #define SHMLOG__CODES_3(f, a1, a2, a3) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_2(f, a2, a3) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_2(f, a2, a3) << 4)
 #define SHMLOG__CODES_4(f, a1, a2, a3, a4) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_3(f, a2, a3, a4) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_3(f, a2, a3, a4) << 4)
 #define SHMLOG__CODES_5(f, a1, a2, a3, a4, a5) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_4(f, a2, a3, a4, a5) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_4(f, a2, a3, a4, a5) << 4)
 #define SHMLOG__CODES_6(f, a1, a2, a3, a4, a5, a6) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_5(f, a2, a3, a4, a5, a6) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_5(f, a2, a3, a4, a5, a6) << 4)
 #define SHMLOG__CODES_7(f, a1, a2, a3, a4, a5, a6, a7) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_6(f, a2, a3, a4, a5, a6, a7) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_6(f, a2, a3, a4, a5, a6, a7) << 4)
 #define SHMLOG__CODES_8(f, a1, a2, a3, a4, a5, a6, a7, a8) \
-	((uint64_t)SHMLOG__TY(a1) | SHMLOG__CODES_7(f, a2, a3, a4, a5, a6, a7, a8) << 4)
+	((UINT64_C(0) + SHMLOG__TY(a1)) | SHMLOG__CODES_7(f, a2, a3, a4, a5, a6, a7, a8) << 4)
 #define SHMLOG__VALUES_0(f) {0}
 #define SHMLOG__VALUES_1(f, a1) SHMLOG__ARG(a1)
 #define SHMLOG__VALUES_2(f, a1, a2) SHMLOG__ARG(a1), SHMLOG__VALUES_1(f, a2)
@@ -542,11 +547,12 @@ static inline union shmlog__arg shmlog__arg_p(const void *v)
 #define SHMLOG__CODES_M(...) 0
 #define SHMLOG__VALUES_M(...) {0}
 /* Are all the call's values typed (a constant)? Their types (a constant)
- * and their values (an initialiser list, the values evaluated once). */
+ * and their values (an initialiser list, the values evaluated once). No
+ * cast: C++ programs built with -Wold-style-cast expand these too. */
 #define SHMLOG__KNOWN(...)                                                     \
 	SHMLOG__CAT(SHMLOG__KNOWN_, SHMLOG__NVAL(__VA_ARGS__))(__VA_ARGS__)
 #define SHMLOG__TYPES(...)                                                     \
-	((uint64_t)SHMLOG__CAT(SHMLOG__NUM_, SHMLOG__NVAL(__VA_ARGS__)) |      \
+	((UINT64_C(0) + SHMLOG__CAT(SHMLOG__NUM_, SHMLOG__NVAL(__VA_ARGS__))) | \
 	 SHMLOG__CAT(SHMLOG__CODES_, SHMLOG__NVAL(__VA_ARGS__))(__VA_ARGS__)   \
 		 << 4)
 #define SHMLOG__NUM_0 0
@@ -637,9 +643,10 @@ static inline int shmlog__site_typed(struct shmlog_fmt_site *site,
 					      SHMLOG_WRITE_UNFILTERED, (prio), \
 					      (tag), __VA_ARGS__)              \
 			} else if (shmlog__tag_enabled((prio), (tag))) {       \
-				shmlog_print_ex(shmlog_default(),              \
-						SHMLOG_WRITE_UNFILTERED,       \
-						(prio), (tag), __VA_ARGS__);   \
+				SHMLOG__PRINT_ANY_TAG(shmlog_default(),        \
+						      SHMLOG_WRITE_UNFILTERED, \
+						      (prio), (tag),           \
+						      __VA_ARGS__)             \
 			}                                                      \
 		}                                                              \
 	} while (0)
@@ -941,6 +948,12 @@ const char *shmlog_strerror(int err);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* C++: what the macros learn from templates (outside the extern "C"
+ * block: templates have C++ linkage). */
+#ifdef __cplusplus
+#include "shmlog_cxx.h"
 #endif
 
 #endif /* SHMLOG_H */

@@ -731,6 +731,13 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
  * block does not hold whole (damage) or that did not fit. */
 int shmlog__defer_args_json(const unsigned char *blk, size_t len, char *out,
 			    size_t cap);
+/* The argument block of the record shmlog_reader_next() returned last,
+ * as the record holds it (after the format's id): for tests that compare
+ * blocks byte for byte. 0, or -ENOENT if that record was not deferred
+ * (reader.c). */
+struct shmlog_reader;
+int shmlog__reader_args(const struct shmlog_reader *r,
+			const unsigned char **args, size_t *len);
 /* Free a handle's cache of call sites (shmlog_close()). */
 void shmlog__defer_free(struct shmlog *h);
 /* The format whose id is @id in @s's table, copied into @buf (@cap

@@ -1484,6 +1484,16 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 	return 0;
 }
 
+int shmlog__reader_args(const struct shmlog_reader *r,
+			const unsigned char **args, size_t *len)
+{
+	if (r->arc || !r->deferred)
+		return -ENOENT;
+	*args = r->args;
+	*len = r->args_len;
+	return 0;
+}
+
 int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
 			   uint64_t *last)
 {

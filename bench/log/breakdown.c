@@ -27,6 +27,12 @@
  *                 writes (the header, the tag, the 4-byte id and the
  *                 values as the argument block holds them)
  *   printf        the call, as the macro expands it
+ *   printf C++    the same call site compiled as C++ (breakdown_cxx.cc:
+ *                 the values' types told by templates, not _Generic),
+ *                 in the same loop: it must cost what the C call costs.
+ *                 Both loops' instructions a call are also counted under
+ *                 callgrind (when valgrind is installed), in runs of
+ *                 their own (--internal-printf-loop)
  *   shmlog_print  the same call through shmlog_print() (the
  *                 shmlog-vsnprintf contender's: vsnprintf in the caller,
  *                 the text stored), in the same driver loop, so that the
@@ -48,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../filter/callgrind.h"
+#include "breakdown.h"
 #include "floor.h"
 #include "log.h"
 
@@ -56,13 +64,12 @@
 /* Rounds (one loop of each step): at least BD_MIN_ROUNDS, about 0.3 s,
  * and BD_REPS of them at full speed, in at most BD_MAX_ROUNDS. */
 enum {
-	BD_N = 50000,
 	BD_REPS = 21,
 	BD_MIN_ROUNDS = 6 * BD_REPS,
 	BD_MAX_ROUNDS = 20 * BD_REPS,
 	BD_N_PRINT = BD_N / 10, /* shmlog_print()'s calls a loop */
-	BD_STEPS = 7, /* clock, floor, filtered, write, printf floor, printf,
-		       * shmlog_print */
+	BD_STEPS = 8, /* clock, floor, filtered, write, printf floor, printf,
+		       * shmlog_print, printf from C++ */
 	BD_HDR = LB_FLOOR_HDR
 };
 /* A round counts if the core-speed probes (core.c) just before and just
@@ -83,7 +90,7 @@ static volatile uint64_t bd_sink;
 
 /* This thread's CPU time: what a loop costs, not the time other
  * processes held the CPU meanwhile (on a shared machine, most of it). */
-static uint64_t cpu_now_ns(void)
+uint64_t lb_bd_cpu_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -92,10 +99,10 @@ static uint64_t cpu_now_ns(void)
 
 static double loop_clock(int clock)
 {
-	uint64_t acc = 0, t0 = cpu_now_ns();
+	uint64_t acc = 0, t0 = lb_bd_cpu_now_ns();
 	for (int i = 0; i < BD_N; i++)
 		acc += lb_clock_read(clock);
-	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
 	bd_sink += acc;
 	return ns;
 }
@@ -106,21 +113,19 @@ static double loop_floor(int clock, const struct lb_work *w,
 {
 	unsigned char hdr[BD_HDR] = {0};
 	size_t pos = 0;
-	uint64_t t0 = cpu_now_ns();
+	uint64_t t0 = lb_bd_cpu_now_ns();
 	for (int i = 0; i < BD_N; i++)
 		lb_floor_append(clock, hdr, &w->m[i % LB_WORK_N], ring, cap,
 				&pos);
-	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
 	bd_sink += ring[pos / 2];
 	return ns;
 }
 
-/* The printf-style call of the shmlog-printf contender, and the bytes of
- * its argument block: the format's id (4), then each value's class byte
- * and its bytes: an int (4), a string (its 2-byte length and its bytes),
- * a double (8). */
-#define BD_PRINTF_FMT "request %d from %s took %.3f ms"
-#define BD_PRINTF_STR "10.1.2.3"
+/* The bytes of the argument block of the shmlog-printf contender's call
+ * (breakdown.h): the format's id (4), then each value's class byte and
+ * its bytes: an int (4), a string (its 2-byte length and its bytes), a
+ * double (8). */
 enum { BD_PRINTF_BLOCK = 4 + (1 + 4) + (1 + 2 + 8) + (1 + 8) };
 _Static_assert(sizeof(BD_PRINTF_STR) - 1 == 8, "the block's string");
 
@@ -130,7 +135,7 @@ static double loop_printf_floor(int clock, const struct lb_work *w,
 	unsigned char hdr[BD_HDR] = {0};
 	static const unsigned char blk[BD_PRINTF_BLOCK] = {1};
 	size_t pos = 0;
-	uint64_t t0 = cpu_now_ns();
+	uint64_t t0 = lb_bd_cpu_now_ns();
 	for (int i = 0; i < BD_N; i++) {
 		const struct lb_msg *m = &w->m[i % LB_WORK_N];
 		uint64_t now = lb_clock_read(clock);
@@ -144,33 +149,31 @@ static double loop_printf_floor(int clock, const struct lb_work *w,
 		memcpy(ring + pos + BD_HDR + m->tag_len, blk, BD_PRINTF_BLOCK);
 		pos += len;
 	}
-	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
 	bd_sink += ring[pos / 2];
 	return ns;
 }
 
-static double loop_printf(shmlog_t *h, const struct lb_work *w, long *errs)
+double lb_bd_loop_printf_c(shmlog_t *h, const struct lb_work *w, long *errs)
 {
 	long bad = 0;
-	uint64_t t0 = cpu_now_ns();
+	uint64_t t0 = lb_bd_cpu_now_ns();
 	for (int i = 0; i < BD_N; i++) {
 		const struct lb_msg *m = &w->m[i % LB_WORK_N];
 		int e;
-		SHMLOG__PRINT_AS(e, h, 0, m->prio, m->tag, BD_PRINTF_FMT,
-				 (int)m->len, BD_PRINTF_STR,
-				 (double)m->len * 0.125)
+		BD_PRINTF_CALL(e, h, m)
 		bad += e != 0;
 	}
-	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
 	*errs += bad;
 	return ns;
 }
 
-/* The same call as loop_printf()'s, by shmlog_print(). */
+/* The same call as lb_bd_loop_printf_c()'s, by shmlog_print(). */
 static double loop_print(shmlog_t *h, const struct lb_work *w, long *errs)
 {
 	long bad = 0;
-	uint64_t t0 = cpu_now_ns();
+	uint64_t t0 = lb_bd_cpu_now_ns();
 	for (int i = 0; i < BD_N_PRINT; i++) {
 		const struct lb_msg *m = &w->m[i % LB_WORK_N];
 		int e = shmlog_print(h, m->prio, m->tag, BD_PRINTF_FMT,
@@ -178,7 +181,7 @@ static double loop_print(shmlog_t *h, const struct lb_work *w, long *errs)
 				     (double)m->len * 0.125);
 		bad += e != 0;
 	}
-	double ns = (double)(cpu_now_ns() - t0) / BD_N_PRINT;
+	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N_PRINT;
 	*errs += bad;
 	return ns;
 }
@@ -186,12 +189,12 @@ static double loop_print(shmlog_t *h, const struct lb_work *w, long *errs)
 static double loop_write(shmlog_t *h, const struct lb_work *w, long *errs)
 {
 	long bad = 0;
-	uint64_t t0 = cpu_now_ns();
+	uint64_t t0 = lb_bd_cpu_now_ns();
 	for (int i = 0; i < BD_N; i++) {
 		const struct lb_msg *m = &w->m[i % LB_WORK_N];
 		bad += shmlog_write_n(h, m->prio, m->tag, m->msg, m->len) != 0;
 	}
-	double ns = (double)(cpu_now_ns() - t0) / BD_N;
+	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
 	*errs += bad;
 	return ns;
 }
@@ -262,6 +265,59 @@ static int make_buffer(char *name, size_t len, const char *suffix,
 	return 0;
 }
 
+/* ---- instruction counts of the printf-style call, C and C++ ---- */
+
+int lb_bd_internal_printf(int argc, char **argv)
+{
+	/* argv: log --internal-printf-loop c|cxx LOOPS */
+	bool cxx = argc >= 4 && !strcmp(argv[2], "cxx");
+	int loops = argc >= 4 ? atoi(argv[3]) : 0;
+	if (argc < 4 || (!cxx && strcmp(argv[2], "c")) || loops < 1 ||
+	    loops > 100) {
+		fprintf(stderr, "shmlog-bench log: --internal-printf-loop "
+				"wants c or cxx and 1 to 100 loops\n");
+		return 1;
+	}
+	struct lb_work w;
+	lb_work_seed(&w);
+	char name[64], why[200];
+	shmlog_t *h = NULL;
+	if (make_buffer(name, sizeof(name), "bd-count", NULL, &h, why,
+			sizeof(why)) < 0) {
+		fprintf(stderr, "shmlog-bench log: %s\n", why);
+		return 1;
+	}
+	long errs = 0;
+	for (int i = 0; i < loops; i++)
+		(cxx ? lb_bd_loop_printf_cxx : lb_bd_loop_printf_c)(h, &w,
+								    &errs);
+	shmlog_close(h);
+	shmlog_remove(name);
+	if (errs)
+		fprintf(stderr, "shmlog-bench log: %ld calls failed\n", errs);
+	return errs ? 1 : 0;
+}
+
+/* Instructions a call of the loop of @lang ("c" or "cxx"), by callgrind:
+ * runs of 1 and 3 loops, the difference over the calls it adds, so that
+ * the set-up and the site's first call cancel. NaN if valgrind is
+ * missing or a run failed. */
+static double count_printf(const char *lang)
+{
+	const char *func = strcmp(lang, "c") ? "lb_bd_loop_printf_cxx"
+					     : "lb_bd_loop_printf_c";
+	int64_t cnt[2];
+	static char *const loops[2] = {"1", "3"};
+	for (int i = 0; i < 2; i++) {
+		char *args[] = {"log", "--internal-printf-loop", (char *)lang,
+				loops[i], NULL};
+		cnt[i] = fb_callgrind_count(func, args);
+		if (cnt[i] < 0)
+			return NAN;
+	}
+	return (double)(cnt[1] - cnt[0]) / (2.0 * BD_N);
+}
+
 void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 		      bool quick)
 {
@@ -306,8 +362,9 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 	loop_write(hw, w, &errs);
 	loop_write(hf, w, &errs);
 	loop_printf_floor(b->clock, w, ring, info.capacity);
-	loop_printf(hw, w, &errs);
+	lb_bd_loop_printf_c(hw, w, &errs);
 	loop_print(hw, w, &errs);
+	lb_bd_loop_printf_cxx(hw, w, &errs);
 	errs = 0;
 	int r = 0, k = 0;
 	static bool fast[BD_MAX_ROUNDS];
@@ -321,8 +378,9 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 		v[2][r] = loop_write(hf, w, &errs);
 		v[3][r] = loop_write(hw, w, &errs);
 		v[4][r] = loop_printf_floor(b->clock, w, ring, info.capacity);
-		v[5][r] = loop_printf(hw, w, &errs);
+		v[5][r] = lb_bd_loop_printf_c(hw, w, &errs);
 		v[6][r] = loop_print(hw, w, &errs);
+		v[7][r] = lb_bd_loop_printf_cxx(hw, w, &errs);
 		double share = 1;
 		double post = lb_core_slowdown(lb_core_probe_here(&share));
 		bool pre_ok = !lb_core_measured() || pre <= LB_CORE_FULL;
@@ -345,6 +403,13 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 			 "write path's", errs);
 		goto out;
 	}
+	/* the C++ call over the C call round by round, the median of those
+	 * (a round runs the two loops back to back, on one CPU): before the
+	 * medians below, which sort kept[] in place */
+	double x[BD_MAX_ROUNDS];
+	for (int i = 0; i < k; i++)
+		x[i] = kept[7][i] / kept[5][i];
+	b->printf_cxx_x = isnan(kept[7][0]) ? NAN : bench_median(x, k);
 	b->clock_ns = bench_median(kept[0], k);
 	b->floor_ns = bench_median(kept[1], k);
 	b->filtered_ns = bench_median(kept[2], k);
@@ -352,6 +417,9 @@ void lb_breakdown_run(struct lb_breakdown *b, const struct lb_work *w,
 	b->printf_floor_ns = bench_median(kept[4], k);
 	b->printf_ns = bench_median(kept[5], k);
 	b->print_ns = bench_median(kept[6], k);
+	b->printf_cxx_ns = isnan(kept[7][0]) ? NAN : bench_median(kept[7], k);
+	b->printf_ir = count_printf("c");
+	b->printf_cxx_ir = isnan(b->printf_cxx_ns) ? NAN : count_printf("cxx");
 	b->ok = true;
 out:
 	free(ring);
@@ -404,10 +472,28 @@ void lb_breakdown_print(FILE *f, const struct lb_breakdown *b)
 	fprintf(f, "%-51s %7.1f  %7.2f\n", pf, b->printf_floor_ns, 1.0);
 	fprintf(f, "%-51s %7.1f  %7.2f\n", "SHMLOG_LOG_TO(\"" BD_PRINTF_FMT "\")",
 		b->printf_ns, b->printf_ns / b->printf_floor_ns);
+	if (!isnan(b->printf_cxx_ns))
+		fprintf(f, "%-51s %7.1f  %7.2f\n",
+			"the same call site compiled as C++ (templates)",
+			b->printf_cxx_ns, b->printf_cxx_ns / b->printf_floor_ns);
+	else
+		fprintf(f, "%-51s %7s\n",
+			"the same call site compiled as C++", "n/a (no C++)");
 	fprintf(f, "%-51s %7.1f  %7s\n",
 		"shmlog_print(), the same call: vsnprintf, the text",
 		b->print_ns, "-");
 	fprintf(f, "# shmlog_print() / SHMLOG_LOG_TO: %.2fx (loops of %d "
 		   "shmlog_print() calls, in the same turns)\n",
 		b->print_ns / b->printf_ns, BD_N_PRINT);
+	if (!isnan(b->printf_cxx_ns))
+		fprintf(f, "# SHMLOG_LOG_TO from C++ / from C: %.2fx (the "
+			   "median of the rounds' ratios)\n",
+			b->printf_cxx_x);
+	if (!isnan(b->printf_ir))
+		fprintf(f, "# instructions a call (callgrind): from C %.1f, "
+			   "from C++ %.1f\n",
+			b->printf_ir, b->printf_cxx_ir);
+	else
+		fprintf(f, "# instructions a call: n/a (valgrind missing, or its "
+			   "run failed)\n");
 }

@@ -333,6 +333,16 @@ static void json_breakdown(struct jsonw *j, const struct lb_breakdown *b)
 	jsonw_num(j, "printf_floor_ns", b->printf_floor_ns);
 	jsonw_num(j, "printf_ns", b->printf_ns);
 	jsonw_num(j, "shmlog_print_ns", b->print_ns);
+	/* the same call compiled as C++; absent without a C++ compiler */
+	if (!isnan(b->printf_cxx_ns))
+		jsonw_num(j, "printf_cxx_ns", b->printf_cxx_ns);
+	if (!isnan(b->printf_cxx_x))
+		jsonw_num(j, "printf_cxx_x", b->printf_cxx_x);
+	/* instructions a call (callgrind); absent without valgrind */
+	if (!isnan(b->printf_ir))
+		jsonw_num(j, "printf_ir", b->printf_ir);
+	if (!isnan(b->printf_cxx_ir))
+		jsonw_num(j, "printf_cxx_ir", b->printf_cxx_ir);
 	jsonw_end_obj(j);
 }
 

@@ -353,6 +353,14 @@ struct lb_breakdown {
 	/* shmlog_print() with the same format and values (vsnprintf in the
 	 * caller), by the same loop as printf_ns */
 	double print_ns;
+	/* the call of printf_ns compiled as C++ (breakdown_cxx.cc), by the
+	 * same loop; NaN without a C++ compiler */
+	double printf_cxx_ns;
+	/* printf_cxx_ns / printf_ns round by round, the median of those */
+	double printf_cxx_x;
+	/* instructions a call of printf_ns's loop and of printf_cxx_ns's,
+	 * by callgrind; NaN where not counted */
+	double printf_ir, printf_cxx_ir;
 	/* the core-speed probes around the rounds (and the wait before) */
 	struct lb_core core;
 };

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include "breakdown.h"
 #include "plan.h"
 
 static void print_fs(FILE *f)
@@ -157,6 +158,8 @@ int bench_log_main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--internal-writer"))
 		return lb_internal_writer(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "--internal-printf-loop"))
+		return lb_bd_internal_printf(argc, argv);
 	struct lb_opts o;
 	int pr = lb_parse_opts(argc, argv, &o);
 	if (pr)

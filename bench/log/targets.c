@@ -34,7 +34,8 @@ enum measure {
 			 * shmlog_print() over the typed call, without the
 			 * main table's loop around each */
 	FLOOR_X, /* a shmlog_write_n() call over the floor (breakdown.c) */
-	PRINTF_FLOOR_X /* shmlog-printf's call over its record's floor */
+	PRINTF_FLOOR_X, /* shmlog-printf's call over its record's floor */
+	PRINTF_CXX_X /* that call compiled as C++ over compiled as C11 */
 };
 
 static const struct {
@@ -72,6 +73,8 @@ static const struct {
      &lb_shmlog_vsnprintf, 0, true, true},
     {"printf-style call / floor (clock + copy)", PRINTF_FLOOR_X, NULL, 1.5,
      false},
+    {"printf-style call: from C++ / from C11", PRINTF_CXX_X, NULL, 1.1,
+     false},
 };
 
 /* What two writer processes of @e keep of one's records per CPU-second;
@@ -101,6 +104,8 @@ static double measure(enum measure m, const struct lb_entry *s,
 		return bd && bd->ok && bd->printf_floor_ns > 0
 			       ? bd->printf_ns / bd->printf_floor_ns
 			       : NAN;
+	case PRINTF_CXX_X:
+		return bd && bd->ok ? bd->printf_cxx_x : NAN;
 	case RATE_VS:
 		return lb_usable(p) ? s->records_per_s / p->records_per_s : NAN;
 	case CPU_VS:

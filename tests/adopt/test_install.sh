@@ -26,6 +26,7 @@ so=$(find "$prefix" -name 'libshmlog.so.1' | head -n1)
 [ -n "$so" ] || die "no libshmlog.so.1 under $prefix"
 libdir=$(dirname "$so")
 check "header" "$prefix/include/shmlog.h"
+check "C++ part of the header" "$prefix/include/shmlog_cxx.h"
 check "static library" "$libdir/libshmlog.a"
 check "development link" "$libdir/libshmlog.so"
 check "CLI" "$prefix/bin/shmlog"
@@ -115,6 +116,31 @@ if command -v pkg-config >/dev/null; then
 		-Wl,-rpath,"$(pkg-config --variable=libdir shmlog)" ||
 		die "build with pkg-config shmlog-android failed"
 	SHMLOG_BUFFER=$B "$tmp/app/droid" "via pkg-config, liblog" || die "liblog program failed"
+	# C++ (C++11): the header's C++ part installed beside it, the
+	# printf-style call stored by type
+	if command -v c++ >/dev/null; then
+		cat >"$tmp/app/main.cc" <<'CXX'
+#include <shmlog.h>
+
+int main(int argc, char **argv)
+{
+	shmlog_t *h = nullptr;
+	if (argc < 3 || shmlog_open(argv[1], SHMLOG_OPEN_CREATE, &h) != 0)
+		return 1;
+	SHMLOG_LOG_TO(h, SHMLOG_INFO, "consumer", "%s", argv[2]);
+	shmlog_close(h);
+	return 0;
+}
+CXX
+		c++ -std=c++11 -Wall -Werror -pedantic $(pkg-config --cflags shmlog) \
+			"$tmp/app/main.cc" -o "$tmp/app/pc-cxx" $(pkg-config --libs shmlog) \
+			-Wl,-rpath,"$(pkg-config --variable=libdir shmlog)" ||
+			die "C++ build with pkg-config failed"
+		"$tmp/app/pc-cxx" $B "via pkg-config, C++" || die "C++ pkg-config program failed"
+		cxx_ran=1
+	else
+		skipped+=("the C++ build (no c++ compiler)")
+	fi
 	unset PKG_CONFIG_PATH
 else
 	skipped+=("the builds with pkg-config (pkg-config missing: Debian package pkg-config, tests/adopt/debian-packages.txt)")
@@ -154,6 +180,7 @@ out=$("$prefix/bin/shmlog" cat -b $B) || die "installed shmlog cat failed"
 want=("via find_package, shared" "via find_package, static" "via find_package, liblog"
 	"via the installed shim")
 [ -n "${skipped_pc:-}" ] || want+=("via pkg-config, shared" "via pkg-config, static" "via pkg-config, liblog")
+[ -z "${cxx_ran:-}" ] || want+=("via pkg-config, C++")
 for w in "${want[@]}"; do
 	grep -q "consumer: $w" <<<"$out" || { echo "FAIL: record '$w' not in: $out" >&2; fail=1; }
 done
