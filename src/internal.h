@@ -21,7 +21,9 @@
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
 #define SHMLOG__VERSION_MAJOR 2 /* 2: elastic lanes (chunks) */
-#define SHMLOG__VERSION_MINOR 1 /* 1: reserved chunks (CHUNK_RESV) */
+/* 1: reserved chunks (CHUNK_RESV); 2: the lane's writer (struct
+ * shmlog__ident), kept after it exits */
+#define SHMLOG__VERSION_MINOR 2
 
 #define SHMLOG__CACHELINE 64
 #define SHMLOG__PAGE 4096
@@ -119,7 +121,17 @@ struct shmlog__lane {
 	 * it are a departed writer's, not this writer's (ring.c, the space
 	 * policy). Exclusive lanes only; written once per claim. */
 	_Atomic uint64_t claim_mark;
-	uint64_t pad0[4];
+	/* who claimed the lane last (minor 2; zero before, and in shared
+	 * lanes): kept after the writer is gone, for people */
+	struct shmlog__ident {
+		/* odd while being written, even once done; 0: never */
+		_Atomic uint32_t gen;
+		_Atomic uint32_t pid, tid; /* as the writer saw them */
+		uint32_t reserved; /* 0 */
+		/* its process name (comm), NUL-padded; not terminated if
+		 * 16 bytes long */
+		_Atomic uint64_t name[2];
+	} ident;
 	uint64_t reserved1 SHMLOG__ALIGNED; /* 0 */
 	_Atomic uint64_t reserve; /* end of the newest reservation */
 	_Atomic uint64_t head; /* end of the newest committed record */
@@ -215,6 +227,7 @@ static inline uint32_t rec_len(uint32_t tag_len, uint32_t msg_len)
 
 _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
 _Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
+_Static_assert(sizeof(struct shmlog__ident) == 32, "ident fills the pad");
 _Static_assert(sizeof(struct shmlog__space) == 64, "space is one line");
 _Static_assert(sizeof(struct shmlog__fmt_table) == 64, "one line");
 _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
@@ -536,6 +549,16 @@ void shmlog__owner_close(struct shmlog *h);
  * On failure the child may not claim lanes through @h. */
 int shmlog__owner_reopen(struct shmlog *h);
 
+/* Record the lane's claimer (format 2.2): @pid, @tid and the process's
+ * name, kept after it gives the lane back. The caller holds the lane (an
+ * exclusive one). A few syscalls: claims only. Async-signal-safe. */
+void shmlog__ident_store(struct shmlog__lane *ctl, uint32_t pid, uint32_t tid);
+/* Who claimed @ctl's lane last: 0 with *@pid, *@tid and @name (16 bytes,
+ * NUL-padded, not terminated if all 16 are used), -ENOENT if nobody
+ * recorded itself, -EAGAIN if it kept changing under the reader. Reads the
+ * mapping: call it guarded. */
+int shmlog__ident_load(const struct shmlog__lane *ctl, uint32_t *pid,
+		       uint32_t *tid, char name[16]);
 /* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
  * by a dead owner: then whatever it left is repaired). true on success,
  * with @w filled. @w->h and @w->tid must be set. */

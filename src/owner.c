@@ -46,6 +46,15 @@
  * (but for a 1 in 2^26 coincidence, in a window of nanoseconds). A word of
  * our own slot and nonce is a thread of ours: tgkill(), in our namespace.
  *
+ * The lane's ident (struct shmlog__ident, format 2.2) keeps who claimed
+ * it last, pid, tid and process name, after the owner word is cleared:
+ * `shmlog info` and `shmlog top` name a writer that has exited. Written at
+ * the claim of a lane to keep (never for a borrowed record, never on the
+ * write path) under a sequence word, as the filter's generation: odd
+ * while written, so a reader copies, re-checks and retries a bounded
+ * number of times. The claimer holds the lane's lock: one writer at a
+ * time.
+ *
  * Costs: a claim is one fcntl() (two on a lane left by a dead owner), a
  * release one, opening a handle one or a few (its slot); the write path
  * makes none, a borrowed record none (docs/DESIGN.md).
@@ -55,6 +64,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -321,4 +331,81 @@ int shmlog__owner_reopen(struct shmlog *h)
 	h->slot = -1;
 	h->claims_refused = true;
 	return nfd;
+}
+
+/* The process's name (its main thread's comm) into @out, NUL-padded:
+ * /proc/self/comm, else the calling thread's own name. Async-signal-safe
+ * (a claim may happen in a signal handler's first write). */
+static void process_name(char out[16])
+{
+	memset(out, 0, 16);
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, out, 16);
+		close(fd);
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++)
+				if (out[i] == '\n')
+					memset(out + i, 0, (size_t)(16 - i));
+			if (out[0])
+				return;
+		}
+	}
+	char buf[17] = {0}; /* PR_GET_NAME writes up to 16 bytes */
+	if (prctl(PR_GET_NAME, buf, 0, 0, 0) == 0)
+		memcpy(out, buf, 16);
+}
+
+void shmlog__ident_store(struct shmlog__lane *ctl, uint32_t pid, uint32_t tid)
+{
+	char name[16];
+	uint64_t w[2];
+	process_name(name);
+	memcpy(w, name, sizeof(w));
+	struct shmlog__ident *id = &ctl->ident;
+	uint32_t gen = atomic_load_explicit(&id->gen, memory_order_relaxed);
+	gen = (gen | 1) + 2; /* odd: being written (and never 0 again) */
+	atomic_store_explicit(&id->gen, gen, memory_order_relaxed);
+	/* LMM(ident:A) the odd word before the fields; pairs with
+	 * LMM(ident:D) */
+	shmlog__fence_release();
+	atomic_store_explicit(&id->pid, pid, memory_order_relaxed);
+	atomic_store_explicit(&id->tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&id->name[0], w[0], memory_order_relaxed);
+	atomic_store_explicit(&id->name[1], w[1], memory_order_relaxed);
+	/* LMM(ident:B) the fields before the even word; pairs with
+	 * LMM(ident:C) */
+	atomic_store_explicit(&id->gen, gen + 1, memory_order_release);
+}
+
+int shmlog__ident_load(const struct shmlog__lane *ctl, uint32_t *pid,
+		       uint32_t *tid, char name[16])
+{
+	const struct shmlog__ident *id = &ctl->ident;
+	for (int tries = 0; tries < 8; tries++) {
+		/* LMM(ident:C) */
+		uint32_t g = atomic_load_explicit(&id->gen,
+						  memory_order_acquire);
+		if (g == 0)
+			return -ENOENT; /* never written */
+		if (g & 1)
+			continue; /* a claimer is writing it */
+		uint32_t p = atomic_load_explicit(&id->pid,
+						  memory_order_relaxed);
+		uint32_t t = atomic_load_explicit(&id->tid,
+						  memory_order_relaxed);
+		uint64_t w[2] = {
+			atomic_load_explicit(&id->name[0], memory_order_relaxed),
+			atomic_load_explicit(&id->name[1], memory_order_relaxed),
+		};
+		/* LMM(ident:D) the fields before the second look */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&id->gen, memory_order_relaxed) != g)
+			continue;
+		*pid = p;
+		*tid = t;
+		memcpy(name, w, 16);
+		return 0;
+	}
+	return -EAGAIN; /* rewritten all along: a claimer in a loop, or junk */
 }

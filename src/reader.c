@@ -1456,6 +1456,41 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	return 0;
 }
 
+int shmlog_reader_lane_writer(const shmlog_reader_t *r, unsigned lane,
+			      struct shmlog_lane_writer *w)
+{
+	if (r->arc)
+		return -ENOENT; /* archives keep no lanes' writers */
+	if (lane >= r->seg.fixed.lane_count)
+		return -EINVAL;
+	const struct shmlog__lane *l = seg_lane(&r->seg, lane);
+	struct shmlog_lane_writer out;
+	memset(&out, 0, sizeof(out));
+	uint64_t owner;
+	int err;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		err = shmlog__ident_load(l, &out.pid, &out.tid, out.name);
+		owner = atomic_load(&l->owner);
+		bus_disarm();
+	} else {
+		bus_recovered();
+		return -EIO;
+	}
+	if (err)
+		return err;
+	/* alive: the lane is still the one it claimed (its owner word) and
+	 * a live process holds the lane's lock (owner.c) */
+	if (owner == shmlog__owner_word(out.pid, out.tid) &&
+	    !shmlog__is_borrow_word(owner)) {
+		int alive = shmlog__owner_alive(&r->seg, lane, owner);
+		out.alive = alive > 0 || alive < 0;
+	}
+	*w = out;
+	return 0;
+}
+
 int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 			   char *args, size_t cap)
 {
