@@ -79,5 +79,6 @@ int cmd_cat(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif
