@@ -498,11 +498,11 @@ static int cmd_info(int argc, char **argv)
 		 * a share of the fair share ("-": no writer, its records are
 		 * the departed's, above); DAMAGED: places where the
 		 * lane did not check out (each once) */
-		printf("\n%5s %6s %8s %8s %-16s %12s %10s %10s %6s %12s %6s "
-		       "%8s %8s\n",
-		       "LANE", "OWNER", "PID", "TID", "NAME", "WRITTEN", "HELD",
-		       "BYTES", "SHARE", "OVERWRITTEN", "TORN", "CLEARED",
-		       "DAMAGED");
+		printf("\n%5s %6s %8s %8s %12s %10s %10s %6s %12s %6s %8s "
+		       "%8s  %s\n",
+		       "LANE", "OWNER", "PID", "TID", "WRITTEN", "HELD", "BYTES",
+		       "SHARE", "OVERWRITTEN", "TORN", "CLEARED", "DAMAGED",
+		       "NAME");
 		uint64_t damaged = 0;
 		for (unsigned i = 0; i < lanes; i++) {
 			if (shmlog_reader_lane_stats(rd, i, &st) ||
@@ -530,16 +530,16 @@ static int cmd_info(int argc, char **argv)
 			if ((st.owner_pid || st.owner_tid) && share > 0)
 				snprintf(pct, sizeof(pct), "%.0f%%",
 					 100.0 * (double)b / share);
-			printf("%5u %6s %8u %8u %-16s %12llu %10llu %10llu %6s "
-			       "%12llu %6llu %8llu %8llu\n",
-			       i, owner, pid, tid, name,
+			printf("%5u %6s %8u %8u %12llu %10llu %10llu %6s %12llu "
+			       "%6llu %8llu %8llu  %s\n",
+			       i, owner, pid, tid,
 			       (unsigned long long)st.written,
 			       (unsigned long long)st.read,
 			       (unsigned long long)b, pct,
 			       (unsigned long long)st.overwritten,
 			       (unsigned long long)st.torn,
 			       (unsigned long long)st.skipped,
-			       (unsigned long long)st.corrupt);
+			       (unsigned long long)st.corrupt, name);
 		}
 		free(bytes);
 		shmlog_reader_close(rd);

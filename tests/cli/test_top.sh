@@ -104,9 +104,9 @@ same "per lane" "alpha exited 3 0 0|beta live 4 0 0|delta dead 1 0 0|gamma exite
 
 # info: the lane of an exited writer has its pid and name, not pid 0
 out=$("$S" info -b $B)
-has "info: exited writer" "^ +[0-9]+ +exited +$alpha_pid +$alpha_pid +alpha " "$out"
-has "info: dead writer" "^ +[0-9]+ +dead +$delta_pid +$delta_pid +delta " "$out"
-has "info: live writer" "^ +[0-9]+ +live +$beta_pid +$beta_pid +beta " "$out"
+has "info: exited writer" "^ +[0-9]+ +exited +$alpha_pid +$alpha_pid .* alpha$" "$out"
+has "info: dead writer" "^ +[0-9]+ +dead +$delta_pid +$delta_pid .* delta$" "$out"
+has "info: live writer" "^ +[0-9]+ +live +$beta_pid +$beta_pid .* beta$" "$out"
 
 if command -v python3 >/dev/null; then
 	json=$("$S" top -b $B --once -v json)
