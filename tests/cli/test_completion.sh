@@ -68,6 +68,10 @@ check_shell() { # check_shell NAME FUNCTION LEVELS_AFTER_net:
 	has "$n: tags with -b before the command" "disk: .*net:" "$($f "shmlog -b $B tail ")"
 	same "$n: TAG:P" "$levels" "$($f "shmlog cat -b $B net:")"
 	has "$n: priorities" "(^| )err( |$)" "$($f 'shmlog write -p e')"
+	has "$n: top" "(^| )top( |$)" "$($f 'shmlog to')"
+	has "$n: top --by" "(^| )lane( |$)" "$($f 'shmlog top --by l')"
+	has "$n: top -s" "(^| )total-bytes( |$)" "$($f 'shmlog top -s total-')"
+	same "$n: top -v" "json " "$($f 'shmlog top -v j')"
 }
 
 check_shell bash bash_comp "D E F I S V W "
