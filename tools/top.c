@@ -430,11 +430,11 @@ static void print_text(struct top *t, struct row **v, size_t n,
 		snprintf(since, sizeof(since), "(no records)");
 	if (t->live_tty)
 		fputs("\033[H\033[2J", stdout);
-	printf("shmlog top - %s - buffer %s - last %.1f s\n", now,
+	printf("shmlog top - %s - buffer %s - interval %.1f s\n", now,
 	       cli_buffer_name(), interval);
-	printf("RECS, BYTES: the last interval; ALL_RECS, ALL_BYTES: since "
-	       "%s, the oldest record\nheld when top started. Since the "
-	       "buffer's creation: %llu written, %u live writer%s,\n%llu "
+	printf("RECS, BYTES: the last interval. ALL_RECS, ALL_BYTES: since "
+	       "%s,\nthe oldest record the buffer held when top started. "
+	       "Since its creation:\n%llu written, %u live writer%s, %llu "
 	       "dropped (no free lane), %llu torn.\n\n",
 	       since, (unsigned long long)in->written, in->writers,
 	       in->writers == 1 ? "" : "s", (unsigned long long)in->dropped,

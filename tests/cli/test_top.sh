@@ -87,7 +87,8 @@ same "alpha: named after it exited" "alpha exited 0 0 3 168" "$(row "$alpha_pid"
 same "gamma: named after it exited" "gamma exited 0 0 2 112" "$(row "$gamma_pid")"
 same "beta: live" "beta live 0 0 4 224" "$(row "$beta_pid")"
 same "delta: died holding its lane" "delta dead 0 0 1 56" "$(row "$delta_pid")"
-has "the period is said" "since [0-9-]+ [0-9:]+, the oldest record" "$out"
+has "the period is said" "since [0-9-]+ [0-9:]+,$" "$out"
+has "the period is said" "^the oldest record the buffer held when top started" "$out"
 same "most records first" "$beta_pid" "$(awk 'NR == 7 {print $1}' <<<"$out")"
 
 # per tag and per priority
