@@ -794,6 +794,11 @@ struct shmlog_lane_writer {
 	/* 1 while it holds the lane (its process alive, judged by the
 	 * lane's lock), 0 once it gave the lane back, exited or died */
 	uint8_t alive;
+	/* 1 if it died holding the lane and a later writer found it so
+	 * (and repaired the lane); a writer dead but not yet found has
+	 * alive 0 and the lane's owner_pid still set
+	 * (shmlog_lane_stats) */
+	uint8_t died;
 };
 
 /* Fill @w with lane @lane's last claimer. Written once per claim by
@@ -806,6 +811,17 @@ struct shmlog_lane_writer {
  * on failure. Not thread-safe with other calls on @r. */
 int shmlog_reader_lane_writer(const shmlog_reader_t *r, unsigned lane,
 			      struct shmlog_lane_writer *w);
+
+/* A lane's ident names only its last claimer; writers that took turns in
+ * one lane (one-shot commands go on in the lane given back last) are
+ * named by the buffer's last SHMLOG_RECENT_WRITERS claims, kept in as
+ * many slots, in no order. Fill @w with slot @i's writer (alive as
+ * above). Returns 0, -ENOENT if the slot is empty (or an archive
+ * reader), -EAGAIN, -EINVAL if @i >= SHMLOG_RECENT_WRITERS, -EIO as
+ * shmlog_reader_lane_writer(). */
+#define SHMLOG_RECENT_WRITERS 8
+int shmlog_reader_recent_writer(const shmlog_reader_t *r, unsigned i,
+				struct shmlog_lane_writer *w);
 
 /* Number of lanes of the reader's buffer. */
 unsigned shmlog_reader_lanes(const shmlog_reader_t *r);

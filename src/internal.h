@@ -127,7 +127,10 @@ struct shmlog__lane {
 		/* odd while being written, even once done; 0: never */
 		_Atomic uint32_t gen;
 		_Atomic uint32_t pid, tid; /* as the writer saw them */
-		uint32_t reserved; /* 0 */
+		/* in the recent writers' slots: the lane claimed, + 1; 0 in
+		 * a lane's own, where IDENT_DIED says that the writer died
+		 * holding the lane (a later claimer repaired it) */
+		_Atomic uint32_t lane;
 		/* its process name (comm), NUL-padded; not terminated if
 		 * 16 bytes long */
 		_Atomic uint64_t name[2];
@@ -261,6 +264,35 @@ _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__ANCHOR_OFF,
 _Static_assert(SHMLOG__ANCHOR_OFF + sizeof(struct shmlog__anchors) <=
 		       SHMLOG__PAGE,
 	       "the anchors fit page 0");
+
+/* The writers that claimed lanes last (format 2.2), after the anchors at
+ * the end of page 0: a lane's ident names only its last claimer, and
+ * writers that take turns in one lane (one-shot commands go on in the
+ * lane given back last) would go unnamed once they exit. Each claim takes
+ * the next slot (count, fetch-add) whose ident is not being written, by a
+ * CAS of its even sequence word to odd; slots hold no order. Zero (empty)
+ * in buffers made before. */
+#define SHMLOG__RECENT_OFF 3776
+#define SHMLOG__RECENT 8
+
+struct shmlog__recent {
+	_Atomic uint64_t count; /* claims recorded so far */
+	uint64_t pad[7];
+	struct shmlog__ident slot[SHMLOG__RECENT];
+};
+
+_Static_assert(SHMLOG__ANCHOR_OFF + sizeof(struct shmlog__anchors) <=
+		       SHMLOG__RECENT_OFF,
+	       "the recent writers do not overlap the anchors");
+_Static_assert(SHMLOG__RECENT_OFF + sizeof(struct shmlog__recent) <=
+		       SHMLOG__PAGE,
+	       "the recent writers fit page 0");
+
+static inline struct shmlog__recent *hdr_recent(const struct shmlog__hdr *h)
+{
+	return (struct shmlog__recent *)(void *)((unsigned char *)h +
+						 SHMLOG__RECENT_OFF);
+}
 
 static inline struct shmlog__anchors *hdr_anchors(const struct shmlog__hdr *h)
 {
@@ -549,16 +581,23 @@ void shmlog__owner_close(struct shmlog *h);
  * On failure the child may not claim lanes through @h. */
 int shmlog__owner_reopen(struct shmlog *h);
 
-/* Record the lane's claimer (format 2.2): @pid, @tid and the process's
- * name, kept after it gives the lane back. The caller holds the lane (an
- * exclusive one). A few syscalls: claims only. Async-signal-safe. */
-void shmlog__ident_store(struct shmlog__lane *ctl, uint32_t pid, uint32_t tid);
-/* Who claimed @ctl's lane last: 0 with *@pid, *@tid and @name (16 bytes,
- * NUL-padded, not terminated if all 16 are used), -ENOENT if nobody
- * recorded itself, -EAGAIN if it kept changing under the reader. Reads the
- * mapping: call it guarded. */
-int shmlog__ident_load(const struct shmlog__lane *ctl, uint32_t *pid,
-		       uint32_t *tid, char name[16]);
+/* Record lane @lane's claimer (format 2.2): @pid, @tid and the
+ * process's name, in the lane's ident and in a slot of the recent writers
+ * (page 0 of @s's writable header), kept after it gives the lane back.
+ * The caller holds the lane (an exclusive one). A few syscalls: claims
+ * only. Async-signal-safe. */
+void shmlog__ident_store(const struct shmlog__seg *s, unsigned lane,
+			 uint32_t pid, uint32_t tid);
+#define IDENT_DIED 0x80000000u
+/* Say in lane @ctl's ident that its writer died holding the lane: by the
+ * claimer that found it dead, holding the lane now. */
+void shmlog__ident_died(struct shmlog__lane *ctl);
+/* An ident's writer: 0 with *@pid, *@tid, *@lane (the ident's lane
+ * field) and @name (16 bytes, NUL-padded, not terminated if all 16 are
+ * used), -ENOENT if nobody recorded itself, -EAGAIN if it kept changing
+ * under the reader. Reads the mapping: call it guarded. */
+int shmlog__ident_load(const struct shmlog__ident *id, uint32_t *pid,
+		       uint32_t *tid, uint32_t *lane, char name[16]);
 /* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
  * by a dead owner: then whatever it left is repaired). true on success,
  * with @w filled. @w->h and @w->tid must be set. */

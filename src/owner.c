@@ -53,7 +53,9 @@
  * write path) under a sequence word, as the filter's generation: odd
  * while written, so a reader copies, re-checks and retries a bounded
  * number of times. The claimer holds the lane's lock: one writer at a
- * time.
+ * time. The same ident goes into one of the recent writers' slots in page
+ * 0 (struct shmlog__recent), so that writers taking turns in one lane
+ * stay named; there a CAS of the sequence word decides who writes.
  *
  * Costs: a claim is one fcntl() (two on a lane left by a dead owner), a
  * release one, opening a handle one or a few (its slot); the write path
@@ -356,32 +358,77 @@ static void process_name(char out[16])
 		memcpy(out, buf, 16);
 }
 
-void shmlog__ident_store(struct shmlog__lane *ctl, uint32_t pid, uint32_t tid)
+/* Fill @id, whose sequence word the caller turned odd (@odd): fields,
+ * then the even word. */
+static void ident_fill(struct shmlog__ident *id, uint32_t odd, uint32_t pid,
+		       uint32_t tid, uint32_t lane, const uint64_t name[2])
 {
-	char name[16];
-	uint64_t w[2];
-	process_name(name);
-	memcpy(w, name, sizeof(w));
-	struct shmlog__ident *id = &ctl->ident;
-	uint32_t gen = atomic_load_explicit(&id->gen, memory_order_relaxed);
-	gen = (gen | 1) + 2; /* odd: being written (and never 0 again) */
-	atomic_store_explicit(&id->gen, gen, memory_order_relaxed);
 	/* LMM(ident:A) the odd word before the fields; pairs with
 	 * LMM(ident:D) */
 	shmlog__fence_release();
 	atomic_store_explicit(&id->pid, pid, memory_order_relaxed);
 	atomic_store_explicit(&id->tid, tid, memory_order_relaxed);
-	atomic_store_explicit(&id->name[0], w[0], memory_order_relaxed);
-	atomic_store_explicit(&id->name[1], w[1], memory_order_relaxed);
+	atomic_store_explicit(&id->lane, lane, memory_order_relaxed);
+	atomic_store_explicit(&id->name[0], name[0], memory_order_relaxed);
+	atomic_store_explicit(&id->name[1], name[1], memory_order_relaxed);
 	/* LMM(ident:B) the fields before the even word; pairs with
 	 * LMM(ident:C) */
-	atomic_store_explicit(&id->gen, gen + 1, memory_order_release);
+	atomic_store_explicit(&id->gen, odd + 1, memory_order_release);
 }
 
-int shmlog__ident_load(const struct shmlog__lane *ctl, uint32_t *pid,
-		       uint32_t *tid, char name[16])
+void shmlog__ident_store(const struct shmlog__seg *s, unsigned lane,
+			 uint32_t pid, uint32_t tid)
 {
-	const struct shmlog__ident *id = &ctl->ident;
+	char name[16];
+	uint64_t w[2];
+	process_name(name);
+	memcpy(w, name, sizeof(w));
+	/* the lane's own: ours alone while we hold the lane (a word left
+	 * odd by a claimer that died writing it is ours to write over) */
+	struct shmlog__ident *id = &seg_lane(s, lane)->ident;
+	uint32_t g = atomic_load_explicit(&id->gen, memory_order_relaxed);
+	uint32_t odd = (g | 1) + 2; /* odd, and never 0 again */
+	atomic_store_explicit(&id->gen, odd, memory_order_relaxed);
+	ident_fill(id, odd, pid, tid, 0, w);
+
+	/* a recent writers' slot: shared, so taken by a CAS from even to
+	 * odd; one left odd by a writer that died there is skipped for
+	 * good (the slot is lost, its neighbours serve) */
+	if (!s->writable)
+		return;
+	struct shmlog__recent *rc = hdr_recent(s->hdr);
+	uint64_t n = atomic_fetch_add_explicit(&rc->count, 1,
+					       memory_order_relaxed);
+	for (unsigned k = 0; k < SHMLOG__RECENT; k++) {
+		struct shmlog__ident *sl = &rc->slot[(n + k) % SHMLOG__RECENT];
+		g = atomic_load_explicit(&sl->gen, memory_order_relaxed);
+		if ((g & 1) || !atomic_compare_exchange_strong_explicit(
+				       &sl->gen, &g, g + 1,
+				       memory_order_relaxed,
+				       memory_order_relaxed))
+			continue;
+		ident_fill(sl, g + 1, pid, tid, lane + 1, w);
+		return;
+	}
+}
+
+void shmlog__ident_died(struct shmlog__lane *ctl)
+{
+	struct shmlog__ident *id = &ctl->ident;
+	uint32_t g = atomic_load_explicit(&id->gen, memory_order_relaxed);
+	if (!g)
+		return; /* nobody named: nothing to say of them */
+	uint32_t odd = (g | 1) + 2;
+	atomic_store_explicit(&id->gen, odd, memory_order_relaxed);
+	shmlog__fence_release(); /* LMM(ident:A) */
+	atomic_fetch_or_explicit(&id->lane, IDENT_DIED, memory_order_relaxed);
+	/* LMM(ident:B) */
+	atomic_store_explicit(&id->gen, odd + 1, memory_order_release);
+}
+
+int shmlog__ident_load(const struct shmlog__ident *id, uint32_t *pid,
+		       uint32_t *tid, uint32_t *lane, char name[16])
+{
 	for (int tries = 0; tries < 8; tries++) {
 		/* LMM(ident:C) */
 		uint32_t g = atomic_load_explicit(&id->gen,
@@ -394,6 +441,8 @@ int shmlog__ident_load(const struct shmlog__lane *ctl, uint32_t *pid,
 						  memory_order_relaxed);
 		uint32_t t = atomic_load_explicit(&id->tid,
 						  memory_order_relaxed);
+		uint32_t l = atomic_load_explicit(&id->lane,
+						  memory_order_relaxed);
 		uint64_t w[2] = {
 			atomic_load_explicit(&id->name[0], memory_order_relaxed),
 			atomic_load_explicit(&id->name[1], memory_order_relaxed),
@@ -404,6 +453,7 @@ int shmlog__ident_load(const struct shmlog__lane *ctl, uint32_t *pid,
 			continue;
 		*pid = p;
 		*tid = t;
+		*lane = l;
 		memcpy(name, w, 16);
 		return 0;
 	}

@@ -150,7 +150,7 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	hint = hint - 1 < excl ? hint - 1 : w->tid;
 	if (claim_in(h, w, me, 0, excl, hint)) {
 		/* who we are, kept for people after we are gone */
-		shmlog__ident_store(w->ctl, w->pid, w->tid);
+		shmlog__ident_store(&h->seg, w->lane, w->pid, w->tid);
 		/* dead writers' chunks are nobody's share from now on */
 		shmlog__reap_dead(h, me, w->tid);
 	} else

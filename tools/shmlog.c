@@ -492,7 +492,9 @@ static int cmd_info(int argc, char **argv)
 		}
 		/* OWNER: "live" while the writer's process holds the lane's
 		 * lock, "dead" when it died holding the lane (the next writer
-		 * takes it over), "exited" when it gave the lane back;
+		 * takes it over; still "dead", its name kept, once a later
+		 * writer repaired the lane), "exited" when it gave the lane
+		 * back;
 		 * PID/TID as the writer saw them, NAME its process name; HELD: the
 		 * records the buffer keeps, BYTES their size, SHARE that as
 		 * a share of the fair share ("-": no writer, its records are
@@ -515,6 +517,7 @@ static int cmd_info(int argc, char **argv)
 			bool held = st.owner_pid || st.owner_tid;
 			const char *owner = st.owner_alive ? "live"
 					    : held	   ? "dead"
+					    : known && lw.died ? "dead"
 					    : known	   ? "exited"
 							   : "-";
 			uint32_t pid = held || !known ? st.owner_pid : lw.pid;

@@ -90,6 +90,9 @@ struct top {
 	struct shmlog_lane_writer *lw;
 	int *lw_ok;
 	struct shmlog_lane_stats *ls;
+	/* the buffer's last claims: writers that took turns in a lane */
+	struct shmlog_lane_writer rw[SHMLOG_RECENT_WRITERS];
+	bool rw_ok[SHMLOG_RECENT_WRITERS];
 	bool tty_raw;
 	struct termios saved;
 };
@@ -247,6 +250,9 @@ static void lanes_refresh(struct top *t)
 		if (shmlog_reader_lane_stats(t->rd, i, &t->ls[i]))
 			memset(&t->ls[i], 0, sizeof(t->ls[i]));
 	}
+	for (unsigned i = 0; i < SHMLOG_RECENT_WRITERS; i++)
+		t->rw_ok[i] = shmlog_reader_recent_writer(t->rd, i,
+							  &t->rw[i]) == 0;
 }
 
 /* A lane's state: its writer holds it, gave it back, or died holding
@@ -258,7 +264,10 @@ static const char *lane_state(const struct top *t, unsigned i)
 		return "live";
 	if (s->owner_pid || s->owner_tid)
 		return "dead";
-	return t->lw_ok[i] ? "exited" : "-";
+	if (!t->lw_ok[i])
+		return "-";
+	/* found dead by a later writer, which repaired the lane */
+	return t->lw[i].died ? "dead" : "exited";
 }
 
 static void fill_lane(struct top *t, struct row *w)
@@ -278,7 +287,8 @@ static void fill_lane(struct top *t, struct row *w)
 }
 
 /* A pid's name and state: from the lanes that name it (the one it
- * holds, or the last it claimed), else its name from /proc while it runs.
+ * holds, or the last it claimed), or the buffer's last claims, else its
+ * name from /proc while it runs.
  * The lanes' books are not a pid's: several writers may take turns in a
  * lane, so they are shown per lane only (--by lane). */
 static void fill_pid(struct top *t, struct row *w)
@@ -296,7 +306,16 @@ static void fill_pid(struct top *t, struct row *w)
 			named = true;
 		}
 		live |= holds && s->owner_alive;
-		dead |= holds && !s->owner_alive;
+		dead |= (holds && !s->owner_alive) || (last && t->lw[i].died);
+	}
+	/* a writer that took its turn in a lane another claimed since */
+	for (unsigned i = 0; i < SHMLOG_RECENT_WRITERS && pid; i++) {
+		if (!t->rw_ok[i] || t->rw[i].pid != pid)
+			continue;
+		if (!named)
+			memcpy(w->name, t->rw[i].name, sizeof(w->name));
+		named = true;
+		live |= t->rw[i].alive;
 	}
 	if (!named) {
 		const char *n = proc_name(t, pid);

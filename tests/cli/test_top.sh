@@ -23,7 +23,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-for n in alpha gamma beta delta; do ln -s "$S" "$dir/$n"; done
+for n in alpha gamma beta delta eps zeta; do ln -s "$S" "$dir/$n"; done
 
 # wait_for DESCRIPTION COMMAND...: poll COMMAND until it succeeds, 20 s at most
 wait_for() {
@@ -74,9 +74,20 @@ wait_for "gamma's records" has_n disk 2
 wait_for "delta's records" has_n cpu 1
 # alpha and gamma exit (they give their lanes back); delta is killed
 # holding its lane; beta stays
-exec {alpha_fd}>&- {gamma_fd}>&-
-wait "$alpha_pid" "$gamma_pid"
+exec {alpha_fd}>&-
+wait "$alpha_pid"
+exec {gamma_fd}>&-
+wait "$gamma_pid"
 { kill -KILL "$delta_pid"; wait "$delta_pid"; } 2>/dev/null
+
+# two one-shot writers, one after the other: they take turns in one lane
+# (gamma's, given back last), whose ident keeps only the second; the
+# buffer's last claims name them all
+ok "eps writes" "$dir/eps" write -b $B -t once -p I "eps 1"
+pid_of() { "$S" cat -b $B -v json -s once | sed -n 's/.*"pid":\([0-9]*\).*"msg":"'"$1"'".*/\1/p'; }
+eps_pid=$(pid_of "eps 1")
+ok "zeta writes" "$dir/zeta" write -b $B -t once -p I "zeta 1"
+zeta_pid=$(pid_of "zeta 1")
 
 # the pid view, as a table: PID NAME STATE RECS BYTES ALL_RECS ALL_BYTES
 out=$("$S" top -b $B --once)
@@ -87,20 +98,22 @@ same "alpha: named after it exited" "alpha exited 0 0 3 168" "$(row "$alpha_pid"
 same "gamma: named after it exited" "gamma exited 0 0 2 112" "$(row "$gamma_pid")"
 same "beta: live" "beta live 0 0 4 224" "$(row "$beta_pid")"
 same "delta: died holding its lane" "delta dead 0 0 1 56" "$(row "$delta_pid")"
+same "eps: named after its turn" "eps exited 0 0 1 56" "$(row "$eps_pid")"
+same "zeta: named after its turn" "zeta exited 0 0 1 56" "$(row "$zeta_pid")"
 has "the period is said" "since [0-9-]+ [0-9:]+,$" "$out"
 has "the period is said" "^the oldest record the buffer held when top started" "$out"
 same "most records first" "$beta_pid" "$(awk 'NR == 7 {print $1}' <<<"$out")"
 
 # per tag and per priority
 out=$("$S" top -b $B --once --by tag -s key)
-same "per tag" "cpu 1 56|disk 2 112|net 7 392" \
+same "per tag" "cpu 1 56|disk 2 112|net 7 392|once 2 112" \
 	"$(awk 'NR > 6 {printf "%s%s %s %s", (NR > 7 ? "|" : ""), $1, $4, $5}' <<<"$out")"
 out=$("$S" top -b $B --once --by prio -s key)
-same "per priority" "D 1|I 3|W 4|E 2" \
+same "per priority" "D 1|I 5|W 4|E 2" \
 	"$(awk 'NR > 6 {printf "%s%s %s", (NR > 7 ? "|" : ""), $1, $4}' <<<"$out")"
 # per lane: every writer's books since creation
 out=$("$S" top -b $B --once --by lane -s lost)
-same "per lane" "alpha exited 3 0 0|beta live 4 0 0|delta dead 1 0 0|gamma exited 2 0 0" \
+same "per lane" "alpha exited 3 0 0|beta live 4 0 0|delta dead 1 0 0|zeta exited 4 0 0" \
 	"$(awk 'NR > 6 {print $3, $4, $9, $10, $11}' <<<"$out" | sort | paste -sd '|')"
 
 # info: the lane of an exited writer has its pid and name, not pid 0
@@ -117,14 +130,16 @@ d = json.loads(sys.stdin.read())
 want = {int(sys.argv[1]): ("alpha", "exited", 3, 168),
         int(sys.argv[2]): ("gamma", "exited", 2, 112),
         int(sys.argv[3]): ("beta", "live", 4, 224),
-        int(sys.argv[4]): ("delta", "dead", 1, 56)}
+        int(sys.argv[4]): ("delta", "dead", 1, 56),
+        int(sys.argv[5]): ("eps", "exited", 1, 56),
+        int(sys.argv[6]): ("zeta", "exited", 1, 56)}
 got = {r["pid"]: (r["name"], r["state"], r["all_records"], r["all_bytes"])
        for r in d["rows"]}
 assert got == want, (got, want)
 assert all(r["records"] == 0 and r["bytes"] == 0 for r in d["rows"])
-assert d["by"] == "pid" and d["written"] == 10 and d["interval_s"] == 0
+assert d["by"] == "pid" and d["written"] == 12 and d["interval_s"] == 0
 assert [r["pid"] for r in d["rows"]][0] == int(sys.argv[3])  # most first
-' "$alpha_pid" "$gamma_pid" "$beta_pid" "$delta_pid" <<<"$json"
+' "$alpha_pid" "$gamma_pid" "$beta_pid" "$delta_pid" "$eps_pid" "$zeta_pid" <<<"$json"
 	json=$("$S" top -b $B --once -v json --by lane)
 	ok "json: lanes" python3 -c '
 import json, sys
@@ -132,7 +147,7 @@ d = json.loads(sys.stdin.read())
 got = sorted((r["name"], r["state"], r["written"], r["overwritten"], r["torn"],
               r["all_records"]) for r in d["rows"])
 assert got == [("alpha", "exited", 3, 0, 0, 3), ("beta", "live", 4, 0, 0, 4),
-               ("delta", "dead", 1, 0, 0, 1), ("gamma", "exited", 2, 0, 0, 2)], got
+               ("delta", "dead", 1, 0, 0, 1), ("zeta", "exited", 4, 0, 0, 4)], got
 ' <<<"$json"
 else
 	skip "python3 missing (Debian package python3): the JSON checks"
