@@ -525,7 +525,7 @@ static int cmd_info(int argc, char **argv)
 			const char *name =
 				known && lw.pid == pid && lw.tid == tid &&
 						lw.name[0]
-					? lw.name
+					? cli_printable(lw.name)
 					: "?";
 			damaged += st.corrupt;
 			uint64_t b = bytes ? bytes[i] : 0;

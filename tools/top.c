@@ -56,7 +56,8 @@ static const char *const sort_names[] = {"records", "bytes",
 /* One group's figures. */
 struct row {
 	uint64_t id; /* pid, priority or lane; a tag's hash */
-	char tag[SHMLOG_TAG_MAX + 1]; /* BY_TAG only */
+	char tag[SHMLOG_TAG_MAX + 1]; /* BY_TAG only (may hold NULs) */
+	size_t tag_len;
 	bool used;
 	bool other; /* the overflow row */
 	uint64_t recs, bytes; /* the last interval */
@@ -170,12 +171,13 @@ static struct row *row_of(struct top *t, const struct shmlog_record *r)
 			if (t->by == BY_TAG) {
 				memcpy(w->tag, r->tag, tag_len);
 				w->tag[tag_len] = '\0';
+				w->tag_len = tag_len;
 			}
 			t->used++;
 			return w;
 		}
 		if (w->id == id &&
-		    (t->by != BY_TAG || (strlen(w->tag) == tag_len &&
+		    (t->by != BY_TAG || (w->tag_len == tag_len &&
 					 !memcmp(w->tag, r->tag, tag_len))))
 			return w;
 		j = (j + 1) & (t->cap - 1);
@@ -208,7 +210,8 @@ static const char *proc_name(struct top *t, uint32_t pid)
 			return t->names[i].name;
 	char path[40], name[17] = {0};
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	FILE *f = pid ? fopen(path, "re") : NULL;
+	/* bounded: a buffer may name any number of pids */
+	FILE *f = pid && t->nnames < 1024 ? fopen(path, "re") : NULL;
 	if (!f)
 		return NULL;
 	size_t n = fread(name, 1, 16, f);
@@ -367,8 +370,13 @@ static int cmp_rows(const void *pa, const void *pb)
 			return x[k] > y[k] ? -1 : 1; /* most first */
 	if (a->other != b->other)
 		return a->other ? 1 : -1;
-	if (g_by == BY_TAG)
-		return strcmp(a->tag, b->tag);
+	if (g_by == BY_TAG) {
+		size_t n = a->tag_len < b->tag_len ? a->tag_len : b->tag_len;
+		int c = memcmp(a->tag, b->tag, n);
+		if (c || a->tag_len == b->tag_len)
+			return c;
+		return a->tag_len < b->tag_len ? -1 : 1;
+	}
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
@@ -421,8 +429,16 @@ static void key_text(const struct top *t, const struct row *r, char *buf,
 {
 	if (r->other)
 		snprintf(buf, n, "(other)");
-	else if (t->by == BY_TAG)
-		snprintf(buf, n, "%s", r->tag);
+	else if (t->by == BY_TAG) {
+		/* a tag is the writer's bytes: no control character reaches
+		 * the terminal */
+		size_t k = 0;
+		for (; k < r->tag_len && k + 1 < n; k++) {
+			unsigned char c = (unsigned char)r->tag[k];
+			buf[k] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+		}
+		buf[k] = '\0';
+	}
 	else if (t->by == BY_PRIO)
 		snprintf(buf, n, "%c", shmlog_prio_char((int)r->id));
 	else
@@ -497,9 +513,12 @@ static void print_text(struct top *t, struct row **v, size_t n,
 						   !t->lw_ok[r->id]
 					       ? 0
 					       : t->lw[r->id].pid);
-		if (named)
-			printf(" %-16s %-6s", r->name[0] ? r->name : "?",
+		if (named) {
+			char nm[sizeof(r->name)];
+			memcpy(nm, r->name, sizeof(nm));
+			printf(" %-16s %-6s", nm[0] ? cli_printable(nm) : "?",
 			       r->state);
+		}
 		printf(" %9llu %10llu %10llu %12llu",
 		       (unsigned long long)r->recs,
 		       (unsigned long long)r->bytes,
@@ -516,14 +535,18 @@ static void print_text(struct top *t, struct row **v, size_t n,
 		printf("(%zu more; sort with -s, or use --once)\n", n - limit);
 }
 
-static void json_str(const char *s)
+static void json_strn(const char *s, size_t n)
 {
-	size_t n = strlen(s);
 	char buf[SHMLOG__JSON_STR_MAX(SHMLOG_TAG_MAX)];
 	size_t len = shmlog__json_str(buf, sizeof(buf), s, n, NULL);
 	fwrite(buf, 1, len < sizeof(buf) ? len : 0, stdout);
 	if (len >= sizeof(buf))
 		fputs("\"\"", stdout);
+}
+
+static void json_str(const char *s)
+{
+	json_strn(s, strlen(s));
 }
 
 static void print_json(struct top *t, struct row **v, size_t n,
@@ -547,7 +570,7 @@ static void print_json(struct top *t, struct row **v, size_t n,
 			printf("\"other\":true");
 		else if (t->by == BY_TAG) {
 			printf("\"tag\":");
-			json_str(r->tag);
+			json_strn(r->tag, r->tag_len);
 		} else if (t->by == BY_PRIO)
 			printf("\"prio\":\"%c\"", shmlog_prio_char((int)r->id));
 		else

@@ -186,6 +186,12 @@ wait_for "top ends on SIGTERM" gone
 wait "$top_pid"
 same "SIGTERM: exit 0" 0 $?
 
+# a tag is anyone's bytes: no escape sequence reaches the terminal
+ok "escape tag" "$S" write -b $B -t $'e\x1b[2Jx' "esc"
+out=$("$S" top -b $B --once --by tag)
+hasnt "no ESC in text" $'\x1b' "$out"
+has "escaped tag shown" '^e\?\[2Jx ' "$out"
+
 # bad options say what was wrong and what to do
 bad "bad --by" "bad --by 'lan'.*did you mean 'lane'" "$S" top -b $B --by lan
 bad "bad -s" "bad -s 'rec'.*did you mean 'records'" "$S" top -b $B -s rec
