@@ -607,6 +607,8 @@ static int show(struct top *t, double interval)
 {
 	struct shmlog_info in;
 	int err = shmlog_stat(cli_buffer, &in);
+	if (err == -EINTR && cli_stop)
+		return 0; /* stopped by a signal in a syscall: quit quietly */
 	if (err)
 		return cli_fail("top", err);
 	lanes_refresh(t);
@@ -898,7 +900,8 @@ int cmd_top(int argc, char **argv)
 		rc = show(&t, (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 	}
 	top_free(&t);
-	if (err)
+	/* a signal that stops top may interrupt a syscall on its way */
+	if (err && !(err == -EINTR && cli_stop))
 		return cli_fail("top", err);
 	return rc;
 }
