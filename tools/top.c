@@ -10,8 +10,9 @@
  * (the buffer keeps no per-tag counts since its creation: what was
  * overwritten before is gone). The per-lane books the segment does keep
  * since creation come from shmlog_reader_lane_stats(): records written,
- * overwritten before any reader got them, torn; and each lane's last
- * writer, named after it has exited, from shmlog_reader_lane_writer().
+ * overwritten before any reader got them, torn; and the writers, named
+ * after they have exited: each lane's last (shmlog_reader_lane_writer())
+ * and the buffer's last claims (shmlog_reader_recent_writer()).
  *
  * Every loop is bounded by the interval's deadline and checks cli_stop
  * (SIGINT, SIGTERM); on a terminal `q` quits.
