@@ -803,6 +803,44 @@ struct shmlog_lane_stats {
 	uint64_t corrupt; /* places found damaged (each counted once) */
 };
 
+/* Who claimed a lane last (shmlog_reader_lane_writer()): kept in the
+ * buffer after the writer gives the lane back or dies, so that a writer
+ * that has exited can still be named. */
+struct shmlog_lane_writer {
+	uint32_t pid, tid; /* as the writer saw them (its pid namespace) */
+	char name[17]; /* its process name (comm) at the claim, "" if none */
+	/* 1 while it holds the lane (its process alive, judged by the
+	 * lane's lock), 0 once it gave the lane back, exited or died */
+	uint8_t alive;
+	/* 1 if it died holding the lane and a later writer found it so
+	 * (and repaired the lane); a writer dead but not yet found has
+	 * alive 0 and the lane's owner_pid still set
+	 * (shmlog_lane_stats) */
+	uint8_t died;
+};
+
+/* Fill @w with lane @lane's last claimer. Written once per claim by
+ * writers of format 2.2 and later (never per record); lanes lent one
+ * record at a time (the last eighth) keep none. Returns 0, -ENOENT if no
+ * writer recorded itself in the lane (never claimed since the buffer was
+ * made, a shared lane, an archive reader), -EAGAIN if a claimer kept
+ * rewriting it while it was read (try again), -EINVAL if @lane is out of
+ * range, -EIO if the file was truncated under the reader. @w is untouched
+ * on failure. Not thread-safe with other calls on @r. */
+int shmlog_reader_lane_writer(const shmlog_reader_t *r, unsigned lane,
+			      struct shmlog_lane_writer *w);
+
+/* A lane's ident names only its last claimer; writers that took turns in
+ * one lane (one-shot commands go on in the lane given back last) are
+ * named by the buffer's last SHMLOG_RECENT_WRITERS claims, kept in as
+ * many slots, in no order. Fill @w with slot @i's writer (alive as
+ * above). Returns 0, -ENOENT if the slot is empty (or an archive
+ * reader), -EAGAIN, -EINVAL if @i >= SHMLOG_RECENT_WRITERS, -EIO as
+ * shmlog_reader_lane_writer(). */
+#define SHMLOG_RECENT_WRITERS 8
+int shmlog_reader_recent_writer(const shmlog_reader_t *r, unsigned i,
+				struct shmlog_lane_writer *w);
+
 /* Number of lanes of the reader's buffer. */
 unsigned shmlog_reader_lanes(const shmlog_reader_t *r);
 

@@ -21,7 +21,9 @@
 
 #define SHMLOG__MAGIC "SHMLOG\x1a\x01"
 #define SHMLOG__VERSION_MAJOR 2 /* 2: elastic lanes (chunks) */
-#define SHMLOG__VERSION_MINOR 1 /* 1: reserved chunks (CHUNK_RESV) */
+/* 1: reserved chunks (CHUNK_RESV); 2: the lane's writer (struct
+ * shmlog__ident), kept after it exits */
+#define SHMLOG__VERSION_MINOR 2
 
 #define SHMLOG__CACHELINE 64
 #define SHMLOG__PAGE 4096
@@ -123,7 +125,20 @@ struct shmlog__lane {
 	 * it are a departed writer's, not this writer's (ring.c, the space
 	 * policy). Exclusive lanes only; written once per claim. */
 	_Atomic uint64_t claim_mark;
-	uint64_t pad0[4];
+	/* who claimed the lane last (minor 2; zero before, and in shared
+	 * lanes): kept after the writer is gone, for people */
+	struct shmlog__ident {
+		/* odd while being written, even once done; 0: never */
+		_Atomic uint32_t gen;
+		_Atomic uint32_t pid, tid; /* as the writer saw them */
+		/* in the recent writers' slots: the lane claimed, + 1; 0 in
+		 * a lane's own, where IDENT_DIED says that the writer died
+		 * holding the lane (a later claimer repaired it) */
+		_Atomic uint32_t lane;
+		/* its process name (comm), NUL-padded; not terminated if
+		 * 16 bytes long */
+		_Atomic uint64_t name[2];
+	} ident;
 	uint64_t reserved1 SHMLOG__ALIGNED; /* 0 */
 	_Atomic uint64_t reserve; /* end of the newest reservation */
 	_Atomic uint64_t head; /* end of the newest committed record */
@@ -219,6 +234,7 @@ static inline uint32_t rec_len(uint32_t tag_len, uint32_t msg_len)
 
 _Static_assert(sizeof(struct shmlog__rec) == 40, "record header is 40 bytes");
 _Static_assert(sizeof(struct shmlog__lane) == 128, "lane is two lines");
+_Static_assert(sizeof(struct shmlog__ident) == 32, "ident fills the pad");
 _Static_assert(sizeof(struct shmlog__space) == 64, "space is one line");
 _Static_assert(sizeof(struct shmlog__fmt_table) == 64, "one line");
 _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__PAGE, "header fits a page");
@@ -252,6 +268,35 @@ _Static_assert(sizeof(struct shmlog__hdr) <= SHMLOG__ANCHOR_OFF,
 _Static_assert(SHMLOG__ANCHOR_OFF + sizeof(struct shmlog__anchors) <=
 		       SHMLOG__PAGE,
 	       "the anchors fit page 0");
+
+/* The writers that claimed lanes last (format 2.2), after the anchors at
+ * the end of page 0: a lane's ident names only its last claimer, and
+ * writers that take turns in one lane (one-shot commands go on in the
+ * lane given back last) would go unnamed once they exit. Each claim takes
+ * the next slot (count, fetch-add) whose ident is not being written, by a
+ * CAS of its even sequence word to odd; slots hold no order. Zero (empty)
+ * in buffers made before. */
+#define SHMLOG__RECENT_OFF 3776
+#define SHMLOG__RECENT 8
+
+struct shmlog__recent {
+	_Atomic uint64_t count; /* claims recorded so far */
+	uint64_t pad[7];
+	struct shmlog__ident slot[SHMLOG__RECENT];
+};
+
+_Static_assert(SHMLOG__ANCHOR_OFF + sizeof(struct shmlog__anchors) <=
+		       SHMLOG__RECENT_OFF,
+	       "the recent writers do not overlap the anchors");
+_Static_assert(SHMLOG__RECENT_OFF + sizeof(struct shmlog__recent) <=
+		       SHMLOG__PAGE,
+	       "the recent writers fit page 0");
+
+static inline struct shmlog__recent *hdr_recent(const struct shmlog__hdr *h)
+{
+	return (struct shmlog__recent *)(void *)((unsigned char *)h +
+						 SHMLOG__RECENT_OFF);
+}
 
 static inline struct shmlog__anchors *hdr_anchors(const struct shmlog__hdr *h)
 {
@@ -547,6 +592,23 @@ void shmlog__owner_close(struct shmlog *h);
  * On failure the child may not claim lanes through @h. */
 int shmlog__owner_reopen(struct shmlog *h);
 
+/* Record lane @lane's claimer (format 2.2): @pid, @tid and the
+ * process's name, in the lane's ident and in a slot of the recent writers
+ * (page 0 of @s's writable header), kept after it gives the lane back.
+ * The caller holds the lane (an exclusive one). A few syscalls: claims
+ * only. Async-signal-safe. */
+void shmlog__ident_store(const struct shmlog__seg *s, unsigned lane,
+			 uint32_t pid, uint32_t tid);
+#define IDENT_DIED 0x80000000u
+/* Say in lane @ctl's ident that its writer died holding the lane: by the
+ * claimer that found it dead, holding the lane now. */
+void shmlog__ident_died(struct shmlog__lane *ctl);
+/* An ident's writer: 0 with *@pid, *@tid, *@lane (the ident's lane
+ * field) and @name (16 bytes, NUL-padded, not terminated if all 16 are
+ * used), -ENOENT if nobody recorded itself, -EAGAIN if it kept changing
+ * under the reader. Reads the mapping: call it guarded. */
+int shmlog__ident_load(const struct shmlog__ident *id, uint32_t *pid,
+		       uint32_t *tid, uint32_t *lane, char name[16]);
 /* Claim lane @lane for the caller if free (or, with @steal_dead, abandoned
  * by a dead owner: then whatever it left is repaired). true on success,
  * with @w filled. @w->h and @w->tid must be set. */

@@ -46,6 +46,17 @@
  * (but for a 1 in 2^26 coincidence, in a window of nanoseconds). A word of
  * our own slot and nonce is a thread of ours: tgkill(), in our namespace.
  *
+ * The lane's ident (struct shmlog__ident, format 2.2) keeps who claimed
+ * it last, pid, tid and process name, after the owner word is cleared:
+ * `shmlog info` and `shmlog top` name a writer that has exited. Written at
+ * the claim of a lane to keep (never for a borrowed record, never on the
+ * write path) under a sequence word, as the filter's generation: odd
+ * while written, so a reader copies, re-checks and retries a bounded
+ * number of times. The claimer holds the lane's lock: one writer at a
+ * time. The same ident goes into one of the recent writers' slots in page
+ * 0 (struct shmlog__recent), so that writers taking turns in one lane
+ * stay named; there a CAS of the sequence word decides who writes.
+ *
  * Costs: a claim is one fcntl() (two on a lane left by a dead owner), a
  * release one, opening a handle one or a few (its slot); the write path
  * makes none, a borrowed record none (docs/DESIGN.md).
@@ -55,6 +66,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -321,4 +333,129 @@ int shmlog__owner_reopen(struct shmlog *h)
 	h->slot = -1;
 	h->claims_refused = true;
 	return nfd;
+}
+
+/* The process's name (its main thread's comm) into @out, NUL-padded:
+ * /proc/self/comm, else the calling thread's own name. Async-signal-safe
+ * (a claim may happen in a signal handler's first write). */
+static void process_name(char out[16])
+{
+	memset(out, 0, 16);
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, out, 16);
+		close(fd);
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++)
+				if (out[i] == '\n')
+					memset(out + i, 0, (size_t)(16 - i));
+			if (out[0])
+				return;
+		}
+	}
+	char buf[17] = {0}; /* PR_GET_NAME writes up to 16 bytes */
+	if (prctl(PR_GET_NAME, buf, 0, 0, 0) == 0)
+		memcpy(out, buf, 16);
+}
+
+/* Fill @id, whose sequence word the caller turned odd (@odd): fields,
+ * then the even word. */
+static void ident_fill(struct shmlog__ident *id, uint32_t odd, uint32_t pid,
+		       uint32_t tid, uint32_t lane, const uint64_t name[2])
+{
+	/* LMM(ident:A) the odd word before the fields; pairs with
+	 * LMM(ident:D) */
+	shmlog__fence_release();
+	atomic_store_explicit(&id->pid, pid, memory_order_relaxed);
+	atomic_store_explicit(&id->tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&id->lane, lane, memory_order_relaxed);
+	atomic_store_explicit(&id->name[0], name[0], memory_order_relaxed);
+	atomic_store_explicit(&id->name[1], name[1], memory_order_relaxed);
+	/* LMM(ident:B) the fields before the even word; pairs with
+	 * LMM(ident:C) */
+	atomic_store_explicit(&id->gen, odd + 1, memory_order_release);
+}
+
+void shmlog__ident_store(const struct shmlog__seg *s, unsigned lane,
+			 uint32_t pid, uint32_t tid)
+{
+	char name[16];
+	uint64_t w[2];
+	process_name(name);
+	memcpy(w, name, sizeof(w));
+	/* the lane's own: ours alone while we hold the lane (a word left
+	 * odd by a claimer that died writing it is ours to write over) */
+	struct shmlog__ident *id = &seg_lane(s, lane)->ident;
+	uint32_t g = atomic_load_explicit(&id->gen, memory_order_relaxed);
+	uint32_t odd = (g | 1) + 2; /* odd, and never 0 again */
+	atomic_store_explicit(&id->gen, odd, memory_order_relaxed);
+	ident_fill(id, odd, pid, tid, 0, w);
+
+	/* a recent writers' slot: shared, so taken by a CAS from even to
+	 * odd; one left odd by a writer that died there is skipped for
+	 * good (the slot is lost, its neighbours serve) */
+	if (!s->writable)
+		return;
+	struct shmlog__recent *rc = hdr_recent(s->hdr);
+	uint64_t n = atomic_fetch_add_explicit(&rc->count, 1,
+					       memory_order_relaxed);
+	for (unsigned k = 0; k < SHMLOG__RECENT; k++) {
+		struct shmlog__ident *sl = &rc->slot[(n + k) % SHMLOG__RECENT];
+		g = atomic_load_explicit(&sl->gen, memory_order_relaxed);
+		if ((g & 1) || !atomic_compare_exchange_strong_explicit(
+				       &sl->gen, &g, g + 1,
+				       memory_order_relaxed,
+				       memory_order_relaxed))
+			continue;
+		ident_fill(sl, g + 1, pid, tid, lane + 1, w);
+		return;
+	}
+}
+
+void shmlog__ident_died(struct shmlog__lane *ctl)
+{
+	struct shmlog__ident *id = &ctl->ident;
+	uint32_t g = atomic_load_explicit(&id->gen, memory_order_relaxed);
+	if (!g)
+		return; /* nobody named: nothing to say of them */
+	uint32_t odd = (g | 1) + 2;
+	atomic_store_explicit(&id->gen, odd, memory_order_relaxed);
+	shmlog__fence_release(); /* LMM(ident:A) */
+	atomic_fetch_or_explicit(&id->lane, IDENT_DIED, memory_order_relaxed);
+	/* LMM(ident:B) */
+	atomic_store_explicit(&id->gen, odd + 1, memory_order_release);
+}
+
+int shmlog__ident_load(const struct shmlog__ident *id, uint32_t *pid,
+		       uint32_t *tid, uint32_t *lane, char name[16])
+{
+	for (int tries = 0; tries < 8; tries++) {
+		/* LMM(ident:C) */
+		uint32_t g = atomic_load_explicit(&id->gen,
+						  memory_order_acquire);
+		if (g == 0)
+			return -ENOENT; /* never written */
+		if (g & 1)
+			continue; /* a claimer is writing it */
+		uint32_t p = atomic_load_explicit(&id->pid,
+						  memory_order_relaxed);
+		uint32_t t = atomic_load_explicit(&id->tid,
+						  memory_order_relaxed);
+		uint32_t l = atomic_load_explicit(&id->lane,
+						  memory_order_relaxed);
+		uint64_t w[2] = {
+			atomic_load_explicit(&id->name[0], memory_order_relaxed),
+			atomic_load_explicit(&id->name[1], memory_order_relaxed),
+		};
+		/* LMM(ident:D) the fields before the second look */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&id->gen, memory_order_relaxed) != g)
+			continue;
+		*pid = p;
+		*tid = t;
+		*lane = l;
+		memcpy(name, w, 16);
+		return 0;
+	}
+	return -EAGAIN; /* rewritten all along: a claimer in a loop, or junk */
 }

@@ -1468,6 +1468,70 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 	return 0;
 }
 
+/* The writer an ident names, and whether it still holds lane @lane
+ * (UINT32_MAX: the ident says no lane). */
+static int ident_writer(const shmlog_reader_t *r, const struct shmlog__ident *id,
+			unsigned lane_arg, struct shmlog_lane_writer *w)
+{
+	struct shmlog_lane_writer out;
+	memset(&out, 0, sizeof(out));
+	/* volatile: set between sigsetjmp() and a possible siglongjmp() */
+	volatile uint64_t owner = 0;
+	volatile unsigned lane = lane_arg;
+	uint32_t id_lane = 0;
+	int err;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		err = shmlog__ident_load(id, &out.pid, &out.tid, &id_lane,
+					 out.name);
+		if (lane == UINT32_MAX && (id_lane & ~IDENT_DIED) - 1 <
+						  r->seg.fixed.lane_count)
+			lane = (id_lane & ~IDENT_DIED) - 1;
+		if (!err && lane != UINT32_MAX)
+			owner = atomic_load(&seg_lane(&r->seg, lane)->owner);
+		bus_disarm();
+	} else {
+		bus_recovered();
+		return -EIO;
+	}
+	if (err)
+		return err;
+	out.died = (id_lane & IDENT_DIED) != 0;
+	/* alive: the lane is still the one it claimed (its owner word) and
+	 * a live process holds the lane's lock (owner.c) */
+	if (owner && owner == shmlog__owner_word(out.pid, out.tid) &&
+	    !shmlog__is_borrow_word(owner)) {
+		int alive = shmlog__owner_alive(&r->seg, lane, owner);
+		out.alive = alive > 0 || alive < 0;
+	}
+	*w = out;
+	return 0;
+}
+
+int shmlog_reader_lane_writer(const shmlog_reader_t *r, unsigned lane,
+			      struct shmlog_lane_writer *w)
+{
+	if (r->arc)
+		return -ENOENT; /* archives keep no lanes' writers */
+	if (lane >= r->seg.fixed.lane_count)
+		return -EINVAL;
+	return ident_writer(r, &seg_lane(&r->seg, lane)->ident, lane, w);
+}
+
+int shmlog_reader_recent_writer(const shmlog_reader_t *r, unsigned i,
+				struct shmlog_lane_writer *w)
+{
+	if (r->arc)
+		return -ENOENT;
+	if (i >= SHMLOG_RECENT_WRITERS)
+		return -EINVAL;
+	_Static_assert(SHMLOG_RECENT_WRITERS == SHMLOG__RECENT,
+		       "the API's count is the segment's");
+	return ident_writer(r, &hdr_recent(r->seg.hdr)->slot[i], UINT32_MAX,
+			    w);
+}
+
 int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 			   char *args, size_t cap)
 {

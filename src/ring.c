@@ -1747,6 +1747,10 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	if (owner)
 		atomic_store_explicit(&ctl->next_seq, w->seq,
 				      memory_order_relaxed);
+	/* the dead writer stays named, as dead (a writer that keeps the
+	 * lane names itself next: shmlog__ident_store()) */
+	if (owner && lane < shmlog__lanes_exclusive(f))
+		shmlog__ident_died(ctl);
 	if (reserve != w->head)
 		lane_repair(f, w, reserve);
 	else

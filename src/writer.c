@@ -148,10 +148,12 @@ static void lane_acquire(struct shmlog *h, struct shmlog__wlane *w)
 	unsigned hint = atomic_load_explicit(&h->seg.hdr->stats.last_released,
 					     memory_order_relaxed);
 	hint = hint - 1 < excl ? hint - 1 : w->tid;
-	if (claim_in(h, w, me, 0, excl, hint))
+	if (claim_in(h, w, me, 0, excl, hint)) {
+		/* who we are, kept for people after we are gone */
+		shmlog__ident_store(&h->seg, w->lane, w->pid, w->tid);
 		/* dead writers' chunks are nobody's share from now on */
 		shmlog__reap_dead(h, me, w->tid);
-	else
+	} else
 		w->ctl = NULL;
 	w->handle_id = h->id; /* last: slot now valid */
 }

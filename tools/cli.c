@@ -362,3 +362,11 @@ char *cli_join_args(int argc, char **argv, int first)
 	}
 	return s;
 }
+
+char *cli_printable(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return s;
+}

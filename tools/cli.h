@@ -69,6 +69,11 @@ int cli_bad_filter(const char *cmd, const char *spec, size_t bad);
 	"                      (default $SHMLOG_BUFFER, else 'main')\n"
 #define CLI_HELP_HELP "  -h, --help          this help\n"
 
+/* Replace every control character of @s (C0 and DEL) with '?', in
+ * place: text from the buffer (tags, process names) is anyone's bytes,
+ * and must not drive the terminal. Returns @s. */
+char *cli_printable(char *s);
+
 /* Join argv[first..argc-1] with spaces into a new string (NULL if out of
  * memory). */
 char *cli_join_args(int argc, char **argv, int first);
@@ -79,5 +84,6 @@ int cmd_cat(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -499,40 +499,57 @@ static int cmd_info(int argc, char **argv)
 		}
 		/* OWNER: "live" while the writer's process holds the lane's
 		 * lock, "dead" when it died holding the lane (the next writer
-		 * takes it over); PID/TID as the writer saw them; HELD: the
+		 * takes it over; still "dead", its name kept, once a later
+		 * writer repaired the lane), "exited" when it gave the lane
+		 * back;
+		 * PID/TID as the writer saw them, NAME its process name; HELD: the
 		 * records the buffer keeps, BYTES their size, SHARE that as
 		 * a share of the fair share ("-": no writer, its records are
 		 * the departed's, above); DAMAGED: places where the
 		 * lane did not check out (each once) */
-		printf("\n%5s %5s %8s %8s %12s %10s %10s %6s %12s %6s %8s "
-		       "%8s\n",
+		printf("\n%5s %6s %8s %8s %12s %10s %10s %6s %12s %6s %8s "
+		       "%8s  %s\n",
 		       "LANE", "OWNER", "PID", "TID", "WRITTEN", "HELD", "BYTES",
-		       "SHARE", "OVERWRITTEN", "TORN", "CLEARED", "DAMAGED");
+		       "SHARE", "OVERWRITTEN", "TORN", "CLEARED", "DAMAGED",
+		       "NAME");
 		uint64_t damaged = 0;
 		for (unsigned i = 0; i < lanes; i++) {
 			if (shmlog_reader_lane_stats(rd, i, &st) ||
 			    (!st.written && !st.owner_pid))
 				continue;
+			/* the writer that used the lane last, named after it
+			 * gave the lane back (format 2.2) */
+			struct shmlog_lane_writer lw;
+			bool known = shmlog_reader_lane_writer(rd, i, &lw) == 0;
+			bool held = st.owner_pid || st.owner_tid;
+			const char *owner = st.owner_alive ? "live"
+					    : held	   ? "dead"
+					    : known && lw.died ? "dead"
+					    : known	   ? "exited"
+							   : "-";
+			uint32_t pid = held || !known ? st.owner_pid : lw.pid;
+			uint32_t tid = held || !known ? st.owner_tid : lw.tid;
+			const char *name =
+				known && lw.pid == pid && lw.tid == tid &&
+						lw.name[0]
+					? cli_printable(lw.name)
+					: "?";
 			damaged += st.corrupt;
 			uint64_t b = bytes ? bytes[i] : 0;
 			char pct[16] = "-";
 			if ((st.owner_pid || st.owner_tid) && share > 0)
 				snprintf(pct, sizeof(pct), "%.0f%%",
 					 100.0 * (double)b / share);
-			printf("%5u %5s %8u %8u %12llu %10llu %10llu %6s %12llu "
-			       "%6llu %8llu %8llu\n",
-			       i,
-			       st.owner_alive ? "live"
-			       : st.owner_pid || st.owner_tid ? "dead"
-					      : "-",
-			       st.owner_pid, st.owner_tid,
+			printf("%5u %6s %8u %8u %12llu %10llu %10llu %6s %12llu "
+			       "%6llu %8llu %8llu  %s\n",
+			       i, owner, pid, tid,
 			       (unsigned long long)st.written,
 			       (unsigned long long)st.read,
 			       (unsigned long long)b, pct,
 			       (unsigned long long)st.overwritten,
 			       (unsigned long long)st.torn,
 			       (unsigned long long)st.skipped,
-			       (unsigned long long)st.corrupt);
+			       (unsigned long long)st.corrupt, name);
 		}
 		free(bytes);
 		shmlog_reader_close(rd);
@@ -748,6 +765,7 @@ static const struct command {
 	{"clear", cmd_clear, "hide the records written so far"},
 	{"ls", cmd_ls, "list buffers"},
 	{"info", cmd_info, "describe a buffer"},
+	{"top", cmd_top, "who logs most: records and bytes per pid, tag, priority"},
 	{"write", cmd_write, "log a message, or each line of standard input"},
 	{"run", cmd_run, "run a program, logging its output (-- CMD ARGS)"},
 	{"cat", cmd_cat, "dump the buffer (-f: then follow), like logcat -d"},

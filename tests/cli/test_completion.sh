@@ -72,6 +72,10 @@ check_shell() { # check_shell NAME FUNCTION LEVELS_AFTER_net:
 		"$($f "shmlog forward -b $B --to o")"
 	hasnt "$n: no tags after --to" "net:" "$($f "shmlog forward -b $B --to ")"
 	has "$n: forward --archive, -f" "--archive .*--follow" "$($f 'shmlog forward --')"
+	has "$n: top" "(^| )top( |$)" "$($f 'shmlog to')"
+	has "$n: top --by" "(^| )lane( |$)" "$($f 'shmlog top --by l')"
+	has "$n: top -s" "(^| )total-bytes( |$)" "$($f 'shmlog top -s total-')"
+	same "$n: top -v" "json " "$($f 'shmlog top -v j')"
 }
 
 check_shell bash bash_comp "D E F I S V W "

@@ -12,8 +12,9 @@
  * words: random, naming another lane or none, another incarnation, OPEN
  * and LIVE swapped, a junk state; the epoch), page 0 (with and without a
  * fixed-up header checksum). Each mutated buffer goes through `shmlog
- * cat`, `shmlog info`, `shmlog tail -n 5` and `shmlog cat -f` (stopped
- * with SIGINT after a moment, which it must obey).
+ * cat`, `shmlog info`, `shmlog tail -n 5`, `shmlog cat -f` (stopped
+ * with SIGINT after a moment, which it must obey) and `shmlog top
+ * --once` (by lane, and by pid as JSON).
  *
  * Fails on: a run past its time bound (a hang is a failure like a crash),
  * output beyond what the buffer can hold (a reader returning records
@@ -417,13 +418,17 @@ int main(int argc, char **argv)
 		/* a buffer of N bytes holds fewer than N / 48 records; a line
 		 * of output is at most ~4.2 KB (escaped): generous bound */
 		size_t out_max = 64 * len + (1 << 20);
-		char *cmds[4][8] = {
+		char *cmds[6][9] = {
 			{(char *)cli, "cat", "-b", work, NULL},
 			{(char *)cli, "info", "-b", work, NULL},
 			{(char *)cli, "tail", "-n", "5", "-b", work, NULL},
 			{(char *)cli, "cat", "-f", "-b", work, NULL},
+			{(char *)cli, "top", "--once", "--by", "lane", "-b",
+			 work, NULL},
+			{(char *)cli, "top", "--once", "-v", "json", "-b", work,
+			 NULL},
 		};
-		for (int c = 0; c < 4; c++) {
+		for (int c = 0; c < 6; c++) {
 			char why[400];
 			const char *bad = run(cmds[c], c == 3 ? 150 : 0,
 					      c == 3 ? 60000 : 10000, out_max,

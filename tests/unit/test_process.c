@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -287,8 +288,71 @@ static void test_two_handles(void)
 	shmlog_remove(b);
 }
 
+/* A writer's pid, tid and name outlive its claim: a child that names
+ * itself, writes and exits is still named by its lane, not alive; the
+ * parent's own lane is alive. */
+static void test_lane_writer(void)
+{
+	const char *b = test_buffer("ident");
+	REQUIRE(shmlog_create(b, NULL) == 0);
+	pid_t child = fork();
+	if (child == 0) {
+		shmlog_t *h;
+		prctl(PR_SET_NAME, "ident-child", 0, 0, 0);
+		if (shmlog_open(b, 0, &h))
+			_exit(1);
+		int err = shmlog_write(h, SHMLOG_INFO, "child", "x");
+		shmlog_close(h);
+		_exit(err ? 1 : 0);
+	}
+	int st;
+	REQUIRE(waitpid(child, &st, 0) == child);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "parent", "y"), 0);
+
+	shmlog_reader_t *r;
+	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	struct shmlog_record rec;
+	unsigned child_lane = 999, parent_lane = 999;
+	while (shmlog_reader_next(r, &rec, NULL) == SHMLOG_EV_RECORD)
+		*(rec.pid == (uint32_t)child ? &child_lane : &parent_lane) =
+			rec.lane;
+	REQUIRE(child_lane < shmlog_reader_lanes(r));
+	REQUIRE(parent_lane < shmlog_reader_lanes(r));
+	/* the parent claimed the lane the child gave back: the child's name
+	 * is gone with it, so the child must have had a lane of its own */
+	struct shmlog_lane_writer w;
+	memset(&w, 0x55, sizeof(w));
+	CHECK_EQ(shmlog_reader_lane_writer(r, parent_lane, &w), 0);
+	CHECK_EQ(w.pid, (uint32_t)getpid());
+	CHECK_EQ(w.tid, (uint32_t)getpid());
+	CHECK_EQ(w.alive, 1);
+	char comm[17] = {0};
+	prctl(PR_GET_NAME, comm, 0, 0, 0);
+	CHECK_STR(w.name, comm);
+	if (child_lane != parent_lane) {
+		CHECK_EQ(shmlog_reader_lane_writer(r, child_lane, &w), 0);
+		CHECK_EQ(w.pid, (uint32_t)child);
+		CHECK_STR(w.name, "ident-child");
+		CHECK_EQ(w.alive, 0);
+	}
+	/* a lane nobody claimed, and one out of range */
+	unsigned idle = 0;
+	while (idle == child_lane || idle == parent_lane)
+		idle++;
+	CHECK_EQ(shmlog_reader_lane_writer(r, idle, &w), -ENOENT);
+	CHECK_EQ(shmlog_reader_lane_writer(r, shmlog_reader_lanes(r), &w),
+		 -EINVAL);
+	shmlog_reader_close(r);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 int main(void)
 {
+	test_lane_writer();
 	test_two_handles();
 	test_more_threads_than_lanes();
 	test_fork();

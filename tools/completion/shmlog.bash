@@ -76,9 +76,21 @@ _shmlog()
 		_shmlog_reply "$cur" $(_shmlog_buffers)
 		return ;;
 	-v | --format)
-		_shmlog_reply "$cur" threadtime brief long raw json usec nsec year \
-			zone epoch monotonic uid color printable utc
+		if [ "$cmd" = top ]; then
+			_shmlog_reply "$cur" text json
+		else
+			_shmlog_reply "$cur" threadtime brief long raw json usec \
+				nsec year zone epoch monotonic uid color printable utc
+		fi
 		return ;;
+	--by)
+		[ "$cmd" = top ] && _shmlog_reply "$cur" pid tag prio lane
+		return ;;
+	-s | --sort)
+		if [ "$cmd" = top ]; then
+			_shmlog_reply "$cur" records bytes total total-bytes key lost
+			return
+		fi ;;
 	-p | --priority | --stderr-priority)
 		_shmlog_reply "$cur" V D I W E F emerg alert crit err warning \
 			notice info debug

@@ -104,6 +104,10 @@ complete -c shmlog -n '__shmlog_using cat tail level forward; and not string mat
 complete -c shmlog -n '__shmlog_using forward' -l to -x -a '(__shmlog_schemes)'
 complete -c shmlog -n '__shmlog_using cat tail run write' -s p -l priority -x \
     -a 'V D I W E F emerg alert crit err warning notice info debug'
+complete -c shmlog -n '__shmlog_using top' -s v -l format -x -a 'text json'
+complete -c shmlog -n '__shmlog_using top' -l by -x -a 'pid tag prio lane'
+complete -c shmlog -n '__shmlog_using top' -s s -l sort -x \
+    -a 'records bytes total total-bytes key lost'
 complete -c shmlog -n '__shmlog_using cat tail' -s v -l format -x \
     -a 'threadtime brief long raw json usec nsec year zone epoch monotonic uid color printable utc'
 complete -c shmlog -n '__shmlog_using run' -x -a '(__fish_complete_subcommand --fcs-skip=2)'
