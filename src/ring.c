@@ -512,9 +512,13 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 struct survey_acc {
 	uint32_t *held; /* lane_count entries, zero but the lanes seen */
 	uint16_t *seen; /* lane_count entries */
-	/* lane_count entries each, or NULL (chunk_pick() without a survey:
-	 * the departed's chunks in other writers' lanes count as theirs):
-	 * per lane seen, its claim_mark and its LIVE chunks older than it */
+	/* lane_count entries each: per lane seen, its claim_mark and its
+	 * LIVE chunks older than it (the departed's in a writer's lane).
+	 * mark is NULL in chunk_pick() without a survey (a borrowed
+	 * record): the marks are read from the lanes as the pass goes.
+	 * Without pre, a writer's lane would count the departed's chunks
+	 * in it as its writer's, lane_oldest() (which skips them) find
+	 * nothing to give, and every borrowed record be dropped. */
 	uint64_t *mark;
 	uint32_t *pre;
 	uint32_t seen_n, zero, cand_n;
@@ -581,6 +585,13 @@ static inline void own_list_drop(struct shmlog__survey *sv)
 	sv->own_n = sv->own_at = 0;
 }
 
+/* Lane @l's claim mark, for a pass without a copy of the marks. */
+static inline uint64_t lane_mark(const struct shmlog__seg *s, unsigned l)
+{
+	return atomic_load_explicit(&seg_lane(s, l)->claim_mark,
+				    memory_order_relaxed);
+}
+
 /* Read descriptors [@from, @to) into @a; @me: the reading writer's lane,
  * whose LIVE chunks are listed oldest first. @stop_at_zero: return at the
  * first never-used chunk (a writer takes it at once). The loop reads a
@@ -643,8 +654,9 @@ static void survey_scan(const struct shmlog__seg *s, unsigned me,
 			uint32_t live = 0;
 			if (st == CHUNK_LIVE) {
 				live = HELD_LIVE | HELD_OWN_LIVE;
-				if (a->mark && l != me &&
-				    claim_before(d, a->mark[l])) {
+				if (a->pre && l != me &&
+				    claim_before(d, a->mark ? a->mark[l]
+							    : lane_mark(s, l))) {
 					a->pre[l]++;
 					live = HELD_LIVE;
 				}
@@ -937,7 +949,7 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		       struct shmlog__survey *sv, unsigned *out, uint64_t *word)
 {
 	const struct shmlog__fixed *f = &s->fixed;
-	uint32_t held[SHMLOG_LANES_MAX];
+	uint32_t held[SHMLOG_LANES_MAX], pre[SHMLOG_LANES_MAX];
 	uint16_t seen[SHMLOG_LANES_MAX];
 	struct survey_acc stack_acc, *a = &stack_acc;
 	if (sv) {
@@ -947,10 +959,11 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		acc_reset(a);
 	} else {
 		memset(held, 0, f->lane_count * sizeof(held[0]));
+		memset(pre, 0, f->lane_count * sizeof(pre[0]));
 		a->held = held;
 		a->seen = seen;
-		a->mark = NULL;
-		a->pre = NULL;
+		a->mark = NULL; /* read from the lanes as the pass goes */
+		a->pre = pre;
 		a->seen_n = a->cand_n = a->pre_me = 0;
 		a->zero = NO_PASS;
 	}

@@ -223,6 +223,90 @@ static void *many_writer(void *arg)
 	return NULL;
 }
 
+/* Holds a lane to keep until told to give it back (by exiting). */
+struct holder {
+	shmlog_t *h;
+	pthread_barrier_t *took, *done;
+	int err;
+};
+
+static void *lane_holder(void *arg)
+{
+	struct holder *x = arg;
+	x->err = shmlog_write(x->h, SHMLOG_INFO, "holder", "keeps a lane");
+	pthread_barrier_wait(x->took);
+	pthread_barrier_wait(x->done);
+	return NULL;
+}
+
+static void *few_writes(void *arg)
+{
+	struct many *m = arg;
+	for (int i = 0; i < 200; i++)
+		if (shmlog_print(m->h, SHMLOG_INFO, "lent", "%d", i))
+			m->failed++;
+	return NULL;
+}
+
+/* Every lane to keep held by a live thread, threads that come one after
+ * another borrow a shared lane for each record: with no other borrower
+ * competing, none of their records is dropped. */
+static void lend_one_at_a_time(shmlog_t *h, const char *b,
+			       struct shmlog_info before)
+{
+	enum { KEEP = 14, LATE = 26 };
+	pthread_barrier_t took, done;
+	pthread_barrier_init(&took, NULL, KEEP + 1);
+	pthread_barrier_init(&done, NULL, KEEP + 1);
+	pthread_t t[KEEP];
+	struct holder x[KEEP];
+	for (int i = 0; i < KEEP; i++) {
+		x[i] = (struct holder){h, &took, &done, 0};
+		pthread_create(&t[i], NULL, lane_holder, &x[i]);
+	}
+	pthread_barrier_wait(&took);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.writers, KEEP); /* every lane to keep is held */
+	int failed = 0;
+	for (int i = 0; i < LATE; i++) {
+		struct many m = {h, 0};
+		pthread_t late;
+		pthread_create(&late, NULL, few_writes, &m);
+		pthread_join(late, NULL);
+		failed += m.failed;
+	}
+	pthread_barrier_wait(&done);
+	for (int i = 0; i < KEEP; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_EQ(x[i].err, 0);
+	}
+	CHECK_EQ(failed, 0);
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	CHECK_EQ(in.dropped, before.dropped);
+	CHECK_EQ(in.written, before.written + KEEP + LATE * 200);
+	CHECK_EQ(in.writers, 0);
+	pthread_barrier_destroy(&took);
+	pthread_barrier_destroy(&done);
+}
+
+static void test_lending(void)
+{
+	const char *b = test_buffer("lend");
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = 1024 * 1024;
+	o.lanes = 16;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	shmlog_t *h;
+	REQUIRE(shmlog_open(b, 0, &h) == 0);
+	struct shmlog_info in;
+	CHECK_EQ(shmlog_stat(b, &in), 0);
+	lend_one_at_a_time(h, b, in);
+	shmlog_close(h);
+	shmlog_remove(b);
+}
+
 static void test_more_threads_than_lanes(void)
 {
 	const char *b = test_buffer("many");
@@ -253,12 +337,12 @@ static void test_more_threads_than_lanes(void)
 	       (unsigned long long)in.dropped);
 	CHECK_EQ(in.written + in.dropped, T * 2000);
 	CHECK_EQ(in.dropped, failed);
-	/* Lending works: without it the 26 threads with no lane of their
-	 * own would drop everything (65 %). A borrower preempted mid-record
-	 * makes the others drop while it is off the CPU, which on a loaded
-	 * machine (the suite under ctest -j) was 17 % once, 0 when quiet. */
-	CHECK(in.dropped < T * 2000 / 4);
+	/* How many drop depends on the scheduler (a borrower preempted
+	 * mid-record makes the others drop while it is off the CPU), so the
+	 * figure is printed, not bounded; that lending works is checked
+	 * below, where nothing competes for the shared lanes. */
 	CHECK_EQ(in.writers, 0); /* every lane given back */
+	lend_one_at_a_time(h, b, in);
 	shmlog_close(h);
 	shmlog_remove(b);
 }
@@ -354,6 +438,7 @@ int main(void)
 {
 	test_lane_writer();
 	test_two_handles();
+	test_lending();
 	test_more_threads_than_lanes();
 	test_fork();
 	test_follow_wakes();
