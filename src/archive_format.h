@@ -323,6 +323,8 @@ shmlog__crc32c_hw(uint32_t c, const unsigned char *p, size_t n)
 /* Continue CRC32C @crc (0 to start) over @n bytes at @p. Thread-safe. */
 static inline uint32_t shmlog__crc32c(uint32_t crc, const void *p, size_t n)
 {
+	if (!n)
+		return crc; /* and @p may be NULL: no pointer arithmetic on it */
 	const unsigned char *b = (const unsigned char *)p;
 	uint32_t c = ~crc;
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -605,8 +605,14 @@ static void need_format(struct archiver *a, struct source *s,
  * one overlapping. (GCC expands a memcpy() of a length it knows to be
  * bounded into `rep movsq`, whose start-up costs more than a short copy
  * itself; the loop must not become a memcpy() call either.) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline void
-copy_short(unsigned char *dst, const char *src, size_t n)
+#if defined(__GNUC__) && !defined(__clang__) /* GCC's own attribute */
+#define NO_LOOP_TO_MEMCPY                                                      \
+	__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LOOP_TO_MEMCPY
+#endif
+NO_LOOP_TO_MEMCPY static inline void copy_short(unsigned char *dst,
+						const char *src, size_t n)
 {
 	if (n >= 256) {
 		memcpy(dst, src, n);
