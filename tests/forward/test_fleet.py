@@ -433,7 +433,13 @@ class OtlpSink:
                 pass
 
             def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
+                n = int(self.headers["Content-Length"])
+                body = self.rfile.read(n)
+                if len(body) != n:
+                    # The collector was killed while sending: it never
+                    # saw a 200, so its forwarder sends the batch again.
+                    self.close_connection = True
+                    return
                 with sink.lock:
                     sink.bodies.append(body)
                     sink.bytes += len(body)
