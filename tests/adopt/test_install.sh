@@ -26,6 +26,7 @@ so=$(find "$prefix" -name 'libshmlog.so.1' | head -n1)
 [ -n "$so" ] || die "no libshmlog.so.1 under $prefix"
 libdir=$(dirname "$so")
 check "header" "$prefix/include/shmlog.h"
+check "the macros' part of the header" "$prefix/include/shmlog_macros.h"
 check "C++ part of the header" "$prefix/include/shmlog_cxx.h"
 check "static library" "$libdir/libshmlog.a"
 check "development link" "$libdir/libshmlog.so"
