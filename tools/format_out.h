@@ -129,17 +129,7 @@ static inline void put_i64(struct out *o, int64_t v, int width)
 /* @v (below 10^@digits) zero-padded to @digits digits. */
 PUT_CALLED void put_zeros(struct out *o, uint32_t v, int digits)
 {
-	char *p = o->buf + o->len + digits;
-	int i = digits;
-	for (; i >= 2; i -= 2) {
-		unsigned d = (v % 100) * 2;
-		v /= 100;
-		p -= 2;
-		p[0] = digit_pairs[d];
-		p[1] = digit_pairs[d + 1];
-	}
-	if (i)
-		*--p = (char)('0' + v % 10);
+	put_digits_at(o->buf + o->len + digits, v, (unsigned)digits);
 	o->len += (size_t)digits;
 }
 
