@@ -54,7 +54,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sink.h"
 #include "utf8.h"
@@ -74,17 +73,7 @@ struct pw {
  * common case, room already there, stays inline. */
 static void pw_grow(struct pw *w, size_t n)
 {
-	struct batch *b = w->b;
-	size_t ncap = b->cap ? b->cap : 65536;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	char *nb = realloc(b->buf, ncap);
-	if (!nb) {
-		w->err = -ENOMEM;
-		return;
-	}
-	b->buf = nb;
-	b->cap = ncap;
+	w->err = batch_reserve(w->b, n);
 }
 
 static inline bool pw_room(struct pw *w, size_t n)
@@ -289,14 +278,26 @@ static void attr_str(struct pw *w, unsigned field, const char *key,
 	pw_str_fixed(w, 1, s, n, bad); /* string_value */
 }
 
-static void attr_bool(struct pw *w, const char *key)
+/* A LogRecord's attributes (field 6), as otlp_record_attrs() and
+ * otlp_loss_attrs() walk them. */
+static void rec_attr_int(void *w, const char *key, uint64_t v)
+{
+	attr_int(w, 6, key, v);
+}
+
+static void rec_attr_str(void *w, const char *key, const char *s, size_t n)
+{
+	attr_str(w, 6, key, s, n);
+}
+
+static void rec_attr_true(void *w, const char *key)
 {
 	kv_head(w, 6, key, 2);
 	pw_uint(w, 2, 1); /* bool_value */
 }
 
-static void attr_bytes(struct pw *w, const char *key, const char *s,
-		       size_t n)
+static void rec_attr_bytes(void *w, const char *key, const char *s,
+			   size_t n)
 {
 	kv_head(w, 6, key, 1 + varint_len(n) + n);
 	pw_bytes(w, 7, s, n); /* bytes_value */
@@ -397,14 +398,24 @@ static void arg_value(void *ctx, enum otlp_arg kind, const char *text,
 	pw_close(w, av);
 }
 
-/* ---- records ---- */
-
-static uint64_t now_ns(void)
+static void rec_attr_args(void *ctx, const char *key, const char *args)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	struct pw *w = ctx;
+	size_t kv = kv_open(w, 6, key);
+	size_t av = pw_open(w, 2);
+	size_t arr = pw_open(w, 5); /* array_value */
+	otlp_args_walk(args, arg_value, w);
+	pw_close(w, arr);
+	pw_close(w, av);
+	pw_close(w, kv);
 }
+
+static const struct otlp_attr_writer pb_attrs = {
+	rec_attr_int,	rec_attr_str,  rec_attr_true,
+	rec_attr_bytes, rec_attr_args,
+};
+
+/* ---- records ---- */
 
 static int end_record(struct batch *b, struct pw *w)
 {
@@ -425,36 +436,14 @@ int otlp_pb_add_record(struct batch *b, const struct sink_rec *rec)
 	struct pw w = {b, 0};
 	size_t lr = pw_open(&w, 2); /* ScopeLogs.log_records */
 	pw_fixed64(&w, 1, r->time_ns > 0 ? (uint64_t)r->time_ns : 0);
-	pw_fixed64(&w, 11, now_ns());
+	pw_fixed64(&w, 11, otlp_now_ns());
 	severity(&w, r->prio);
 	size_t bad = utf8_bad(r->msg, r->msg_len);
 	size_t len = utf8_len(r->msg_len, bad);
 	pw_tag(&w, 5, WT_LEN); /* body, an AnyValue of one string_value */
 	pw_varint(&w, 1 + varint_len(len) + len);
 	pw_str_fixed(&w, 1, r->msg, r->msg_len, bad);
-	attr_int(&w, 6, "process.pid", r->pid);
-	attr_int(&w, 6, "thread.id", r->tid);
-	attr_str(&w, 6, "shmlog.tag", r->tag, r->tag_len);
-	attr_str(&w, 6, "shmlog.buffer", rec->buffer, strlen(rec->buffer));
-	attr_int(&w, 6, "shmlog.lane", r->lane);
-	attr_int(&w, 6, "shmlog.seq", r->seq);
-	if (r->flags & SHMLOG_REC_TRUNCATED)
-		attr_bool(&w, "shmlog.truncated");
-	if (bad)
-		attr_bytes(&w, "shmlog.msg_bytes", r->msg, r->msg_len);
-	if (rec->fmt)
-		attr_str(&w, 6, "shmlog.format", rec->fmt, strlen(rec->fmt));
-	if (rec->args) {
-		size_t kv = kv_open(&w, 6, "shmlog.args");
-		size_t av = pw_open(&w, 2);
-		size_t arr = pw_open(&w, 5); /* array_value */
-		otlp_args_walk(rec->args, arg_value, &w);
-		pw_close(&w, arr);
-		pw_close(&w, av);
-		pw_close(&w, kv);
-	}
-	if (rec->args && rec->args_cut)
-		attr_bool(&w, "shmlog.args_truncated");
+	otlp_record_attrs(&pb_attrs, &w, rec, bad != 0);
 	pw_close(&w, lr);
 	return end_record(b, &w);
 }
@@ -463,7 +452,7 @@ int otlp_pb_add_loss(struct batch *b, const struct sink_loss *l,
 		     const char *text)
 {
 	struct pw w = {b, 0};
-	uint64_t now = now_ns();
+	uint64_t now = otlp_now_ns();
 	size_t lr = pw_open(&w, 2);
 	pw_fixed64(&w, 1, now);
 	pw_fixed64(&w, 11, now);
@@ -471,13 +460,7 @@ int otlp_pb_add_loss(struct batch *b, const struct sink_loss *l,
 	size_t body = pw_open(&w, 5);
 	pw_cstr(&w, 1, text);
 	pw_close(&w, body);
-	attr_str(&w, 6, "shmlog.buffer", l->name, strlen(l->name));
-	attr_int(&w, 6, "shmlog.lane", l->lane);
-	attr_int(&w, 6, "shmlog.lost", l->overwritten + l->torn);
-	attr_int(&w, 6, "shmlog.overwritten", l->overwritten);
-	attr_int(&w, 6, "shmlog.torn", l->torn);
-	attr_int(&w, 6, "shmlog.lost.first_seq", l->first);
-	attr_int(&w, 6, "shmlog.lost.last_seq", l->last);
+	otlp_loss_attrs(&pb_attrs, &w, l);
 	pw_cstr(&w, 12, "shmlog.lost");
 	pw_close(&w, lr);
 	return end_record(b, &w);

@@ -764,17 +764,9 @@ static int relp_frame_into(struct batch *out, uint64_t txnr, const char *cmd,
 			       cmd, len)
 		    : snprintf(head, sizeof(head), "%" PRIu64 " %s 0", txnr,
 			       cmd);
-	size_t need = out->len + (size_t)n + len + 1;
-	if (need > out->cap) {
-		size_t ncap = out->cap ? out->cap : 65536;
-		while (ncap < need)
-			ncap *= 2;
-		char *nb = realloc(out->buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		out->buf = nb;
-		out->cap = ncap;
-	}
+	int err = batch_reserve(out, (size_t)n + len + 1);
+	if (err)
+		return err;
 	memcpy(out->buf + out->len, head, (size_t)n);
 	out->len += (size_t)n;
 	memcpy(out->buf + out->len, data, len);

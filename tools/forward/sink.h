@@ -149,6 +149,9 @@ bool sink_wants_deferred(const struct sink *s);
 /* Mark the end of a message in @b (its records' ends, for delivery
  * counts): 0, or -ENOMEM. */
 int batch_end_message(struct batch *b);
+/* Room for @n more bytes in @b (its buffer doubles as it grows): 0 or
+ * -ENOMEM. */
+int batch_reserve(struct batch *b, size_t n);
 /* Append a record / a loss message to @b formatted for @s. 0 or -ENOMEM. */
 int batch_add_record(struct batch *b, struct sink *s,
 		     const struct sink_rec *rec);
@@ -168,6 +171,24 @@ int otlp_envelope(const struct sink *s, struct batch *head,
 		  struct batch *tail);
 /* OTLP's severity number (1 TRACE ... 21 FATAL) and text of @prio. */
 const char *otlp_severity(int prio, int *number);
+/* CLOCK_REALTIME in ns: a LogRecord's observed time. */
+uint64_t otlp_now_ns(void);
+/* The attributes of a record's and of a loss's LogRecord, walked in one
+ * order for both encodings, each written by the encoder's callback for
+ * its type (@w: the encoder's writer). */
+struct otlp_attr_writer {
+	void (*int_value)(void *w, const char *key, uint64_t v);
+	void (*str_value)(void *w, const char *key, const char *s, size_t n);
+	void (*true_value)(void *w, const char *key);
+	void (*bytes_value)(void *w, const char *key, const char *s, size_t n);
+	/* shmlog_reader_deferred()'s array, as an array value */
+	void (*args_value)(void *w, const char *key, const char *args);
+};
+/* @msg_not_utf8: the message is not UTF-8, so its bytes go too. */
+void otlp_record_attrs(const struct otlp_attr_writer *aw, void *w,
+		       const struct sink_rec *rec, bool msg_not_utf8);
+void otlp_loss_attrs(const struct otlp_attr_writer *aw, void *w,
+		     const struct sink_loss *l);
 /* The values of shmlog_reader_deferred()'s array @args, one call of
  * @value each, in order. */
 enum otlp_arg { OTLP_ARG_STRING, OTLP_ARG_INT, OTLP_ARG_DOUBLE,

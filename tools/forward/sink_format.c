@@ -65,9 +65,14 @@ int batch_end_message(struct batch *b)
 	return 0;
 }
 
+int batch_reserve(struct batch *b, size_t n)
+{
+	return reserve(&b->buf, &b->cap, b->len + n);
+}
+
 static int batch_put(struct batch *b, const void *p, size_t n)
 {
-	int err = reserve(&b->buf, &b->cap, b->len + n);
+	int err = batch_reserve(b, n);
 	if (err)
 		return err;
 	memcpy(b->buf + b->len, p, n);
@@ -78,7 +83,7 @@ static int batch_put(struct batch *b, const void *p, size_t n)
 /* @n bytes of @s as a JSON string (src/json.h: valid whatever they are). */
 static int batch_json_str(struct batch *b, const char *s, size_t n)
 {
-	int err = reserve(&b->buf, &b->cap, b->len + SHMLOG__JSON_STR_MAX(n));
+	int err = batch_reserve(b, SHMLOG__JSON_STR_MAX(n));
 	if (err)
 		return err;
 	b->len += shmlog__json_str(b->buf + b->len, b->cap - b->len, s, n,

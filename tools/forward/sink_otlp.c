@@ -45,19 +45,8 @@ struct jw {
 
 static void jw_reserve(struct jw *w, size_t n)
 {
-	struct batch *b = w->b;
-	if (w->err || b->len + n <= b->cap)
-		return;
-	size_t ncap = b->cap ? b->cap : 65536;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	char *nb = realloc(b->buf, ncap);
-	if (!nb) {
-		w->err = -ENOMEM;
-		return;
-	}
-	b->buf = nb;
-	b->cap = ncap;
+	if (!w->err)
+		w->err = batch_reserve(w->b, n);
 }
 
 static void jw_put(struct jw *w, const char *p, size_t n)
@@ -118,29 +107,53 @@ static void jw_base64(struct jw *w, const char *s, size_t n)
 
 /* ---- attributes ---- */
 
-static void attr_key(struct jw *w, bool *first, const char *key)
+/* A JSON array of KeyValues being written: a comma before all but the
+ * first. */
+struct jattrs {
+	struct jw *w;
+	bool first;
+};
+
+static void attr_key(struct jattrs *a, const char *key)
 {
-	jw_s(w, *first ? "{\"key\":\"" : ",{\"key\":\"");
-	*first = false;
-	jw_s(w, key);
-	jw_s(w, "\",\"value\":");
+	jw_s(a->w, a->first ? "{\"key\":\"" : ",{\"key\":\"");
+	a->first = false;
+	jw_s(a->w, key);
+	jw_s(a->w, "\",\"value\":");
 }
 
-static void attr_int(struct jw *w, bool *first, const char *key, uint64_t v)
+static void attr_int(void *ctx, const char *key, uint64_t v)
 {
-	attr_key(w, first, key);
-	jw_s(w, "{\"intValue\":");
-	jw_u64_str(w, v);
-	jw_s(w, "}}");
+	struct jattrs *a = ctx;
+	attr_key(a, key);
+	jw_s(a->w, "{\"intValue\":");
+	jw_u64_str(a->w, v);
+	jw_s(a->w, "}}");
 }
 
-static void attr_str(struct jw *w, bool *first, const char *key,
-		     const char *s, size_t n)
+static void attr_str(void *ctx, const char *key, const char *s, size_t n)
 {
-	attr_key(w, first, key);
-	jw_s(w, "{\"stringValue\":");
-	jw_str(w, s, n);
-	jw_s(w, "}}");
+	struct jattrs *a = ctx;
+	attr_key(a, key);
+	jw_s(a->w, "{\"stringValue\":");
+	jw_str(a->w, s, n);
+	jw_s(a->w, "}}");
+}
+
+static void attr_true(void *ctx, const char *key)
+{
+	struct jattrs *a = ctx;
+	attr_key(a, key);
+	jw_s(a->w, "{\"boolValue\":true}}");
+}
+
+static void attr_bytes(void *ctx, const char *key, const char *s, size_t n)
+{
+	struct jattrs *a = ctx;
+	attr_key(a, key);
+	jw_s(a->w, "{\"bytesValue\":");
+	jw_base64(a->w, s, n);
+	jw_s(a->w, "}}");
 }
 
 /* shmlog_reader_deferred()'s array (numbers, and strings already JSON),
@@ -226,13 +239,52 @@ static void arg_json(void *ctx, enum otlp_arg kind, const char *text,
 	jw_s(w, "}");
 }
 
-static void attr_args(struct jw *w, bool *first, const char *args)
+static void attr_args(void *ctx, const char *key, const char *args)
 {
-	attr_key(w, first, "shmlog.args");
-	jw_s(w, "{\"arrayValue\":{\"values\":[");
-	struct args_json a = {w, true};
-	otlp_args_walk(args, arg_json, &a);
-	jw_s(w, "]}}}");
+	struct jattrs *a = ctx;
+	attr_key(a, key);
+	jw_s(a->w, "{\"arrayValue\":{\"values\":[");
+	struct args_json aj = {a->w, true};
+	otlp_args_walk(args, arg_json, &aj);
+	jw_s(a->w, "]}}}");
+}
+
+static const struct otlp_attr_writer json_attrs = {
+	attr_int, attr_str, attr_true, attr_bytes, attr_args,
+};
+
+void otlp_record_attrs(const struct otlp_attr_writer *aw, void *w,
+		       const struct sink_rec *rec, bool msg_not_utf8)
+{
+	const struct shmlog_record *r = rec->r;
+	aw->int_value(w, "process.pid", r->pid);
+	aw->int_value(w, "thread.id", r->tid);
+	aw->str_value(w, "shmlog.tag", r->tag, r->tag_len);
+	aw->str_value(w, "shmlog.buffer", rec->buffer, strlen(rec->buffer));
+	aw->int_value(w, "shmlog.lane", r->lane);
+	aw->int_value(w, "shmlog.seq", r->seq);
+	if (r->flags & SHMLOG_REC_TRUNCATED)
+		aw->true_value(w, "shmlog.truncated");
+	if (msg_not_utf8)
+		aw->bytes_value(w, "shmlog.msg_bytes", r->msg, r->msg_len);
+	if (rec->fmt)
+		aw->str_value(w, "shmlog.format", rec->fmt, strlen(rec->fmt));
+	if (rec->args)
+		aw->args_value(w, "shmlog.args", rec->args);
+	if (rec->args && rec->args_cut)
+		aw->true_value(w, "shmlog.args_truncated");
+}
+
+void otlp_loss_attrs(const struct otlp_attr_writer *aw, void *w,
+		     const struct sink_loss *l)
+{
+	aw->str_value(w, "shmlog.buffer", l->name, strlen(l->name));
+	aw->int_value(w, "shmlog.lane", l->lane);
+	aw->int_value(w, "shmlog.lost", l->overwritten + l->torn);
+	aw->int_value(w, "shmlog.overwritten", l->overwritten);
+	aw->int_value(w, "shmlog.torn", l->torn);
+	aw->int_value(w, "shmlog.lost.first_seq", l->first);
+	aw->int_value(w, "shmlog.lost.last_seq", l->last);
 }
 
 /* ---- records ---- */
@@ -263,7 +315,7 @@ static void severity(struct jw *w, int prio)
 	jw_s(w, t);
 }
 
-static uint64_t now_ns(void)
+uint64_t otlp_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -287,39 +339,14 @@ int otlp_add_record(struct batch *b, const struct sink *s,
 	jw_s(&w, "{\"timeUnixNano\":");
 	jw_u64_str(&w, r->time_ns > 0 ? (uint64_t)r->time_ns : 0);
 	jw_s(&w, ",\"observedTimeUnixNano\":");
-	jw_u64_str(&w, now_ns());
+	jw_u64_str(&w, otlp_now_ns());
 	jw_s(&w, ",");
 	severity(&w, r->prio);
 	jw_s(&w, ",\"body\":{\"stringValue\":");
 	bool utf8 = jw_str(&w, r->msg, r->msg_len);
 	jw_s(&w, "},\"attributes\":[");
-	bool first = true;
-	attr_int(&w, &first, "process.pid", r->pid);
-	attr_int(&w, &first, "thread.id", r->tid);
-	attr_str(&w, &first, "shmlog.tag", r->tag, r->tag_len);
-	attr_str(&w, &first, "shmlog.buffer", rec->buffer,
-		 strlen(rec->buffer));
-	attr_int(&w, &first, "shmlog.lane", r->lane);
-	attr_int(&w, &first, "shmlog.seq", r->seq);
-	if (r->flags & SHMLOG_REC_TRUNCATED) {
-		attr_key(&w, &first, "shmlog.truncated");
-		jw_s(&w, "{\"boolValue\":true}}");
-	}
-	if (!utf8) {
-		attr_key(&w, &first, "shmlog.msg_bytes");
-		jw_s(&w, "{\"bytesValue\":");
-		jw_base64(&w, r->msg, r->msg_len);
-		jw_s(&w, "}}");
-	}
-	if (rec->fmt)
-		attr_str(&w, &first, "shmlog.format", rec->fmt,
-			 strlen(rec->fmt));
-	if (rec->args)
-		attr_args(&w, &first, rec->args);
-	if (rec->args && rec->args_cut) {
-		attr_key(&w, &first, "shmlog.args_truncated");
-		jw_s(&w, "{\"boolValue\":true}}");
-	}
+	struct jattrs a = {&w, true};
+	otlp_record_attrs(&json_attrs, &a, rec, !utf8);
 	jw_s(&w, "]}");
 	return end_record(b, &w);
 }
@@ -330,7 +357,7 @@ int otlp_add_loss(struct batch *b, const struct sink *s,
 	if (s->otlp_protobuf)
 		return otlp_pb_add_loss(b, l, text);
 	struct jw w = {b, 0};
-	uint64_t now = now_ns();
+	uint64_t now = otlp_now_ns();
 	if (b->n)
 		jw_s(&w, ",");
 	jw_s(&w, "{\"timeUnixNano\":");
@@ -342,14 +369,8 @@ int otlp_add_loss(struct batch *b, const struct sink *s,
 	jw_s(&w, ",\"eventName\":\"shmlog.lost\",\"body\":{\"stringValue\":");
 	jw_str(&w, text, strlen(text));
 	jw_s(&w, "},\"attributes\":[");
-	bool first = true;
-	attr_str(&w, &first, "shmlog.buffer", l->name, strlen(l->name));
-	attr_int(&w, &first, "shmlog.lane", l->lane);
-	attr_int(&w, &first, "shmlog.lost", l->overwritten + l->torn);
-	attr_int(&w, &first, "shmlog.overwritten", l->overwritten);
-	attr_int(&w, &first, "shmlog.torn", l->torn);
-	attr_int(&w, &first, "shmlog.lost.first_seq", l->first);
-	attr_int(&w, &first, "shmlog.lost.last_seq", l->last);
+	struct jattrs a = {&w, true};
+	otlp_loss_attrs(&json_attrs, &a, l);
 	jw_s(&w, "]}");
 	return end_record(b, &w);
 }
@@ -360,10 +381,10 @@ int otlp_envelope(const struct sink *s, struct batch *head,
 		  struct batch *tail)
 {
 	struct jw w = {head, 0};
-	bool first = true;
+	struct jattrs a = {&w, true};
 	jw_s(&w, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
-	attr_str(&w, &first, "host.name", s->hostname, strlen(s->hostname));
-	attr_str(&w, &first, "service.name", s->service, strlen(s->service));
+	attr_str(&a, "host.name", s->hostname, strlen(s->hostname));
+	attr_str(&a, "service.name", s->service, strlen(s->service));
 	jw_s(&w, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"shmlog\"},"
 		 "\"logRecords\":[");
 	struct jw t = {tail, 0};
