@@ -75,10 +75,10 @@ enum {
 /* A round counts if the core-speed probes (core.c) just before and just
  * after it found this CPU at its full speed, and its floor is within this
  * of the fastest such round's. On a shared host a neighbour (beyond what
- * this guest can see) on the host core's other hardware thread slows
- * code that issues several instructions a cycle (shmlog's calls, the
- * probe) by up to 1.8x, but not the clock read, so the floor barely
- * moves: the probe is what sees that neighbour. The floor test stays
+ * a virtual machine can see) on the host core's other hardware thread
+ * slows code that issues several instructions a cycle (shmlog's calls,
+ * the probe), but not the clock read, so the floor barely moves: the
+ * probe is what sees that neighbour. The floor test stays
  * beside it for what does slow loads and stores (a neighbour sharing the
  * caches or memory). While the probe finds the CPU contended, the next
  * round waits (lb_core_wait_here(), as a run of the plan waits) instead
@@ -156,47 +156,22 @@ static double loop_printf_floor(int clock, const struct lb_work *w,
 
 double lb_bd_loop_printf_c(shmlog_t *h, const struct lb_work *w, long *errs)
 {
-	long bad = 0;
-	uint64_t t0 = lb_bd_cpu_now_ns();
-	for (int i = 0; i < BD_N; i++) {
-		const struct lb_msg *m = &w->m[i % LB_WORK_N];
-		int e;
-		BD_PRINTF_CALL(e, h, m)
-		bad += e != 0;
-	}
-	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
-	*errs += bad;
-	return ns;
+	BD_TIMED_LOOP(BD_N, w, errs, BD_PRINTF_CALL(e, h, m));
 }
 
 /* The same call as lb_bd_loop_printf_c()'s, by shmlog_print(). */
 static double loop_print(shmlog_t *h, const struct lb_work *w, long *errs)
 {
-	long bad = 0;
-	uint64_t t0 = lb_bd_cpu_now_ns();
-	for (int i = 0; i < BD_N_PRINT; i++) {
-		const struct lb_msg *m = &w->m[i % LB_WORK_N];
-		int e = shmlog_print(h, m->prio, m->tag, BD_PRINTF_FMT,
-				     (int)m->len, BD_PRINTF_STR,
-				     (double)m->len * 0.125);
-		bad += e != 0;
-	}
-	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N_PRINT;
-	*errs += bad;
-	return ns;
+	BD_TIMED_LOOP(BD_N_PRINT, w, errs,
+		      e = shmlog_print(h, m->prio, m->tag, BD_PRINTF_FMT,
+				       (int)m->len, BD_PRINTF_STR,
+				       (double)m->len * 0.125));
 }
 
 static double loop_write(shmlog_t *h, const struct lb_work *w, long *errs)
 {
-	long bad = 0;
-	uint64_t t0 = lb_bd_cpu_now_ns();
-	for (int i = 0; i < BD_N; i++) {
-		const struct lb_msg *m = &w->m[i % LB_WORK_N];
-		bad += shmlog_write_n(h, m->prio, m->tag, m->msg, m->len) != 0;
-	}
-	double ns = (double)(lb_bd_cpu_now_ns() - t0) / BD_N;
-	*errs += bad;
-	return ns;
+	BD_TIMED_LOOP(BD_N, w, errs,
+		      e = shmlog_write_n(h, m->prio, m->tag, m->msg, m->len));
 }
 
 /* Copy the rounds of @v (of @n) that the probes found at full speed

@@ -28,6 +28,24 @@ extern "C" {
 /* This thread's CPU time, in ns. */
 uint64_t lb_bd_cpu_now_ns(void);
 
+/* The body of a timed loop over the messages of @w in turn: @n times the
+ * statement @call, which sees the message as m and sets its result e (0:
+ * success); returns the ns of this thread's CPU time a call and adds the
+ * calls that failed to *@errs. One text for every loop of a call, and for
+ * both languages: the C and the C++ printf steps time the same loop. */
+#define BD_TIMED_LOOP(n, w, errs, call)                                        \
+	long bd_bad_ = 0;                                                      \
+	uint64_t bd_t0_ = lb_bd_cpu_now_ns();                                  \
+	for (int bd_i_ = 0; bd_i_ < (n); bd_i_++) {                            \
+		const struct lb_msg *m = &(w)->m[bd_i_ % LB_WORK_N];           \
+		int e;                                                         \
+		call;                                                          \
+		bd_bad_ += e != 0;                                             \
+	}                                                                      \
+	double bd_ns_ = (double)(lb_bd_cpu_now_ns() - bd_t0_) / (n);           \
+	*(errs) += bd_bad_;                                                    \
+	return bd_ns_
+
 /* BD_N calls of BD_PRINTF_CALL on the messages of @w in turn: ns of
  * this thread's CPU time a call; the calls that failed added to *@errs.
  * Compiled as C11 (breakdown.c) and as C++ (breakdown_cxx.cc; NaN where
