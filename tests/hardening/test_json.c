@@ -9,7 +9,7 @@
  *   shmlog_reader_deferred()       whole, and into buffers of every size
  *   shmlog cat -v json             the CLI's JSON lines
  *   shmlog forward --to jsonl:     forward's JSON lines
- *   jsonw (common/jsonw.c)         the benchmarks' JSON documents
+ *   jsonw (bench/common/jsonw.c)   the benchmarks' JSON documents
  * each checked by a strict JSON and UTF-8 validator (tests/json_check.h)
  * and, when python3 is installed, by Python's json module over strictly
  * decoded UTF-8. What a damaged block shows is checked too: the values
