@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmlog.h's macros from C++: what C tells them with static initialisers
- * and _Generic, told by templates. Included by shmlog.h in C++ (C++11 or
- * later); include shmlog.h, never this file on its own.
+ * The printf-style macros (shmlog_macros.h) from C++: what C tells them with
+ * static initialisers and _Generic, told by templates. Included by shmlog.h
+ * in C++ (C++11 or later); include shmlog.h, never this file on its own.
  *
  * Fixed tags. A call site of the SHMLOG_x macros caches the filter's
  * answer for its tag when the tag is a constant array (a string literal,
@@ -10,15 +10,15 @@
  * shmlog__cxx::tag_fixed() says which tags are. Any other tag (a pointer,
  * a char array that may change) is asked about on each call.
  *
- * Typed calls (GCC or Clang: shmlog.h defines SHMLOG__TYPED_CALLS; other
- * compilers take the va_list path, include/shmlog.h, SHMLOG__TYPES).
+ * Typed calls (GCC or Clang: shmlog_macros.h defines SHMLOG__TYPED_CALLS;
+ * other compilers take the va_list path, SHMLOG__TYPES there).
  *
  * A call of SHMLOG_LOG_TO or of the SHMLOG_x macros (a string literal
  * format) is a typed call when every value has a code: the macro then
  * stores the values as they are, with no va_list, through the same
  * shmlog__print_typed() a C11 call takes. For the reader to see the same
  * record, whichever language wrote it, this file must give every value
- * the code and the 8 bytes that shmlog.h's SHMLOG__TY and SHMLOG__ARG
+ * the code and the 8 bytes that shmlog_macros.h's SHMLOG__TY and SHMLOG__ARG
  * give it in C11, which is what it does:
  *
  *   code SHMLOG__TY_INT  integer types of at most 64 bits (bool, char,
@@ -138,7 +138,7 @@ template <class T> struct traits {
 
 template <kind K> struct kind_tag {};
 
-/* The 8 bytes of a value, as shmlog.h's shmlog__arg_i/_u/_d/_p make
+/* The 8 bytes of a value, as shmlog_macros.h's shmlog__arg_i/_u/_d/_p make
  * them. A value of code 0 never reaches the library (its call is not
  * typed), but its branch is compiled: it gets zero. */
 template <class T>
@@ -187,7 +187,7 @@ template <class T> inline union shmlog__arg arg(const T &x)
 } /* namespace shmlog__cxx */
 
 #ifdef SHMLOG__TYPED_CALLS
-/* shmlog.h's hooks: a value's code, unevaluated, and its 8 bytes. */
+/* shmlog_macros.h's hooks: a value's code, unevaluated, and its 8 bytes. */
 #define SHMLOG__TY(x) (::shmlog__cxx::traits<decltype((x))>::code)
 #define SHMLOG__ARG(x) ::shmlog__cxx::arg(x)
 #endif
