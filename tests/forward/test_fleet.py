@@ -43,12 +43,15 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from fwd_helpers import (FAILS, check, free_port, log, otelcol_binary,
+                         otelcol_config, otlp_attrs, sd_params,
+                         wait_listening, wait_until)
 
 SKIP = 77
 SHMLOG, WRITER, KIND = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -62,19 +65,7 @@ PREFIX = "shmlog-fleet-"
 TAG = "shfl%d" % os.getpid()    # bridge; veths are TAG + "h" + N
 TMP = tempfile.mkdtemp(prefix="shmlog-fleet-%d-" % os.getpid())
 CHILDREN = []
-FAILS = []
 CLEANED = []
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        log("FAIL:", what)
-    return cond
 
 
 def run(*cmd, check_rc=True):
@@ -84,17 +75,6 @@ def run(*cmd, check_rc=True):
         raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
                                                p.stderr.decode().strip()))
     return p
-
-
-def wait_until(pred, limit, what):
-    """Poll pred() until true; a bounded wait, never a fixed sleep."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    log("timed out after %ds waiting for %s" % (limit, what))
-    return False
 
 
 # ---------------------------------------------------------------- network
@@ -273,14 +253,6 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def free_port(addr):
-    s = socket.socket()
-    s.bind((addr, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 # ---------------------------------------------------------------- collectors
 
 class Collector:
@@ -303,19 +275,8 @@ class Collector:
                                      stdout=open(self.log, "a"),
                                      stderr=subprocess.STDOUT)
         CHILDREN.append(self.proc)
-
-        def up():
-            if self.proc.poll() is not None:
-                return True
-            try:
-                socket.create_connection((FLEET.addr, self.port), 1).close()
-                return True
-            except OSError:
-                return False
-        if not wait_until(up, 90, "the collector") or \
-                self.proc.poll() is not None:
-            log(open(self.log, errors="replace").read()[-3000:])
-            raise SystemExit("the collector did not start")
+        wait_listening(self.proc, FLEET.addr, self.port, 90, self.log,
+                       "the collector")
 
     def cpu_now(self):
         return self.cpu + (cpu_seconds(self.proc.pid)
@@ -334,10 +295,6 @@ class Collector:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def sd_params(sd):
-    return dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', sd))
 
 
 class RelpCollector(Collector):
@@ -470,14 +427,6 @@ class OtlpSink:
         self.server.server_close()
 
 
-def otlp_attrs(kvs):
-    out = {}
-    for kv in kvs:
-        (kind, val), = kv["value"].items()
-        out[kv["key"]] = int(val) if kind == "intValue" else val
-    return out
-
-
 class OtlpCollector(Collector):
     """The OpenTelemetry Collector built for test_forward_otlp_collector:
     its OTLP receiver (HTTP) on the bridge, its OTLP/HTTP exporter without
@@ -488,32 +437,13 @@ class OtlpCollector(Collector):
 
     def __init__(self):
         super().__init__()
-        self.binary = otelcol_binary()
+        self.binary = otelcol_binary(SHMLOG, skip)
         self.port = free_port(FLEET.addr)
         self.sink = OtlpSink()
         self.conf = os.path.join(TMP, "otelcol.yaml")
         with open(self.conf, "w") as f:
-            f.write("""receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: %s:%d
-exporters:
-  otlphttp:
-    endpoint: http://127.0.0.1:%d
-    encoding: json
-    compression: none
-    sending_queue:
-      enabled: false
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    logs:
-      receivers: [otlp]
-      exporters: [otlphttp]
-""" % (FLEET.addr, self.port, self.sink.port))
+            f.write(otelcol_config(FLEET.addr, self.port, self.sink.port,
+                                   retries=True))
 
     def url(self):
         return "otlp+json://%s:%d" % (FLEET.addr, self.port)
@@ -548,28 +478,6 @@ service:
     def stop(self):
         super().stop()
         self.sink.stop()
-
-
-def otelcol_binary():
-    """The collector test_forward_otlp_collector builds into the build
-    tree (built here if it is not there yet), or skip."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    dest = os.path.join(os.path.dirname(os.path.abspath(SHMLOG)), "..",
-                        "otelcol")
-    binary = os.path.join(dest, "otelcol-shmlog")
-    if not os.path.exists(binary):
-        log("building an OpenTelemetry Collector (once) into " + dest)
-        try:
-            p = subprocess.run(["sh", os.path.join(here, "otelcol",
-                                                   "build-otelcol.sh"), dest],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, timeout=900)
-        except subprocess.TimeoutExpired:
-            skip("building the OpenTelemetry Collector took over 15 min")
-        if p.returncode or not os.path.exists(binary):
-            skip("the OpenTelemetry Collector could not be built here: "
-                 + p.stdout.decode(errors="replace")[-500:])
-    return binary
 
 
 # ---------------------------------------------------------------- hosts

@@ -21,23 +21,15 @@ import sys
 import tempfile
 import time
 
+from fwd_helpers import (FAILS, check, free_port, log, otelcol_binary,
+                         otelcol_config, otlp_attrs, sd_params,
+                         wait_listening, wait_until)
+
 SKIP = 77
 SHMLOG, WRITER, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="shmlog-fwd-")
 BUF = "test-fwd-%s-%d" % (CASE, os.getpid())
 CHILDREN = []
-FAILS = []
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        log("FAIL:", what)
-    return cond
 
 
 def cleanup():
@@ -62,17 +54,6 @@ def skip(why):
     log("SKIP:", why)
     cleanup()
     sys.exit(SKIP)
-
-
-def wait_until(pred, limit, what):
-    """Poll pred() until true; a bounded wait, never a fixed sleep."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    log("timed out after %ds waiting for %s" % (limit, what))
-    return False
 
 
 # ---------------------------------------------------------------- writers
@@ -131,14 +112,6 @@ def lane_stats():
 
 
 # ---------------------------------------------------------------- rsyslogd
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 class Rsyslog:
     def __init__(self, relp=False, ordered=False):
@@ -225,10 +198,6 @@ action(type="omfile" file="{out}" template="j")
     def wait_lines(self, n, limit=60):
         return wait_until(lambda: len(self.lines()) >= n, limit,
                           "%d lines from rsyslogd" % n)
-
-
-def sd_params(sd):
-    return dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', sd))
 
 
 def check_syslog_line(line, ref):
@@ -1038,20 +1007,6 @@ class OtlpReceiver:
         self.server.server_close()
 
 
-def otlp_attrs(kvs):
-    """OTLP KeyValue list -> dict of plain values."""
-    out = {}
-    for kv in kvs:
-        v = kv["value"]
-        (kind, val), = v.items()
-        if kind == "intValue":
-            val = int(val)
-        elif kind == "arrayValue":
-            val = [list(x.values())[0] for x in val.get("values", [])]
-        out[kv["key"]] = val
-    return out
-
-
 def check_otlp_records(records, ref):
     """Every LogRecord against the reader's record; returns the keys."""
     sev = {"V": (1, "VERBOSE"), "D": (5, "DEBUG"), "I": (9, "INFO"),
@@ -1193,27 +1148,6 @@ def case_otlp_proto():
               "bad URL %s: exit 2 (%d %r)" % (url, p.returncode, p.stderr))
 
 
-def otelcol_binary():
-    """The test collector, built once into the build tree (or skip)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    dest = os.path.join(os.path.dirname(os.path.abspath(SHMLOG)), "..",
-                        "otelcol")
-    binary = os.path.join(dest, "otelcol-shmlog")
-    if not os.path.exists(binary):
-        log("building an OpenTelemetry Collector (once) into " + dest)
-        try:
-            p = subprocess.run(["sh", os.path.join(here, "otelcol",
-                                                   "build-otelcol.sh"), dest],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, timeout=900)
-        except subprocess.TimeoutExpired:
-            skip("building the OpenTelemetry Collector took over 15 min")
-        if p.returncode or not os.path.exists(binary):
-            skip("the OpenTelemetry Collector could not be built here: "
-                 + p.stdout.decode(errors="replace")[-500:])
-    return binary
-
-
 class Otelcol:
     """The collector: its OTLP receiver (HTTP), its OTLP/HTTP exporter
     (JSON, no queue and no retries of its own: it answers 200 only once
@@ -1221,34 +1155,13 @@ class Otelcol:
     which checks the payload's structure."""
 
     def __init__(self):
-        self.binary = otelcol_binary()
+        self.binary = otelcol_binary(SHMLOG, skip)
         self.port = free_port()
         self.sink = OtlpReceiver()
         self.conf = os.path.join(TMP, "otelcol.yaml")
         with open(self.conf, "w") as f:
-            f.write("""receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:%d
-exporters:
-  otlphttp:
-    endpoint: http://127.0.0.1:%d
-    encoding: json
-    compression: none
-    sending_queue:
-      enabled: false
-    retry_on_failure:
-      enabled: false
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    logs:
-      receivers: [otlp]
-      exporters: [otlphttp]
-""" % (self.port, self.sink.port))
+            f.write(otelcol_config("127.0.0.1", self.port, self.sink.port,
+                                   retries=False))
         self.proc = None
 
     def start(self):
@@ -1257,19 +1170,8 @@ service:
             stdout=open(os.path.join(TMP, "otelcol.log"), "a"),
             stderr=subprocess.STDOUT)
         CHILDREN.append(self.proc)
-
-        def up():
-            if self.proc.poll() is not None:
-                return True
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 1).close()
-                return True
-            except OSError:
-                return False
-        if not wait_until(up, 60, "the collector") or \
-                self.proc.poll() is not None:
-            log(open(os.path.join(TMP, "otelcol.log")).read()[-3000:])
-            raise SystemExit("the collector did not start")
+        wait_listening(self.proc, "127.0.0.1", self.port, 60,
+                       os.path.join(TMP, "otelcol.log"), "the collector")
 
     def stop(self, kill=False):
         self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
