@@ -19,8 +19,9 @@
  * first call on the handle (write: a process-local mutex to claim a lane);
  * flt: only the first call after the buffer's filter changed (compiles
  * it); ~: AS but for those two (SHMLOG_WRITE_UNFILTERED skips the filter).
- * Errors are -E...; open's: shmlog_open()'s. Details: each function's
- * comment.
+ * Errors are -E...; open's: shmlog_open()'s. Details, and the exceptions
+ * (shmlog_strerror() of a code shmlog does not name follows strerror(3)),
+ * in each function's comment.
  *
  * function (shmlog_)           MT  AS  alloc    blocks errors (-E)
  * create_opts_init             yes yes no       no     -
@@ -33,7 +34,7 @@
  *                                                      NODATA PERM NOENT NOMEM
  *                                                      MFILE
  * close                        no  no  free     mutex  -
- * write, write_n, write_ex     yes ~   flt      1st    INVAL AGAIN BUSY IO STALE
+ * write, write_n, _ex          yes ~   flt      1st    INVAL AGAIN BUSY IO STALE
  * print, vprint                yes no  flt      1st    as write
  * print_ex, vprint_ex; macros  yes no  flt,1st  1st    as write
  * default                      yes no  1st      1st    (NULL)
@@ -56,13 +57,13 @@
  *   reader_recent_writer
  * reader_lanes                 rd  yes no       no     -
  * reader_lost_seq              rd  no  no       no     NOENT
- * reader_lane_next_seq, _stats rd  no  no       no     INVAL IO
+ * reader_lane_next_seq, _stats rd  no  no       no     INVAL NOENT
  * reader_archive_source,       rd  no  no       no     NOENT INVAL
  *   reader_archive_next_seq
  * stat, stat_formats, _space   yes no  no       no     open's IO
  * prio_char                    yes yes no       no     -
  * prio_parse                   yes no  no       no     INVAL
- * strerror                     libc no  no      no     -
+ * strerror                     yes no  no       no     -
  */
 #ifndef SHMLOG_H
 #define SHMLOG_H
@@ -203,7 +204,8 @@ void shmlog_close(shmlog_t *h);
  * own and every shared lane busy, -EBUSY a signal handler interrupted a
  * write on this thread and handle and no shared lane is free (none below 8
  * lanes): both counted as dropped (docs/DESIGN.md, "Lanes"); -EIO the file
- * was truncated under a thread's first write (docs/SECURITY.md); -ESTALE
+ * was truncated under a thread's first write (its lane claim survives the
+ * SIGBUS; later writes do not: docs/SECURITY.md); -ESTALE
  * the buffer was removed and the thread's chunk in it is used up: the
  * handle never reopens itself (threads write with no lock), so close it
  * and open the buffer again. SHMLOG_DEBUG=1 says why, once per cause.
@@ -379,7 +381,8 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
  * buffer or archive (valid until the next call; NULL if neither holds it)
  * and its values as a JSON array in @args (@cap bytes, NUL-terminated;
  * pointers, NaN and infinities as strings). The array is valid JSON and
- * UTF-8 whatever the buffer holds (bad bytes become U+FFFD) and holds
+ * UTF-8 whatever the buffer holds (bad bytes become U+FFFD, controls are
+ * escaped) and holds
  * whole values only, ending before one the record does not hold whole or
  * @args has no room for (SHMLOG_DEFERRED_ARGS_MAX bytes hold any record
  * shmlog wrote; below 3, @args is ""). Returns 0, SHMLOG_DEFERRED_CUT
@@ -401,7 +404,8 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
  * call; with 0 it looks at every lane and ends every rest, so a follower
  * has read everything once shmlog_reader_next() said SHMLOG_EV_NONE and
  * then a wait with 0 said -ETIMEDOUT. Records a follower overtaken by a
- * writer at full speed skips count as overwritten. */
+ * writer at full speed skips count as overwritten. On x86 a follower
+ * flushes the lines of the records it has read from the caches. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending
@@ -462,23 +466,29 @@ int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
 			   uint64_t *last);
 
 /* The sequence number lane @lane's next record will carry (the newest
- * one's plus one, or the buffer's first). 0, or -EINVAL (out of range). */
+ * one's plus one, or the buffer's first). 0, or -EINVAL (out of range);
+ * an archive reader: -ENOENT if unknown. */
 int shmlog_reader_lane_next_seq(const shmlog_reader_t *r, unsigned lane,
 				uint64_t *next);
 
-/* Fill @st with lane @lane's counters. 0, or -EINVAL (out of range). */
+/* Fill @st with lane @lane's counters. 0, or -EINVAL (out of range); for
+ * a file truncated under the reader, the counters the reader knows. */
 int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 			     struct shmlog_lane_stats *st);
 
 /* Read an archive (the directory `shmlog archive -o DIR` writes:
  * docs/archive.md) through the calls above, in archived order: records
  * (printf-style ones as formatted when archived: shmlog_reader_deferred()
- * says -ENOENT) and a loss for each span the archive lacks. At its end
- * SHMLOG_EV_NONE; shmlog_reader_wait() waits for more (looking every
- * 10 ms). A damaged or hostile file ends early (counted as @corrupt in lane
- * 0), never crashing or hanging the reader; shmlog_reader_lane_next_seq()
- * is the archive's position in the buffer (-ENOENT unknown). Errors:
- * -ENOENT, -ENOTDIR, -EACCES, -EINVAL (bad flag), -ENOMEM. MT; allocates. */
+ * says -ENOENT) and a loss for each span the archive lacks (@overwritten
+ * also counts records the archiver could not store); SHMLOG_READ_TAIL
+ * starts after the newest. At its end SHMLOG_EV_NONE; shmlog_reader_wait()
+ * waits for more (looking every 10 ms). A damaged or hostile file ends
+ * early (counted as @corrupt in lane 0), never crashing or hanging the
+ * reader. shmlog_reader_lane_stats() counts what this reader read and the
+ * losses it reported, per lane number (of every buffer);
+ * shmlog_reader_lane_next_seq() is the archive's position in the buffer
+ * (-ENOENT unknown). Errors: -ENOENT, -ENOTDIR, -EACCES, -EINVAL (bad
+ * flag), -ENOMEM. MT; allocates. */
 int shmlog_reader_open_archive(const char *dir, int flags,
 			       shmlog_reader_t **out);
 
