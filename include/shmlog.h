@@ -34,7 +34,8 @@
  *                                                      NODATA PERM NOENT NOMEM
  *                                                      MFILE
  * close                        no  no  free     mutex  -
- * write, write_n, _ex          yes ~   flt      1st    INVAL AGAIN BUSY IO STALE
+ * write, write_n, write_ex     yes ~   flt      1st    INVAL AGAIN BUSY IO
+ *                                                      STALE
  * print, vprint                yes no  flt      1st    as write
  * print_ex, vprint_ex; macros  yes no  flt,1st  1st    as write
  * default                      yes no  1st      1st    (NULL)
@@ -316,8 +317,9 @@ int shmlog_filter_wants(const shmlog_filter_t *f, int prio, const char *tag);
 /* Free @f (NULL: nothing). Not MT: nobody may use @f during or after. */
 void shmlog_filter_free(shmlog_filter_t *f);
 
-/* ---- Reading: a reader serves one thread at a time (readers run in
- * parallel); no reader call but shmlog_reader_lanes() is AS. ------------ */
+/* ---- Reading. "Per reader": one thread at a time calls on a reader
+ * (readers run in parallel). No reader call but shmlog_reader_lanes() is
+ * AS. ------------------------------------------------------------------- */
 
 typedef struct shmlog_reader shmlog_reader_t;
 
@@ -362,7 +364,8 @@ struct shmlog_lost {
 
 /* Attach to a buffer for reading, mapped read-only: the reader writes the
  * segment only to say it waits (shmlog_reader_wait()). Errors: open's. MT
- * (each call makes its own reader); allocates. Closing NULL does nothing. */
+ * (each call makes its own reader); allocates. shmlog_reader_close() (NULL:
+ * nothing) frees it: not MT with any other call on it. */
 int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out);
 void shmlog_reader_close(shmlog_reader_t *r);
 
@@ -372,8 +375,9 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * Records that fail validation are skipped (torn), a damaged lane stepped
  * over once (shmlog_lane_stats.corrupt); no record comes twice or out of
  * its lane's order, so a loop until SHMLOG_EV_NONE ends whatever the file
- * holds. Never blocks. -EIO once if the file was truncated under the
- * reader (docs/SECURITY.md), SHMLOG_EV_NONE after. */
+ * holds. -EIO once if the file was truncated under the reader
+ * (docs/SECURITY.md), SHMLOG_EV_NONE after. Per reader; never blocks;
+ * allocates for an archive reader only. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost);
 
@@ -387,7 +391,7 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
  * @args has no room for (SHMLOG_DEFERRED_ARGS_MAX bytes hold any record
  * shmlog wrote; below 3, @args is ""). Returns 0, SHMLOG_DEFERRED_CUT
  * (positive, all filled) if the array ends early, -ENOENT if the last
- * record was not deferred. */
+ * record was not deferred. Per reader. */
 #define SHMLOG_DEFERRED_CUT 1
 /* 6 bytes of JSON for a byte of a value at most, and the brackets. */
 #define SHMLOG_DEFERRED_ARGS_MAX (6 * SHMLOG_MSG_MAX + 3)
@@ -405,7 +409,8 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
  * has read everything once shmlog_reader_next() said SHMLOG_EV_NONE and
  * then a wait with 0 said -ETIMEDOUT. Records a follower overtaken by a
  * writer at full speed skips count as overwritten. On x86 a follower
- * flushes the lines of the records it has read from the caches. */
+ * flushes the lines of the records it has read from the caches. Per
+ * reader; blocks by design. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending
@@ -442,14 +447,14 @@ struct shmlog_lane_writer {
  * of format 2.2 on; lanes lent one record at a time keep none). 0, -ENOENT
  * none (never claimed, a shared lane, an archive reader), -EAGAIN a
  * claimer rewrote it meanwhile (try again), -EINVAL @lane out of range,
- * -EIO file truncated. */
+ * -EIO file truncated. Per reader. */
 int shmlog_reader_lane_writer(const shmlog_reader_t *r, unsigned lane,
 			      struct shmlog_lane_writer *w);
 
 /* Writers that took turns in one lane: the buffer's last
  * SHMLOG_RECENT_WRITERS claims, one per slot, in no order. Fill @w with
  * slot @i's. 0, -ENOENT (empty slot, archive reader), -EAGAIN, -EINVAL
- * (@i too big), -EIO as shmlog_reader_lane_writer(). */
+ * (@i too big), -EIO as shmlog_reader_lane_writer(). Per reader. */
 #define SHMLOG_RECENT_WRITERS 8
 int shmlog_reader_recent_writer(const shmlog_reader_t *r, unsigned i,
 				struct shmlog_lane_writer *w);
@@ -461,18 +466,20 @@ unsigned shmlog_reader_lanes(const shmlog_reader_t *r);
 /* The last SHMLOG_EV_LOST's records lie among @first..@last of its lane
  * (inclusive, with any hidden by shmlog_clear()), @last just before the
  * lane's next record; every report of that loss, by any reader or run,
- * carries the same range. 0, or -ENOENT if no loss was reported yet. */
+ * carries the same range. 0, or -ENOENT if no loss was reported yet. Per
+ * reader. */
 int shmlog_reader_lost_seq(const shmlog_reader_t *r, uint64_t *first,
 			   uint64_t *last);
 
 /* The sequence number lane @lane's next record will carry (the newest
  * one's plus one, or the buffer's first). 0, or -EINVAL (out of range);
- * an archive reader: -ENOENT if unknown. */
+ * an archive reader: -ENOENT if unknown. Per reader. */
 int shmlog_reader_lane_next_seq(const shmlog_reader_t *r, unsigned lane,
 				uint64_t *next);
 
 /* Fill @st with lane @lane's counters. 0, or -EINVAL (out of range); for
- * a file truncated under the reader, the counters the reader knows. */
+ * a file truncated under the reader, the counters the reader knows. Per
+ * reader. */
 int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 			     struct shmlog_lane_stats *st);
 
@@ -503,7 +510,7 @@ struct shmlog_archive_source {
 
 /* The buffer with path @buffer (NULL: that of the last record or loss) in
  * archive reader @r; strings valid until @r is closed. 0, -ENOENT (not met
- * yet), -EINVAL (not an archive reader). */
+ * yet), -EINVAL (not an archive reader). Per reader. */
 int shmlog_reader_archive_source(const shmlog_reader_t *r, const char *buffer,
 				 struct shmlog_archive_source *src);
 
@@ -511,12 +518,12 @@ int shmlog_reader_archive_source(const shmlog_reader_t *r, const char *buffer,
  * @lane that archive reader @r returned: a follower of the same live
  * buffer (compare created_ns) that skips the lane's records below it goes
  * on with no gap and no duplicate. 0, -ENOENT (unknown), -EINVAL (@lane out
- * of range, not an archive reader). */
+ * of range, not an archive reader). Per reader. */
 int shmlog_reader_archive_next_seq(const shmlog_reader_t *r,
 				   const char *buffer, unsigned lane,
 				   uint64_t *next);
 
-/* ---- Inspection: MT, not AS, no allocation. --------------------------- */
+/* ---- Inspection. ------------------------------------------------------ */
 
 struct shmlog_info {
 	uint64_t file_size; /* bytes of the file */
@@ -539,7 +546,7 @@ struct shmlog_info {
 
 /* Describe a buffer; a lane's writer is live while its process holds the
  * lane's lock (docs/DESIGN.md, "Lane ownership"). Errors: open's, -EIO
- * (file truncated while read). */
+ * (file truncated while read). MT; not AS; no allocation. */
 int shmlog_stat(const char *name, struct shmlog_info *info);
 
 /* The buffer's table of formats (SHMLOG_WRITE_DEFERRED calls). */
@@ -552,7 +559,7 @@ struct shmlog_format_stats {
 	uint64_t refused;
 };
 
-/* Fill @st for buffer @name. Errors as shmlog_stat(). */
+/* Fill @st for buffer @name. Errors and rules as shmlog_stat(). */
 int shmlog_stat_formats(const char *name, struct shmlog_format_stats *st);
 
 /* Where a buffer's space goes, in chunks (docs/DESIGN.md, "Lanes and
@@ -569,7 +576,7 @@ struct shmlog_space_stats {
 	uint64_t departed_bound;
 };
 
-/* Fill @st for buffer @name. Errors as shmlog_stat(). */
+/* Fill @st for buffer @name. Errors and rules as shmlog_stat(). */
 int shmlog_stat_space(const char *name, struct shmlog_space_stats *st);
 
 /* A priority's letter ('V'..'F', 'S'), '?' if out of range. MT, AS. */
