@@ -114,46 +114,44 @@ struct jattrs {
 	bool first;
 };
 
-static void attr_key(struct jattrs *a, const char *key)
+/* Start a KeyValue of key @key whose value begins with @value_head;
+ * returns the writer for the rest of the value. */
+static struct jw *attr_open(void *ctx, const char *key,
+			    const char *value_head)
 {
+	struct jattrs *a = ctx;
 	jw_s(a->w, a->first ? "{\"key\":\"" : ",{\"key\":\"");
 	a->first = false;
 	jw_s(a->w, key);
 	jw_s(a->w, "\",\"value\":");
+	jw_s(a->w, value_head);
+	return a->w;
 }
 
 static void attr_int(void *ctx, const char *key, uint64_t v)
 {
-	struct jattrs *a = ctx;
-	attr_key(a, key);
-	jw_s(a->w, "{\"intValue\":");
-	jw_u64_str(a->w, v);
-	jw_s(a->w, "}}");
+	struct jw *w = attr_open(ctx, key, "{\"intValue\":");
+	jw_u64_str(w, v);
+	jw_s(w, "}}");
 }
 
 static void attr_str(void *ctx, const char *key, const char *s, size_t n)
 {
-	struct jattrs *a = ctx;
-	attr_key(a, key);
-	jw_s(a->w, "{\"stringValue\":");
-	jw_str(a->w, s, n);
-	jw_s(a->w, "}}");
+	struct jw *w = attr_open(ctx, key, "{\"stringValue\":");
+	jw_str(w, s, n);
+	jw_s(w, "}}");
 }
 
 static void attr_true(void *ctx, const char *key)
 {
-	struct jattrs *a = ctx;
-	attr_key(a, key);
-	jw_s(a->w, "{\"boolValue\":true}}");
+	jw_s(attr_open(ctx, key, "{\"boolValue\":"), "true}}");
 }
 
 static void attr_bytes(void *ctx, const char *key, const char *s, size_t n)
 {
-	struct jattrs *a = ctx;
-	attr_key(a, key);
-	jw_s(a->w, "{\"bytesValue\":");
-	jw_base64(a->w, s, n);
-	jw_s(a->w, "}}");
+	struct jw *w = attr_open(ctx, key, "{\"bytesValue\":");
+	jw_base64(w, s, n);
+	jw_s(w, "}}");
 }
 
 /* shmlog_reader_deferred()'s array (numbers, and strings already JSON),
@@ -241,12 +239,10 @@ static void arg_json(void *ctx, enum otlp_arg kind, const char *text,
 
 static void attr_args(void *ctx, const char *key, const char *args)
 {
-	struct jattrs *a = ctx;
-	attr_key(a, key);
-	jw_s(a->w, "{\"arrayValue\":{\"values\":[");
-	struct args_json aj = {a->w, true};
+	struct jw *w = attr_open(ctx, key, "{\"arrayValue\":{\"values\":[");
+	struct args_json aj = {w, true};
 	otlp_args_walk(args, arg_json, &aj);
-	jw_s(a->w, "]}}}");
+	jw_s(w, "]}}}");
 }
 
 static const struct otlp_attr_writer json_attrs = {
