@@ -191,7 +191,7 @@ typedef struct shmlog shmlog_t;
  * link, foreign owner, world-writable), -ENOENT missing (without
  * SHMLOG_OPEN_CREATE), -ENOMEM, -EMFILE (a handle keeps two descriptors).
  * SHMLOG_DEBUG=1 says a failure on stderr, once. MT; allocates; takes a
- * process-local mutex. */
+ * process-local mutex; creating the buffer, sleeps as shmlog_create(). */
 int shmlog_open(const char *name, int flags, shmlog_t **out);
 
 /* Detach (NULL: nothing); this process's lanes are released, their records
