@@ -75,6 +75,28 @@ static inline bool shmlog__arc_entry_at(const unsigned char *blk, size_t len,
 	return e->size >= sizeof(*e) && e->size <= len - pos;
 }
 
+/* A BUFFER entry (@size bytes at @p) into *@h, its path at *@path and
+ * its h->known lane positions (struct shmlog_arc_lanepos, unaligned) at
+ * *@lanepos: false if damaged or naming more than @bufs buffers. */
+static inline bool shmlog__arc_buffer_entry(const unsigned char *p, size_t size,
+					    unsigned bufs,
+					    struct shmlog_arc_buffer *h,
+					    const char **path,
+					    const unsigned char **lanepos)
+{
+	if (size < sizeof(*h))
+		return false;
+	memcpy(h, p, sizeof(*h));
+	size_t room = ((size_t)h->path_len + 7) & ~(size_t)7;
+	if (h->e.buf >= bufs || !h->lanes || h->lanes > SHMLOG_LANES_MAX ||
+	    h->path_len > SHMLOG_ARC_PATH_MAX || h->known > h->lanes ||
+	    size != sizeof(*h) + room + (size_t)h->known * 16)
+		return false;
+	*path = (const char *)p + sizeof(*h);
+	*lanepos = p + sizeof(*h) + room;
+	return true;
+}
+
 /* ---- records ---- */
 
 /* A record as the file holds it: tag and message point into the block,

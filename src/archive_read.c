@@ -221,17 +221,15 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 			size_t size)
 {
 	struct shmlog_arc_buffer h;
-	memcpy(&h, p, sizeof(h));
-	size_t path_room = ((size_t)h.path_len + 7) & ~(size_t)7;
-	if (h.e.buf >= ARC_BUFS_MAX || !h.lanes || h.lanes > SHMLOG_LANES_MAX ||
-	    h.path_len > SHMLOG_ARC_PATH_MAX || h.known > h.lanes ||
-	    size != sizeof(h) + path_room + (size_t)h.known * 16)
+	const char *path;
+	const unsigned char *q;
+	if (!shmlog__arc_buffer_entry(p, size, ARC_BUFS_MAX, &h, &path, &q))
 		return false;
 	struct arc_buf *b = &a->bufs[h.e.buf];
 	bool same = b->used && b->src.created_ns == h.created_ns &&
 		    b->src.ino == h.ino && b->src.lanes == h.lanes &&
 		    b->path[h.path_len] == '\0' &&
-		    !memcmp(b->path, p + sizeof(h), h.path_len);
+		    !memcmp(b->path, path, h.path_len);
 	if (!same) {
 		buf_free(b);
 		b->next = calloc(h.lanes, sizeof(*b->next));
@@ -241,7 +239,7 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 			return false;
 		}
 		b->used = true;
-		memcpy(b->path, p + sizeof(h), h.path_len);
+		memcpy(b->path, path, h.path_len);
 		b->path[h.path_len] = '\0';
 		b->src.buffer = b->path;
 		b->src.created_ns = h.created_ns;
@@ -250,7 +248,6 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 		if (h.lanes > a->lanes_max)
 			a->lanes_max = h.lanes;
 	}
-	const unsigned char *q = p + sizeof(h) + path_room;
 	for (uint32_t i = 0; i < h.known; i++, q += 16) {
 		struct shmlog_arc_lanepos lp;
 		memcpy(&lp, q, sizeof(lp));
@@ -500,8 +497,7 @@ static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
 				return SHMLOG_EV_LOST;
 			break;
 		case SHMLOG_ARC_BUFFER:
-			ok = e.size >= sizeof(struct shmlog_arc_buffer) &&
-			     take_buffer(a, p, e.size);
+			ok = take_buffer(a, p, e.size);
 			break;
 		case SHMLOG_ARC_FORMAT:
 			ok = e.size >= sizeof(struct shmlog_arc_format) &&

@@ -138,18 +138,15 @@ static void scan_buffer(struct archiver *a, const unsigned char *p,
 			size_t size)
 {
 	struct shmlog_arc_buffer h;
-	memcpy(&h, p, sizeof(h));
-	size_t room = ((size_t)h.path_len + 7) & ~(size_t)7;
-	if (h.e.buf >= BUFS_MAX || !h.lanes || h.lanes > SHMLOG_LANES_MAX ||
-	    h.path_len > SHMLOG_ARC_PATH_MAX || h.known > h.lanes ||
-	    size != sizeof(h) + room + (size_t)h.known * 16)
+	const char *path;
+	const unsigned char *q;
+	if (!shmlog__arc_buffer_entry(p, size, BUFS_MAX, &h, &path, &q))
 		return;
 	struct bufent *b = &a->bufs[h.e.buf];
-	if (bufent_set(b, (const char *)p + sizeof(h), h.path_len, h.created_ns,
-		       h.ino, h.initial_seq, h.lanes))
+	if (bufent_set(b, path, h.path_len, h.created_ns, h.ino,
+		       h.initial_seq, h.lanes))
 		return;
 	b->written = true;
-	const unsigned char *q = p + sizeof(h) + room;
 	for (uint32_t i = 0; i < h.known; i++, q += 16) {
 		struct shmlog_arc_lanepos lp;
 		memcpy(&lp, q, sizeof(lp));
@@ -174,8 +171,7 @@ static void scan_entries(struct archiver *a, const unsigned char *p,
 	for (size_t pos = 0; shmlog__arc_entry_at(p, len, pos, &e);
 	     pos += e.size) {
 		const unsigned char *q = p + pos;
-		if (e.type == SHMLOG_ARC_BUFFER &&
-		    e.size >= sizeof(struct shmlog_arc_buffer)) {
+		if (e.type == SHMLOG_ARC_BUFFER) {
 			scan_buffer(a, q, e.size);
 		} else if (e.type == SHMLOG_ARC_RECORD &&
 			   shmlog__arc_record_entry(q, e.size, &r)) {
