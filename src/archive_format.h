@@ -24,7 +24,13 @@
  * of the lane's next record still to archive. So a file alone says where
  * the archive resumes, and removing the oldest files loses nothing but
  * their records. The position to resume from is the newest file's BUFFER
- * entries advanced by its RECORD and LOSS entries: no separate state file.
+ * entries advanced by its records and LOSS entries: no separate state file.
+ *
+ * Records (version 3) go in RUN entries, each coded against the record
+ * before it in the run (struct shmlog_arc_run): a few bytes beside the
+ * message, which is kept as stored. Versions 1 and 2 wrote a RECORD entry
+ * per record, 48 bytes of fields beside tag and message; they read as
+ * they always did. archive_codec.h is the parser of all of it.
  *
  * A printf-style record (SHMLOG_WRITE_DEFERRED) is kept as the buffer
  * stores it, its format's id and its argument values, and formatted only
