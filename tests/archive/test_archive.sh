@@ -24,7 +24,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
-	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v; do "$S" rm -b $b >/dev/null 2>&1; done
+	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -281,6 +281,15 @@ else
 	out=$("$CHECK" "$D" 2>&1)
 	hasnt "full disk: something was lost (and counted)" "lost 0 " "$out"
 fi
+
+# ---- more contexts (pid, tid, tag) than one run holds: a new run ----
+"$S" create -b $B-c --size 1M --lanes 4 || exit 1
+for t in $(seq 1 260); do echo "m$t" | "$S" write -b $B-c -t "tag$t"; done
+D=$T/c
+ok "260 contexts: archived" "$S" archive -b $B-c -o "$D" --once -q
+same "260 contexts: cat --archive -v json = cat -v json" \
+	"$("$S" cat --no-pager -b $B-c -v json | nobuf)" \
+	"$("$S" cat --no-pager --archive "$D" -v json | nobuf)"
 
 # ---- an archive of format version 2 (before runs): read, and gone on ----
 D=$T/v2
