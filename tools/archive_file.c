@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -576,7 +577,12 @@ void sync_start(struct archiver *a)
 		pthread_mutex_destroy(&y->mu);
 		return;
 	}
+	/* signals are the drain's: the syncer is made with all blocked */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	y->started = pthread_create(&y->thread, NULL, syncer_main, y) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!y->started) {
 		pthread_cond_destroy(&y->cv);
 		pthread_mutex_destroy(&y->mu);
