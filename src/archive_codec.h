@@ -151,18 +151,17 @@ static inline bool shmlog__arc_record_entry(const unsigned char *p, size_t size,
 struct shmlog__arc_run_dec {
 	const unsigned char *p, *end;
 	uint32_t left; /* records still to decode */
-	uint16_t buf;
 	int64_t time_ns;
 	uint64_t raw_time;
 	unsigned nctx, nlanes;
 	int last; /* the context of the record before, -1: none */
 	struct {
 		uint32_t pid, tid;
-		uint16_t lane, slot; /* slot: its lane's in lane_next */
+		uint16_t buf, lane, slot; /* slot: its lane's in lane_next */
 		uint8_t tag_len;
 		const unsigned char *tag;
 	} ctx[SHMLOG_ARC_RUN_CTX_MAX];
-	uint16_t lane_of[SHMLOG_ARC_RUN_CTX_MAX];
+	uint32_t lane_of[SHMLOG_ARC_RUN_CTX_MAX]; /* buf << 16 | lane */
 	uint64_t lane_next[SHMLOG_ARC_RUN_CTX_MAX]; /* 0: no record yet */
 	bool lane_seen[SHMLOG_ARC_RUN_CTX_MAX];
 };
@@ -182,7 +181,6 @@ static inline bool shmlog__arc_run_begin(struct shmlog__arc_run_dec *d,
 	d->p = p + sizeof(h);
 	d->end = p + size;
 	d->left = h.count;
-	d->buf = h.e.buf;
 	d->time_ns = h.base_time_ns;
 	d->raw_time = h.base_raw_time;
 	d->nctx = d->nlanes = 0;
@@ -215,27 +213,31 @@ static inline int64_t shmlog__arc_unzigzag(uint64_t v)
 /* A new context of the run at d->p: false if damaged. */
 static inline bool shmlog__arc_run_ctx(struct shmlog__arc_run_dec *d)
 {
-	uint64_t lane, pid, tid;
+	uint64_t buf, lane, pid, tid;
 	if (d->nctx >= SHMLOG_ARC_RUN_CTX_MAX ||
+	    !shmlog__arc_varint(&d->p, d->end, &buf) ||
 	    !shmlog__arc_varint(&d->p, d->end, &lane) ||
 	    !shmlog__arc_varint(&d->p, d->end, &pid) ||
 	    !shmlog__arc_varint(&d->p, d->end, &tid) || d->p >= d->end ||
-	    lane >= SHMLOG_LANES_MAX || pid > UINT32_MAX || tid > UINT32_MAX)
+	    buf > UINT16_MAX || lane >= SHMLOG_LANES_MAX || pid > UINT32_MAX ||
+	    tid > UINT32_MAX)
 		return false;
 	unsigned tag_len = *d->p++;
 	if (tag_len > SHMLOG_TAG_MAX || (size_t)(d->end - d->p) < tag_len)
 		return false;
+	uint32_t key = (uint32_t)buf << 16 | (uint32_t)lane;
 	unsigned slot = 0;
-	while (slot < d->nlanes && d->lane_of[slot] != lane)
+	while (slot < d->nlanes && d->lane_of[slot] != key)
 		slot++;
 	if (slot == d->nlanes) {
-		d->lane_of[slot] = (uint16_t)lane;
+		d->lane_of[slot] = key;
 		d->lane_seen[slot] = false;
 		d->nlanes++;
 	}
 	unsigned c = d->nctx++;
 	d->ctx[c].pid = (uint32_t)pid;
 	d->ctx[c].tid = (uint32_t)tid;
+	d->ctx[c].buf = (uint16_t)buf;
 	d->ctx[c].lane = (uint16_t)lane;
 	d->ctx[c].slot = (uint16_t)slot;
 	d->ctx[c].tag_len = (uint8_t)tag_len;
@@ -289,7 +291,7 @@ static inline int shmlog__arc_run_next(struct shmlog__arc_run_dec *d,
 			       (uint64_t)shmlog__arc_unzigzag(dt));
 	d->raw_time += (uint64_t)shmlog__arc_unzigzag(dr);
 	*r = (struct shmlog__arc_rec){
-		.buf = d->buf,
+		.buf = d->ctx[c].buf,
 		.lane = d->ctx[c].lane,
 		.prio = (uint8_t)(head & SHMLOG_ARC_RUN_PRIO),
 		.flags = (uint8_t)(((head & SHMLOG_ARC_RUN_TRUNCATED)

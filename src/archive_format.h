@@ -190,21 +190,22 @@ struct shmlog_arc_lanepos {
 	uint64_t next;
 };
 
-/* A run of records of buffer @e.buf (version 3): @count records follow,
- * each coded against the one before it in the run (a reader decodes a run
- * from its start; nothing carries over from one run to the next):
+/* A run of records (version 3), of any of the archive's buffers (@e.buf
+ * is 0: each context names its buffer): @count records follow, each
+ * coded against the one before it in the run (a reader decodes a run from
+ * its start; nothing carries over from one run to the next):
  *
  *   head    u8: bits 0-2 prio, bit 3 truncated by the writer, bit 4
  *           printf-style as stored (as SHMLOG_ARC_REC_DEFERRED), bit 5 an
  *           explicit seq follows, bit 6 a new context follows, bit 7 the
  *           context of the record before (bits 6 and 7 never both)
- *   context bit 6: varint lane, varint pid, varint tid, u8 tag_len, the
- *           tag: the run's next context (numbered from 0, at most
- *           SHMLOG_ARC_RUN_CTX_MAX); neither bit 6 nor 7: u8, the number
- *           of a context given earlier in the run
+ *   context bit 6: varint buf, varint lane, varint pid, varint tid, u8
+ *           tag_len, the tag: the run's next context (numbered from 0, at
+ *           most SHMLOG_ARC_RUN_CTX_MAX); neither bit 6 nor 7: u8, the
+ *           number of a context given earlier in the run
  *   seq     bit 5: varint, the record's sequence number; else one more than
- *           the run's record before it in the same lane (the first record
- *           of a lane in a run always has bit 5)
+ *           the run's record before it in the same buffer and lane (the
+ *           first record of a lane in a run always has bit 5)
  *   time    zigzag varint: time_ns minus the record before's (the first:
  *           minus @base_time_ns)
  *   raw     zigzag varint: raw_time minus the record before's (the first:
@@ -232,7 +233,7 @@ struct shmlog_arc_run {
 #define SHMLOG_ARC_RUN_CTX_MAX 255
 /* The most bytes one record takes in a run. */
 #define SHMLOG_ARC_RUN_REC_MAX                                                 \
-	(1 + 10 + 10 + 10 + 1 + SHMLOG_TAG_MAX + 10 + 10 + 10 + 10 +          \
+	(1 + 10 + 10 + 10 + 10 + 1 + SHMLOG_TAG_MAX + 10 + 10 + 10 + 10 +     \
 	 SHMLOG_MSG_MAX)
 
 #define SHMLOG_ARC_AT(type, field, off)                                        \

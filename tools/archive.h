@@ -84,7 +84,7 @@ struct source {
 struct run_ctx {
 	uint64_t word; /* the tag's first 8 bytes, zero-padded */
 	uint32_t pid, tid;
-	uint16_t lane;
+	uint16_t buf, lane;
 	uint8_t tag_len;
 	uint8_t slot; /* its lane's place in run.lane_of */
 	char tag[SHMLOG_TAG_MAX];
@@ -94,14 +94,13 @@ struct run_ctx {
  * next record is coded against. */
 struct run {
 	size_t off; /* its entry's offset in archiver.out; 0: none open */
-	uint16_t buf;
 	uint32_t count;
 	int64_t base_time_ns, time_ns;
 	uint64_t base_raw_time, raw_time;
 	int last; /* the context of the record before, -1: none */
 	unsigned nctx, nlanes;
 	struct run_ctx ctx[SHMLOG_ARC_RUN_CTX_MAX];
-	uint16_t lane_of[SHMLOG_ARC_RUN_CTX_MAX];
+	uint32_t lane_of[SHMLOG_ARC_RUN_CTX_MAX]; /* buf << 16 | lane */
 	uint64_t lane_next[SHMLOG_ARC_RUN_CTX_MAX];
 	bool lane_seen[SHMLOG_ARC_RUN_CTX_MAX];
 	uint8_t hash[512]; /* a context's number + 1, 0: free */

@@ -27,8 +27,7 @@ void run_end(struct archiver *a)
 		return;
 	struct shmlog_arc_run h = {
 		.e = {.size = (uint32_t)(a->out_len - e->off),
-		      .type = SHMLOG_ARC_RUN,
-		      .buf = e->buf},
+		      .type = SHMLOG_ARC_RUN},
 		.count = e->count,
 		.base_time_ns = e->base_time_ns,
 		.base_raw_time = e->base_raw_time,
@@ -54,16 +53,14 @@ static void *out_reserve(struct archiver *a, size_t n)
 	return p;
 }
 
-/* Open a RUN entry of buffer @id, its times based on @r's. */
-static void run_start(struct archiver *a, uint16_t id,
-		      const struct shmlog_record *r)
+/* Open a RUN entry, its times based on @r's. */
+static void run_start(struct archiver *a, const struct shmlog_record *r)
 {
 	struct run *e = &a->run;
 	run_end(a);
 	e->off = a->out_len;
 	a->out_len += sizeof(struct shmlog_arc_run);
 	a->out_entries++;
-	e->buf = id;
 	e->count = 0;
 	e->base_time_ns = e->time_ns = r->time_ns;
 	e->base_raw_time = e->raw_time = r->raw_time;
@@ -283,7 +280,7 @@ static inline uint64_t tag_word(const char *t, size_t tl)
 struct ctx_key {
 	uint64_t word; /* tag_word() */
 	uint32_t pid, tid;
-	uint16_t lane;
+	uint16_t buf, lane;
 	uint8_t tag_len;
 	const char *tag;
 };
@@ -291,7 +288,8 @@ struct ctx_key {
 static unsigned ctx_hash(const struct ctx_key *k)
 {
 	uint64_t h = (k->word ^ ((uint64_t)k->lane << 48) ^
-		      ((uint64_t)k->tid << 20) ^ k->pid ^ k->tag_len) *
+		      ((uint64_t)k->buf << 32) ^ ((uint64_t)k->tid << 20) ^
+		      k->pid ^ k->tag_len) *
 		     0x9e3779b97f4a7c15ull;
 	return (unsigned)(h >> 55); /* 9 bits: sizeof(run.hash) */
 }
@@ -299,7 +297,7 @@ static unsigned ctx_hash(const struct ctx_key *k)
 static inline bool ctx_is(const struct run_ctx *c, const struct ctx_key *k)
 {
 	if (c->word != k->word || c->lane != k->lane || c->pid != k->pid ||
-	    c->tid != k->tid || c->tag_len != k->tag_len)
+	    c->tid != k->tid || c->tag_len != k->tag_len || c->buf != k->buf)
 		return false;
 	/* past the first word: words, the last one overlapping */
 	size_t n = k->tag_len;
@@ -333,11 +331,12 @@ static int ctx_find(const struct run *e, const struct ctx_key *k,
 static unsigned ctx_add(struct run *e, const struct ctx_key *k,
 			unsigned slot)
 {
+	uint32_t key = (uint32_t)k->buf << 16 | k->lane;
 	unsigned c = e->nctx++, l = 0;
-	while (l < e->nlanes && e->lane_of[l] != k->lane)
+	while (l < e->nlanes && e->lane_of[l] != key)
 		l++;
 	if (l == e->nlanes) {
-		e->lane_of[l] = k->lane;
+		e->lane_of[l] = key;
 		e->lane_seen[l] = false;
 		e->nlanes++;
 	}
@@ -345,6 +344,7 @@ static unsigned ctx_add(struct run *e, const struct ctx_key *k,
 	x->word = k->word;
 	x->pid = k->pid;
 	x->tid = k->tid;
+	x->buf = k->buf;
 	x->lane = k->lane;
 	x->tag_len = k->tag_len;
 	x->slot = (uint8_t)l;
@@ -377,8 +377,8 @@ static void put_record(struct archiver *a, struct source *s,
 	if (deferred)
 		need_format(a, s, r); /* an entry: it ends the run */
 	struct run *e = &a->run;
-	if (!e->off || e->buf != s->id)
-		run_start(a, s->id, r);
+	if (!e->off)
+		run_start(a, r);
 	unsigned head = (r->prio & SHMLOG_ARC_RUN_PRIO) |
 			(r->flags & SHMLOG_REC_TRUNCATED ? SHMLOG_ARC_RUN_TRUNCATED
 							  : 0) |
@@ -387,6 +387,7 @@ static void put_record(struct archiver *a, struct source *s,
 		.word = tag_word(r->tag, tl),
 		.pid = r->pid,
 		.tid = r->tid,
+		.buf = s->id,
 		.lane = (uint16_t)r->lane,
 		.tag_len = (uint8_t)tl,
 		.tag = r->tag,
@@ -397,7 +398,7 @@ static void put_record(struct archiver *a, struct source *s,
 		head |= SHMLOG_ARC_RUN_SAMECTX;
 	} else if ((c = ctx_find(e, &k, &hslot)) < 0) {
 		if (e->nctx == SHMLOG_ARC_RUN_CTX_MAX) {
-			run_start(a, s->id, r);
+			run_start(a, r);
 			ctx_find(e, &k, &hslot);
 		}
 		head |= SHMLOG_ARC_RUN_NEWCTX;
@@ -405,6 +406,7 @@ static void put_record(struct archiver *a, struct source *s,
 	unsigned char *p0 = a->out + a->out_len, *p = p0 + 1;
 	if (head & SHMLOG_ARC_RUN_NEWCTX) {
 		c = (int)ctx_add(e, &k, hslot);
+		p = put_varint(p, s->id);
 		p = put_varint(p, r->lane);
 		p = put_varint(p, r->pid);
 		p = put_varint(p, r->tid);
