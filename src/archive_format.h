@@ -24,7 +24,13 @@
  * of the lane's next record still to archive. So a file alone says where
  * the archive resumes, and removing the oldest files loses nothing but
  * their records. The position to resume from is the newest file's BUFFER
- * entries advanced by its RECORD and LOSS entries: no separate state file.
+ * entries advanced by its records and LOSS entries: no separate state file.
+ *
+ * Records (version 3) go in RUN entries, each coded against the record
+ * before it in the run (struct shmlog_arc_run): a few bytes beside the
+ * message, which is kept as stored. Versions 1 and 2 wrote a RECORD entry
+ * per record, 48 bytes of fields beside tag and message; they read as
+ * they always did. archive_codec.h is the parser of all of it.
  *
  * A printf-style record (SHMLOG_WRITE_DEFERRED) is kept as the buffer
  * stores it, its format's id and its argument values, and formatted only
@@ -45,9 +51,11 @@
 
 #define SHMLOG_ARC_MAGIC "shmlARC\n"
 /* 2: printf-style records as stored (RECORD flag SHMLOG_ARC_REC_DEFERRED)
- * and FORMAT entries. Readers take version 1 files too: they hold neither,
- * so every record of theirs reads as it did. */
-#define SHMLOG_ARC_VERSION 2
+ * and FORMAT entries. 3: records in RUN entries, compact (below), instead
+ * of one RECORD entry each. Readers take version 1 and 2 files too: they
+ * hold no RUN entries, and a version 1 file no FORMAT entries either, so
+ * every record of theirs reads as it did. */
+#define SHMLOG_ARC_VERSION 3
 #define SHMLOG_ARC_VERSION_MIN 1
 #define SHMLOG_ARC_HOST_MAX 64
 #define SHMLOG_ARC_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" */
@@ -103,6 +111,7 @@ enum shmlog_arc_type {
 	SHMLOG_ARC_LOSS = 2,
 	SHMLOG_ARC_BUFFER = 3,
 	SHMLOG_ARC_FORMAT = 4, /* version 2 */
+	SHMLOG_ARC_RUN = 5, /* version 3 */
 };
 
 /* Every entry starts with these 8 bytes; @size counts them. Unknown types
@@ -181,6 +190,52 @@ struct shmlog_arc_lanepos {
 	uint64_t next;
 };
 
+/* A run of records (version 3), of any of the archive's buffers (@e.buf
+ * is 0: each context names its buffer): @count records follow, each
+ * coded against the one before it in the run (a reader decodes a run from
+ * its start; nothing carries over from one run to the next):
+ *
+ *   head    u8: bits 0-2 prio, bit 3 truncated by the writer, bit 4
+ *           printf-style as stored (as SHMLOG_ARC_REC_DEFERRED), bit 5 an
+ *           explicit seq follows, bit 6 a new context follows, bit 7 the
+ *           context of the record before (bits 6 and 7 never both)
+ *   context bit 6: varint buf, varint lane, varint pid, varint tid, u8
+ *           tag_len, the tag: the run's next context (numbered from 0, at
+ *           most SHMLOG_ARC_RUN_CTX_MAX); neither bit 6 nor 7: u8, the
+ *           number of a context given earlier in the run
+ *   seq     bit 5: varint, the record's sequence number; else one more than
+ *           the run's record before it in the same buffer and lane (the
+ *           first record of a lane in a run always has bit 5)
+ *   time    zigzag varint: time_ns minus the record before's (the first:
+ *           minus @base_time_ns)
+ *   raw     zigzag varint: raw_time minus the record before's (the first:
+ *           minus @base_raw_time)
+ *   msg     varint msg_len (at most SHMLOG_MSG_MAX), then the message
+ *
+ * A varint is 7 bits a byte, the low ones first, the top bit set on every
+ * byte but the last, 10 bytes at most; zigzag maps a signed value v to
+ * (v << 1) ^ (v >> 63). */
+struct shmlog_arc_run {
+	struct shmlog_arc_entry e;
+	uint32_t count; /* records in the run */
+	uint32_t reserved; /* 0 */
+	int64_t base_time_ns;
+	uint64_t base_raw_time;
+};
+
+#define SHMLOG_ARC_RUN_PRIO 0x07
+#define SHMLOG_ARC_RUN_TRUNCATED 0x08
+#define SHMLOG_ARC_RUN_DEFERRED 0x10
+#define SHMLOG_ARC_RUN_SEQ 0x20
+#define SHMLOG_ARC_RUN_NEWCTX 0x40
+#define SHMLOG_ARC_RUN_SAMECTX 0x80
+/* Contexts (lane, pid, tid, tag) one run may define. */
+#define SHMLOG_ARC_RUN_CTX_MAX 255
+/* The most bytes one record takes in a run. */
+#define SHMLOG_ARC_RUN_REC_MAX                                                 \
+	(1 + 10 + 10 + 10 + 10 + 1 + SHMLOG_TAG_MAX + 10 + 10 + 10 + 10 +     \
+	 SHMLOG_MSG_MAX)
+
 #define SHMLOG_ARC_AT(type, field, off)                                        \
 	_Static_assert(offsetof(type, field) == (off),                          \
 		       #type "." #field " at byte " #off)
@@ -228,6 +283,10 @@ SHMLOG_ARC_AT(struct shmlog_arc_buffer, ino, 24);
 SHMLOG_ARC_AT(struct shmlog_arc_buffer, initial_seq, 32);
 _Static_assert(sizeof(struct shmlog_arc_buffer) == 48, "buffer: 48");
 _Static_assert(sizeof(struct shmlog_arc_lanepos) == 16, "lane pos: 16");
+SHMLOG_ARC_AT(struct shmlog_arc_run, count, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_run, base_time_ns, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_run, base_raw_time, 24);
+_Static_assert(sizeof(struct shmlog_arc_run) == 32, "run: 32");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the archive format is little-endian");
 

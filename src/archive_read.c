@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive_format.h"
+#include "archive_codec.h"
 #include "archive_read.h"
 #include "fmtarg.h"
 #include "internal.h"
@@ -69,6 +69,8 @@ struct shmlog__arc {
 	char host[SHMLOG_ARC_HOST_MAX + 1];
 	unsigned char *blk; /* the current block's entries */
 	size_t blk_cap, blk_len, blk_pos;
+	bool in_run; /* decoding the RUN entry before blk_pos */
+	struct shmlog__arc_run_dec run;
 	bool skipping; /* SHMLOG_READ_TAIL: consume up to the end, silently */
 	struct arc_buf bufs[ARC_BUFS_MAX];
 	unsigned lanes_max;
@@ -144,6 +146,7 @@ static int open_file(struct shmlog__arc *a, uint64_t no)
 	a->file_no = no;
 	a->off = 0;
 	a->blk_len = a->blk_pos = 0;
+	a->in_run = false;
 	return 0;
 }
 
@@ -164,40 +167,21 @@ static bool read_file_header(struct shmlog__arc *a)
 	return true;
 }
 
-enum blk_result { BLK_OK, BLK_NOT_YET, BLK_BAD };
-
-/* Load the block at a->off: BLK_OK, BLK_NOT_YET (the file ends inside it:
- * a tail being written, or torn), BLK_BAD (damaged). */
-static enum blk_result read_block(struct shmlog__arc *a)
+/* Load the block at a->off: SHMLOG__ARC_BLK_OK (a->off then past it),
+ * _NOT_YET (the file ends inside it: a tail being written, or torn),
+ * _BAD (damaged). */
+static enum shmlog__arc_blk read_block(struct shmlog__arc *a)
 {
-	struct shmlog_arc_block b;
-	ssize_t n = pread(a->fd, &b, sizeof(b), (off_t)a->off);
-	if (n < 0)
-		return BLK_BAD;
-	if (n < (ssize_t)sizeof(b))
-		return BLK_NOT_YET;
-	if (b.magic != SHMLOG_ARC_BLOCK_MAGIC || b.len > SHMLOG_ARC_BLOCK_MAX)
-		return BLK_BAD;
-	if (b.len > a->blk_cap) {
-		size_t cap = b.len < 65536 ? 65536 : b.len;
-		unsigned char *p = realloc(a->blk, cap);
-		if (!p)
-			return BLK_BAD;
-		a->blk = p;
-		a->blk_cap = cap;
-	}
-	n = pread(a->fd, a->blk, b.len, (off_t)(a->off + sizeof(b)));
-	if (n < 0)
-		return BLK_BAD;
-	if ((size_t)n < b.len)
-		return BLK_NOT_YET;
-	uint32_t crc = shmlog__crc32c(0, &b, offsetof(struct shmlog_arc_block, crc));
-	if (shmlog__crc32c(crc, a->blk, b.len) != b.crc)
-		return BLK_BAD;
-	a->off += sizeof(b) + b.len;
-	a->blk_len = b.len;
+	uint32_t len;
+	enum shmlog__arc_blk r =
+		shmlog__arc_block_read(a->fd, a->off, &a->blk, &a->blk_cap, &len);
+	if (r != SHMLOG__ARC_BLK_OK)
+		return r;
+	a->off += sizeof(struct shmlog_arc_block) + len;
+	a->blk_len = len;
 	a->blk_pos = 0;
-	return BLK_OK;
+	a->in_run = false;
+	return r;
 }
 
 /* Move to the next file, if there is one. */
@@ -237,17 +221,15 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 			size_t size)
 {
 	struct shmlog_arc_buffer h;
-	memcpy(&h, p, sizeof(h));
-	size_t path_room = ((size_t)h.path_len + 7) & ~(size_t)7;
-	if (h.e.buf >= ARC_BUFS_MAX || !h.lanes || h.lanes > SHMLOG_LANES_MAX ||
-	    h.path_len > SHMLOG_ARC_PATH_MAX || h.known > h.lanes ||
-	    size != sizeof(h) + path_room + (size_t)h.known * 16)
+	const char *path;
+	const unsigned char *q;
+	if (!shmlog__arc_buffer_entry(p, size, ARC_BUFS_MAX, &h, &path, &q))
 		return false;
 	struct arc_buf *b = &a->bufs[h.e.buf];
 	bool same = b->used && b->src.created_ns == h.created_ns &&
 		    b->src.ino == h.ino && b->src.lanes == h.lanes &&
 		    b->path[h.path_len] == '\0' &&
-		    !memcmp(b->path, p + sizeof(h), h.path_len);
+		    !memcmp(b->path, path, h.path_len);
 	if (!same) {
 		buf_free(b);
 		b->next = calloc(h.lanes, sizeof(*b->next));
@@ -257,7 +239,7 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 			return false;
 		}
 		b->used = true;
-		memcpy(b->path, p + sizeof(h), h.path_len);
+		memcpy(b->path, path, h.path_len);
 		b->path[h.path_len] = '\0';
 		b->src.buffer = b->path;
 		b->src.created_ns = h.created_ns;
@@ -266,7 +248,6 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 		if (h.lanes > a->lanes_max)
 			a->lanes_max = h.lanes;
 	}
-	const unsigned char *q = p + sizeof(h) + path_room;
 	for (uint32_t i = 0; i < h.known; i++, q += 16) {
 		struct shmlog_arc_lanepos lp;
 		memcpy(&lp, q, sizeof(lp));
@@ -393,41 +374,39 @@ static void format_record(struct shmlog__arc *a, const struct arc_buf *b,
 	rec->flags |= SHMLOG_REC_DEFERRED;
 }
 
-static bool take_record(struct shmlog__arc *a, const unsigned char *p,
-			size_t size, struct shmlog_record *rec)
+/* A record of the file, @h, into *@rec (unless skipping): false if it
+ * names a lane its buffer does not have. */
+static bool take_record(struct shmlog__arc *a, const struct shmlog__arc_rec *h,
+			struct shmlog_record *rec)
 {
-	struct shmlog_arc_record h;
-	memcpy(&h, p, sizeof(h));
-	struct arc_buf *b = buf_of(a, h.e.buf);
-	if (h.tag_len > SHMLOG_TAG_MAX || h.msg_len > SHMLOG_MSG_MAX ||
-	    size != sizeof(h) + h.tag_len + h.msg_len ||
-	    h.lane >= (b ? b->src.lanes : SHMLOG_LANES_MAX))
+	struct arc_buf *b = buf_of(a, h->buf);
+	if (h->lane >= (b ? b->src.lanes : SHMLOG_LANES_MAX))
 		return false;
-	advance(a, h.e.buf, h.lane, h.seq + 1);
-	a->counts[h.lane].read++;
-	a->last_buf = b ? h.e.buf : -1;
+	advance(a, h->buf, h->lane, h->seq + 1);
+	a->counts[h->lane].read++;
+	a->last_buf = b ? h->buf : -1;
 	if (a->skipping)
 		return true;
-	memcpy(a->tag, p + sizeof(h), h.tag_len);
-	a->tag[h.tag_len] = '\0';
-	memcpy(a->msg, p + sizeof(h) + h.tag_len, h.msg_len);
-	a->msg[h.msg_len] = '\0';
-	rec->seq = h.seq;
-	rec->time_ns = h.time_ns;
-	rec->raw_time = h.raw_time;
-	rec->pid = h.pid;
-	rec->tid = h.tid;
-	rec->prio = h.prio >= SHMLOG_VERBOSE && h.prio <= SHMLOG_FATAL
-			    ? h.prio
+	memcpy(a->tag, h->tag, h->tag_len);
+	a->tag[h->tag_len] = '\0';
+	memcpy(a->msg, h->msg, h->msg_len);
+	a->msg[h->msg_len] = '\0';
+	rec->seq = h->seq;
+	rec->time_ns = h->time_ns;
+	rec->raw_time = h->raw_time;
+	rec->pid = h->pid;
+	rec->tid = h->tid;
+	rec->prio = h->prio >= SHMLOG_VERBOSE && h->prio <= SHMLOG_FATAL
+			    ? h->prio
 			    : SHMLOG_INFO;
-	rec->flags = h.flags & SHMLOG_REC_TRUNCATED;
-	rec->lane = h.lane;
+	rec->flags = h->flags & SHMLOG_REC_TRUNCATED;
+	rec->lane = h->lane;
 	rec->tag = a->tag;
-	rec->tag_len = h.tag_len;
+	rec->tag_len = h->tag_len;
 	rec->msg = a->msg;
-	rec->msg_len = h.msg_len;
+	rec->msg_len = h->msg_len;
 	a->deferred = false;
-	if (h.flags & SHMLOG_ARC_REC_DEFERRED)
+	if (h->flags & SHMLOG_ARC_REC_DEFERRED)
 		format_record(a, b, rec);
 	return true;
 }
@@ -459,26 +438,57 @@ static bool take_loss(struct shmlog__arc *a, const unsigned char *p,
 	return true;
 }
 
+/* The next record of the RUN entry being decoded: SHMLOG_EV_RECORD, or
+ * SHMLOG_EV_NONE at its end (damage counted). */
+static int run_next(struct shmlog__arc *a, struct shmlog_record *rec)
+{
+	struct shmlog__arc_rec h;
+	int k;
+	/* each turn decodes a record: bounded by the run's bytes */
+	while ((k = shmlog__arc_run_next(&a->run, &h)) > 0) {
+		if (!take_record(a, &h, rec)) {
+			k = -1;
+			break;
+		}
+		if (!a->skipping)
+			return SHMLOG_EV_RECORD;
+	}
+	a->in_run = false;
+	if (k < 0) { /* damage ends the block, as a damaged entry does */
+		a->corrupt++;
+		a->blk_pos = a->blk_len;
+	}
+	return SHMLOG_EV_NONE;
+}
+
 /* The next event of the current block, or SHMLOG_EV_NONE at its end. A
  * damaged entry ends the block (its checksum held: a hostile file). */
 static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
 		      struct shmlog_lost *lost)
 {
-	while (a->blk_pos + sizeof(struct shmlog_arc_entry) <= a->blk_len) {
+	if (a->in_run && run_next(a, rec) == SHMLOG_EV_RECORD)
+		return SHMLOG_EV_RECORD;
+	struct shmlog_arc_entry e;
+	/* each turn moves past an entry: bounded by the block */
+	while (shmlog__arc_entry_at(a->blk, a->blk_len, a->blk_pos, &e)) {
 		const unsigned char *p = a->blk + a->blk_pos;
-		struct shmlog_arc_entry e;
-		memcpy(&e, p, sizeof(e));
-		size_t room = a->blk_len - a->blk_pos;
-		if (e.size < sizeof(e) || e.size > room)
-			break;
 		a->blk_pos += e.size;
+		struct shmlog__arc_rec h;
 		bool ok = true;
 		switch (e.type) {
 		case SHMLOG_ARC_RECORD:
-			ok = e.size >= sizeof(struct shmlog_arc_record) &&
-			     take_record(a, p, e.size, rec);
+			ok = shmlog__arc_record_entry(p, e.size, &h) &&
+			     take_record(a, &h, rec);
 			if (ok && !a->skipping)
 				return SHMLOG_EV_RECORD;
+			break;
+		case SHMLOG_ARC_RUN:
+			ok = shmlog__arc_run_begin(&a->run, p, e.size);
+			if (ok) {
+				a->in_run = true;
+				if (run_next(a, rec) == SHMLOG_EV_RECORD)
+					return SHMLOG_EV_RECORD;
+			}
 			break;
 		case SHMLOG_ARC_LOSS:
 			ok = e.size >= sizeof(struct shmlog_arc_loss) &&
@@ -487,8 +497,7 @@ static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
 				return SHMLOG_EV_LOST;
 			break;
 		case SHMLOG_ARC_BUFFER:
-			ok = e.size >= sizeof(struct shmlog_arc_buffer) &&
-			     take_buffer(a, p, e.size);
+			ok = take_buffer(a, p, e.size);
 			break;
 		case SHMLOG_ARC_FORMAT:
 			ok = e.size >= sizeof(struct shmlog_arc_format) &&
@@ -502,6 +511,7 @@ static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
 		}
 	}
 	a->blk_pos = a->blk_len = 0;
+	a->in_run = false;
 	return SHMLOG_EV_NONE;
 }
 
@@ -528,8 +538,8 @@ int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
 				return SHMLOG_EV_NONE;
 			continue;
 		}
-		enum blk_result br = read_block(a);
-		if (br == BLK_OK)
+		enum shmlog__arc_blk br = read_block(a);
+		if (br == SHMLOG__ARC_BLK_OK)
 			continue;
 		/* the end of this file: go on with the next one if any;
 		 * else this is the archive's end for now */
@@ -539,7 +549,7 @@ int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
 			a->skipping = false;
 			return SHMLOG_EV_NONE;
 		}
-		if (br == BLK_BAD)
+		if (br == SHMLOG__ARC_BLK_BAD)
 			a->corrupt++;
 		/* a block not whole before a newer file: torn, never to
 		 * be finished */

@@ -77,13 +77,14 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* Newest modification of a file in @dir, CLOCK_REALTIME ns (0: none). */
-static uint64_t dir_newest_ns(const char *dir)
+/* The archive files in @dir: their newest modification (CLOCK_REALTIME
+ * ns; 0: none) into *@newest, their bytes into *@bytes. */
+static void dir_files(const char *dir, uint64_t *newest, uint64_t *bytes)
 {
+	*newest = *bytes = 0;
 	DIR *d = opendir(dir);
-	uint64_t newest = 0;
 	if (!d)
-		return 0;
+		return;
 	struct dirent *e;
 	struct stat st;
 	while ((e = readdir(d)))
@@ -91,27 +92,11 @@ static uint64_t dir_newest_ns(const char *dir)
 		    fstatat(dirfd(d), e->d_name, &st, 0) == 0) {
 			uint64_t t = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
 				     (uint64_t)st.st_mtim.tv_nsec;
-			if (t > newest)
-				newest = t;
+			if (t > *newest)
+				*newest = t;
+			*bytes += (uint64_t)st.st_size;
 		}
 	closedir(d);
-	return newest;
-}
-
-static uint64_t dir_bytes(const char *dir)
-{
-	DIR *d = opendir(dir);
-	uint64_t sum = 0;
-	if (!d)
-		return 0;
-	struct dirent *e;
-	struct stat st;
-	while ((e = readdir(d)))
-		if (strstr(e->d_name, ".arc") &&
-		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
-			sum += (uint64_t)st.st_size;
-	closedir(d);
-	return sum;
 }
 
 static uint64_t realtime_ns(void)
@@ -246,8 +231,8 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	uint64_t t0 = realtime_ns();
 	double wrote = ok ? write_n(h, w, n, rps) : 0;
 	ok = ok && wrote > 0 && archive_count(dir, n + 1, &kept, &lost);
-	uint64_t t1 = dir_newest_ns(dir);
-	uint64_t bytes = dir_bytes(dir);
+	uint64_t t1, bytes;
+	dir_files(dir, &t1, &bytes);
 	double cpu = pid > 0 ? stop_archiver(pid) : -1;
 	shmlog_close(h);
 	shmlog_remove(name);

@@ -24,7 +24,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
-	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d; do "$S" rm -b $b >/dev/null 2>&1; done
+	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -50,8 +50,10 @@ exec 3>"$T/fifo"
 "$S" archive -b $B -o "$D" -q 2>"$T/arch.err" & apid=$!
 pids+=($apid)
 seq 1 150000 >&3
-# about 100,000 records in the archive (56 bytes and more each)
-archived_some() { [ "$(size_of "$D"/*.arc)" -gt 5600000 ]; }
+# about 100,000 records in the archive, as a reader of it counts them
+archived_some() {
+	[ "$("$S" cat --no-pager --archive "$D" -v raw 2>/dev/null | wc -l)" -ge 100000 ]
+}
 ok "the archiver keeps up" poll 600 archived_some
 kill -KILL $apid; wait $apid 2>/dev/null
 seq 150001 300000 >&3
@@ -100,7 +102,7 @@ done
 # ---- printf-style records: kept as stored, shown as the live buffer ----
 "$S" create -b $B-p --size 4M || exit 1
 D=$T/p
-"$AW" $B-p printf 3000 || exit 1
+"$AW" $B-p printf 8000 || exit 1
 seq 1 3 | "$S" write -b $B-p -t plain
 ok "printf-style: archived" "$S" archive -b $B-p -o "$D" --once -q --max-file-size 64K
 nofiles=$(ls "$D"/*.arc | wc -l)
@@ -111,7 +113,7 @@ live=$("$S" cat --no-pager -b $B-p -v json | nobuf)
 arc=$("$S" cat --no-pager --archive "$D" -v json | nobuf)
 same "printf-style: cat --archive -v json = cat -v json (msg, fmt, args)" "$live" "$arc"
 has "printf-style: the format and the values are there" \
-	'"msg":"rec 2999 \\"q\\" -2999 749.75","fmt":"rec %lu %s %d %.2f","args":\[2999,"\\"q\\"",-2999,749.75\]' "$arc"
+	'"msg":"rec 7999 \\"q\\" -7999 1999.75","fmt":"rec %lu %s %d %.2f","args":\[7999,"\\"q\\"",-7999,1999.75\]' "$arc"
 # each file carries the formats its records use: the oldest removed,
 # every record left still reads
 rm "$(ls "$D"/*.arc | head -n 1)"
@@ -279,6 +281,36 @@ else
 	out=$("$CHECK" "$D" 2>&1)
 	hasnt "full disk: something was lost (and counted)" "lost 0 " "$out"
 fi
+
+# ---- more contexts (pid, tid, tag) than one run holds: a new run ----
+"$S" create -b $B-c --size 1M --lanes 4 || exit 1
+for t in $(seq 1 260); do echo "m$t" | "$S" write -b $B-c -t "tag$t"; done
+D=$T/c
+ok "260 contexts: archived" "$S" archive -b $B-c -o "$D" --once -q
+same "260 contexts: cat --archive -v json = cat -v json" \
+	"$("$S" cat --no-pager -b $B-c -v json | nobuf)" \
+	"$("$S" cat --no-pager --archive "$D" -v json | nobuf)"
+
+# ---- an archive of format version 2 (before runs): read, and gone on ----
+D=$T/v2
+mkdir -p "$D" && cp "$(dirname "$0")/v2/"*.arc "$D/"
+same "version 2: its records" "one
+two
+three" "$("$S" cat --no-pager --archive "$D" -v raw)"
+has "version 2: its fields" '"pid":20574,"tid":20574,"prio":"I","tag":"old","msg":"one","seq":0,"lane":2' \
+	"$("$S" cat --no-pager --archive "$D" -v json -n 3 -r | tail -n 1)"
+"$S" create -b $B-v --size 64K || exit 1
+printf 'four\nfive\n' | "$S" write -b $B-v -t new
+ok "version 2: archived into" "$S" archive -b $B-v -o "$D" --once -q
+same "version 2: the records go on in a new file, version 3" "3" \
+	"$(od -An -tu4 -j8 -N4 "$D/shmlog-0000000000000002.arc" | tr -d ' ')"
+same "version 2 then 3: every record, in order" "one
+two
+three
+four
+five" "$("$S" cat --no-pager --archive "$D" -v raw)"
+has "version 3: its fields" '"prio":"I","tag":"new","msg":"five","seq":1,' \
+	"$("$S" cat --no-pager --archive "$D" -v json -n 1)"
 
 echo "test_archive: $checks checks, $fail failed"
 [ $fail -gt 0 ] && exit 1

@@ -83,8 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t events = 0;
 		int ev;
 		while ((ev = shmlog_reader_next(r, &rec, &lost)) > 0) {
-			/* an entry takes 8 bytes at least */
-			PROPERTY(++events <= n / 8);
+			/* a record takes 5 bytes at least (in a run;
+			 * an entry of its own, 48) */
+			PROPERTY(++events <= n / 5);
 			if (ev != SHMLOG_EV_RECORD)
 				continue;
 			PROPERTY(rec.tag_len <= SHMLOG_TAG_MAX);
@@ -94,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			PROPERTY(rec.lane < SHMLOG_LANES_MAX);
 			PROPERTY(rec.prio >= SHMLOG_VERBOSE &&
 				 rec.prio <= SHMLOG_FATAL);
-			/* a printf-style record (version 2): its format, if
+			/* a printf-style record (version 2 on): its format, if
 			 * the file has it, and its values as JSON, bounded */
 			static char args[SHMLOG_DEFERRED_ARGS_MAX];
 			const char *fmt = NULL;

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading an archive file's blocks and entries (archive_format.h): the one
+ * parser both readers of the format use, the library's reader
+ * (archive_read.c) and the archiver when it takes its position from the
+ * newest file (tools/archive_file.c). Header-only, so that the CLI shares
+ * it without the shared library exporting it.
+ *
+ * Hostile input: every length is checked against the block before it is
+ * used, every loop is bounded by the bytes of a block or an entry, and a
+ * decoded record points into the block (valid until the next block is
+ * loaded), never past it.
+ */
+#ifndef SHMLOG_ARCHIVE_CODEC_H
+#define SHMLOG_ARCHIVE_CODEC_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "archive_format.h"
+#include "shmlog.h"
+
+/* ---- blocks ---- */
+
+enum shmlog__arc_blk {
+	SHMLOG__ARC_BLK_OK,
+	SHMLOG__ARC_BLK_NOT_YET, /* the file ends inside it: being written, or torn */
+	SHMLOG__ARC_BLK_BAD, /* damaged, or no memory for it */
+};
+
+/* Load the block at @off of @fd, its entries into *@buf (@*cap bytes,
+ * grown with realloc() as needed), their length into *@len, and check its
+ * CRC32C. */
+static inline enum shmlog__arc_blk
+shmlog__arc_block_read(int fd, uint64_t off, unsigned char **buf, size_t *cap,
+		       uint32_t *len)
+{
+	struct shmlog_arc_block b;
+	ssize_t n = pread(fd, &b, sizeof(b), (off_t)off);
+	if (n < 0)
+		return SHMLOG__ARC_BLK_BAD;
+	if (n < (ssize_t)sizeof(b))
+		return SHMLOG__ARC_BLK_NOT_YET;
+	if (b.magic != SHMLOG_ARC_BLOCK_MAGIC || b.len > SHMLOG_ARC_BLOCK_MAX)
+		return SHMLOG__ARC_BLK_BAD;
+	if (b.len > *cap) {
+		size_t want = b.len < 65536 ? 65536 : b.len;
+		unsigned char *p = (unsigned char *)realloc(*buf, want);
+		if (!p)
+			return SHMLOG__ARC_BLK_BAD;
+		*buf = p;
+		*cap = want;
+	}
+	n = pread(fd, *buf, b.len, (off_t)(off + sizeof(b)));
+	if (n < 0)
+		return SHMLOG__ARC_BLK_BAD;
+	if ((size_t)n < b.len)
+		return SHMLOG__ARC_BLK_NOT_YET;
+	uint32_t crc = shmlog__crc32c(0, &b, offsetof(struct shmlog_arc_block, crc));
+	if (shmlog__crc32c(crc, *buf, b.len) != b.crc)
+		return SHMLOG__ARC_BLK_BAD;
+	*len = b.len;
+	return SHMLOG__ARC_BLK_OK;
+}
+
+/* The header of the entry at @pos of a block's @len bytes of entries into
+ * *@e: false at the block's end or if the entry's size does not fit. */
+static inline bool shmlog__arc_entry_at(const unsigned char *blk, size_t len,
+					size_t pos, struct shmlog_arc_entry *e)
+{
+	if (pos > len || len - pos < sizeof(*e))
+		return false;
+	memcpy(e, blk + pos, sizeof(*e));
+	return e->size >= sizeof(*e) && e->size <= len - pos;
+}
+
+/* A BUFFER entry (@size bytes at @p) into *@h, its path at *@path and
+ * its h->known lane positions (struct shmlog_arc_lanepos, unaligned) at
+ * *@lanepos: false if damaged or naming more than @bufs buffers. */
+static inline bool shmlog__arc_buffer_entry(const unsigned char *p, size_t size,
+					    unsigned bufs,
+					    struct shmlog_arc_buffer *h,
+					    const char **path,
+					    const unsigned char **lanepos)
+{
+	if (size < sizeof(*h))
+		return false;
+	memcpy(h, p, sizeof(*h));
+	size_t room = ((size_t)h->path_len + 7) & ~(size_t)7;
+	if (h->e.buf >= bufs || !h->lanes || h->lanes > SHMLOG_LANES_MAX ||
+	    h->path_len > SHMLOG_ARC_PATH_MAX || h->known > h->lanes ||
+	    size != sizeof(*h) + room + (size_t)h->known * 16)
+		return false;
+	*path = (const char *)p + sizeof(*h);
+	*lanepos = p + sizeof(*h) + room;
+	return true;
+}
+
+/* ---- records ---- */
+
+/* A record as the file holds it: tag and message point into the block,
+ * not NUL-terminated. */
+struct shmlog__arc_rec {
+	uint16_t buf;
+	uint16_t lane;
+	uint8_t prio; /* as stored: 0..7 */
+	uint8_t flags; /* SHMLOG_REC_TRUNCATED, SHMLOG_ARC_REC_DEFERRED */
+	uint32_t pid, tid;
+	uint64_t seq;
+	int64_t time_ns;
+	uint64_t raw_time;
+	const unsigned char *tag, *msg;
+	size_t tag_len, msg_len;
+};
+
+/* A RECORD entry (@size bytes at @p) into *@r: false if damaged. */
+static inline bool shmlog__arc_record_entry(const unsigned char *p, size_t size,
+					    struct shmlog__arc_rec *r)
+{
+	struct shmlog_arc_record h;
+	if (size < sizeof(h))
+		return false;
+	memcpy(&h, p, sizeof(h));
+	if (h.tag_len > SHMLOG_TAG_MAX || h.msg_len > SHMLOG_MSG_MAX ||
+	    size != sizeof(h) + h.tag_len + h.msg_len ||
+	    h.lane >= SHMLOG_LANES_MAX)
+		return false;
+	*r = (struct shmlog__arc_rec){
+		.buf = h.e.buf,
+		.lane = h.lane,
+		.prio = h.prio,
+		.flags = (uint8_t)(h.flags & (SHMLOG_REC_TRUNCATED |
+					      SHMLOG_ARC_REC_DEFERRED)),
+		.pid = h.pid,
+		.tid = h.tid,
+		.seq = h.seq,
+		.time_ns = h.time_ns,
+		.raw_time = h.raw_time,
+		.tag = p + sizeof(h),
+		.tag_len = h.tag_len,
+		.msg = p + sizeof(h) + h.tag_len,
+		.msg_len = h.msg_len,
+	};
+	return true;
+}
+
+/* ---- runs (version 3) ---- */
+
+/* Where a RUN entry is being decoded. The contexts point into the block. */
+struct shmlog__arc_run_dec {
+	const unsigned char *p, *end;
+	uint32_t left; /* records still to decode */
+	int64_t time_ns;
+	uint64_t raw_time;
+	unsigned nctx, nlanes;
+	int last; /* the context of the record before, -1: none */
+	struct {
+		uint32_t pid, tid;
+		uint16_t buf, lane, slot; /* slot: its lane's in lane_next */
+		uint8_t tag_len;
+		const unsigned char *tag;
+	} ctx[SHMLOG_ARC_RUN_CTX_MAX];
+	uint32_t lane_of[SHMLOG_ARC_RUN_CTX_MAX]; /* buf << 16 | lane */
+	uint64_t lane_next[SHMLOG_ARC_RUN_CTX_MAX]; /* 0: no record yet */
+	bool lane_seen[SHMLOG_ARC_RUN_CTX_MAX];
+};
+
+/* Start decoding the RUN entry of @size bytes at @p: false if damaged. */
+static inline bool shmlog__arc_run_begin(struct shmlog__arc_run_dec *d,
+					 const unsigned char *p, size_t size)
+{
+	struct shmlog_arc_run h;
+	if (size < sizeof(h))
+		return false;
+	memcpy(&h, p, sizeof(h));
+	/* a record takes 5 bytes at least: a count no entry of this size
+	 * holds is damage, found before anything is decoded */
+	if (h.count > (size - sizeof(h)) / 5)
+		return false;
+	d->p = p + sizeof(h);
+	d->end = p + size;
+	d->left = h.count;
+	d->time_ns = h.base_time_ns;
+	d->raw_time = h.base_raw_time;
+	d->nctx = d->nlanes = 0;
+	d->last = -1;
+	return true;
+}
+
+/* A varint at *@p (before @end) into *@v: false if it does not end in
+ * time. */
+static inline bool shmlog__arc_varint(const unsigned char **p,
+				      const unsigned char *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; shift < 70 && *p < end; shift += 7) {
+		unsigned char b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static inline int64_t shmlog__arc_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A new context of the run at d->p: false if damaged. */
+static inline bool shmlog__arc_run_ctx(struct shmlog__arc_run_dec *d)
+{
+	uint64_t buf, lane, pid, tid;
+	if (d->nctx >= SHMLOG_ARC_RUN_CTX_MAX ||
+	    !shmlog__arc_varint(&d->p, d->end, &buf) ||
+	    !shmlog__arc_varint(&d->p, d->end, &lane) ||
+	    !shmlog__arc_varint(&d->p, d->end, &pid) ||
+	    !shmlog__arc_varint(&d->p, d->end, &tid) || d->p >= d->end ||
+	    buf > UINT16_MAX || lane >= SHMLOG_LANES_MAX || pid > UINT32_MAX ||
+	    tid > UINT32_MAX)
+		return false;
+	unsigned tag_len = *d->p++;
+	if (tag_len > SHMLOG_TAG_MAX || (size_t)(d->end - d->p) < tag_len)
+		return false;
+	uint32_t key = (uint32_t)buf << 16 | (uint32_t)lane;
+	unsigned slot = 0;
+	while (slot < d->nlanes && d->lane_of[slot] != key)
+		slot++;
+	if (slot == d->nlanes) {
+		d->lane_of[slot] = key;
+		d->lane_seen[slot] = false;
+		d->nlanes++;
+	}
+	unsigned c = d->nctx++;
+	d->ctx[c].pid = (uint32_t)pid;
+	d->ctx[c].tid = (uint32_t)tid;
+	d->ctx[c].buf = (uint16_t)buf;
+	d->ctx[c].lane = (uint16_t)lane;
+	d->ctx[c].slot = (uint16_t)slot;
+	d->ctx[c].tag_len = (uint8_t)tag_len;
+	d->ctx[c].tag = d->p;
+	d->p += tag_len;
+	d->last = (int)c;
+	return true;
+}
+
+/* The run's next record into *@r: 1, 0 at its end (all its records
+ * decoded, no byte left), -1 if damaged (nothing more of it is read). */
+static inline int shmlog__arc_run_next(struct shmlog__arc_run_dec *d,
+				       struct shmlog__arc_rec *r)
+{
+	if (!d->left)
+		return d->p == d->end ? 0 : -1;
+	if (d->p >= d->end)
+		return -1;
+	unsigned head = *d->p++;
+	if ((head & SHMLOG_ARC_RUN_NEWCTX) && (head & SHMLOG_ARC_RUN_SAMECTX))
+		return -1;
+	if (head & SHMLOG_ARC_RUN_NEWCTX) {
+		if (!shmlog__arc_run_ctx(d))
+			return -1;
+	} else if (!(head & SHMLOG_ARC_RUN_SAMECTX)) {
+		if (d->p >= d->end || *d->p >= d->nctx)
+			return -1;
+		d->last = *d->p++;
+	} else if (d->last < 0) {
+		return -1;
+	}
+	unsigned c = (unsigned)d->last, slot = d->ctx[c].slot;
+	uint64_t seq, dt, dr, mlen;
+	if (head & SHMLOG_ARC_RUN_SEQ) {
+		if (!shmlog__arc_varint(&d->p, d->end, &seq))
+			return -1;
+	} else {
+		if (!d->lane_seen[slot])
+			return -1;
+		seq = d->lane_next[slot];
+	}
+	if (!shmlog__arc_varint(&d->p, d->end, &dt) ||
+	    !shmlog__arc_varint(&d->p, d->end, &dr) ||
+	    !shmlog__arc_varint(&d->p, d->end, &mlen) ||
+	    mlen > SHMLOG_MSG_MAX || (uint64_t)(d->end - d->p) < mlen)
+		return -1;
+	d->lane_seen[slot] = true;
+	d->lane_next[slot] = seq + 1;
+	/* unsigned sums: a hostile delta wraps, it never overflows */
+	d->time_ns = (int64_t)((uint64_t)d->time_ns +
+			       (uint64_t)shmlog__arc_unzigzag(dt));
+	d->raw_time += (uint64_t)shmlog__arc_unzigzag(dr);
+	*r = (struct shmlog__arc_rec){
+		.buf = d->ctx[c].buf,
+		.lane = d->ctx[c].lane,
+		.prio = (uint8_t)(head & SHMLOG_ARC_RUN_PRIO),
+		.flags = (uint8_t)(((head & SHMLOG_ARC_RUN_TRUNCATED)
+					    ? SHMLOG_REC_TRUNCATED
+					    : 0) |
+				   ((head & SHMLOG_ARC_RUN_DEFERRED)
+					    ? SHMLOG_ARC_REC_DEFERRED
+					    : 0)),
+		.pid = d->ctx[c].pid,
+		.tid = d->ctx[c].tid,
+		.seq = seq,
+		.time_ns = d->time_ns,
+		.raw_time = d->raw_time,
+		.tag = d->ctx[c].tag,
+		.tag_len = d->ctx[c].tag_len,
+		.msg = d->p,
+		.msg_len = (size_t)mlen,
+	};
+	d->p += mlen;
+	d->left--;
+	return 1;
+}
+
+#endif

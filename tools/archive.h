@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `shmlog archive`'s parts, one file each:
+ *  - archive.c: the command: options, the buffers it reads (sources), the
+ *    drain loop;
+ *  - archive_block.c: the block being filled: records coded into RUN
+ *    entries, the formats they name, losses, buffers' identities;
+ *  - archive_file.c: the directory's files: recovery from the newest one,
+ *    writing blocks, new files, rotation, syncing in the background.
+ * The format is src/archive_format.h's; archive.c's opening comment says
+ * how it stays exact across crashes.
+ */
+#ifndef SHMLOG_TOOLS_ARCHIVE_H
+#define SHMLOG_TOOLS_ARCHIVE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "archive_format.h"
+#include "shmlog.h"
+
+#define CMD "archive"
+#define SOURCES_MAX 64
+#define BUFS_MAX 256 /* buffer ids in one archive */
+#define BLOCK_TARGET (256u << 10) /* a write(2) once a block holds this */
+/* The most one record adds to a block: a FORMAT entry, a run's header and
+ * the record, or a LOSS entry before it. */
+#define ENTRY_MAX                                                              \
+	(sizeof(struct shmlog_arc_format) + SHMLOG_MSG_MAX + 8 +               \
+	 sizeof(struct shmlog_arc_run) + SHMLOG_ARC_RUN_REC_MAX +              \
+	 sizeof(struct shmlog_arc_loss))
+#define OUT_CAP (BLOCK_TARGET + 64 * 1024 + ENTRY_MAX)
+#define RETRY_MS 200 /* a full disk is tried again this often */
+#define SYNC_MS 1000 /* written data is fdatasync'ed this often */
+#define CHECK_MS 500 /* removed or recreated buffers are looked for */
+/* Files the syncer may hold, waiting for their fdatasync(). */
+#define SYNC_QUEUE 8
+
+struct shmlog__arc_run_dec;
+
+/* A format of a buffer's table that its records named. */
+struct fmtent {
+	uint32_t id; /* 0: a free slot */
+	uint32_t len; /* 0: the buffer holds no format of that id */
+	char *text;
+	uint64_t file; /* the file its FORMAT entry went to last */
+	uint64_t block; /* the block that named it last (archiver.block_no) */
+};
+
+/* A buffer the archive knows: one being read now, or one named by the
+ * newest file (kept so that every new file carries its position). */
+struct bufent {
+	struct fmtent *fmts; /* open addressing, fmt_cap slots */
+	uint32_t fmt_cap, fmt_count;
+	bool used;
+	char path[SHMLOG_ARC_PATH_MAX + 1];
+	int64_t created_ns;
+	uint64_t ino;
+	uint64_t initial_seq;
+	unsigned lanes;
+	uint64_t *next; /* next sequence number to archive, per lane */
+	uint64_t *flushed; /* the same, as the file holds it */
+	bool written; /* its BUFFER entry is in the current file */
+};
+
+/* A buffer being read. */
+struct source {
+	const char *name; /* as given to -b */
+	char path[512];
+	shmlog_reader_t *rd;
+	struct bufent *b;
+	uint16_t id;
+	uint64_t *torn; /* torn records reported before the lane's next one */
+	uint64_t *snap; /* each lane's next sequence number, seen earlier */
+	int ev; /* a peeked event (merging several buffers), or NONE */
+	struct shmlog_record rec;
+	struct shmlog_lost lost;
+	bool waiting; /* not there yet (follow mode): looked for again */
+};
+
+/* A context of the RUN entry being filled (archive_format.h). */
+struct run_ctx {
+	uint64_t word; /* the tag's first 8 bytes, zero-padded */
+	uint32_t pid, tid;
+	uint16_t buf, lane;
+	uint8_t tag_len;
+	uint8_t slot; /* its lane's place in run.lane_of */
+	char tag[SHMLOG_TAG_MAX];
+};
+
+/* The RUN entry being filled: where it starts in the block, and what its
+ * next record is coded against. */
+struct run {
+	size_t off; /* its entry's offset in archiver.out; 0: none open */
+	uint32_t count;
+	int64_t base_time_ns, time_ns;
+	uint64_t base_raw_time, raw_time;
+	int last; /* the context of the record before, -1: none */
+	unsigned nctx, nlanes;
+	struct run_ctx ctx[SHMLOG_ARC_RUN_CTX_MAX];
+	uint32_t lane_of[SHMLOG_ARC_RUN_CTX_MAX]; /* buf << 16 | lane */
+	uint64_t lane_next[SHMLOG_ARC_RUN_CTX_MAX];
+	bool lane_seen[SHMLOG_ARC_RUN_CTX_MAX];
+	uint8_t hash[512]; /* a context's number + 1, 0: free */
+};
+
+/* fdatasync() off the drain's thread: files handed to it are synced and
+ * closed in order. */
+struct syncer {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool started, stop;
+	int fds[SYNC_QUEUE];
+	unsigned head, len; /* the queue; len counts one being synced */
+};
+
+struct archiver {
+	/* options */
+	const char *dir;
+	bool once, quiet;
+	uint64_t max_file_size, max_files, max_size, max_age_s;
+	/* state */
+	struct source src[SOURCES_MAX];
+	int nsrc;
+	struct bufent bufs[BUFS_MAX];
+	int lockfd;
+	int fd; /* the current file */
+	uint64_t file_no, file_size;
+	uint64_t total_size; /* of all files, at the last prune() and since */
+	uint64_t file_start; /* bytes of the file before its first records */
+	int64_t file_created_ns;
+	unsigned char *out; /* the block being filled: header, then entries */
+	size_t out_len;
+	uint32_t out_entries;
+	struct run run;
+	bool disk_full;
+	uint64_t block_no; /* blocks written so far: the one filled has it */
+	uint64_t block_ms; /* mono_ms() when its first entry went in */
+	uint64_t unsynced; /* bytes written since the last fdatasync */
+	uint64_t records, losses, lost_records;
+	uint64_t last_sync_ms, last_check_ms, last_prune_ms;
+	bool gaps_due; /* lanes' positions snapped: close_gaps() when idle */
+	uint32_t newer_version; /* the version of a file too new to append to */
+	size_t block_target; /* BLOCK_TARGET, less for small files */
+	struct syncer sync;
+	struct shmlog__arc_run_dec *scan; /* recovery's, while it runs */
+};
+
+/* archive_file.c */
+uint64_t mono_ms(void);
+int64_t wall_ns(void);
+void bufent_free(struct bufent *b);
+int bufent_set(struct bufent *b, const char *path, size_t path_len,
+	       int64_t created_ns, uint64_t ino, uint64_t initial_seq,
+	       unsigned lanes);
+int recover(struct archiver *a);
+int new_file(struct archiver *a);
+bool disk_full_err(int err);
+int flush(struct archiver *a);
+void sync_start(struct archiver *a);
+void sync_now(struct archiver *a);
+void sync_close(struct archiver *a, int fd);
+void sync_end(struct archiver *a);
+
+/* archive_block.c */
+void out_reset(struct archiver *a);
+void run_end(struct archiver *a);
+void put_buffer(struct archiver *a, unsigned id);
+void put_format(struct archiver *a, unsigned id, struct fmtent *f);
+size_t format_size(const struct fmtent *f);
+void put_loss(struct archiver *a, const struct source *s, unsigned lane,
+	      uint64_t first, uint64_t last, uint64_t torn);
+void take_record(struct archiver *a, struct source *s,
+		 const struct shmlog_record *r);
+
+#endif

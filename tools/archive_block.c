@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `shmlog archive`: the block being filled (archive.h). Records go into
+ * RUN entries (archive_format.h), each coded against the one before it:
+ * a context (lane, pid, tid, tag) said once per run and named by a byte
+ * after, or by a bit when it is the record before's; a sequence number
+ * implied when it follows its lane's last; times as deltas; the message
+ * as stored. A RUN entry ends where any other entry must go (a loss, a
+ * format, a buffer), at the block's end, or when its contexts run out;
+ * each one decodes alone, so a block or a file does too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "reader_raw.h"
+
+/* ---- the block being filled ---- */
+
+/* Close the RUN entry being filled: its header, now that its size and
+ * count are known. */
+void run_end(struct archiver *a)
+{
+	struct run *e = &a->run;
+	if (!e->off)
+		return;
+	struct shmlog_arc_run h = {
+		.e = {.size = (uint32_t)(a->out_len - e->off),
+		      .type = SHMLOG_ARC_RUN},
+		.count = e->count,
+		.base_time_ns = e->base_time_ns,
+		.base_raw_time = e->base_raw_time,
+	};
+	memcpy(a->out + e->off, &h, sizeof(h));
+	e->off = 0;
+}
+
+/* An empty block: its header's room, no entry. */
+void out_reset(struct archiver *a)
+{
+	a->out_len = sizeof(struct shmlog_arc_block);
+	a->out_entries = 0;
+	a->run.off = 0;
+}
+
+static void *out_reserve(struct archiver *a, size_t n)
+{
+	run_end(a);
+	void *p = a->out + a->out_len;
+	a->out_len += n;
+	a->out_entries++;
+	return p;
+}
+
+/* Open a RUN entry, its times based on @r's. */
+static void run_start(struct archiver *a, const struct shmlog_record *r)
+{
+	struct run *e = &a->run;
+	run_end(a);
+	e->off = a->out_len;
+	a->out_len += sizeof(struct shmlog_arc_run);
+	a->out_entries++;
+	e->count = 0;
+	e->base_time_ns = e->time_ns = r->time_ns;
+	e->base_raw_time = e->raw_time = r->raw_time;
+	e->last = -1;
+	e->nctx = e->nlanes = 0;
+	memset(e->hash, 0, sizeof(e->hash));
+}
+
+
+void put_buffer(struct archiver *a, unsigned id)
+{
+	const struct bufent *b = &a->bufs[id];
+	size_t plen = strlen(b->path);
+	size_t room = (plen + 7) & ~(size_t)7;
+	size_t size = sizeof(struct shmlog_arc_buffer) + room + 16 * b->lanes;
+	unsigned char *p = out_reserve(a, size);
+	struct shmlog_arc_buffer h = {
+		.e = {.size = (uint32_t)size,
+		      .type = SHMLOG_ARC_BUFFER,
+		      .buf = (uint16_t)id},
+		.lanes = (uint16_t)b->lanes,
+		.path_len = (uint16_t)plen,
+		.known = b->lanes,
+		.created_ns = b->created_ns,
+		.ino = b->ino,
+		.initial_seq = b->initial_seq,
+	};
+	memcpy(p, &h, sizeof(h));
+	memset(p + sizeof(h), 0, room);
+	memcpy(p + sizeof(h), b->path, plen);
+	p += sizeof(h) + room;
+	for (unsigned l = 0; l < b->lanes; l++, p += 16) {
+		/* the position the file holds: the entries after this one
+		 * in the block advance it */
+		struct shmlog_arc_lanepos lp = {.lane = l, .next = b->flushed[l]};
+		memcpy(p, &lp, sizeof(lp));
+	}
+}
+
+void put_loss(struct archiver *a, const struct source *s, unsigned lane,
+		     uint64_t first, uint64_t last, uint64_t torn)
+{
+	uint64_t n = last - first + 1;
+	if (torn > n)
+		torn = n;
+	struct shmlog_arc_loss h = {
+		.e = {.size = sizeof(h), .type = SHMLOG_ARC_LOSS, .buf = s->id},
+		.lane = (uint16_t)lane,
+		.first = first,
+		.last = last,
+		.overwritten = n - torn,
+		.torn = torn,
+	};
+	memcpy(out_reserve(a, sizeof(h)), &h, sizeof(h));
+	a->losses++;
+	a->lost_records += n;
+}
+
+/* ---- formats of printf-style records ---- */
+
+/* Format @id's slot in @b's table: its own, or the free one it goes to
+ * (the table is at most half full). */
+static struct fmtent *fmt_slot(const struct bufent *b, uint32_t id)
+{
+	uint32_t mask = b->fmt_cap - 1;
+	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
+	while (b->fmts[i].id && b->fmts[i].id != id)
+		i = (i + 1) & mask;
+	return &b->fmts[i];
+}
+
+/* Format @id of @s's buffer, looked up in the buffer's table the first
+ * time; NULL only without memory. */
+static struct fmtent *fmt_get(struct source *s, uint32_t id)
+{
+	struct bufent *b = s->b;
+	if (b->fmt_cap) {
+		struct fmtent *f = fmt_slot(b, id);
+		if (f->id)
+			return f;
+	}
+	if (b->fmt_count + 1 > b->fmt_cap / 2) {
+		uint32_t cap = b->fmt_cap ? 2 * b->fmt_cap : 64;
+		struct fmtent *old = b->fmts, *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		uint32_t old_cap = b->fmt_cap;
+		b->fmts = v;
+		b->fmt_cap = cap;
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].id)
+				*fmt_slot(b, old[i].id) = old[i];
+		free(old);
+	}
+	static char text[SHMLOG_MSG_MAX + 1];
+	int n = s->rd ? shmlog__reader_format_of(s->rd, id, text, sizeof(text))
+		      : -ENOENT;
+	char *copy = NULL;
+	if (n > 0 && !(copy = malloc((size_t)n + 1)))
+		return NULL;
+	if (copy)
+		memcpy(copy, text, (size_t)n + 1);
+	struct fmtent *f = fmt_slot(b, id);
+	*f = (struct fmtent){.id = id,
+			     .len = copy ? (uint32_t)n : 0,
+			     .text = copy,
+			     .file = UINT64_MAX,
+			     .block = UINT64_MAX};
+	b->fmt_count++;
+	return f;
+}
+
+size_t format_size(const struct fmtent *f)
+{
+	return sizeof(struct shmlog_arc_format) + ((f->len + 7) & ~7u);
+}
+
+void put_format(struct archiver *a, unsigned id, struct fmtent *f)
+{
+	size_t size = format_size(f);
+	unsigned char *p = out_reserve(a, size);
+	struct shmlog_arc_format h = {
+		.e = {.size = (uint32_t)size,
+		      .type = SHMLOG_ARC_FORMAT,
+		      .buf = (uint16_t)id},
+		.id = f->id,
+		.len = f->len,
+	};
+	memcpy(p, &h, sizeof(h));
+	memset(p + size - 8, 0, 8);
+	memcpy(p + sizeof(h), f->text, f->len);
+	f->file = a->file_no;
+}
+
+/* The FORMAT entry a deferred record @r of @s needs before it, unless
+ * the file has it already. */
+static void need_format(struct archiver *a, struct source *s,
+			const struct shmlog_record *r)
+{
+	uint32_t id;
+	if (r->msg_len < 4)
+		return;
+	memcpy(&id, r->msg, 4);
+	if (!id)
+		return; /* no format has id 0: the record reads "<no format>" */
+	struct fmtent *f = fmt_get(s, id);
+	if (!f || !f->len)
+		return; /* none in the buffer: read as a reader of it would */
+	f->block = a->block_no;
+	if (f->file != a->file_no)
+		put_format(a, s->id, f);
+}
+
+/* memcpy() for the short lengths of tags and messages: words, the last
+ * one overlapping. (GCC expands a memcpy() of a length it knows to be
+ * bounded into `rep movsq`, whose start-up costs more than a short copy
+ * itself; the loop must not become a memcpy() call either.) */
+#if defined(__GNUC__) && !defined(__clang__) /* GCC's own attribute */
+#define NO_LOOP_TO_MEMCPY                                                      \
+	__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LOOP_TO_MEMCPY
+#endif
+NO_LOOP_TO_MEMCPY static inline void copy_short(unsigned char *dst,
+						const char *src, size_t n)
+{
+	if (n >= 256) {
+		memcpy(dst, src, n);
+	} else if (n >= 16) {
+		unsigned char w[16];
+		for (size_t i = 0; i + 16 < n; i += 16) {
+			memcpy(w, src + i, 16);
+			memcpy(dst + i, w, 16);
+		}
+		memcpy(w, src + n - 16, 16);
+		memcpy(dst + n - 16, w, 16);
+	} else if (n >= 8) {
+		uint64_t w, v;
+		memcpy(&w, src, 8);
+		memcpy(&v, src + n - 8, 8);
+		memcpy(dst, &w, 8);
+		memcpy(dst + n - 8, &v, 8);
+	} else if (n >= 4) {
+		uint32_t w, v;
+		memcpy(&w, src, 4);
+		memcpy(&v, src + n - 4, 4);
+		memcpy(dst, &w, 4);
+		memcpy(dst + n - 4, &v, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (unsigned char)src[i];
+	}
+}
+
+/* ---- runs of records ---- */
+
+/* The first 8 bytes of tag @t (@tl long), zero-padded: a tag of the
+ * usual length is told from another by this word and its length. */
+static inline uint64_t tag_word(const char *t, size_t tl)
+{
+	uint64_t w = 0;
+	if (tl >= 8) {
+		memcpy(&w, t, 8);
+	} else if (tl >= 4) {
+		uint32_t lo, hi; /* overlapping: the same bytes twice */
+		memcpy(&lo, t, 4);
+		memcpy(&hi, t + tl - 4, 4);
+		w = lo | (uint64_t)hi << (8 * (tl - 4));
+	} else {
+		for (size_t i = 0; i < tl; i++)
+			w |= (uint64_t)(unsigned char)t[i] << (8 * i);
+	}
+	return w;
+}
+
+/* A record's context, as put_record() compares it. */
+struct ctx_key {
+	uint64_t word; /* tag_word() */
+	uint32_t pid, tid;
+	uint16_t buf, lane;
+	uint8_t tag_len;
+	const char *tag;
+};
+
+static unsigned ctx_hash(const struct ctx_key *k)
+{
+	uint64_t h = (k->word ^ ((uint64_t)k->lane << 48) ^
+		      ((uint64_t)k->buf << 32) ^ ((uint64_t)k->tid << 20) ^
+		      k->pid ^ k->tag_len) *
+		     0x9e3779b97f4a7c15ull;
+	return (unsigned)(h >> 55); /* 9 bits: sizeof(run.hash) */
+}
+
+static inline bool ctx_is(const struct run_ctx *c, const struct ctx_key *k)
+{
+	if (c->word != k->word || c->lane != k->lane || c->pid != k->pid ||
+	    c->tid != k->tid || c->tag_len != k->tag_len || c->buf != k->buf)
+		return false;
+	/* past the first word: words, the last one overlapping */
+	size_t n = k->tag_len;
+	for (size_t i = 8; i < n; i += 8) {
+		size_t at = i + 8 <= n ? i : n - 8;
+		uint64_t x, y;
+		memcpy(&x, c->tag + at, 8);
+		memcpy(&y, k->tag + at, 8);
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
+/* The run's context of @k, or -1 (its hash slot in *@slot). */
+static int ctx_find(const struct run *e, const struct ctx_key *k,
+		    unsigned *slot)
+{
+	unsigned i = ctx_hash(k);
+	/* at most 255 of 512 slots used: a free one ends the probe */
+	while (e->hash[i]) {
+		if (ctx_is(&e->ctx[e->hash[i] - 1], k))
+			return e->hash[i] - 1;
+		i = (i + 1) & (sizeof(e->hash) - 1);
+	}
+	*slot = i;
+	return -1;
+}
+
+/* Make @r's context the run's next (there is room): its number. */
+static unsigned ctx_add(struct run *e, const struct ctx_key *k,
+			unsigned slot)
+{
+	uint32_t key = (uint32_t)k->buf << 16 | k->lane;
+	unsigned c = e->nctx++, l = 0;
+	while (l < e->nlanes && e->lane_of[l] != key)
+		l++;
+	if (l == e->nlanes) {
+		e->lane_of[l] = key;
+		e->lane_seen[l] = false;
+		e->nlanes++;
+	}
+	struct run_ctx *x = &e->ctx[c];
+	x->word = k->word;
+	x->pid = k->pid;
+	x->tid = k->tid;
+	x->buf = k->buf;
+	x->lane = k->lane;
+	x->tag_len = k->tag_len;
+	x->slot = (uint8_t)l;
+	memcpy(x->tag, k->tag, k->tag_len);
+	e->hash[slot] = (uint8_t)(c + 1);
+	return c;
+}
+
+static inline unsigned char *put_varint(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+static inline uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static void put_record(struct archiver *a, struct source *s,
+		       const struct shmlog_record *r)
+{
+	size_t tl = r->tag_len > SHMLOG_TAG_MAX ? SHMLOG_TAG_MAX : r->tag_len;
+	size_t ml = r->msg_len > SHMLOG_MSG_MAX ? SHMLOG_MSG_MAX : r->msg_len;
+	bool deferred = r->flags & SHMLOG_REC_DEFERRED;
+	if (deferred)
+		need_format(a, s, r); /* an entry: it ends the run */
+	struct run *e = &a->run;
+	if (!e->off)
+		run_start(a, r);
+	unsigned head = (r->prio & SHMLOG_ARC_RUN_PRIO) |
+			(r->flags & SHMLOG_REC_TRUNCATED ? SHMLOG_ARC_RUN_TRUNCATED
+							  : 0) |
+			(deferred ? SHMLOG_ARC_RUN_DEFERRED : 0);
+	struct ctx_key k = {
+		.word = tag_word(r->tag, tl),
+		.pid = r->pid,
+		.tid = r->tid,
+		.buf = s->id,
+		.lane = (uint16_t)r->lane,
+		.tag_len = (uint8_t)tl,
+		.tag = r->tag,
+	};
+	int c = e->last;
+	unsigned hslot = 0;
+	if (c >= 0 && ctx_is(&e->ctx[c], &k)) {
+		head |= SHMLOG_ARC_RUN_SAMECTX;
+	} else if ((c = ctx_find(e, &k, &hslot)) < 0) {
+		if (e->nctx == SHMLOG_ARC_RUN_CTX_MAX) {
+			run_start(a, r);
+			ctx_find(e, &k, &hslot);
+		}
+		head |= SHMLOG_ARC_RUN_NEWCTX;
+	}
+	unsigned char *p0 = a->out + a->out_len, *p = p0 + 1;
+	if (head & SHMLOG_ARC_RUN_NEWCTX) {
+		c = (int)ctx_add(e, &k, hslot);
+		p = put_varint(p, s->id);
+		p = put_varint(p, r->lane);
+		p = put_varint(p, r->pid);
+		p = put_varint(p, r->tid);
+		*p++ = (unsigned char)tl;
+		memcpy(p, r->tag, tl);
+		p += tl;
+	} else if (!(head & SHMLOG_ARC_RUN_SAMECTX)) {
+		*p++ = (unsigned char)c;
+	}
+	e->last = c;
+	unsigned l = e->ctx[c].slot;
+	if (!e->lane_seen[l] || e->lane_next[l] != r->seq) {
+		head |= SHMLOG_ARC_RUN_SEQ;
+		p = put_varint(p, r->seq);
+		e->lane_seen[l] = true;
+	}
+	e->lane_next[l] = r->seq + 1;
+	p = put_varint(p, zigzag((int64_t)((uint64_t)r->time_ns -
+					   (uint64_t)e->time_ns)));
+	p = put_varint(p, zigzag((int64_t)(r->raw_time - e->raw_time)));
+	e->time_ns = r->time_ns;
+	e->raw_time = r->raw_time;
+	p = put_varint(p, ml);
+	copy_short(p, r->msg, ml);
+	p += ml;
+	*p0 = (unsigned char)head;
+	a->out_len = (size_t)(p - a->out);
+	e->count++;
+	a->records++;
+}
+
+/* A record read from @s: skipped if archived already, after a LOSS entry
+ * if records before it are missing. */
+void take_record(struct archiver *a, struct source *s,
+			const struct shmlog_record *r)
+{
+	struct bufent *b = s->b;
+	unsigned lane = r->lane;
+	if (lane >= b->lanes)
+		return;
+	int64_t ahead = (int64_t)(r->seq - b->next[lane]);
+	if (ahead < 0)
+		return; /* in the archive already (read again after a restart) */
+	if (ahead > 0)
+		put_loss(a, s, lane, b->next[lane], r->seq - 1, s->torn[lane]);
+	s->torn[lane] = 0;
+	b->next[lane] = r->seq + 1;
+	put_record(a, s, r);
+}

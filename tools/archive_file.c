@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `shmlog archive`: the directory's files (archive.h). Recovery takes the
+ * position from the newest file (archive_codec.h parses it, as the
+ * library's reader does); blocks go to the current file one write(2)
+ * each; a new file starts with every known buffer's identity and
+ * position; the oldest files go first when a limit is passed. fdatasync()
+ * runs on a thread of its own (the syncer), so that the drain never
+ * waits for the disk: a power cut loses what was not synced yet, and a
+ * reader finds the cut as it finds a torn block.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "archive_codec.h"
+
+uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void file_path(const struct archiver *a, uint64_t no, char *buf,
+		      size_t n)
+{
+	snprintf(buf, n, "%s/" SHMLOG_ARC_PREFIX "%016" PRIu64 SHMLOG_ARC_SUFFIX,
+		 a->dir, no);
+}
+
+/* ---- the archive's files ---- */
+
+struct file_info {
+	uint64_t no;
+	uint64_t size;
+	int64_t mtime;
+};
+
+static int cmp_file(const void *x, const void *y)
+{
+	const struct file_info *a = x, *b = y;
+	return a->no < b->no ? -1 : a->no > b->no;
+}
+
+/* The archive's files, oldest first, in *@out (malloc'ed). */
+static int list_files(const struct archiver *a, struct file_info **out,
+		      size_t *n)
+{
+	DIR *d = opendir(a->dir);
+	if (!d)
+		return -errno;
+	struct file_info *v = NULL;
+	size_t len = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		uint64_t no;
+		struct stat st;
+		if (!shmlog__arc_file_number(e->d_name, &no) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (len == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct file_info *p = realloc(v, cap * sizeof(*v));
+			if (!p) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = p;
+		}
+		v[len++] = (struct file_info){no, (uint64_t)st.st_size,
+					      (int64_t)st.st_mtime};
+	}
+	closedir(d);
+	if (len) /* v is NULL for none: qsort wants an array */
+		qsort(v, len, sizeof(*v), cmp_file);
+	*out = v;
+	*n = len;
+	return 0;
+}
+
+/* ---- buffers known to the archive ---- */
+
+void bufent_free(struct bufent *b)
+{
+	for (uint32_t i = 0; i < b->fmt_cap; i++)
+		free(b->fmts[i].text);
+	free(b->fmts);
+	free(b->next);
+	free(b->flushed);
+	memset(b, 0, sizeof(*b));
+}
+
+int bufent_set(struct bufent *b, const char *path, size_t path_len,
+		      int64_t created_ns, uint64_t ino, uint64_t initial_seq,
+		      unsigned lanes)
+{
+	bufent_free(b);
+	b->next = calloc(lanes, sizeof(*b->next));
+	b->flushed = calloc(lanes, sizeof(*b->flushed));
+	if (!b->next || !b->flushed) {
+		bufent_free(b);
+		return -ENOMEM;
+	}
+	b->used = true;
+	memcpy(b->path, path, path_len);
+	b->path[path_len] = '\0';
+	b->created_ns = created_ns;
+	b->ino = ino;
+	b->initial_seq = initial_seq;
+	b->lanes = lanes;
+	for (unsigned l = 0; l < lanes; l++)
+		b->next[l] = b->flushed[l] = initial_seq;
+	return 0;
+}
+
+/* ---- recovery: what the newest file holds ---- */
+
+static void scan_buffer(struct archiver *a, const unsigned char *p,
+			size_t size)
+{
+	struct shmlog_arc_buffer h;
+	const char *path;
+	const unsigned char *q;
+	if (!shmlog__arc_buffer_entry(p, size, BUFS_MAX, &h, &path, &q))
+		return;
+	struct bufent *b = &a->bufs[h.e.buf];
+	if (bufent_set(b, path, h.path_len, h.created_ns, h.ino,
+		       h.initial_seq, h.lanes))
+		return;
+	b->written = true;
+	for (uint32_t i = 0; i < h.known; i++, q += 16) {
+		struct shmlog_arc_lanepos lp;
+		memcpy(&lp, q, sizeof(lp));
+		if (lp.lane < h.lanes)
+			b->next[lp.lane] = b->flushed[lp.lane] = lp.next;
+	}
+}
+
+static void scan_advance(struct archiver *a, unsigned id, unsigned lane,
+			 uint64_t next)
+{
+	if (id < BUFS_MAX && a->bufs[id].used && lane < a->bufs[id].lanes)
+		a->bufs[id].next[lane] = a->bufs[id].flushed[lane] = next;
+}
+
+static void scan_entries(struct archiver *a, const unsigned char *p,
+			 size_t len)
+{
+	struct shmlog_arc_entry e;
+	struct shmlog__arc_rec r;
+	/* each turn moves past an entry: bounded by the block */
+	for (size_t pos = 0; shmlog__arc_entry_at(p, len, pos, &e);
+	     pos += e.size) {
+		const unsigned char *q = p + pos;
+		if (e.type == SHMLOG_ARC_BUFFER) {
+			scan_buffer(a, q, e.size);
+		} else if (e.type == SHMLOG_ARC_RECORD &&
+			   shmlog__arc_record_entry(q, e.size, &r)) {
+			scan_advance(a, r.buf, r.lane, r.seq + 1);
+		} else if (e.type == SHMLOG_ARC_RUN &&
+			   shmlog__arc_run_begin(a->scan, q, e.size)) {
+			/* bounded by the run's bytes */
+			while (shmlog__arc_run_next(a->scan, &r) > 0)
+				scan_advance(a, r.buf, r.lane, r.seq + 1);
+		} else if (e.type == SHMLOG_ARC_LOSS &&
+			   e.size >= sizeof(struct shmlog_arc_loss)) {
+			struct shmlog_arc_loss l;
+			memcpy(&l, q, sizeof(l));
+			scan_advance(a, l.e.buf, l.lane, l.last + 1);
+		}
+	}
+}
+
+/* Read file @no: its valid length in *@valid, its format version in
+ * *@version, the buffers' positions into a->bufs. False if its header is
+ * not valid (nothing usable). */
+static bool scan_file(struct archiver *a, int fd, uint64_t *valid,
+		      uint32_t *version)
+{
+	struct shmlog_arc_file h;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
+	    h.version < SHMLOG_ARC_VERSION_MIN ||
+	    h.version > SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
+	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
+		return false;
+	a->file_created_ns = h.created_ns;
+	*version = h.version;
+	uint64_t off = sizeof(h);
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	uint32_t len;
+	bool any = false;
+	a->scan = malloc(sizeof(*a->scan));
+	/* each turn moves past a block: bounded by the file */
+	while (a->scan && shmlog__arc_block_read(fd, off, &buf, &cap, &len) ==
+				  SHMLOG__ARC_BLK_OK) {
+		scan_entries(a, buf, len);
+		off += sizeof(struct shmlog_arc_block) + len;
+		any = true;
+	}
+	free(buf);
+	free(a->scan);
+	a->scan = NULL;
+	*valid = off;
+	return any; /* a file without its first block names no buffer */
+}
+
+/* Find where the archive ends: the newest file with a valid start, its
+ * torn tail cut off, opened for appending. Newer files that never got
+ * their first block whole are removed. */
+int recover(struct archiver *a)
+{
+	struct file_info *files;
+	size_t n;
+	int err = list_files(a, &files, &n);
+	if (err)
+		return err;
+	a->fd = -1;
+	a->file_no = n ? files[n - 1].no : 0;
+	for (size_t i = 0; i < n; i++)
+		a->total_size += files[i].size;
+	while (n) {
+		uint64_t no = files[--n].no, valid;
+		char path[PATH_MAX];
+		file_path(a, no, path, sizeof(path));
+		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		for (unsigned i = 0; i < BUFS_MAX; i++)
+			bufent_free(&a->bufs[i]);
+		uint32_t version;
+		if (scan_file(a, fd, &valid, &version)) {
+			struct stat st;
+			if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > valid) {
+				if (!a->quiet)
+					fprintf(stderr,
+						"shmlog " CMD ": %s: cut a torn "
+						"tail of %" PRIu64 " bytes\n",
+						path,
+						(uint64_t)st.st_size - valid);
+				if (ftruncate(fd, (off_t)valid)) {
+					err = -errno;
+					close(fd);
+					break;
+				}
+			}
+			a->file_no = no;
+			a->file_size = valid;
+			a->file_start = sizeof(struct shmlog_arc_file);
+			if (version == SHMLOG_ARC_VERSION) {
+				a->fd = fd;
+			} else {
+				/* an older version's: its positions hold, the
+				 * records go on in a new file of this one */
+				close(fd);
+			}
+			break;
+		}
+		struct shmlog_arc_file h;
+		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		    !memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) &&
+		    h.version > SHMLOG_ARC_VERSION) {
+			/* a later shmlog's: never cut nor removed */
+			a->newer_version = h.version;
+			close(fd);
+			err = -EPROTONOSUPPORT;
+			break;
+		}
+		/* made but never given its first block: nothing lost */
+		close(fd);
+		if (unlink(path) && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+	}
+	free(files);
+	if (err)
+		return err;
+	if (a->fd >= 0 && lseek(a->fd, (off_t)a->file_size, SEEK_SET) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- writing blocks, files, rotation ---- */
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	while (n) { /* each turn writes something or fails */
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -ENOSPC;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void seal_block(struct archiver *a, unsigned char *blk, size_t len,
+		       uint32_t entries)
+{
+	struct shmlog_arc_block h = {
+		.magic = SHMLOG_ARC_BLOCK_MAGIC,
+		.len = (uint32_t)(len - sizeof(h)),
+		.entries = entries,
+	};
+	uint32_t crc = shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_block, crc));
+	h.crc = shmlog__crc32c(crc, blk + sizeof(h), len - sizeof(h));
+	memcpy(blk, &h, sizeof(h));
+	(void)a;
+}
+
+/* Start file a->file_no + 1: its header and a first block of every known
+ * buffer's BUFFER entry, one write(2). */
+int new_file(struct archiver *a)
+{
+	uint64_t no = a->file_no + 1;
+	char path[PATH_MAX];
+	file_path(a, no, path, sizeof(path));
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		      0640);
+	if (fd < 0)
+		return -errno;
+	size_t cap = sizeof(struct shmlog_arc_file) +
+		     sizeof(struct shmlog_arc_block);
+	for (unsigned i = 0; i < BUFS_MAX; i++) {
+		const struct bufent *b = &a->bufs[i];
+		if (!b->used)
+			continue;
+		cap += sizeof(struct shmlog_arc_buffer) + SHMLOG_ARC_PATH_MAX +
+		       8 + 16 * b->lanes;
+		for (uint32_t k = 0; k < b->fmt_cap; k++)
+			if (b->fmts[k].len && b->fmts[k].block == a->block_no)
+				cap += format_size(&b->fmts[k]);
+	}
+	unsigned char *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		unlink(path);
+		return -ENOMEM;
+	}
+	struct shmlog_arc_file h;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, SHMLOG_ARC_MAGIC, 8);
+	h.version = SHMLOG_ARC_VERSION;
+	h.header_size = sizeof(h);
+	h.file_no = no;
+	h.created_ns = wall_ns();
+	gethostname(h.host, sizeof(h.host) - 1);
+	h.crc = shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc));
+	memcpy(buf, &h, sizeof(h));
+	/* the BUFFER entries go through the block being filled: moved
+	 * aside (its run closed first), then back */
+	run_end(a);
+	unsigned char *saved_out = a->out;
+	size_t saved_len = a->out_len;
+	uint32_t saved_entries = a->out_entries;
+	a->out = buf + sizeof(h);
+	out_reset(a);
+	for (unsigned i = 0; i < BUFS_MAX; i++) {
+		a->bufs[i].written = a->bufs[i].used;
+		if (a->bufs[i].used)
+			put_buffer(a, i);
+	}
+	/* the formats the block being filled names: it goes to this file */
+	for (unsigned i = 0; i < BUFS_MAX; i++) {
+		struct bufent *b = &a->bufs[i];
+		for (uint32_t k = 0; b->used && k < b->fmt_cap; k++) {
+			struct fmtent *f = &b->fmts[k];
+			if (f->len && f->block == a->block_no) {
+				put_format(a, i, f);
+				f->file = no;
+			}
+		}
+	}
+	seal_block(a, a->out, a->out_len, a->out_entries);
+	size_t len = sizeof(h) + a->out_len;
+	a->out = saved_out;
+	a->out_len = saved_len;
+	a->out_entries = saved_entries;
+	int err = write_all(fd, buf, len);
+	free(buf);
+	if (err) {
+		close(fd);
+		unlink(path);
+		return err;
+	}
+	if (a->fd >= 0)
+		sync_close(a, a->fd);
+	a->fd = fd;
+	a->file_no = no;
+	a->file_size = a->file_start = len;
+	a->file_created_ns = h.created_ns;
+	a->unsynced = len;
+	return 0;
+}
+
+/* Remove the oldest files while a limit is passed; never the current. */
+static void prune(struct archiver *a)
+{
+	if (!a->max_files && !a->max_size && !a->max_age_s)
+		return;
+	struct file_info *f;
+	size_t n;
+	if (list_files(a, &f, &n))
+		return;
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += f[i].size;
+	a->total_size = total;
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i + 1 < n && f[i].no != a->file_no; i++) {
+		bool over = (a->max_files && n - i > a->max_files) ||
+			    (a->max_size && total > a->max_size) ||
+			    (a->max_age_s &&
+			     now - f[i].mtime > (int64_t)a->max_age_s);
+		if (!over)
+			break;
+		char path[PATH_MAX];
+		file_path(a, f[i].no, path, sizeof(path));
+		if (unlink(path) == 0)
+			total -= f[i].size;
+	}
+	a->total_size = total;
+	free(f);
+}
+
+/* Is it time for a new file before @len more bytes? */
+static bool want_rotate(const struct archiver *a, size_t len)
+{
+	if (a->fd < 0)
+		return true;
+	if (a->max_file_size && a->file_size + len > a->max_file_size &&
+	    a->file_size > a->file_start)
+		return true;
+	if (a->max_age_s) {
+		/* files age out in steps of a tenth of the age allowed */
+		int64_t step = (int64_t)a->max_age_s * 100000000;
+		if (step < 1000000000)
+			step = 1000000000;
+		if (wall_ns() - a->file_created_ns > step)
+			return true;
+	}
+	return false;
+}
+
+bool disk_full_err(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+static void say_disk_full(struct archiver *a, int err)
+{
+	if (a->disk_full)
+		return;
+	a->disk_full = true;
+	fprintf(stderr,
+		"shmlog " CMD ": cannot write to %s: %s: holding what was read "
+		"and trying again every %d ms; records the buffers overwrite "
+		"meanwhile are written as losses. Free some space (or lower "
+		"--max-size)\n",
+		a->dir, strerror(-err), RETRY_MS);
+}
+
+/* Write the block being filled. 0, -ENOSPC and the like (the block kept,
+ * the file as it was before), or another error. */
+int flush(struct archiver *a)
+{
+	run_end(a);
+	if (a->out_len <= sizeof(struct shmlog_arc_block))
+		return 0;
+	int err = 0;
+	bool rotated = false;
+	if (want_rotate(a, a->out_len)) {
+		err = new_file(a);
+		rotated = !err;
+	}
+	if (!err) {
+		seal_block(a, a->out, a->out_len, a->out_entries);
+		err = write_all(a->fd, a->out, a->out_len);
+		if (err) {
+			/* cut what part of the block made it: the file ends
+			 * with whole blocks */
+			if (ftruncate(a->fd, (off_t)a->file_size) == 0)
+				lseek(a->fd, (off_t)a->file_size, SEEK_SET);
+		}
+	}
+	if (err) {
+		if (disk_full_err(err))
+			say_disk_full(a, err);
+		return err;
+	}
+	a->file_size += a->out_len;
+	a->unsynced += a->out_len;
+	a->block_no++;
+	/* the total grows with the current file too; a look lists the
+	 * directory, so it is taken at a new file, past --max-size by the
+	 * count kept since the last look, or every CHECK_MS for --max-age */
+	a->total_size += a->out_len;
+	if (rotated || (a->max_size && a->total_size > a->max_size) ||
+	    (a->max_age_s && mono_ms() - a->last_prune_ms >= CHECK_MS)) {
+		a->last_prune_ms = mono_ms();
+		prune(a);
+	}
+	out_reset(a);
+	for (unsigned i = 0; i < BUFS_MAX; i++)
+		if (a->bufs[i].used)
+			memcpy(a->bufs[i].flushed, a->bufs[i].next,
+			       a->bufs[i].lanes * sizeof(uint64_t));
+	if (a->disk_full) {
+		a->disk_full = false;
+		fprintf(stderr,
+			"shmlog " CMD ": writing to %s again; records lost so "
+			"far: %" PRIu64 " (shown as losses)\n",
+			a->dir, a->lost_records);
+	}
+	return 0;
+}
+
+/* ---- the syncer ---- */
+
+static void *syncer_main(void *arg)
+{
+	struct syncer *y = arg;
+	pthread_mutex_lock(&y->mu);
+	for (;;) { /* each turn syncs a file, or ends when told to */
+		while (!y->len && !y->stop)
+			pthread_cond_wait(&y->cv, &y->mu);
+		if (!y->len)
+			break;
+		int fd = y->fds[y->head];
+		pthread_mutex_unlock(&y->mu);
+		fdatasync(fd);
+		close(fd);
+		pthread_mutex_lock(&y->mu);
+		y->head = (y->head + 1) % SYNC_QUEUE;
+		y->len--;
+		pthread_cond_broadcast(&y->cv);
+	}
+	pthread_mutex_unlock(&y->mu);
+	return NULL;
+}
+
+void sync_start(struct archiver *a)
+{
+	struct syncer *y = &a->sync;
+	if (pthread_mutex_init(&y->mu, NULL))
+		return;
+	if (pthread_cond_init(&y->cv, NULL)) {
+		pthread_mutex_destroy(&y->mu);
+		return;
+	}
+	/* signals are the drain's: the syncer is made with all blocked */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	y->started = pthread_create(&y->thread, NULL, syncer_main, y) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!y->started) {
+		pthread_cond_destroy(&y->cv);
+		pthread_mutex_destroy(&y->mu);
+	}
+}
+
+/* Hand @fd to the syncer, which syncs and closes it (and those handed to
+ * it before, in order). @wait: even if its queue is full; else false
+ * then, and @fd is not taken. Without a syncer, here and now. */
+static bool sync_hand(struct archiver *a, int fd, bool wait)
+{
+	struct syncer *y = &a->sync;
+	if (!y->started) {
+		fdatasync(fd);
+		close(fd);
+		return true;
+	}
+	pthread_mutex_lock(&y->mu);
+	/* bounded by the syncer's progress: each file it takes frees a place */
+	while (y->len == SYNC_QUEUE && wait)
+		pthread_cond_wait(&y->cv, &y->mu);
+	bool taken = y->len < SYNC_QUEUE;
+	if (taken) {
+		y->fds[(y->head + y->len) % SYNC_QUEUE] = fd;
+		y->len++;
+		pthread_cond_broadcast(&y->cv);
+	}
+	pthread_mutex_unlock(&y->mu);
+	return taken;
+}
+
+/* The current file is done with: synced and closed by the syncer. */
+void sync_close(struct archiver *a, int fd)
+{
+	sync_hand(a, fd, true);
+	a->unsynced = 0;
+}
+
+/* What was written reaches the disk, soon: the syncer gets a copy of the
+ * current file's descriptor, unless it is busy still with the last one
+ * (the disk is slower than the archive: the next chore tries again). */
+void sync_now(struct archiver *a)
+{
+	if (a->fd < 0 || !a->unsynced)
+		return;
+	struct syncer *y = &a->sync;
+	if (y->started) {
+		pthread_mutex_lock(&y->mu);
+		bool busy = y->len > 0;
+		pthread_mutex_unlock(&y->mu);
+		if (busy)
+			return;
+	}
+	int fd = dup(a->fd);
+	if (fd < 0 || !sync_hand(a, fd, false)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	a->unsynced = 0;
+}
+
+/* The end: every file handed over synced, the current one too, here. */
+void sync_end(struct archiver *a)
+{
+	struct syncer *y = &a->sync;
+	if (y->started) {
+		pthread_mutex_lock(&y->mu);
+		y->stop = true;
+		pthread_cond_broadcast(&y->cv);
+		pthread_mutex_unlock(&y->mu);
+		pthread_join(y->thread, NULL); /* it syncs its queue first */
+		pthread_cond_destroy(&y->cv);
+		pthread_mutex_destroy(&y->mu);
+		y->started = false;
+	}
+	if (a->fd >= 0 && a->unsynced) {
+		fdatasync(a->fd);
+		a->unsynced = 0;
+	}
+}
