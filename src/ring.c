@@ -28,7 +28,7 @@
  *   data_off    chunk_count chunks of chunk_size bytes, page aligned
  *
  * The byte-exact tables are in docs/DESIGN.md ("Segment format") and are
- * asserted at compile time in segment.c. The file is built under a
+ * asserted at compile time in seg_format.h. The file is built under a
  * temporary name and link(2)ed into place, so a segment with a name is
  * always completely initialised.
  *
@@ -1504,10 +1504,6 @@ void shmlog__ring_wake(struct shmlog__hdr *hdr)
 	syscall(SYS_futex, &hdr->notify.futex, FUTEX_WAKE, INT_MAX, NULL, NULL,
 		0);
 }
-
-_Static_assert(offsetof(struct shmlog__rec, len) == 32 &&
-		       offsetof(struct shmlog__rec, tag_len) == 38,
-	       "rec_meta() packs the header's word at offset 32");
 
 /* The append, steps 0-5: the record fits the OPEN chunk (append.h), or a
  * chunk is switched to first. */
