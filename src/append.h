@@ -3,7 +3,7 @@
  * The append of one record into the OPEN chunk of the lane a writer owns,
  * steps 1-5 of the writer in ring.c's design comment, inline: it is the
  * whole write path of a call, and a call into another file costs the
- * saving and restoring of every register the caller keeps live. ring.c
+ * saving and restoring of every register the caller keeps live. space.c
  * (shmlog__ring_append: a chunk to switch to first) and writer.c (the
  * common case: the record fits) both append through it. The protocol,
  * its memory-ordering labels and the test points stay the ones ring.c

@@ -42,11 +42,11 @@ struct shmlog {
 	bool need_fence; /* membarrier unavailable: writers fence */
 	_Atomic unsigned char *prefaulted; /* per chunk: pages made resident */
 	/* Per lane: the thread of ours holding it through this handle (its
-	 * tid), 0 if none. The description's lock (owner.c) cannot tell our
+	 * tid), 0 if none. The description's lock (lane.c) cannot tell our
 	 * threads apart; this does. */
 	_Atomic uint32_t *holder;
 	int lock_fd; /* the lanes' locks: a description never mapped */
-	int slot; /* our borrowers' slot (owner.c), -1: cannot borrow */
+	int slot; /* our borrowers' slot (lane.c), -1: cannot borrow */
 	uint32_t slot_nonce;
 	char *lock_path; /* the file, to open it again after fork() */
 	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */

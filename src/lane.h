@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Lanes (owner.c, lane.c): who holds a lane (an OFD lock per lane), who
+ * Lanes (lane.c): who holds a lane (an OFD lock per lane), who
  * wrote there last (the ident), and claiming, repairing and giving lanes
  * back.
  */
@@ -85,5 +85,10 @@ static inline unsigned shmlog__lanes_exclusive(const struct shmlog__fixed *f)
  * hold chunks, so that their space counts as nobody's share. Slow path:
  * a lock probe per such lane. */
 void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid);
+
+/* Give lane @lane's chunks back: its reserved ones to nobody, and with
+ * @open its OPEN ones to its history (LIVE). */
+void shmlog__lane_give_back(const struct shmlog__seg *s, unsigned lane,
+			    bool open);
 
 #endif

@@ -13,7 +13,7 @@
 #include "segment.h"
 
 /* A writer's look at the whole descriptor table, spread over its chunk
- * switches, and the chunks it takes next (ring.c: "The switch"). Private
+ * switches, and the chunks it takes next (space.c: "The switch"). Private
  * memory of the writing thread, mapped when it first switches chunks in
  * a lane of its own. */
 struct shmlog__survey;
@@ -103,5 +103,69 @@ void shmlog__ring_wake(struct shmlog__hdr *hdr);
 /* membarrier(2): register once per process; false if unsupported. */
 bool shmlog__membarrier_register(void);
 int shmlog__membarrier(void);
+
+/* ---- a writer's OPEN chunk (space.c, lane.c) ---- */
+
+/* The record at @off in a chunk's bytes @data. */
+static inline struct shmlog__rec *rec_at(unsigned char *data, uint64_t off)
+{
+	return (struct shmlog__rec *)(void *)(data + off);
+}
+
+/* Make chunk @i, whose word is now @word (OPEN, ours), the writer's. */
+static inline void chunk_install(const struct shmlog__seg *s, struct shmlog__wlane *w,
+				 unsigned i, uint64_t word)
+{
+	w->chunk = i;
+	w->cword = word;
+	w->cdesc = seg_chunk(s, i);
+	w->cdata = seg_chunk_data(s, i);
+	w->cbase = chunk_base(&s->fixed, word);
+	w->rec_base = (uintptr_t)w->cdata - (uintptr_t)w->cbase;
+	w->cend = w->cbase + s->fixed.chunk_size;
+}
+
+/* The writer has no chunk: the next append takes one. */
+static inline void chunk_none(struct shmlog__wlane *w)
+{
+	w->chunk = CHUNK_NONE;
+	w->cdata = NULL;
+	w->rec_base = 0;
+	w->cword = 0;
+	w->cdesc = NULL;
+	w->cbase = w->cend = w->head;
+}
+
+/* Give the OPEN chunk back to the lane's history (switch step b, and a
+ * release): from now on anybody may take it. */
+static inline void chunk_close(const struct shmlog__seg *s, struct shmlog__wlane *w)
+{
+	if (w->chunk == CHUNK_NONE)
+		return;
+	uint64_t live = (w->cword & ~(uint64_t)CHUNK_STATE_MASK) | CHUNK_LIVE;
+	uint64_t open = w->cword;
+	/* a CAS, not a store: a hostile file may have changed it */
+	atomic_compare_exchange_strong_explicit(seg_chunk(s, w->chunk), &open,
+						live, memory_order_release,
+						memory_order_relaxed); /* LMM(K) */
+	chunk_none(w);
+}
+
+/* Is chunk word @d older than the claim that @mark (a lane's claim_mark)
+ * records: a chunk a departed writer left in the lane? */
+static inline bool claim_before(uint64_t d, uint64_t mark)
+{
+	return mark && (int64_t)((d >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT) -
+				 (mark >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT)) < 0;
+}
+
+/* Lane @lane's chunk (in @states) with the largest base (ring.c, the
+ * chunk table). false if none. */
+bool shmlog__chunk_newest(const struct shmlog__seg *s, unsigned lane,
+			  unsigned states, unsigned *idx, uint64_t *word);
+/* Forget what survey @sv knows of its lane (space.c). */
+void shmlog__survey_forget(struct shmlog__survey *sv);
+/* Forget the chunks @sv reserved for its lane (space.c). */
+void shmlog__survey_resv_drop(struct shmlog__survey *sv);
 
 #endif

@@ -80,7 +80,7 @@ struct shmlog__fixed {
 struct shmlog__hdr {
 	struct shmlog__fixed fixed;
 	/* Readers that sleep set @sleepers; the first writer to see it set
-	 * clears it, bumps @futex and wakes them (ring.c, "Waking readers"). */
+	 * clears it, bumps @futex and wakes them (wake.c, "Waking readers"). */
 	struct {
 		_Atomic uint32_t futex;
 		_Atomic uint32_t sleepers;
@@ -110,7 +110,7 @@ struct shmlog__hdr {
 		uint32_t spec_len;
 		_Atomic uint64_t clear_raw; /* records stamped before are hidden */
 		/* nonzero: the file was unlinked by shmlog_remove(); writers
-		 * take no more chunks in it (ring.c, chunk_switch()). Was
+		 * take no more chunks in it (space.c, chunk_switch()). Was
 		 * padding: 0 in buffers made before it. */
 		_Atomic uint32_t removed;
 	} config SHMLOG__ALIGNED;
@@ -125,8 +125,8 @@ struct shmlog__lane {
 	_Atomic uint64_t torn; /* records repaired as torn by claimers */
 	/* the epoch when the lane's writer claimed it, as a chunk word's
 	 * incarnation (| 1; 0: none): LIVE chunks of the lane older than
-	 * it are a departed writer's, not this writer's (ring.c, the space
-	 * policy). Exclusive lanes only; written once per claim. */
+	 * it are a departed writer's, not this writer's (space.c, the
+	 * space policy). Exclusive lanes only; written once per claim. */
 	_Atomic uint64_t claim_mark;
 	/* who claimed the lane last (minor 2; zero before, and in shared
 	 * lanes): kept after the writer is gone, for people */
@@ -189,7 +189,7 @@ enum {
 	CHUNK_LIVE = 1, /* holds records of @lane; anyone may take it */
 	CHUNK_OPEN = 2, /* @lane's owner writes into it; nobody takes it */
 	/* taken for @lane's owner to write into next, in a row with the
-	 * chunk it took (ring.c, chunk_pick()); no record in it. Readers
+	 * chunk it took (space.c, chunk_pick()); no record in it. Readers
 	 * skip it; the lane's owner gives it back (0) on release, and so
 	 * does whoever claims the lane after its owner died. Minor 1. */
 	CHUNK_RESV = 3,

@@ -601,7 +601,7 @@ static uint64_t dead_lane_next_seq(const struct shmlog__seg *s, unsigned lane,
 
 /* The counters of shmlog_stat() that live in the mapping, read with it
  * guarded: anybody who may write the file may truncate it meanwhile.
- * Liveness is each lane's lock (owner.c), asked with our own descriptor.
+ * Liveness is each lane's lock (lane.c), asked with our own descriptor.
  * A lane whose writer died inside a write counts that record as written
  * (and torn) as shmlog_reader_lane_stats() does, and one whose writer
  * died right after publishing a record counts that record: written is

@@ -87,7 +87,7 @@ static void atfork_parent(void)
 /* In a child of fork() the lanes the parent's thread held are still the
  * parent's: forget them; the child claims lanes of its own, under a file
  * description of its own (the inherited one holds the parent's locks:
- * owner.c). */
+ * lane.c). */
 static void atfork_child(void)
 {
 	for (int i = 0; i < TLS_SLOTS; i++)
@@ -341,7 +341,7 @@ static inline uint32_t clamp_len(const char *s, size_t len, uint32_t max,
  * readers. */
 static inline void wake_fence(const struct shmlog *h)
 {
-	/* LMM(W): see ring.c, "Waking readers" */
+	/* LMM(W): see wake.c, "Waking readers" */
 	if (SHMLOG_UNLIKELY(h->need_fence)) {
 #if defined(__SANITIZE_THREAD__) && !defined(__clang__)
 /* GCC 12 warns that TSan does not model fences (-Wtsan), which -Werror
@@ -651,7 +651,7 @@ static __attribute__((noinline)) int write_n_general(shmlog_t *h, int prio,
 	return write_rec(h, prio, tag, msg, len, 0, 0, 0);
 }
 
-/* The leaf's record did not fit the OPEN chunk: take another (ring.c)
+/* The leaf's record did not fit the OPEN chunk: take another (space.c)
  * and append there, with what the leaf found (a jump from it: six
  * arguments, no clock read again, no second try at the full chunk), by
  * the leaf's own append: the record is one the leaf takes (a short tag,
