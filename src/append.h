@@ -135,6 +135,57 @@ append_reserve(struct shmlog__wlane *w, uint64_t pos, uint32_t len)
 	return true;
 }
 
+/* Where shmlog__append_begin() reserved a record, for the commit. */
+struct shmlog__append_at {
+	unsigned char *msg;
+	struct shmlog__rec *r;
+	uint64_t pos, end, seq;
+};
+
+/* The commit tail, steps 3-5, the one place a record is published: its
+ * word (LMM(D)), the lane's head (LMM(E)), the next sequence number, for
+ * the record @r at @pos, ending at @end, numbered @seq, whose bytes are
+ * written. Every append ends here (shmlog__append_fit_as(),
+ * shmlog__append_commit()); step 6 is shmlog__append_wake_due(). @ctl is
+ * w->ctl, loaded by the caller before it wrote the record (the record's
+ * stores could alias it for the compiler). */
+static inline __attribute__((always_inline)) void
+append_publish(struct shmlog__wlane *w, struct shmlog__lane *ctl,
+	       struct shmlog__rec *r, uint64_t pos, uint64_t end, uint64_t seq)
+{
+	TESTPOINT(4);
+	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
+			      memory_order_release); /* LMM(D) */
+	TESTPOINT(5);
+	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
+	TESTPOINT(6);
+	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
+	w->head = end;
+	w->seq = seq + 1;
+}
+
+/* Steps 3-5 for the record shmlog__append_begin() reserved at @at, its
+ * message written. */
+static inline __attribute__((always_inline)) void
+shmlog__append_commit(struct shmlog__wlane *w,
+		      const struct shmlog__append_at *at)
+{
+	append_publish(w, w->ctl, at->r, at->pos, at->end, at->seq);
+}
+
+/* Step 6's look, after the commit tail, for callers whose record needs
+ * no fence before it (writer.c: the leaf, leaf_len_end, and the typed
+ * call, typed_fit: membarrier gives the readers' side of Dekker's pattern,
+ * wake.c): a compiler barrier, then the sleepers word. LMM(W) pairs with
+ * the sleeping reader's membarrier: the reader sees the new head, or
+ * this load sees its flag. */
+static inline __attribute__((always_inline)) bool
+shmlog__append_wake_due(const struct shmlog__wlane *w)
+{
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
+	return atomic_load_explicit(w->sleepers, memory_order_relaxed);
+}
+
 /* Append the record (@meta: rec_meta() without len, holding @tag_len
  * and @msg_len, which the caller also passes as they are; @tword: the
  * tag's bytes if it is shorter than 8) at the lane's head, if it fits
@@ -176,16 +227,7 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		copy_short(body + tag_len, msg, msg_len);
 	else
 		copy_msg(body + tag_len, msg, msg_len);
-	TESTPOINT(4);
-	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(D) */
-	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
-	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
-
-	w->head = end;
-	w->seq = seq + 1;
+	append_publish(w, ctl, r, pos, end, seq);
 	return true;
 }
 
@@ -202,12 +244,6 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
  * the OPEN chunk (as append_fit_as's false). @tag_len is 1 to 15
  * (tag_short()).
  */
-struct shmlog__append_at {
-	unsigned char *msg;
-	struct shmlog__rec *r;
-	uint64_t pos, end, seq;
-};
-
 static inline __attribute__((always_inline)) bool
 shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		     const char *tag, uint32_t tag_len, uint64_t tword,
@@ -235,26 +271,6 @@ shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 	*at = (struct shmlog__append_at){(unsigned char *)body + tag_len, r,
 					 pos, end, seq};
 	return true;
-}
-
-/* Steps 4-6: commit the record shmlog__append_begin() reserved at @at,
- * its message written. */
-static inline __attribute__((always_inline)) void
-shmlog__append_commit(struct shmlog__wlane *w,
-		      const struct shmlog__append_at *at)
-{
-	struct shmlog__lane *ctl = w->ctl;
-	TESTPOINT(4);
-	atomic_store_explicit(&at->r->word, at->pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(D) */
-	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, at->end,
-			      memory_order_release); /* LMM(E) */
-	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, at->seq + 1,
-			      memory_order_release);
-	w->head = at->end;
-	w->seq = at->seq + 1;
 }
 
 /* The same for a caller that calls nothing (shmlog_write_n()'s leaf):

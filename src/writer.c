@@ -716,9 +716,7 @@ static __attribute__((noinline)) int write_n_leaf(shmlog_t *h, int prio,
 		return leaf_switch(w, time, meta, tag, tword, msg);
 	/* wake_readers(); no fence needed here (leaf_len_end), the wake-up a
 	 * jump */
-	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
-	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
-						 memory_order_relaxed)))
+	if (SHMLOG_UNLIKELY(shmlog__append_wake_due(w)))
 		return wake_then_0(w->h);
 	return 0;
 general:
@@ -1283,9 +1281,7 @@ commit:
 	w->key = w->handle_id; /* h->id: the lane is the handle's */
 	/* wake_readers(); no fence needed here (typed_fit), the wake-up a
 	 * jump */
-	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
-	if (SHMLOG_UNLIKELY(atomic_load_explicit(w->sleepers,
-						 memory_order_relaxed)))
+	if (SHMLOG_UNLIKELY(shmlog__append_wake_due(w)))
 		return wake_then_0(w->h);
 	return 0;
 late:
