@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * printf-style calls formatted by the reader (deferred.c; the codec:
+ * printf-style calls formatted by the reader (fmtarg_table.c; the codec:
  * fmtarg.c): encoding a call, the call sites' plans and keys, the format
  * table, and formatting a deferred record for a reader.
  */
@@ -116,7 +116,7 @@ shmlog__defer_site_ready(const struct shmlog *h,
 			 uint32_t *id)
 {
 	/* LMM(site:B) pairs with the release store of the key
-	 * (deferred.c, LMM(site:A)): the plan and the table's entry are
+	 * (fmtarg_table.c, LMM(site:A)): the plan and the table's entry are
 	 * there before the key names them */
 	uint64_t key = __atomic_load_n(&site->key, __ATOMIC_ACQUIRE);
 	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||

@@ -55,7 +55,7 @@ struct shmlog {
 	uint32_t filter_gen_seen;
 	struct shmlog__filter *filter; /* read lock-free by writers (atomic) */
 	struct shmlog__filter *retired; /* replaced ones, freed at close */
-	/* call sites whose formats are in the buffer's table (deferred.c) */
+	/* call sites whose formats are in the buffer's table (fmtarg_table.c) */
 	_Atomic(struct shmlog__defer_cache *) defer;
 	/* The writers' lock-free answer, shmlog__filter_word(): the
 	 * generation it is good for, the lowest and the highest level any

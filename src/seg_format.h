@@ -11,7 +11,7 @@
  * What the protocol does with these bytes is the design comment of each
  * file that writes them: ring.c (records, lanes, chunks), space.c (which
  * chunk a writer takes), lane.c (claims and repairs), clock.c (anchors),
- * deferred.c (the format table).
+ * fmtarg_table.c (the format table).
  */
 #ifndef SHMLOG_SEG_FORMAT_H
 #define SHMLOG_SEG_FORMAT_H
@@ -71,7 +71,7 @@ struct shmlog__fixed {
 	uint64_t chunks_off; /* struct shmlog__space, then the descriptors */
 	uint32_t chunk_count;
 	uint32_t fmt_size; /* bytes of the format table, page multiple */
-	uint64_t fmt_off; /* the format table (deferred.c), page aligned */
+	uint64_t fmt_off; /* the format table (fmtarg_table.c), page aligned */
 	uint64_t reserved; /* 0 */
 	uint64_t checksum; /* FNV-1a 64 of every byte above */
 };
@@ -155,7 +155,7 @@ struct shmlog__space {
 	uint64_t pad[7];
 } SHMLOG__ALIGNED;
 
-/* The format table (deferred.c), at fmt_off: this line, then entries at
+/* The format table (fmtarg_table.c), at fmt_off: this line, then entries at
  * 8-byte offsets from 64 on. An entry is a word, len | FMT_READY once its
  * len bytes (a format string, NUL-terminated, padded to 8) follow it; its
  * offset in the table is the format's id. Written once per call site. */
@@ -167,7 +167,7 @@ struct shmlog__fmt_table {
 #define FMT_READY 0x80000000u
 #define FMT_ENTRY_HDR 8u
 
-/* An entry of the format table, as docs/DESIGN.md lays it out; deferred.c
+/* An entry of the format table, as docs/DESIGN.md lays it out; fmtarg_table.c
  * reads and writes @word (len | FMT_READY) and the text behind it at
  * FMT_ENTRY_HDR. */
 struct shmlog__fmt_entry {
@@ -179,7 +179,7 @@ _Static_assert(sizeof(struct shmlog__fmt_entry) == FMT_ENTRY_HDR,
 	       "an entry's header is FMT_ENTRY_HDR bytes");
 
 /* A record whose message is a format id (u32) and an argument block:
- * formatted by the reader (deferred.c). Bit 1 of the header's flags. */
+ * formatted by the reader (fmtarg_table.c). Bit 1 of the header's flags. */
 #define REC_FLAG_DEFERRED 0x2u
 
 /* A chunk descriptor word: inc << 20 | lane << 4 | state. The incarnation
