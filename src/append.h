@@ -130,7 +130,10 @@ append_reserve(struct shmlog__wlane *w, uint64_t pos, uint32_t len)
 		return false;
 	atomic_store_explicit(&w->ctl->reserve, pos + len,
 			      memory_order_relaxed);
-	shmlog__fence_release(); /* LMM(C) */
+	/* LMM(ring:C) the reservation before the record's bytes: a claimer
+	 * that finds this writer dead (its lock is a full barrier) repairs
+	 * [head, reserve) */
+	shmlog__fence_release();
 	TESTPOINT(1);
 	return true;
 }
@@ -143,8 +146,8 @@ struct shmlog__append_at {
 };
 
 /* The commit tail, steps 3-5, the one place a record is published: its
- * word (LMM(D)), the lane's head (LMM(E)), the next sequence number, for
- * the record @r at @pos, ending at @end, numbered @seq, whose bytes are
+ * word (LMM(ring:D)), the lane's head (LMM(ring:E)), the next sequence
+ * number, for the record @r at @pos, ending at @end, numbered @seq, whose bytes are
  * written. Every append ends here (shmlog__append_fit_as(),
  * shmlog__append_commit()); step 6 is shmlog__append_wake_due(). @ctl is
  * w->ctl, loaded by the caller before it wrote the record (the record's
@@ -154,10 +157,13 @@ append_publish(struct shmlog__wlane *w, struct shmlog__lane *ctl,
 	       struct shmlog__rec *r, uint64_t pos, uint64_t end, uint64_t seq)
 {
 	TESTPOINT(4);
+	/* LMM(ring:D) the record whole before its word names it */
 	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(D) */
+			      memory_order_release);
 	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
+	/* LMM(ring:E) the record before the head that publishes it; pairs
+	 * with the reader's acquire of head, LMM(ring:F) */
+	atomic_store_explicit(&ctl->head, end, memory_order_release);
 	TESTPOINT(6);
 	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
 	w->head = end;
@@ -176,13 +182,13 @@ shmlog__append_commit(struct shmlog__wlane *w,
 /* Step 6's look, after the commit tail, for callers whose record needs
  * no fence before it (writer.c: the leaf, leaf_len_end, and the typed
  * call, typed_fit: membarrier gives the readers' side of Dekker's pattern,
- * wake.c): a compiler barrier, then the sleepers word. LMM(W) pairs with
- * the sleeping reader's membarrier: the reader sees the new head, or
+ * wake.c): a compiler barrier, then the sleepers word. LMM(ring:W)
+ * pairs with the sleeping reader's membarrier: the reader sees the new head, or
  * this load sees its flag. */
 static inline __attribute__((always_inline)) bool
 shmlog__append_wake_due(const struct shmlog__wlane *w)
 {
-	atomic_signal_fence(memory_order_seq_cst); /* LMM(W) */
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(ring:W) */
 	return atomic_load_explicit(w->sleepers, memory_order_relaxed);
 }
 

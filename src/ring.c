@@ -108,26 +108,26 @@
  * (steps 1-5 are shmlog__append_fit() in append.h, inline on the write
  * path; step 0 is shmlog__ring_append() in space.c):
  *   0. if pos + len runs past the OPEN chunk: chunk_switch (space.c)
- *   1. reserve = pos + len; release fence                        LMM(C)
+ *   1. reserve = pos + len; release fence                   LMM(ring:C)
  *   2. record header, tag, message
- *   3. word = pos | COMMITTED (release)                          LMM(D)
- *   4. head = pos + len (release)                                LMM(E)
+ *   3. word = pos | COMMITTED (release)                     LMM(ring:D)
+ *   4. head = pos + len (release)                           LMM(ring:E)
  *   5. next_seq = seq + 1
- *   6. if a reader sleeps, wake it (see below)                   LMM(W)
+ *   6. if a reader sleeps, wake it (see below)              LMM(ring:W)
  *
  * The chunk switch (step 0), its steps a-f and their labels: space.c.
  *
  * Reader, one record at lpos in chunk c, whose word it read as id:
- *   1. h = head (acquire), pairs with LMM(E): everything below h is
+ *   1. h = head (acquire), pairs with LMM(ring:E): everything below h is
  *      published. Loaded again only when the cursor reaches the h it
  *      has (a follower: less often, "Following writers"): the line is
- *      the writer's, hot.                                         LMM(F)
+ *      the writer's, hot.                                   LMM(ring:F)
  *   2. copy the header, check word == lpos | state and the lengths, which
  *      must end inside the chunk and at or below h
  *   3. copy the body into private memory
  *   4. acquire fence, then read the record's word and c's descriptor
- *      word again                                            LMM(G,H,J)
- *      pairs with LMM(R): if the copy saw any byte a new owner of c wrote,
+ *      word again                                       LMM(ring:G,H,J)
+ *      pairs with LMM(ring:R): if the copy saw any byte a new owner of c wrote,
  *      the descriptor it re-reads names the new incarnation
  *   5. the copy is whole iff both are unchanged; otherwise c changed
  *      hands while we copied: go on in the lane's next chunk (a
@@ -137,7 +137,7 @@
  * Within one incarnation nothing is ever rewritten: a chunk's records are
  * appended once. So the descriptor word is a seqlock for the whole chunk,
  * and the record word names the record's place. Every path that gives
- * records up changes the descriptor word first (LMM(Q,R)): a steal, the
+ * records up changes the descriptor word first (LMM(ring:Q,R)): a steal, the
  * recycling of one's own oldest chunk.
  *
  * Reader's walk over a lane: its chunks in order of base (the positions
@@ -163,20 +163,77 @@
  * Memory-barrier pairs
  * ===================================================================
  *
- *   writer                      pairs with             guarantees
- *   LMM(C) reserve, fence       claimer's lock (full)  a dead writer's
- *                                                      reservation is seen
- *   LMM(D) record word release  reader LMM(F)          via head, below
- *   LMM(E) head release         reader LMM(F)          records (and the PAD
- *                                                      ending a chunk) below
- *                                                      head are published
- *   LMM(K) OPEN -> LIVE release taker's CAS LMM(Q)     the chunk's records
- *                                                      are complete
- *   LMM(Q) take CAS acq_rel     reader LMM(J)          (with R) below
- *   LMM(R) release fence        reader LMM(G) fence,   a copy that saw a
- *                               LMM(J) descriptor      byte of the new owner
- *                               re-read                sees the new word
- *   LMM(W) wake check           reader membarrier      no lost wake-up
+ * Every ordering point of the library, one label each, in one style:
+ * LMM(area:letter), the same label at the call site, which says what it
+ * relies on. Each entry: where, what it orders, what it pairs with, and
+ * what the pair guarantees.
+ *
+ * The ring (a lane's records; steps above, space.c's switch):
+ *   ring:C  append.h append_reserve(): reserve stored, release fence.
+ *           Pairs with the claimer's lane lock (a full barrier, lane.c):
+ *           a claimer sees the reservation of a writer that died in it.
+ *   ring:D  append.h append_publish(): the record's word, release.
+ *           Read through ring:F: what is below head is published.
+ *   ring:E  append_publish() and space.c chunk_switch(): head, release.
+ *           Pairs with ring:F: records (and the PAD ending a chunk) below
+ *           the head a reader loaded are whole in its view.
+ *   ring:F  reader.c, the cursor: head, acquire. Pairs with ring:E.
+ *   ring:K  ring.h chunk_close(): the chunk's word OPEN -> LIVE, release
+ *           (a CAS). Pairs with ring:Q: a taker sees the chunk's records
+ *           complete before it rewrites them.
+ *   ring:Q  space.c chunk_take(): the CAS that takes a chunk, acq_rel.
+ *           Pairs with ring:K (acquire side) and, with ring:R, with the
+ *           readers' ring:G/J.
+ *   ring:R  space.c chunk_take(): release fence after ring:Q, before any
+ *           byte of the chunk is rewritten. Pairs with ring:G: a copy
+ *           that saw a byte the new owner wrote re-reads the new word.
+ *   ring:G  ring.c shmlog__rec_recheck(): acquire fence after the copy.
+ *   ring:H  the record's word again, relaxed, after ring:G.
+ *   ring:J  the chunk's word again, relaxed, after ring:G: changed iff
+ *           the chunk changed hands during the copy (with ring:R).
+ *   ring:W  append.h shmlog__append_wake_due(), write_path.h
+ *           wake_fence(): the writer's side of Dekker's pattern, a
+ *           compiler barrier (a full fence without membarrier). Pairs
+ *           with the sleeping reader's membarrier (reader.c, wake.c): the
+ *           writer sees the sleepers flag, or the reader sees the head.
+ *
+ * Lane idents (lane.c, a seqlock over the ident's fields):
+ *   ident:A  odd gen, then a release fence, before the fields.
+ *   ident:B  the fields, then the even gen, release.
+ *   ident:C  reader: gen, acquire, before the fields. Pairs with B.
+ *   ident:D  reader: acquire fence after the fields, gen again. Pairs
+ *            with A: fields of a writer caught midway change gen.
+ *
+ * Clock anchors (clock.c, a seqlock per anchor):
+ *   clock:A  anchor_publish(): odd seq (relaxed), ordered before every
+ *            field by the fields' release stores.
+ *   clock:B  anchor_publish(): the fields, release, then the even seq
+ *            and done_raw, release.
+ *   clock:C  anchor_copy(): seq, then every field, acquire each: the
+ *            second look at seq comes after every field. Pairs with B.
+ *   clock:D  anchor_copy(): seq again. Pairs with A: a field of a
+ *            publication under way shows as a changed or odd seq.
+ *
+ * The filter (filter.c; the spec is a seqlock on config.filter_gen):
+ *   filter:A  spec_lock(): gen to odd by a seq_cst CAS, before the spec.
+ *   filter:B  shmlog_set_filter(): the spec, then the even gen, release.
+ *   filter:C  spec_read(): gen, acquire, before the spec. Pairs with B.
+ *   filter:D  spec_read(): acquire fence after the copy, gen again.
+ *             Pairs with A: a spec copied while being set is copied again.
+ *   filter:E  filter_publish(): the compiled filter and the handle's
+ *             filter word, release. Pairs with F: a writer that sees the
+ *             word sees the filter it was made from.
+ *   filter:F  shmlog__write_wanted_slow(): the word and the filter,
+ *             acquire. The writers' fast path
+ *             (write_path.h write_wanted()) loads gen and the word
+ *             relaxed: the word holds its generation and both bounds in
+ *             one atomic, and nothing is read through it.
+ *
+ * Call sites' plans (fmtarg_table.c, deferred.h):
+ *   site:A  the site's key, release, after its plan and the table's
+ *           entry are written. Pairs with B.
+ *   site:B  shmlog__defer_site_ready(): the key, acquire: the plan and
+ *           the entry it names are there.
  *
  * ===================================================================
  * Trust
@@ -300,12 +357,15 @@ shmlog__copy_out(void *dst, const void *src, size_t n)
 int shmlog__rec_recheck(const struct shmlog__seg *s, unsigned chunk,
 			uint64_t off, uint64_t word, uint64_t cid)
 {
-	atomic_thread_fence(memory_order_acquire); /* LMM(G) */
+	/* LMM(ring:G) the copy before the second look at both words; pairs
+	 * with a taker's LMM(ring:R): a copy that saw its bytes sees its
+	 * word */
+	atomic_thread_fence(memory_order_acquire);
 	uint64_t now = atomic_load_explicit(
 		&rec_at(seg_chunk_data(s, chunk), off)->word,
-		memory_order_relaxed); /* LMM(H) */
+		memory_order_relaxed); /* LMM(ring:H) */
 	uint64_t desc = atomic_load_explicit(seg_chunk(s, chunk),
-					     memory_order_relaxed); /* LMM(J) */
+					     memory_order_relaxed); /* LMM(ring:J) */
 	if (chunk_id(desc) != cid)
 		return REC_CHUNK_GONE;
 	return now == word ? REC_WHOLE : REC_REWRITTEN;

@@ -147,7 +147,9 @@ static inline void chunk_close(const struct shmlog__seg *s, struct shmlog__wlane
 	/* a CAS, not a store: a hostile file may have changed it */
 	atomic_compare_exchange_strong_explicit(seg_chunk(s, w->chunk), &open,
 						live, memory_order_release,
-						memory_order_relaxed); /* LMM(K) */
+						memory_order_relaxed);
+	/* LMM(ring:K) above: the chunk's records before the word that
+	 * lets a taker have it (its CAS, LMM(ring:Q)) */
 	chunk_none(w);
 }
 

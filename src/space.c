@@ -56,15 +56,15 @@
  *
  * chunk_switch, once per chunk:
  *   a. PAD at head if head is not the chunk's end (zeros to the chunk's
- *      end, then its word); head = chunk end (release)           LMM(E)
+ *      end, then its word); head = chunk end (release)      LMM(ring:E)
  *   b. the chunk's word OPEN -> LIVE (release): from now on it may be
- *      taken                                                     LMM(K)
+ *      taken                                                LMM(ring:K)
  *   c. inc = the next of the writer's block (a fetch_add(epoch, 16) when
  *      it has none left); choose a chunk (the policy above)
- *   d. CAS its word to OPEN(inc, lane) (acq_rel)                 LMM(Q)
+ *   d. CAS its word to OPEN(inc, lane) (acq_rel)            LMM(ring:Q)
  *   e. release fence: the word changes before any byte of the
- *      chunk is rewritten                                        LMM(R)
- *   f. reserve = head = the new chunk's base (release)           LMM(E)
+ *      chunk is rewritten                                   LMM(ring:R)
+ *   f. reserve = head = the new chunk's base (release)      LMM(ring:E)
  * */
 #include <errno.h>
 #include <limits.h>
@@ -923,15 +923,18 @@ static inline bool chunk_take(const struct shmlog__seg *s,
 		return false;
 	if (!atomic_compare_exchange_strong_explicit(
 		    seg_chunk(s, i), &old, open, memory_order_acq_rel,
-		    memory_order_relaxed)) /* d: LMM(Q) */
+		    memory_order_relaxed)) /* d: LMM(ring:Q), acquires ring:K */
 		return false;
-	shmlog__fence_release(); /* e: LMM(R) */
+	/* e: LMM(ring:R) the new word before any byte of the chunk is
+	 * rewritten; pairs with the readers' LMM(ring:G) */
+	shmlog__fence_release();
 	TESTPOINT(12);
 	chunk_install(s, w, i, open);
 	w->head = w->cbase; /* f */
 	atomic_store_explicit(&w->ctl->reserve, w->head, memory_order_relaxed);
+	/* LMM(ring:E) the new chunk's word before the head in it */
 	atomic_store_explicit(&w->ctl->head, w->head,
-			      memory_order_release); /* LMM(E) */
+			      memory_order_release);
 	TESTPOINT(13);
 	return true;
 }
@@ -1029,8 +1032,9 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 			w->head = w->cend;
 			atomic_store_explicit(&ctl->reserve, w->head,
 					      memory_order_relaxed);
+			/* LMM(ring:E) the PAD before the head past it */
 			atomic_store_explicit(&ctl->head, w->head,
-					      memory_order_release); /* LMM(E) */
+					      memory_order_release);
 		}
 		TESTPOINT(10);
 		/* b: OPEN -> LIVE; a CAS, not a store: a hostile file may
@@ -1040,7 +1044,7 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 		uint64_t open = w->cword;
 		atomic_compare_exchange_strong_explicit(
 			w->cdesc, &open, last_word, memory_order_release,
-			memory_order_relaxed); /* LMM(K) */
+			memory_order_relaxed); /* LMM(ring:K): records, then LIVE */
 		TESTPOINT(11);
 	}
 	/* the file was removed: its records are lost to every reader; take

@@ -23,7 +23,7 @@
  *     every 1 us and returns as soon as a look finds a record: two misses
  *     for the writer every 4 us, a record seen within about 5 us by a
  *     follower that keeps up; a lane that did not move at the last look
- *     is looked at freely (LMM(F) either way: it reads up to a head
+ *     is looked at freely (LMM(ring:F) either way: it reads up to a head
  *     loaded with acquire, whoever loaded it);
  *   - when the writer took the chunk it was reading (it fell a history
  *     behind), goes on at the chunk holding the lane's newest half, not at
@@ -49,7 +49,7 @@
  * only if set, clears it, bumps the futex word and calls FUTEX_WAKE. The
  * membarrier gives the reader's side the full barrier that Dekker's
  * pattern needs, so the writer needs only a compiler barrier: either the
- * writer sees the flag, or the reader sees the new head (LMM(W) pairs with
+ * writer sees the flag, or the reader sees the new head (LMM(ring:W) pairs with
  * the reader's membarrier). Where membarrier is not available, writers
  * issue a full fence instead. A woken follower loads every head before it
  * returns and reads at once. A reader killed while asleep leaves the flag

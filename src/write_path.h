@@ -63,7 +63,9 @@ static inline uint32_t clamp_len(const char *s, size_t len, uint32_t max,
  * readers. */
 static inline void wake_fence(const struct shmlog *h)
 {
-	/* LMM(W): see wake.c, "Waking readers" */
+	/* LMM(ring:W) the head before the look at the sleepers word: a
+	 * compiler barrier where the reader's membarrier is the other half
+	 * (wake.c, "Waking readers"), a full fence where it cannot be */
 	if (SHMLOG_UNLIKELY(h->need_fence)) {
 #if defined(__SANITIZE_THREAD__) && !defined(__clang__)
 /* GCC 12 warns that TSan does not model fences (-Wtsan), which -Werror
@@ -130,7 +132,9 @@ static inline void guard_leave(struct shmlog__wlane *w, const struct shmlog *h)
 }
 
 /* Does the filter of @h (`shmlog level`, $SHMLOG_TAGS) let this write
- * through? Two loads and a few compares while the filter is unchanged and
+ * through? Relaxed loads: the filter word holds its generation and both
+ * bounds in one atomic, and nothing is read through it (ring.c, the
+ * barrier list: filter:F). Two loads and a few compares while the filter is unchanged and
  * @prio is at or above every tag's level (with no filter: always), or
  * below every tag's level; the tag is looked up only in between. */
 static inline bool write_wanted(struct shmlog *h, int prio, const char *tag)
