@@ -40,8 +40,8 @@
  * where no writer of the file can reach it.
  *
  * Shared lanes, lent for one record at a time, would cost two fcntl()
- * calls per record that way (about 6 us on a loaded VM, against 0.2 us for
- * the whole borrowed write). So each handle holds one lock for the whole
+ * calls per record that way, many times the rest of a borrowed write.
+ * So each handle holds one lock for the whole
  * of its life instead, a "slot" byte at 2^62 + 2^32 + slot, and a borrower
  * stores a word naming its slot: BORROWED | slot << 48 | nonce << 22 | tid.
  * A claimer finding such a word asks the kernel whether the slot is still

@@ -4,9 +4,10 @@
  * switch (step 0 of the write in ring.c's design comment) and the
  * append's slow path, shmlog__ring_append(). The switch and the policy
  * are one unit: the switch inlines the policy's steps (a survey slice,
- * a hint, a reserved chunk), and split into two files each would be a
- * call across files on every switch (measured: 0.16 % more instructions
- * on shmlog-switch-tail's write path).
+ * a hint, a reserved chunk); in two files each would be a call across
+ * files on every switch, with every register the switch keeps live
+ * saved and restored around it (docs/benchmarks.md, "Constants and
+ * choices in the source").
  *
  * ===================================================================
  * The space policy
@@ -685,10 +686,10 @@ static struct shmlog__survey *survey_of(const struct shmlog__seg *s,
  * last chunk: one switch in about 60 for a lone writer with the default
  * buffer. A slice's cost is mostly its first touch of lines that the
  * records written since the last pass evicted (the survey's arrays, the
- * table), not its instructions: four switches reading a quarter each
- * took 100-200 ns apiece and were the per-call p99.9 (4 in 60 switches,
- * 1 in 150 calls a switch); the whole pass on one switch takes about
- * 350 ns, in 1 switch of 60: past the p99.9, at the p99.99.
+ * table), not its instructions, so a pass split over several switches
+ * costs each of them most of a whole pass: one pass on one switch puts
+ * the cost on the fewest calls (docs/benchmarks.md, "Constants and
+ * choices in the source").
  * Nothing while the buffer still has never-used chunks, nor while the
  * policy's last answer was another lane's chunk (each switch asks it
  * whole then). */
@@ -814,20 +815,16 @@ static void chunk_prefault(const struct shmlog__seg *s, struct shmlog *h,
 
 /* Lines at the start of a chunk taken that the writer asks for, for
  * writing, as it takes the chunk: 1 KiB, a sixteenth of the default
- * chunk. Two writers whose chunks lie interleaved in the table (writers
- * that came and went left them so, docs/DESIGN.md) each lost 4-5 % a call
- * against the same writers on a buffer each, and the loss sat in the
- * first sixteenth of each chunk. A lone writer on such a buffer loses
- * nothing, so those lines were in the other writer's core, most likely
- * fetched there by its prefetcher running on past the end of a chunk of
- * its own next to ours in memory, and every first store to one waited
- * for it. Asked for at the switch, they come while the first records are
- * built: 1.5-2 % left (`shmlog-share-cost`, churned runs, AMD EPYC guest,
- * 2026-11-26). Asking only where a neighbour in the table is another
- * writer's left 2-2.5 % (the neighbours that count are physical, which
- * the table only suggests) and took more instructions (34 a switch) than
- * asking every time (about 20). 32 or 64 lines did no better than 16, and
- * a read prefetch did nothing. */
+ * chunk. Where two writers' chunks lie interleaved in memory (writers
+ * that came and went leave them so, docs/DESIGN.md), the first lines of
+ * a chunk may sit in the other writer's core, fetched there by its
+ * prefetcher running past the end of a chunk of its own, and every first
+ * store to one waits for it. Asked for at the switch, they come while
+ * the first records are built. Asked every time, not only where a
+ * neighbour in the table is another writer's: the neighbours that count
+ * are physical, which the table only suggests. The figures behind 16
+ * and PREFETCHW: docs/benchmarks.md, "Constants and choices in the
+ * source". */
 #define CHUNK_CLAIM_LINES 16
 
 #if defined(__x86_64__) || defined(__i386__)
