@@ -110,6 +110,15 @@ size_t shmlog__defer_format(const struct shmlog__seg *s,
 			    size_t cap, char *fmt_buf, size_t fmt_cap,
 			    size_t *fmt_len);
 
+/* @site's plan, once its key, loaded with acquire (LMM(site:B)), named
+ * a plan made for this handle: the key's acquire orders this load. */
+static inline const struct shmlog__fmt_plan *
+shmlog__site_plan(const struct shmlog_fmt_site *site)
+{
+	return (const struct shmlog__fmt_plan *)__atomic_load_n(
+		&site->plan, __ATOMIC_RELAXED);
+}
+
 static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,
 			 const struct shmlog_fmt_site *site, const char *fmt,
@@ -122,9 +131,7 @@ shmlog__defer_site_ready(const struct shmlog *h,
 	if (SHMLOG_UNLIKELY(key >> SHMLOG__SITE_ID_BITS != h->id ||
 			    !SHMLOG__SITE_ID(key)))
 		return NULL;
-	const struct shmlog__fmt_plan *p =
-		(const struct shmlog__fmt_plan *)__atomic_load_n(
-			&site->plan, __ATOMIC_RELAXED);
+	const struct shmlog__fmt_plan *p = shmlog__site_plan(site);
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		return NULL;
 	*id = SHMLOG__SITE_ID(key);

@@ -261,9 +261,7 @@ static __attribute__((noinline)) int
 print_typed_exit(const struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 		 int prio, const char *tag, const union shmlog__arg *v)
 {
-	const struct shmlog__fmt_plan *p =
-		(const struct shmlog__fmt_plan *)__atomic_load_n(
-			&site->plan, __ATOMIC_RELAXED);
+	const struct shmlog__fmt_plan *p = shmlog__site_plan(site);
 	return print_typed_general(w->h, site, prio, tag, p->fmt, v);
 }
 
@@ -312,9 +310,7 @@ print_typed_switch(struct shmlog__wlane *w, struct shmlog_fmt_site *site,
 		memcpy(tb, &tw, 8);
 		tag = tb;
 	}
-	const struct shmlog__fmt_plan *p =
-		(const struct shmlog__fmt_plan *)__atomic_load_n(
-			&site->plan, __ATOMIC_RELAXED);
+	const struct shmlog__fmt_plan *p = shmlog__site_plan(site);
 	w->typed_again = true;
 	int r = shmlog__print_typed(h, site, (int)(uint8_t)(meta >> 32), tag,
 				    p->fmt, v);
@@ -382,9 +378,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 			return print_typed_several(h, site, prio, tag, fmt, v);
 		goto general;
 	}
-	const struct shmlog__fmt_plan *p =
-		(const struct shmlog__fmt_plan *)__atomic_load_n(
-			&site->plan, __ATOMIC_RELAXED);
+	const struct shmlog__fmt_plan *p = shmlog__site_plan(site);
 	/* the site's own literal: laid out for its types (fast) */
 	if (SHMLOG_UNLIKELY(p->fmt != fmt))
 		goto general;
@@ -494,9 +488,7 @@ print_typed_body(shmlog_t *h, struct shmlog_fmt_site *site, int prio,
 	}
 	/* the plan again from the site (not kept across the reservation);
 	 * the classes in a register: the stores below may alias the plan */
-	t = &((const struct shmlog__fmt_plan *)__atomic_load_n(
-		      &site->plan, __ATOMIC_RELAXED))
-		     ->typed;
+	t = &shmlog__site_plan(site)->typed;
 	unsigned char *q = at.msg;
 	memcpy(q, &id, 4);
 	q += 4;
