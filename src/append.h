@@ -3,7 +3,7 @@
  * The append of one record into the OPEN chunk of the lane a writer owns,
  * steps 1-5 of the writer in ring.c's design comment, inline: it is the
  * whole write path of a call, and a call into another file costs the
- * saving and restoring of every register the caller keeps live. ring.c
+ * saving and restoring of every register the caller keeps live. space.c
  * (shmlog__ring_append: a chunk to switch to first) and writer.c (the
  * common case: the record fits) both append through it. The protocol,
  * its memory-ordering labels and the test points stay the ones ring.c
@@ -130,9 +130,66 @@ append_reserve(struct shmlog__wlane *w, uint64_t pos, uint32_t len)
 		return false;
 	atomic_store_explicit(&w->ctl->reserve, pos + len,
 			      memory_order_relaxed);
-	shmlog__fence_release(); /* LMM(C) */
+	/* LMM(ring:C) the reservation before the record's bytes: a claimer
+	 * that finds this writer dead (its lock is a full barrier) repairs
+	 * [head, reserve) */
+	shmlog__fence_release();
 	TESTPOINT(1);
 	return true;
+}
+
+/* Where shmlog__append_begin() reserved a record, for the commit. */
+struct shmlog__append_at {
+	unsigned char *msg;
+	struct shmlog__rec *r;
+	uint64_t pos, end, seq;
+};
+
+/* The commit tail, steps 3-5, the one place a record is published: its
+ * word (LMM(ring:D)), the lane's head (LMM(ring:E)), the next sequence
+ * number, for the record @r at @pos, ending at @end, numbered @seq, whose bytes are
+ * written. Every append ends here (shmlog__append_fit_as(),
+ * shmlog__append_commit()); step 6 is shmlog__append_wake_due(). @ctl is
+ * w->ctl, loaded by the caller before it wrote the record (the record's
+ * stores could alias it for the compiler). */
+static inline __attribute__((always_inline)) void
+append_publish(struct shmlog__wlane *w, struct shmlog__lane *ctl,
+	       struct shmlog__rec *r, uint64_t pos, uint64_t end, uint64_t seq)
+{
+	TESTPOINT(4);
+	/* LMM(ring:D) the record whole before its word names it */
+	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
+			      memory_order_release);
+	TESTPOINT(5);
+	/* LMM(ring:E) the record before the head that publishes it; pairs
+	 * with the reader's acquire of head, LMM(ring:F) */
+	atomic_store_explicit(&ctl->head, end, memory_order_release);
+	TESTPOINT(6);
+	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
+	w->head = end;
+	w->seq = seq + 1;
+}
+
+/* Steps 3-5 for the record shmlog__append_begin() reserved at @at, its
+ * message written. */
+static inline __attribute__((always_inline)) void
+shmlog__append_commit(struct shmlog__wlane *w,
+		      const struct shmlog__append_at *at)
+{
+	append_publish(w, w->ctl, at->r, at->pos, at->end, at->seq);
+}
+
+/* Step 6's look, after the commit tail, for callers whose record needs
+ * no fence before it (writer.c: the leaf, leaf_len_end, and the typed
+ * call, typed_fit: membarrier gives the readers' side of Dekker's pattern,
+ * wake.c): a compiler barrier, then the sleepers word. LMM(ring:W)
+ * pairs with the sleeping reader's membarrier: the reader sees the new head, or
+ * this load sees its flag. */
+static inline __attribute__((always_inline)) bool
+shmlog__append_wake_due(const struct shmlog__wlane *w)
+{
+	atomic_signal_fence(memory_order_seq_cst); /* LMM(ring:W) */
+	return atomic_load_explicit(w->sleepers, memory_order_relaxed);
 }
 
 /* Append the record (@meta: rec_meta() without len, holding @tag_len
@@ -176,16 +233,7 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		copy_short(body + tag_len, msg, msg_len);
 	else
 		copy_msg(body + tag_len, msg, msg_len);
-	TESTPOINT(4);
-	atomic_store_explicit(&r->word, pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(D) */
-	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, end, memory_order_release); /* LMM(E) */
-	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
-
-	w->head = end;
-	w->seq = seq + 1;
+	append_publish(w, ctl, r, pos, end, seq);
 	return true;
 }
 
@@ -202,12 +250,6 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
  * the OPEN chunk (as append_fit_as's false). @tag_len is 1 to 15
  * (tag_short()).
  */
-struct shmlog__append_at {
-	unsigned char *msg;
-	struct shmlog__rec *r;
-	uint64_t pos, end, seq;
-};
-
 static inline __attribute__((always_inline)) bool
 shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 		     const char *tag, uint32_t tag_len, uint64_t tword,
@@ -235,26 +277,6 @@ shmlog__append_begin(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 	*at = (struct shmlog__append_at){(unsigned char *)body + tag_len, r,
 					 pos, end, seq};
 	return true;
-}
-
-/* Steps 4-6: commit the record shmlog__append_begin() reserved at @at,
- * its message written. */
-static inline __attribute__((always_inline)) void
-shmlog__append_commit(struct shmlog__wlane *w,
-		      const struct shmlog__append_at *at)
-{
-	struct shmlog__lane *ctl = w->ctl;
-	TESTPOINT(4);
-	atomic_store_explicit(&at->r->word, at->pos | REC_COMMITTED,
-			      memory_order_release); /* LMM(D) */
-	TESTPOINT(5);
-	atomic_store_explicit(&ctl->head, at->end,
-			      memory_order_release); /* LMM(E) */
-	TESTPOINT(6);
-	atomic_store_explicit(&ctl->next_seq, at->seq + 1,
-			      memory_order_release);
-	w->head = at->end;
-	w->seq = at->seq + 1;
 }
 
 /* The same for a caller that calls nothing (shmlog_write_n()'s leaf):

@@ -217,14 +217,17 @@ static bool anchor_copy(const struct shmlog__fixed *f,
 			uint64_t *raw, int64_t *wall, int64_t *mono,
 			uint64_t *mult, bool *pending)
 {
-	/* acquire loads (rare: no fence needed, and TSan models them) keep
-	 * the second load of seq after every field's */
+	/* LMM(clock:C) acquire loads (rare: no fence needed, and TSan
+	 * models them) keep the second load of seq after every field's;
+	 * pairs with LMM(clock:B) */
 	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
 	*raw = atomic_load_explicit(&s->raw, memory_order_acquire);
 	*wall = atomic_load_explicit(&s->wall_ns, memory_order_acquire);
 	*mono = atomic_load_explicit(&s->mono_ns, memory_order_acquire);
 	*mult = atomic_load_explicit(&s->mult, memory_order_acquire);
 	uint64_t done = atomic_load_explicit(&s->done_raw, memory_order_acquire);
+	/* LMM(clock:D) a field of a publication under way shows here as a
+	 * changed or odd seq (pairs with LMM(clock:A)) */
 	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq ||
 	    (seq & 1) || (seq && !done)) {
 		/* being written, or not marked done (yet, or ever: only the
@@ -355,7 +358,8 @@ bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 	if (!atomic_compare_exchange_strong(&A->count, &n, n + 1))
 		return false;
 	struct shmlog__anchor *s = &A->a[n % SHMLOG__ANCHORS];
-	/* a seqlock: the odd seq before any field (release stores, rare) */
+	/* LMM(clock:A) a seqlock: the odd seq before any field, which the
+	 * fields' release stores below keep (rare: no fence) */
 	atomic_store_explicit(&s->seq, 2 * n + 1, memory_order_relaxed);
 	atomic_store_explicit(&s->done_raw, 0, memory_order_release);
 	atomic_store_explicit(&s->raw, raw + lead, memory_order_release);
@@ -364,6 +368,8 @@ bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 	atomic_store_explicit(&s->mono_ns, mono_ns + lead_ns,
 			      memory_order_release);
 	atomic_store_explicit(&s->mult, mult, memory_order_release);
+	/* LMM(clock:B) the fields before the even seq; pairs with
+	 * LMM(clock:C) */
 	atomic_store_explicit(&s->seq, 2 * n + 2, memory_order_release);
 	/* valid only if whole before its time: see the comment above */
 	uint64_t done =

@@ -233,6 +233,8 @@ int shmlog__filter_level(const struct shmlog__filter *f, const char *tag)
 static bool spec_read(const struct shmlog__hdr *hdr, char *buf, uint32_t *gen)
 {
 	for (int tries = 0; tries < 1000; tries++) {
+		/* LMM(filter:C) the generation before the spec; pairs with
+		 * LMM(filter:B) */
 		uint32_t g1 = atomic_load_explicit(&hdr->config.filter_gen,
 						   memory_order_acquire);
 		if (g1 & 1)
@@ -242,6 +244,8 @@ static bool spec_read(const struct shmlog__hdr *hdr, char *buf, uint32_t *gen)
 			n = 0;
 		memcpy(buf, hdr->spec, n);
 		buf[n] = '\0';
+		/* LMM(filter:D) the copy before the second look: a spec
+		 * being set (LMM(filter:A)) changed the generation */
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&hdr->config.filter_gen,
 					 memory_order_relaxed) == g1) {
@@ -261,6 +265,8 @@ static void filter_publish(struct shmlog *h, struct shmlog__filter *f,
 {
 	struct shmlog__filter *old = h->filter;
 	if (f != old) {
+		/* LMM(filter:E) the filter whole before writers see it;
+		 * pairs with LMM(filter:F) */
 		__atomic_store_n(&h->filter, f, __ATOMIC_RELEASE);
 		if (old) {
 			old->retired_next = h->retired;
@@ -270,6 +276,7 @@ static void filter_publish(struct shmlog *h, struct shmlog__filter *f,
 	h->filter_gen_seen = gen;
 	int max = f ? f->max : SHMLOG_VERBOSE;
 	int min = f ? f->min : SHMLOG_VERBOSE;
+	/* LMM(filter:E) the filter before the word made from it */
 	atomic_store_explicit(&h->filter_fast, shmlog__filter_word(gen, min, max),
 			      memory_order_release);
 }
@@ -368,6 +375,7 @@ bool shmlog__write_wanted_slow(struct shmlog *h, int prio, const char *tag)
 		filter_refresh(h);
 		pthread_mutex_unlock(&filter_lock);
 	}
+	/* LMM(filter:F) pairs with LMM(filter:E): the filter whole */
 	const struct shmlog__filter *f =
 		__atomic_load_n(&h->filter, __ATOMIC_ACQUIRE);
 	return shmlog_filter_wants(f, prio, tag);
@@ -441,6 +449,8 @@ static uint32_t spec_lock(struct shmlog__hdr *hdr)
 			nanosleep(&d, NULL);
 			continue;
 		}
+		/* LMM(filter:A) odd, by a seq_cst CAS (its acquire keeps the
+		 * spec's stores after it); pairs with LMM(filter:D) */
 		if (atomic_compare_exchange_strong(&hdr->config.filter_gen, &g,
 						   g + 1))
 			return g + 1;
@@ -472,6 +482,8 @@ int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset)
 		uint32_t next = held + 1;
 		if (next == 0 || next == no_default_gen)
 			next = 2; /* 0 means "never" to a call site */
+		/* LMM(filter:B) the spec before the even generation;
+		 * pairs with LMM(filter:C) */
 		atomic_store_explicit(&hdr->config.filter_gen, next,
 				      memory_order_release);
 		shmlog__guard_disarm();

@@ -23,83 +23,6 @@
 /* renameat2(2)'s flag, in <linux/fs.h>, which clashes with <sys/mount.h>. */
 #define RENAME_NOREPLACE_FLAG (1u << 0)
 
-/* The segment format, byte by byte (docs/DESIGN.md, "Segment format 2,
- * byte by byte"): every row of those tables, checked here. The file is
- * little-endian: a big-endian build would read every buffer wrong. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "the segment format is little-endian");
-#define AT(type, field, off)                                                   \
-	_Static_assert(offsetof(type, field) == (off),                          \
-		       #type "." #field " at byte " #off)
-AT(struct shmlog__fixed, magic, 0);
-AT(struct shmlog__fixed, version_major, 8);
-AT(struct shmlog__fixed, version_minor, 10);
-AT(struct shmlog__fixed, fixed_size, 12);
-AT(struct shmlog__fixed, file_size, 16);
-AT(struct shmlog__fixed, lanes_off, 24);
-AT(struct shmlog__fixed, data_off, 32);
-AT(struct shmlog__fixed, lane_count, 40);
-AT(struct shmlog__fixed, chunk_size, 44);
-AT(struct shmlog__fixed, lane_ctl_size, 48);
-AT(struct shmlog__fixed, max_record, 52);
-AT(struct shmlog__fixed, clock, 56);
-AT(struct shmlog__fixed, flags, 60);
-AT(struct shmlog__fixed, initial_pos, 64);
-AT(struct shmlog__fixed, initial_seq, 72);
-AT(struct shmlog__fixed, created_ns, 80);
-AT(struct shmlog__fixed, cal_raw, 88);
-AT(struct shmlog__fixed, cal_ns, 96);
-AT(struct shmlog__fixed, cal_mult, 104);
-AT(struct shmlog__fixed, cal_shift, 108);
-AT(struct shmlog__fixed, chunks_off, 112);
-AT(struct shmlog__fixed, chunk_count, 120);
-AT(struct shmlog__fixed, fmt_size, 124);
-AT(struct shmlog__fixed, fmt_off, 128);
-AT(struct shmlog__fixed, reserved, 136);
-AT(struct shmlog__fixed, checksum, 144);
-_Static_assert(sizeof(struct shmlog__fixed) == 152, "fixed header: 152 bytes");
-AT(struct shmlog__hdr, notify, 192);
-AT(struct shmlog__hdr, stats, 256);
-_Static_assert(offsetof(struct shmlog__hdr, stats.last_released) == 256 + 32,
-	       "stats.last_released at byte 288");
-AT(struct shmlog__hdr, config, 320);
-_Static_assert(offsetof(struct shmlog__hdr, config.removed) == 320 + 16,
-	       "config.removed at byte 336, in what was padding");
-AT(struct shmlog__hdr, spec, 384);
-_Static_assert(384 + SHMLOG_FILTER_SPEC_MAX <= SHMLOG__ANCHOR_OFF,
-	       "the spec ends before the anchors");
-AT(struct shmlog__lane, owner, 0);
-AT(struct shmlog__lane, claims, 8);
-AT(struct shmlog__lane, torn, 16);
-AT(struct shmlog__lane, claim_mark, 24);
-AT(struct shmlog__lane, ident, 32);
-AT(struct shmlog__lane, ident.gen, 32);
-AT(struct shmlog__lane, ident.pid, 36);
-AT(struct shmlog__lane, ident.tid, 40);
-AT(struct shmlog__lane, ident.lane, 44);
-AT(struct shmlog__lane, ident.name, 48);
-AT(struct shmlog__recent, count, 0);
-AT(struct shmlog__recent, slot, 64);
-AT(struct shmlog__lane, reserved1, 64);
-AT(struct shmlog__lane, reserve, 72);
-AT(struct shmlog__lane, head, 80);
-AT(struct shmlog__lane, next_seq, 88);
-AT(struct shmlog__space, epoch, 0);
-AT(struct shmlog__fmt_table, next, 0);
-AT(struct shmlog__fmt_table, count, 4);
-AT(struct shmlog__rec, word, 0);
-AT(struct shmlog__rec, seq, 8);
-AT(struct shmlog__rec, time, 16);
-AT(struct shmlog__rec, pid, 24);
-AT(struct shmlog__rec, tid, 28);
-AT(struct shmlog__rec, len, 32);
-AT(struct shmlog__rec, msg_len, 34);
-AT(struct shmlog__rec, prio, 36);
-AT(struct shmlog__rec, flags, 37);
-AT(struct shmlog__rec, tag_len, 38);
-AT(struct shmlog__rec, reserved, 39);
-#undef AT
-
 #define SHM_DIR "/dev/shm"
 #define SHM_PREFIX "shmlog."
 
@@ -678,7 +601,7 @@ static uint64_t dead_lane_next_seq(const struct shmlog__seg *s, unsigned lane,
 
 /* The counters of shmlog_stat() that live in the mapping, read with it
  * guarded: anybody who may write the file may truncate it meanwhile.
- * Liveness is each lane's lock (owner.c), asked with our own descriptor.
+ * Liveness is each lane's lock (lane.c), asked with our own descriptor.
  * A lane whose writer died inside a write counts that record as written
  * (and torn) as shmlog_reader_lane_stats() does, and one whose writer
  * died right after publishing a record counts that record: written is

@@ -3,7 +3,7 @@
  * Lane ownership across pid namespaces, pid reuse, crashes and fork.
  *
  * A lane belongs to the writer whose open file description holds the
- * lane's lock (src/owner.c); the pid and tid in the owner word are only
+ * lane's lock (src/lane.c); the pid and tid in the owner word are only
  * what the writer says. These tests put writers where pids lie:
  *  - writers in their own pid namespace (`unshare --pid --fork`, as two
  *    containers sharing /dev/shm) and on the host, all alive: nobody takes

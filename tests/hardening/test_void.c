@@ -5,7 +5,7 @@
  * A reader copies a record, then re-reads the record's word and its
  * chunk's descriptor word: the copy is whole only because every path that
  * gives a chunk's records up changes the chunk's word first (ring.c,
- * LMM(Q,R)), to an incarnation never used before. The paths: a lone
+ * LMM(ring:Q,R)), to an incarnation never used before. The paths: a lone
  * writer recycling its own oldest chunk, a writer taking the oldest chunk
  * of a writer above its share, a claim that gives a dead writer's broken
  * chunk up, a writer killed right after taking a chunk (before its head

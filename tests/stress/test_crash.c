@@ -353,7 +353,7 @@ static void whole_buffer_after(const char *b)
 	       (unsigned long long)chunks, f->chunk_count,
 	       100.0 * (double)most / (double)capacity);
 	CHECK_EQ(held, f->chunk_count);
-	/* the departed keep at most 1/16 (ring.c, DEPARTED_DIV); the rest
+	/* the departed keep at most 1/16 (space.c, DEPARTED_DIV); the rest
 	 * is the writer's, all full but the chunk it fills */
 	uint64_t departed = f->chunk_count / 16;
 	CHECK(chunks >= f->chunk_count - departed);

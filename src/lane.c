@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * Lanes: who owns one and whether its owner is alive (OFD locks), who
+ * wrote there last (the ident), and claiming, repairing and giving back
+ * a lane (shmlog__lane_claim, shmlog__lane_release, shmlog__reap_dead).
+ *
+ * ===================================================================
  * Who owns a lane, and is its owner alive?
+ * ===================================================================
  *
  * A lane is owned by the open file description (OFD) through which a
  * writer's handle opened the buffer: the writer holds an OFD lock
@@ -34,8 +40,8 @@
  * where no writer of the file can reach it.
  *
  * Shared lanes, lent for one record at a time, would cost two fcntl()
- * calls per record that way (about 6 us on a loaded VM, against 0.2 us for
- * the whole borrowed write). So each handle holds one lock for the whole
+ * calls per record that way, many times the rest of a borrowed write.
+ * So each handle holds one lock for the whole
  * of its life instead, a "slot" byte at 2^62 + 2^32 + slot, and a borrower
  * stores a word naming its slot: BORROWED | slot << 48 | nonce << 22 | tid.
  * A claimer finding such a word asks the kernel whether the slot is still
@@ -60,6 +66,40 @@
  * Costs: a claim is one fcntl() (two on a lane left by a dead owner), a
  * release one, opening a handle one or a few (its slot); the write path
  * makes none, a borrowed record none (docs/DESIGN.md).
+ *
+ * ===================================================================
+ * Dead writers
+ * ===================================================================
+ *
+ * A writer killed at any instruction leaves its lane's owner word naming a
+ * dead thread, and its OPEN chunk OPEN. Nobody waits for it: other writers
+ * have lanes and chunks of their own, and take LIVE chunks only.
+ *
+ * Whether an owner is alive is never judged from the pid and tid in its
+ * word: a lane is held by the open file description that holds the lane's
+ * OFD lock, one byte at 2^62 + lane in the buffer's file, which the kernel
+ * drops when the owner's process dies. All of it is in this file and
+ * docs/DESIGN.md ("Lane ownership").
+ *
+ * The next writer to claim the lane (shmlog__lane_claim; also a writer
+ * that reaps dead lanes, shmlog__reap_dead, when it claims its own) finds
+ * the lane's OPEN chunk, if any, and then one of:
+ *   - head inside it: walk the chain [base, head) for the newest sequence
+ *     number (next_seq lags by one if the writer died between steps 4
+ *     and 5); reserve == head: nothing else to do; reserve != head: the
+ *     writer died in steps 1-4: a record whose word says COMMITTED (or
+ *     TORN: a claimer died repairing it) with the next seq is published
+ *     as it is; anything else is marked TORN over [head, reserve) with
+ *     the next seq and the lane's torn counter is bumped, once;
+ *   - head outside it: the writer died in chunk_switch between d and f:
+ *     head = the chunk's base, and the same repair from there;
+ *   - no OPEN chunk: the writer died between b and d, or released the
+ *     lane cleanly: the newest LIVE chunk of the lane is made OPEN again
+ *     (CAS) if head is inside it, else the next record takes a chunk.
+ * A chain that does not make sense (damage) gives its chunk up (LIVE) and
+ * the lane starts in a new chunk, numbering on after its newest record.
+ * A dead lane reaped is released: its chunks become nobody's share.
+ *
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -458,4 +498,297 @@ int shmlog__ident_load(const struct shmlog__ident *id, uint32_t *pid,
 		return 0;
 	}
 	return -EAGAIN; /* rewritten all along: a claimer in a loop, or junk */
+}
+
+/* Give lane @lane's chunks back: its reserved ones to nobody (never
+ * used: they hold no record), and with @open its OPEN ones to its history
+ * (LIVE). Its owner releasing it (shmlog__lane_release(), close_lanes()
+ * in writer.c), or the claimer of a lane whose owner died (reserved ones
+ * only: lane_resume() repairs the OPEN chunk). CASes, not stores: a
+ * hostile file may have changed a word. */
+void shmlog__lane_give_back(const struct shmlog__seg *s, unsigned lane,
+			    bool open)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (!chunk_held(f, w) || chunk_lane(w) != lane)
+			continue;
+		if (chunk_state(w) == CHUNK_RESV)
+			atomic_compare_exchange_strong(seg_chunk(s, i), &w, 0);
+		else if (open && chunk_state(w) == CHUNK_OPEN)
+			atomic_compare_exchange_strong(
+				seg_chunk(s, i), &w, chunk_id(w) | CHUNK_LIVE);
+	}
+}
+
+/* ---- claiming and repairing a lane ------------------------------------ */
+
+/* The owner died inside a write: publish or mark torn what it left in
+ * [head, reserve) of its OPEN chunk. A reservation no writer could have
+ * made (damage) is given up, the lane's history kept. Only called with the
+ * lane's ownership held. */
+static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
+			uint64_t reserve)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	uint64_t pos = w->head, len = reserve - pos;
+	if (len < REC_HDR || len > f->max_record || len % REC_ALIGN ||
+	    len > w->cend - pos) {
+		/* nonsense: keep what the lane holds, forget the reservation */
+		atomic_store_explicit(&ctl->reserve, pos, memory_order_relaxed);
+		return;
+	}
+	TESTPOINT(8);
+	struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
+	uint32_t rlen;
+	unsigned state = shmlog__rec_check(f, r, pos, w->cend - pos, &rlen);
+	if (state && state != REC_PAD && rlen == len && r->seq == w->seq) {
+		/* died after the commit: the record is whole; or a claimer
+		 * died after marking it torn: counted already */
+		w->seq++;
+	} else {
+		/* the header reads as no writer's (priority 0): a TORN
+		 * record flipped to COMMITTED is still not shown; the body
+		 * is zeroed too, like a PAD's (pad_write): no word moved
+		 * into it frames what an earlier incarnation left there */
+		atomic_store_explicit(&r->word, 0, memory_order_relaxed);
+		memset((char *)r + sizeof(r->word), 0,
+		       (size_t)len - sizeof(r->word));
+		r->seq = w->seq++;
+		r->len = (uint16_t)len;
+		atomic_store_explicit(&r->word, pos | REC_TORN,
+				      memory_order_release);
+		atomic_fetch_add_explicit(&ctl->torn, 1, memory_order_relaxed);
+	}
+	TESTPOINT(9);
+	w->head = reserve;
+	atomic_store_explicit(&ctl->head, reserve, memory_order_release);
+	/* with release, as a commit stores it: a reader that sees this
+	 * next_seq sees this head too, so it never counts the torn record
+	 * both as a gap (cursor_gone()) and as torn */
+	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_release);
+}
+
+/* Walk the chain [base, head) of the OPEN chunk of a lane just claimed:
+ * the newest record's seq tells where numbering resumes (next_seq may lag
+ * by one when the last owner died between its last two stores). false if
+ * the chain is broken (corruption). */
+static bool lane_last_seq(const struct shmlog__fixed *f,
+			  const struct shmlog__wlane *w, uint64_t *last)
+{
+	uint64_t pos = w->cbase;
+	for (uint32_t guard = f->chunk_size / REC_ALIGN + 1; pos != w->head;) {
+		struct shmlog__rec *r = rec_at(w->cdata, pos - w->cbase);
+		uint32_t len;
+		unsigned state = shmlog__rec_check(f, r, pos, w->cend - pos, &len);
+		if (!state || state == REC_PAD || !guard-- ||
+		    w->head - pos < len)
+			return false;
+		*last = r->seq;
+		pos += len;
+	}
+	return true;
+}
+
+/* Take the lane's place in its chunks after a claim: its OPEN chunk (a
+ * dead owner's), or its newest LIVE one made OPEN again if head is inside
+ * it (a lane released cleanly); else none, and the first append takes
+ * one. Returns the reservation left to repair (== w->head: none). */
+static uint64_t lane_resume(const struct shmlog__seg *s,
+			    struct shmlog__wlane *w, uint64_t head,
+			    uint64_t reserve)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	unsigned i;
+	uint64_t word;
+	w->head = head & ~(uint64_t)(REC_ALIGN - 1);
+	/* the claim's incarnations come from a block reserved after it; the
+	 * survey and its list describe whatever lane came before */
+	w->inc_next = w->inc_end = 0;
+	if (w->survey)
+		shmlog__survey_forget(w->survey);
+	w->switches = 0;
+	shmlog__lane_give_back(s, w->lane, false); /* a dead owner's reserved */
+	chunk_none(w);
+	if (shmlog__chunk_newest(s, w->lane, CHUNK_IN_OPEN, &i, &word)) {
+		/* other OPEN chunks of ours (damage) go to the history */
+		unsigned j;
+		uint64_t other;
+		uint64_t newest = chunk_base(f, word);
+		for (unsigned guard = f->chunk_count;
+		     guard && shmlog__chunk_find(s, w->lane,
+						 newest - SHMLOG__LANE_REACH,
+						 newest - 1, CHUNK_IN_OPEN, &j,
+						 &other);
+		     guard--) {
+			uint64_t live = chunk_id(other) | CHUNK_LIVE;
+			atomic_compare_exchange_strong(seg_chunk(s, j), &other,
+						       live);
+		}
+	} else if (!shmlog__chunk_newest(s, w->lane, CHUNK_IN_LIVE, &i, &word) ||
+		   head - chunk_base(f, word) > f->chunk_size) {
+		return w->head; /* nothing to resume in */
+	} else {
+		uint64_t open = chunk_id(word) | CHUNK_OPEN;
+		if (!atomic_compare_exchange_strong(seg_chunk(s, i), &word,
+						    open))
+			return w->head; /* taken meanwhile */
+		word = open;
+	}
+	chunk_install(s, w, i, word);
+	if (head - w->cbase > f->chunk_size || (head & (REC_ALIGN - 1))) {
+		/* died after taking the chunk, before its head moved in */
+		w->head = w->cbase;
+		atomic_store_explicit(&w->ctl->head, w->head,
+				      memory_order_release);
+	}
+	if (reserve - w->head > w->cend - w->head)
+		reserve = w->head; /* not a reservation in this chunk */
+	return reserve;
+}
+
+bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
+			uint64_t me, bool steal_dead, struct shmlog__wlane *w)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__lane *ctl = seg_lane(s, lane);
+	uint64_t owner = atomic_load_explicit(&ctl->owner, memory_order_relaxed);
+
+	/* Liveness is a lock (above), never the pid in the owner word. */
+	if (owner != 0 && !steal_dead)
+		return false;
+	if (lane >= shmlog__lanes_exclusive(f)) {
+		/* a shared lane, lent for one record: the word names the
+		 * borrower's slot, whose lock says whether it lives; the CAS
+		 * serialises claimers */
+		if (owner != 0 && !shmlog__borrower_dead(w->h, owner))
+			return false;
+		if (!atomic_compare_exchange_strong_explicit(
+			    &ctl->owner, &owner, me, memory_order_acquire,
+			    memory_order_relaxed))
+			return false;
+	} else {
+		/* the lane's own lock: taking it serialises claimers, and
+		 * succeeds only if no live process holds the lane (nor a live
+		 * thread of ours) */
+		if (!shmlog__lane_lock(w->h, lane, w->tid))
+			return false;
+		owner = atomic_load_explicit(&ctl->owner,
+					     memory_order_relaxed);
+		/* Ours alone now: a non-zero word names a dead owner (or is
+		 * junk). Without OFD locks nothing says it is dead. */
+		if ((owner != 0 && w->h->no_ofd) ||
+		    !atomic_compare_exchange_strong_explicit(
+			    &ctl->owner, &owner, me, memory_order_acquire,
+			    memory_order_relaxed)) {
+			shmlog__lane_unlock(w->h, lane);
+			return false;
+		}
+	}
+	atomic_fetch_add_explicit(&ctl->claims, 1, memory_order_relaxed);
+
+	w->ctl = ctl;
+	w->lane = lane;
+	/* What the lane holds now is a departed writer's: every incarnation
+	 * handed out so far is at most the epoch (chunk_inc()), and ours
+	 * will be above it (a shared lane, lent for one record, has no
+	 * writer of its own to tell apart) */
+	w->claim_mark = 0;
+	if (lane < shmlog__lanes_exclusive(f)) {
+		uint64_t e = atomic_load_explicit(&seg_space(s)->epoch,
+						  memory_order_relaxed) + 1;
+		w->claim_mark = (e & CHUNK_INC_MASK) << CHUNK_INC_SHIFT | 1;
+		atomic_store_explicit(&ctl->claim_mark, w->claim_mark,
+				      memory_order_relaxed);
+	}
+	uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
+	uint64_t reserve =
+		atomic_load_explicit(&ctl->reserve, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&ctl->next_seq,
+					     memory_order_relaxed) - 1;
+	reserve = lane_resume(s, w, head, reserve);
+	TESTPOINT(7);
+	/* A lane given back cleanly resumes from next_seq; one taken from a
+	 * dead owner is walked, for next_seq may lag its last record. */
+	if (owner && w->chunk != CHUNK_NONE) {
+		uint64_t walked = last;
+		if (lane_last_seq(f, w, &walked)) {
+			if ((int64_t)(walked - last) > 0)
+				last = walked;
+		} else {
+			/* nonsense: the chunk goes to the history as it is
+			 * (readers step over its damage) and the lane goes
+			 * on in a new one, numbering after the newest seen */
+			if ((int64_t)(walked - last) > 0)
+				last = walked;
+			chunk_close(s, w);
+			reserve = w->head;
+		}
+	}
+	w->seq = last + 1;
+	if (owner)
+		atomic_store_explicit(&ctl->next_seq, w->seq,
+				      memory_order_relaxed);
+	/* the dead writer stays named, as dead (a writer that keeps the
+	 * lane names itself next: shmlog__ident_store()) */
+	if (owner && lane < shmlog__lanes_exclusive(f))
+		shmlog__ident_died(ctl);
+	if (reserve != w->head)
+		lane_repair(f, w, reserve);
+	else
+		atomic_store_explicit(&ctl->reserve, w->head,
+				      memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	return true;
+}
+
+void shmlog__lane_announce(struct shmlog__hdr *hdr, unsigned lane)
+{
+	atomic_store_explicit(&hdr->stats.last_released, lane + 1,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&hdr->stats.releases, 1,
+				  memory_order_relaxed);
+}
+
+void shmlog__lane_release(struct shmlog__wlane *w, bool announce)
+{
+	/* The chunk, then the word, then the lock: whoever takes the lock
+	 * next finds the lane free, not abandoned. */
+	chunk_close(&w->h->seg, w);
+	shmlog__lane_give_back(&w->h->seg, w->lane, false);
+	if (w->survey)
+		shmlog__survey_resv_drop(w->survey);
+	atomic_store_explicit(&w->ctl->owner, 0, memory_order_release);
+	shmlog__lane_unlock(w->h, w->lane);
+	/* threads borrowing lanes watch this to try for one of their own */
+	if (announce)
+		shmlog__lane_announce(w->h->seg.hdr, w->lane);
+}
+
+void shmlog__reap_dead(struct shmlog *h, uint64_t me, uint32_t tid)
+{
+	const struct shmlog__seg *s = &h->seg;
+	const struct shmlog__fixed *f = &s->fixed;
+	bool holds[SHMLOG_LANES_MAX];
+	memset(holds, 0, f->lane_count * sizeof(holds[0]));
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (chunk_held(f, d))
+			holds[chunk_lane(d)] = true;
+	}
+	for (unsigned l = 0; l < f->lane_count; l++) {
+		if (!holds[l] || !atomic_load_explicit(&seg_lane(s, l)->owner,
+						       memory_order_relaxed))
+			continue;
+		struct shmlog__wlane tmp;
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.h = h;
+		tmp.tid = tid;
+		/* succeeds only if its owner is dead: repairs, then frees */
+		if (shmlog__lane_claim(s, l, me, true, &tmp))
+			shmlog__lane_release(&tmp, true);
+	}
 }

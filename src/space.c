@@ -1,0 +1,1160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which chunk a writer takes, and how: the space policy, the chunk
+ * switch (step 0 of the write in ring.c's design comment) and the
+ * append's slow path, shmlog__ring_append(). The switch and the policy
+ * are one unit: the switch inlines the policy's steps (a survey slice,
+ * a hint, a reserved chunk); in two files each would be a call across
+ * files on every switch, with every register the switch keeps live
+ * saved and restored around it (docs/benchmarks.md, "Constants and
+ * choices in the source").
+ *
+ * ===================================================================
+ * The space policy
+ * ===================================================================
+ *
+ * A writer whose record does not fit the rest of its OPEN chunk ends the
+ * chunk with a PAD, makes it LIVE, and takes a chunk (chunk_take), in this
+ * order of preference:
+ *   1. a chunk never used;
+ *   2. while the departed hold more than their bound, their oldest LIVE
+ *      chunk (departed_oldest()), whoever else is above a share. The
+ *      departed: the chunks of lanes with no writer, and those older
+ *      than their writer's claim in a lane that has one (the lane's
+ *      claim_mark: a writer that claims a lane a departed writer gave
+ *      back goes on in its chunk). Counted as one more writer, they
+ *      keep D = min(what they hold, chunk_count / max(16, N + 1));
+ *   3. a reserved chunk (RESV, resv_take()), else the oldest LIVE
+ *      chunk, of the lane furthest above its fair share, share =
+ *      (chunk_count - D) / N, N the lanes holding chunks whose owner
+ *      word is set; ties go to the taker. The departed, at or under
+ *      their bound, are one of the candidates;
+ *   4. its own oldest LIVE chunk: it is at or under its share and so is
+ *      everyone else. A lone writer recycles its own oldest chunk.
+ * So a lone writer keeps all chunks but the one it is filling and what
+ * the departed keep (at most 1/16), and with N writers each keeps its
+ * share whatever the others write: a writer at or under its share is
+ * only taken from when nobody is above it, and then it takes from itself.
+ * A writer that went quiet keeps its chunks until somebody above it needs
+ * space; one that exited or died keeps its newest records while the
+ * departed hold no more than their bound. The guarantee is in whole
+ * chunks: a writer holding S chunks keeps at least S - 1 full ones, less
+ * the PAD at each chunk's end (under one record).
+ *
+ * Taking a chunk is a compare-and-swap of its word from what the taker saw
+ * (LIVE, some lane, some inc, or 0) to OPEN(new inc, taker's lane). The
+ * whole word is the generation: inc only grows, so the CAS cannot succeed
+ * on a chunk that changed hands meanwhile (no ABA). The one word that
+ * comes back is a reserved chunk's, given back untouched to the lane it
+ * was reserved from (resv_take()): its bytes never changed, so a CAS or a
+ * reader's check that succeeds on it finds what it saw. A failed CAS means
+ * somebody else took it: look again, at most TAKE_TRIES times, then drop
+ * the record (counted). Nobody waits for anybody.
+ * *
+ * ===================================================================
+ * The switch
+ * ===================================================================
+ *
+ * chunk_switch, once per chunk:
+ *   a. PAD at head if head is not the chunk's end (zeros to the chunk's
+ *      end, then its word); head = chunk end (release)      LMM(ring:E)
+ *   b. the chunk's word OPEN -> LIVE (release): from now on it may be
+ *      taken                                                LMM(ring:K)
+ *   c. inc = the next of the writer's block (a fetch_add(epoch, 16) when
+ *      it has none left); choose a chunk (the policy above)
+ *   d. CAS its word to OPEN(inc, lane) (acq_rel)            LMM(ring:Q)
+ *   e. release fence: the word changes before any byte of the
+ *      chunk is rewritten                                   LMM(ring:R)
+ *   f. reserve = head = the new chunk's base (release)      LMM(ring:E)
+ * */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "append.h"
+#include "internal.h"
+
+/* Does chunk word @a go before @b in what a lane gives up first? Its
+ * reserved chunks, which hold no record, then its LIVE ones oldest first
+ * (by base). */
+static inline bool give_before(const struct shmlog__fixed *f, uint64_t a,
+			       uint64_t b)
+{
+	bool ra = chunk_state(a) == CHUNK_RESV, rb = chunk_state(b) == CHUNK_RESV;
+	if (ra != rb)
+		return ra;
+	return pos_before(chunk_base(f, a), chunk_base(f, b));
+}
+
+/* The first @max chunks lane @lane gives up, in that order (give_before():
+ * its reserved chunks, then its LIVE ones oldest first), into @idx and
+ * @word: how many; and in *@held how many chunks the lane holds (LIVE,
+ * OPEN and reserved). One pass over the descriptor table. A reserved
+ * chunk goes first: taking it costs the lane no record, where its LIVE
+ * chunks are its history, and a lane that counts its reserved chunks in
+ * its share would otherwise lose history for room it has not filled. */
+static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
+			    uint32_t *idx, uint64_t *word, unsigned max,
+			    uint32_t *held)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	unsigned n = 0;
+	*held = 0;
+	/* the departed's chunks in the lane are not its writer's to give
+	 * (departed_oldest() takes them) nor to count */
+	uint64_t mark = atomic_load_explicit(&seg_lane(s, lane)->claim_mark,
+					     memory_order_relaxed);
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t w = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (chunk_lane(w) != lane || !chunk_held(f, w))
+			continue;
+		if (chunk_state(w) == CHUNK_LIVE && claim_before(w, mark))
+			continue;
+		++*held;
+		if (chunk_state(w) == CHUNK_OPEN)
+			continue;
+		/* insertion into the sorted few */
+		unsigned k = n < max ? n++ : max;
+		while (k > 0 && give_before(f, w, word[k - 1])) {
+			if (k < max) {
+				idx[k] = idx[k - 1];
+				word[k] = word[k - 1];
+			}
+			k--;
+		}
+		if (k < max) {
+			idx[k] = i;
+			word[k] = w;
+		}
+	}
+	return n;
+}
+
+/* ---- the space policy: which chunk a writer takes -------------------- */
+
+/* How many of its own oldest LIVE chunks a writer keeps listed, to take
+ * one by one with a CAS each and no look at the table. */
+#define OWN_LIST 64
+/* At most this many chunks a writer takes ahead (CHUNK_RESV), in a row
+ * with the one it takes from another lane (chunk_pick()). */
+#define RESV_MAX 8
+/* A survey's pass runs on the last this many switches of the list (fewer
+ * if the list is shorter), a slice of the table each. One: the whole
+ * pass on the switch that takes the list's last chunk (survey_step). */
+#define SURVEY_SPAN 1
+#define NO_PASS UINT32_MAX
+
+/* What one pass over the descriptor table found: per lane, the chunks it
+ * holds (bit 31: a LIVE one among them; bit 30: set by survey_decide, the
+ * lane has a writer), the lanes seen, the first never-used chunk, and the
+ * writer's own oldest LIVE chunks, oldest first. */
+struct survey_acc {
+	uint32_t *held; /* lane_count entries, zero but the lanes seen */
+	uint16_t *seen; /* lane_count entries */
+	/* lane_count entries each: per lane seen, its claim_mark and its
+	 * LIVE chunks older than it (the departed's in a writer's lane).
+	 * mark is NULL in chunk_pick() without a survey (a borrowed
+	 * record): the marks are read from the lanes as the pass goes.
+	 * Without pre, a writer's lane would count the departed's chunks
+	 * in it as its writer's, lane_oldest() (which skips them) find
+	 * nothing to give, and every borrowed record be dropped. */
+	uint64_t *mark;
+	uint32_t *pre;
+	uint32_t seen_n, zero, cand_n;
+	uint32_t pre_me; /* the scanning writer's lane's departed LIVE chunks */
+	/* survey_decide()'s N, and the chunks the departed hold and keep */
+	int64_t n, departed, departed_cap;
+	uint32_t cand_idx[OWN_LIST];
+	uint64_t cand_word[OWN_LIST];
+};
+
+/* Is descriptor word @a's incarnation older than @b's? By difference, as
+ * positions compare (the incarnation counter wraps). */
+static inline bool inc_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)((a >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT) -
+			 (b >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT)) < 0;
+}
+
+#define HELD_LIVE (1u << 31) /* a LIVE chunk: the writer's or departed */
+#define HELD_OWNED (1u << 30)
+#define HELD_OWN_LIVE (1u << 29) /* a LIVE chunk of the lane's writer */
+#define HELD_COUNT (HELD_OWN_LIVE - 1)
+
+struct shmlog__survey {
+	uint32_t size; /* bytes of this mapping */
+	uint32_t lanes; /* entries of held and seen */
+	uint32_t at; /* descriptors of the pass read; NO_PASS: none */
+	uint32_t start; /* the pass reads from here to the end, then on from 0 */
+	uint32_t slice; /* descriptors read per switch in this pass */
+	uint64_t below; /* the word of the chunk written when it began */
+	/* every chunk below it has been used; a reserved chunk given back
+	 * (resv: 0 again) is found by the next pass (survey_step()) */
+	uint32_t fresh;
+	uint32_t own_n, own_at; /* the list in use; own_at <= own_n */
+	/* chunks reserved for us, to take in this order (chunk_pick()) */
+	uint32_t resv_n, resv_at;
+	uint32_t resv_idx[RESV_MAX];
+	uint64_t resv_word[RESV_MAX];
+	uint32_t own_idx[OWN_LIST];
+	uint64_t own_word[OWN_LIST];
+	struct survey_acc acc;
+	/* mark[lanes], then held[lanes], pre[lanes], seen[lanes] (uint16_t) */
+	uint64_t arrays[];
+};
+
+static void acc_reset(struct survey_acc *a)
+{
+	for (uint32_t k = 0; k < a->seen_n; k++) {
+		a->held[a->seen[k]] = 0;
+		if (a->pre)
+			a->pre[a->seen[k]] = 0;
+	}
+	a->seen_n = 0;
+	a->zero = NO_PASS;
+	a->cand_n = 0;
+	a->pre_me = 0;
+}
+
+/* Forget the list of own chunks to take. Both counters together: a list
+ * shortened under its cursor (own_at > own_n) would be read past its end,
+ * and the words there taken for chunk indices. */
+static inline void own_list_drop(struct shmlog__survey *sv)
+{
+	sv->own_n = sv->own_at = 0;
+}
+
+/* Lane @l's claim mark, for a pass without a copy of the marks. */
+static inline uint64_t lane_mark(const struct shmlog__seg *s, unsigned l)
+{
+	return atomic_load_explicit(&seg_lane(s, l)->claim_mark,
+				    memory_order_relaxed);
+}
+
+/* Read descriptors [@from, @to) into @a; @me: the reading writer's lane,
+ * whose LIVE chunks are listed oldest first. @stop_at_zero: return at the
+ * first never-used chunk (a writer takes it at once). The loop reads a
+ * word and counts it; the list of the oldest few costs a compare per
+ * chunk of ours, a little more where the table's order and the chunks'
+ * age disagree (a pass starts where the writer's oldest chunk is, and a
+ * lone writer's table is its history rotated: then nowhere). */
+static void survey_scan(const struct shmlog__seg *s, unsigned me,
+			uint64_t me_mark, struct survey_acc *a, uint32_t from,
+			uint32_t to, bool stop_at_zero)
+{
+	const uint32_t lanes = s->fixed.lane_count;
+	_Atomic uint64_t *tab = seg_chunk(s, 0);
+	uint32_t *held = a->held;
+	uint16_t *seen = a->seen;
+	uint32_t seen_n = a->seen_n, cand_n = a->cand_n, mine = 0, gone = 0;
+	const uint64_t own_live = (uint64_t)me << CHUNK_LANE_SHIFT | CHUNK_LIVE;
+	const uint64_t low = ((uint64_t)1 << CHUNK_INC_SHIFT) - 1;
+	/* the youngest listed; the words listed differ in their incarnation
+	 * only, so they compare by plain difference */
+	uint64_t last = cand_n ? a->cand_word[cand_n - 1] : 0;
+	for (uint32_t i = from; i < to; i++) {
+		uint64_t d = atomic_load_explicit(&tab[i], memory_order_relaxed);
+		if (SHMLOG_LIKELY((d & low) == own_live && d != own_live)) {
+			if (SHMLOG_UNLIKELY(claim_before(d, me_mark))) {
+				gone++; /* a departed writer's, not ours */
+				continue;
+			}
+			/* one of our LIVE chunks: younger than those listed,
+			 * as a pass read from our oldest on mostly finds
+			 * them, it goes at the end */
+			mine++;
+			if (SHMLOG_LIKELY(cand_n < OWN_LIST &&
+					  (!cand_n || (int64_t)(last - d) < 0))) {
+				a->cand_idx[cand_n] = i;
+				a->cand_word[cand_n++] = d;
+				last = d;
+				continue;
+			}
+		} else {
+			if (d == 0) { /* never used */
+				if (a->zero == NO_PASS)
+					a->zero = i;
+				if (stop_at_zero)
+					break;
+				continue;
+			}
+			unsigned st = chunk_state(d), l = chunk_lane(d);
+			if (st - CHUNK_LIVE > CHUNK_RESV - CHUNK_LIVE ||
+			    l >= lanes || !(d >> CHUNK_INC_SHIFT))
+				continue; /* a word no writer stores */
+			uint32_t h = held[l];
+			if (!h) {
+				seen[seen_n++] = (uint16_t)l;
+				if (a->mark)
+					a->mark[l] = atomic_load_explicit(
+						&seg_lane(s, l)->claim_mark,
+						memory_order_relaxed);
+			}
+			uint32_t live = 0;
+			if (st == CHUNK_LIVE) {
+				live = HELD_LIVE | HELD_OWN_LIVE;
+				if (a->pre && l != me &&
+				    claim_before(d, a->mark ? a->mark[l]
+							    : lane_mark(s, l))) {
+					a->pre[l]++;
+					live = HELD_LIVE;
+				}
+			}
+			held[l] = (h + 1) | live;
+			continue;
+		}
+		/* else insertion into the sorted few, by incarnation (the
+		 * order of the bases) */
+		uint32_t k = cand_n;
+		if (k == OWN_LIST) {
+			if (!inc_before(d, a->cand_word[k - 1]))
+				continue;
+			k--;
+		} else {
+			cand_n++;
+		}
+		for (; k > 0 && inc_before(d, a->cand_word[k - 1]); k--) {
+			a->cand_idx[k] = a->cand_idx[k - 1];
+			a->cand_word[k] = a->cand_word[k - 1];
+		}
+		a->cand_idx[k] = i;
+		a->cand_word[k] = d;
+		last = a->cand_word[cand_n - 1];
+	}
+	if (mine || gone) {
+		if (!held[me])
+			seen[seen_n++] = (uint16_t)me;
+		held[me] = (held[me] + mine + gone) | HELD_LIVE |
+			   (mine ? HELD_OWN_LIVE : 0);
+		a->pre_me += gone;
+	}
+	a->seen_n = seen_n;
+	a->cand_n = cand_n;
+}
+
+/* What departed writers keep, together: the lanes that hold chunks and
+ * no writer (their writers exited, or died and were reaped) count as one
+ * more writer whose share is at most 1/DEPARTED_DIV of the buffer. Under
+ * it they lose nothing, as a quiet live writer does not: a crashed
+ * daemon's last records, a one-shot script's line. Above it, the oldest
+ * of their chunks goes first (departed_oldest()). The bound keeps a
+ * lone live writer at 15/16 of the buffer, less the chunk it fills,
+ * whatever departed writers wrote before it. */
+#define DEPARTED_DIV 16
+
+/* survey_decide()'s answer when the departed give: departed_oldest(). */
+#define VICTIM_DEPARTED (UINT_MAX - 1)
+
+/* The oldest LIVE chunk of the departed, into *@idx and *@word: they lose
+ * their oldest records first, so what they keep is their newest,
+ * whichever lanes the writers that came and went used. A chunk is the
+ * departed's if its lane has no writer, or if it is older than its
+ * writer's claim (claim_mark). One more pass over the table, on the
+ * switches that take from the departed only (while they hold more than
+ * their bound). false: none found (the table changed meanwhile). */
+static bool departed_oldest(const struct shmlog__seg *s,
+			    const struct survey_acc *a, unsigned *idx,
+			    uint64_t *word)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t oldest = 0;
+	for (uint32_t i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (!chunk_valid(f, d) || chunk_state(d) != CHUNK_LIVE)
+			continue;
+		unsigned l = chunk_lane(d);
+		uint32_t h = a->held[l];
+		if (!(h & HELD_LIVE))
+			continue; /* a lane the pass did not see */
+		if ((h & HELD_OWNED) &&
+		    !claim_before(d, atomic_load_explicit(
+					     &seg_lane(s, l)->claim_mark,
+					     memory_order_relaxed)))
+			continue; /* its writer's */
+		if (!oldest || inc_before(d, oldest)) {
+			oldest = d;
+			*idx = i;
+			*word = d;
+		}
+	}
+	return oldest != 0;
+}
+
+/* The policy's answer from a pass (its held counts): the lane to take
+ * from, VICTIM_DEPARTED, or UINT_MAX if no chunk can be taken. N is the
+ * lanes holding chunks whose owner word is set, and @me; the departed
+ * (the chunks of every other lane, and those older than their writer's
+ * claim in a lane that has one) keep D = min(what they hold,
+ * chunk_count / max(DEPARTED_DIV, N + 1)), and each of the N a share of
+ * (chunk_count - D) / N. The departed give while they hold more than
+ * their bound; else the lane furthest above its share, the departed as
+ * one, gives; ties go to @me; @me if nobody is above the share and it
+ * has a LIVE chunk. Leaves N, D's bound and what the departed hold in
+ * @a for chunk_pick(). */
+static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
+			      struct survey_acc *a)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	int64_t n = a->held[me] ? 0 : 1; /* us, even holding nothing */
+	int64_t departed = 0;
+	bool departed_live = false;
+	for (uint32_t k = 0; k < a->seen_n; k++) {
+		unsigned l = a->seen[k];
+		uint32_t h = a->held[l];
+		if (l == me || atomic_load_explicit(&seg_lane(s, l)->owner,
+						    memory_order_relaxed) != 0) {
+			a->held[l] |= HELD_OWNED;
+			n++;
+			uint32_t pre = l == me ? a->pre_me : a->pre ? a->pre[l] : 0;
+			departed += pre;
+			departed_live |= pre != 0;
+			continue;
+		}
+		departed += h & HELD_COUNT;
+		departed_live |= (h & HELD_LIVE) != 0;
+	}
+	int64_t cap = (int64_t)f->chunk_count / (n + 1 > DEPARTED_DIV
+							 ? n + 1
+							 : DEPARTED_DIV);
+	int64_t keep = departed < cap ? departed : cap;
+	a->n = n;
+	a->departed = departed;
+	a->departed_cap = cap;
+	/* Above their bound the departed give first, whoever else is above
+	 * a share. Weighed against the writers' excess, as one more writer,
+	 * they would keep several times the bound for good beside writers
+	 * that hold little: in 128 chunks (bound 8), two quiet writers
+	 * holding a chunk each (N = 3), a flooder holding 79 is
+	 * 79 * 3 - 120 = 117 above its share, departed holding 47 are
+	 * (47 - 8) * 3 = 117 above theirs: from there on it recycles its
+	 * own oldest, whichever lane it has. */
+	if (departed_live && departed > cap)
+		return VICTIM_DEPARTED;
+	/* excess over the share, scaled by N: held * N - (chunk_count - D),
+	 * held without the departed's; the departed's: (D - bound) * N */
+	unsigned victim = UINT_MAX;
+	int64_t most = 0;
+	if (departed_live) {
+		victim = VICTIM_DEPARTED;
+		most = (departed - cap) * n;
+	}
+	for (uint32_t k = 0; k < a->seen_n; k++) {
+		unsigned l = a->seen[k];
+		uint32_t h = a->held[l];
+		if (!(h & HELD_OWN_LIVE) || !(h & HELD_OWNED))
+			continue; /* no LIVE chunk of a writer to give */
+		uint32_t pre = l == me ? a->pre_me : a->pre ? a->pre[l] : 0;
+		int64_t excess = (int64_t)((h & HELD_COUNT) - pre) * n -
+				 ((int64_t)f->chunk_count - keep);
+		if (victim == UINT_MAX || excess > most ||
+		    (excess == most && l == me)) {
+			victim = l;
+			most = excess;
+		}
+	}
+	/* at or under the share everybody: our own oldest, if we have one */
+	if (victim != UINT_MAX && most <= 0 && (a->held[me] & HELD_OWN_LIVE))
+		victim = me;
+	return victim;
+}
+
+/* The pass's own oldest chunks, those whose words are still what the
+ * pass read (we took some of them meanwhile), become the list to take.
+ * @below (non-zero): a pass spread over switches lists only chunks older
+ * than @below, the chunk we were writing when it began: one we took or
+ * closed during the pass may have been read before (a stale word) or
+ * after (a young chunk of ours), and a list holding the second but not
+ * the first would recycle a chunk younger than one it left: a hole in
+ * the lane's history. Everything older was ours throughout. */
+static void survey_install(const struct shmlog__seg *s,
+			   struct shmlog__survey *sv, uint32_t skip,
+			   uint64_t below)
+{
+	uint32_t n = 0;
+	for (uint32_t k = skip; k < sv->acc.cand_n; k++) {
+		if (below && !inc_before(sv->acc.cand_word[k], below))
+			break; /* sorted: the rest are younger still */
+		if (atomic_load_explicit(seg_chunk(s, sv->acc.cand_idx[k]),
+					 memory_order_relaxed) !=
+		    sv->acc.cand_word[k])
+			continue;
+		sv->own_idx[n] = sv->acc.cand_idx[k];
+		sv->own_word[n++] = sv->acc.cand_word[k];
+	}
+	sv->own_n = n;
+	sv->own_at = 0;
+}
+
+/* Taking chunk @at from lane @victim (which held @now chunks), also take
+ * its next oldest ones for ourselves, up to what we lack of our share
+ * (@share; @mine held) and it holds above its own (@vshare), to write
+ * into one by one: they are reserved (CHUNK_RESV), no record in them,
+ * readers skip them. Without it the taker and a victim that recycles its
+ * own oldest chunk take that writer's chunks in turn, and theirs end up
+ * interleaved one by one (fresh_stretch(): about a tenth of each one's
+ * rate);
+ * with it the taker's come in rows. No more than the chunks we have
+ * written since the lane was claimed (a writer that logs once and goes
+ * takes one), nor RESV_MAX. The victim loses its reserved chunks first,
+ * then its oldest, as it would chunk by chunk. */
+static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
+		      struct shmlog__survey *sv, unsigned victim, unsigned at,
+		      int64_t now, int64_t vshare, int64_t share, int64_t mine)
+{
+	sv->resv_n = sv->resv_at = 0;
+	int64_t k = share - mine - 1; /* we lack, after this chunk */
+	if (now - vshare - 1 < k)
+		k = now - vshare - 1; /* it holds above its share, after it */
+	if ((int64_t)w->switches < k)
+		k = w->switches;
+	if (k > RESV_MAX)
+		k = RESV_MAX;
+	if (k <= 0)
+		return;
+	uint32_t idx[RESV_MAX + 1];
+	uint64_t word[RESV_MAX + 1], was[RESV_MAX];
+	uint32_t held;
+	unsigned n = lane_oldest(s, victim, idx, word, (unsigned)k + 1, &held);
+	for (unsigned j = 0; j < n && sv->resv_n < (uint32_t)k; j++) {
+		if (idx[j] == at)
+			continue;
+		uint64_t old = word[j];
+		uint64_t resv = old >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT |
+				(uint64_t)w->lane << CHUNK_LANE_SHIFT |
+				CHUNK_RESV;
+		if (!atomic_compare_exchange_strong_explicit(
+			    seg_chunk(s, idx[j]), &old, resv,
+			    memory_order_acq_rel, memory_order_relaxed))
+			break; /* its owner took it: the row ends here */
+		was[sv->resv_n] = word[j];
+		sv->resv_idx[sv->resv_n] = idx[j];
+		sv->resv_word[sv->resv_n++] = resv;
+	}
+	if (!sv->resv_n)
+		return;
+	TESTPOINT(16); /* reserved; the lane not counted again */
+	/* Others may have taken from it meanwhile, on the same count (two
+	 * takers at once, or one that was preempted between its count and
+	 * its CASes): a writer that then stops writing would keep less than
+	 * its share for good. Count again, and give the youngest of the
+	 * reserved chunks back until it holds its share once we have taken
+	 * @at: untouched, they still hold its records, and its history stays
+	 * its newest records without a hole. (One that was its own reserved
+	 * chunk goes back reserved; if its writer released the lane
+	 * meanwhile, the lane's next claim gives it back, lane_resume().) */
+	lane_oldest(s, victim, idx, word, 0, &held);
+	for (int64_t under = vshare + 1 - (int64_t)held;
+	     under > 0 && sv->resv_n; under--) {
+		uint32_t j = --sv->resv_n;
+		uint64_t resv = sv->resv_word[j];
+		atomic_compare_exchange_strong_explicit(
+			seg_chunk(s, sv->resv_idx[j]), &resv, was[j],
+			memory_order_acq_rel, memory_order_relaxed);
+	}
+}
+
+/* The chunk the writer of lane w->lane takes next, asking the policy
+ * whole (one pass over the table): a never-used one, else the oldest
+ * LIVE chunk of the lane furthest above its fair share, else the taker's
+ * own oldest LIVE chunk. *@word is what the descriptor held (the CAS's
+ * expected value). With a survey, the next few own chunks are listed
+ * too. false: no chunk can be taken (every chunk is some live writer's
+ * OPEN one). */
+static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
+		       struct shmlog__survey *sv, unsigned *out, uint64_t *word)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint32_t held[SHMLOG_LANES_MAX], pre[SHMLOG_LANES_MAX];
+	uint16_t seen[SHMLOG_LANES_MAX];
+	struct survey_acc stack_acc, *a = &stack_acc;
+	if (sv) {
+		a = &sv->acc;
+		sv->at = NO_PASS; /* a pass in progress is given up */
+		own_list_drop(sv);
+		acc_reset(a);
+	} else {
+		memset(held, 0, f->lane_count * sizeof(held[0]));
+		memset(pre, 0, f->lane_count * sizeof(pre[0]));
+		a->held = held;
+		a->seen = seen;
+		a->mark = NULL; /* read from the lanes as the pass goes */
+		a->pre = pre;
+		a->seen_n = a->cand_n = a->pre_me = 0;
+		a->zero = NO_PASS;
+	}
+	survey_scan(s, w->lane, w->claim_mark, a, 0, f->chunk_count, true);
+	if (a->zero != NO_PASS) {
+		*out = a->zero;
+		*word = 0;
+		return true;
+	}
+	unsigned victim = survey_decide(s, w->lane, a);
+	if (victim == UINT_MAX)
+		return false;
+	if (victim == VICTIM_DEPARTED)
+		return departed_oldest(s, a, out, word);
+	if (victim == w->lane) {
+		if (!a->cand_n)
+			return false;
+		*out = a->cand_idx[0];
+		*word = a->cand_word[0];
+		if (sv) /* the next oldest, for the switches to come */
+			survey_install(s, sv, 1, 0);
+		return true;
+	}
+	/* The table was read word by word while chunks changed hands: look
+	 * at the victim once more, as it is now, and take from another
+	 * writer only if it is still above its share. */
+	uint32_t now = 0, at;
+	int64_t n = a->n, cc = f->chunk_count;
+	int64_t keep = a->departed < a->departed_cap ? a->departed
+						     : a->departed_cap;
+	int64_t share = (cc - keep) / n;
+	if (!lane_oldest(s, victim, &at, word, 1, &now))
+		return false;
+	if ((int64_t)now * n <= cc - keep &&
+	    (a->held[w->lane] & HELD_OWN_LIVE)) {
+		/* no longer above its share: our own oldest instead */
+		if (!a->cand_n)
+			return false;
+		*out = a->cand_idx[0];
+		*word = a->cand_word[0];
+		return true;
+	}
+	*out = at;
+	if (sv)
+		resv_take(s, w, sv, victim, at, now, share, share,
+			  (a->held[w->lane] & HELD_COUNT) - a->pre_me);
+	return true;
+}
+
+/* The survey of an exclusive lane's writer, mapped on its first switch
+ * (private, a page or two: lane_count counters). NULL for a shared lane
+ * (lent for one record) or if it cannot be had: each switch then asks
+ * the policy whole. */
+static struct shmlog__survey *survey_of(const struct shmlog__seg *s,
+					struct shmlog__wlane *w)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__survey *sv = w->survey;
+	if (SHMLOG_LIKELY(sv && sv->lanes == f->lane_count))
+		return sv;
+	if (w->lane >= shmlog__lanes_exclusive(f) || w->survey_failed)
+		return NULL;
+	if (sv) { /* made for another buffer */
+		munmap(sv, sv->size);
+		w->survey = NULL;
+	}
+	size_t size = sizeof(*sv) +
+		      (size_t)f->lane_count *
+			      (sizeof(uint64_t) + 2 * sizeof(uint32_t) +
+			       sizeof(uint16_t));
+	size = (size + SHMLOG__PAGE - 1) & ~(size_t)(SHMLOG__PAGE - 1);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		w->survey_failed = true;
+		return NULL;
+	}
+	sv = p;
+	sv->size = (uint32_t)size;
+	sv->lanes = f->lane_count;
+	sv->at = NO_PASS;
+	sv->acc.mark = sv->arrays;
+	sv->acc.held = (uint32_t *)(void *)(sv->acc.mark + f->lane_count);
+	sv->acc.pre = sv->acc.held + f->lane_count;
+	sv->acc.seen = (uint16_t *)(void *)(sv->acc.pre + f->lane_count);
+	sv->acc.zero = NO_PASS;
+	w->survey = sv;
+	return sv;
+}
+
+/* A part of the survey, after a switch that took one of the listed own
+ * chunks: the list's last SURVEY_SPAN switches (all of a shorter list's)
+ * read the table once, a slice each, and the pass's answer replaces the
+ * list before it runs out. The switches before them do none of it. With
+ * SURVEY_SPAN 1 the pass is one switch's, the one that takes the list's
+ * last chunk: one switch in about 60 for a lone writer with the default
+ * buffer. A slice's cost is mostly its first touch of lines that the
+ * records written since the last pass evicted (the survey's arrays, the
+ * table), not its instructions, so a pass split over several switches
+ * costs each of them most of a whole pass: one pass on one switch puts
+ * the cost on the fewest calls (docs/benchmarks.md, "Constants and
+ * choices in the source").
+ * Nothing while the buffer still has never-used chunks, nor while the
+ * policy's last answer was another lane's chunk (each switch asks it
+ * whole then). */
+static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
+			struct shmlog__survey *sv)
+{
+	uint32_t cc = s->fixed.chunk_count;
+	if (sv->at == NO_PASS) {
+		if (sv->fresh < cc || sv->own_n == 0)
+			return;
+		/* the pass runs on the list's last switches: this one and
+		 * one per chunk left on it */
+		uint32_t left = sv->own_n - sv->own_at;
+		if (left >= SURVEY_SPAN)
+			return;
+		sv->slice = (cc + left) / (left + 1);
+		/* from the oldest chunk on: oldest first in table order */
+		sv->start = sv->own_idx[sv->own_at < sv->own_n ? sv->own_at
+							       : sv->own_n - 1];
+		if (sv->start >= cc)
+			sv->start = 0;
+		sv->below = w->cword;
+		acc_reset(&sv->acc);
+		sv->at = 0;
+	}
+	uint32_t end = cc - sv->at > sv->slice ? sv->at + sv->slice : cc;
+	/* [at, end) of the pass, in the table from start on, circularly */
+	uint32_t lo = sv->start + sv->at, hi = sv->start + end;
+	if (lo < cc)
+		survey_scan(s, w->lane, w->claim_mark, &sv->acc, lo,
+			    hi < cc ? hi : cc, false);
+	if (hi > cc)
+		survey_scan(s, w->lane, w->claim_mark, &sv->acc,
+			    lo > cc ? lo - cc : 0,
+			    hi - cc, false);
+	sv->at = end;
+	if (end < cc)
+		return;
+	sv->at = NO_PASS;
+	if (sv->acc.zero != NO_PASS) { /* a never-used chunk: take it next */
+		sv->fresh = sv->acc.zero;
+		return;
+	}
+	if (survey_decide(s, w->lane, &sv->acc) == w->lane)
+		survey_install(s, sv, 0, sv->below);
+	else
+		own_list_drop(sv); /* another lane is above its share */
+}
+
+void shmlog__wlane_forget(struct shmlog__wlane *w)
+{
+	if (w->survey)
+		munmap(w->survey, w->survey->size);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Forget what a survey knows of the lane it was made for: its pass, its
+ * list of own chunks, its reserved chunks, its never-used mark (lane.c: a
+ * claim resumes a lane, maybe another one). */
+void shmlog__survey_forget(struct shmlog__survey *sv)
+{
+	sv->at = NO_PASS;
+	own_list_drop(sv);
+	sv->resv_n = sv->resv_at = 0;
+	sv->fresh = 0;
+}
+
+/* Forget the chunks reserved for the lane (lane.c: it was given back,
+ * and its reserved chunks with it). */
+void shmlog__survey_resv_drop(struct shmlog__survey *sv)
+{
+	sv->resv_n = sv->resv_at = 0;
+}
+
+/* ---- writer side ---------------------------------------------------- */
+
+/* Make pages [@a, @b) resident and writable in this process. */
+static void pages_prefault(uintptr_t a, uintptr_t b)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	/* Older kernels: a write fault per page that changes nothing. */
+	for (uintptr_t p = a; p < b; p += SHMLOG__PAGE)
+		atomic_fetch_add_explicit((_Atomic uint64_t *)p, 0,
+					  memory_order_relaxed);
+}
+
+/* Buffers up to this much data are made resident whole, with one call,
+ * the first time a writer of the process takes a chunk; larger ones a
+ * chunk at a time (page tables for gigabytes a writer may never touch). */
+#define PREFAULT_WHOLE (64u << 20)
+
+/* Make chunk @i's pages resident and writable in this process, once per
+ * handle, so that appends take no page fault. */
+static void chunk_prefault(const struct shmlog__seg *s, struct shmlog *h,
+			   unsigned i)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	if (!h || !h->prefaulted ||
+	    atomic_load_explicit(&h->prefaulted[i], memory_order_relaxed))
+		return;
+	uint64_t data = (uint64_t)f->chunk_count * f->chunk_size;
+	if (data <= PREFAULT_WHOLE) {
+		/* the first chunk of this handle: all of them at once */
+		if (atomic_exchange_explicit(&h->prefaulted[0], 2,
+					     memory_order_relaxed) == 2)
+			return;
+		uintptr_t a = (uintptr_t)seg_chunk_data(s, 0);
+		pages_prefault(a, a + data);
+		for (unsigned k = 0; k < f->chunk_count; k++)
+			atomic_store_explicit(&h->prefaulted[k], 2,
+					      memory_order_relaxed);
+		return;
+	}
+	if (atomic_exchange_explicit(&h->prefaulted[i], 1,
+				     memory_order_relaxed))
+		return;
+	uintptr_t a = (uintptr_t)seg_chunk_data(s, i);
+	pages_prefault(a, a + f->chunk_size);
+}
+
+/* Lines at the start of a chunk taken that the writer asks for, for
+ * writing, as it takes the chunk: 1 KiB, a sixteenth of the default
+ * chunk. Where two writers' chunks lie interleaved in memory (writers
+ * that came and went leave them so, docs/DESIGN.md), the first lines of
+ * a chunk may sit in the other writer's core, fetched there by its
+ * prefetcher running past the end of a chunk of its own, and every first
+ * store to one waits for it. Asked for at the switch, they come while
+ * the first records are built. Asked every time, not only where a
+ * neighbour in the table is another writer's: the neighbours that count
+ * are physical, which the table only suggests. The figures behind 16
+ * and PREFETCHW: docs/benchmarks.md, "Constants and choices in the
+ * source". */
+#define CHUNK_CLAIM_LINES 16
+
+#if defined(__x86_64__) || defined(__i386__)
+/* PREFETCHW: AMD's since the K6-2, Intel's since Broadwell (CPUID
+ * 0x80000001, ECX bit 8); the same answer in any thread. */
+static bool have_prefetchw(void)
+{
+	/* 0: not known yet, 1: no, 2: yes */
+	static _Atomic int known;
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	if (SHMLOG_UNLIKELY(!k)) {
+		unsigned a, b, c, d;
+		k = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & 1u << 8)
+			    ? 2
+			    : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
+}
+#endif
+
+static void chunk_claim_lines(const unsigned char *data)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (!have_prefetchw())
+		return;
+	for (int k = 0; k < CHUNK_CLAIM_LINES; k++)
+		__asm__ volatile("prefetchw %0" ::"m"(data[64 * k]));
+#else
+	for (int k = 0; k < CHUNK_CLAIM_LINES; k++)
+		__builtin_prefetch(data + 64 * k, 1, 3);
+#endif
+}
+/* Incarnations a writer reserves at once: the epoch's line, which every
+ * writer of every process writes, is written once per INC_BLOCK chunks
+ * taken, not once per chunk. */
+#define INC_BLOCK 16
+
+/* A new incarnation number for the lane @w owns, never 0: the next of its
+ * block, reserved after the lane was claimed, so larger than any its
+ * chunks have (positions grow along a lane) and unique (no ABA). */
+static uint64_t chunk_inc(const struct shmlog__seg *s, struct shmlog__wlane *w)
+{
+	for (;;) {
+		while (w->inc_next != w->inc_end) {
+			uint64_t inc = w->inc_next++ & CHUNK_INC_MASK;
+			if (inc)
+				return inc;
+		}
+		w->inc_next = atomic_fetch_add_explicit(&seg_space(s)->epoch,
+							INC_BLOCK,
+							memory_order_relaxed) +
+			      1;
+		w->inc_end = w->inc_next + INC_BLOCK;
+	}
+}
+
+/* End the OPEN chunk with a PAD at the writer's head (switch step a).
+ * Readers read only a PAD's word, but the whole rest of the chunk is
+ * zeroed too (the seq slot aside: the lane's last number): the bytes
+ * behind a PAD were left by the chunk's earlier incarnation, often a
+ * whole record of another lane, and a word given another state (a
+ * hostile write: COMMITTED, TORN), or moved, would make them one again:
+ * an old record shown after newer ones of its writer, or a number far
+ * above the lane's taken as its last. Zeroed, they frame no record (a
+ * length of 0, priority 0) whatever is done to the word. Fewer bytes
+ * than the record that did not fit, once per chunk; before the word,
+ * which is stored with release. */
+static void pad_write(struct shmlog__wlane *w)
+{
+	struct shmlog__rec *r = rec_at(w->cdata, w->head - w->cbase);
+	memset((char *)r + sizeof(r->word), 0,
+	       (size_t)(w->cend - w->head) - sizeof(r->word));
+	if (w->cend - w->head >= REC_HDR)
+		r->seq = w->seq - 1;
+	atomic_store_explicit(&r->word, w->head | REC_PAD,
+			      memory_order_release);
+}
+
+#define TAKE_TRIES 16
+
+/* Take chunk @i, whose word was @old, as the writer's OPEN chunk of
+ * incarnation @inc (steps d-f). false: somebody else took it first. */
+static inline bool chunk_take(const struct shmlog__seg *s,
+			      struct shmlog__wlane *w, unsigned i, uint64_t old,
+			      uint64_t inc)
+{
+	uint64_t open = chunk_word(inc, w->lane, CHUNK_OPEN);
+	/* Every index a switch takes comes from a pass over the table or a
+	 * list made from one; checked here, where it becomes an address,
+	 * so that no slip in the lists' bookkeeping writes outside it. */
+	if (SHMLOG_UNLIKELY(i >= s->fixed.chunk_count))
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(
+		    seg_chunk(s, i), &old, open, memory_order_acq_rel,
+		    memory_order_relaxed)) /* d: LMM(ring:Q), acquires ring:K */
+		return false;
+	/* e: LMM(ring:R) the new word before any byte of the chunk is
+	 * rewritten; pairs with the readers' LMM(ring:G) */
+	shmlog__fence_release();
+	TESTPOINT(12);
+	chunk_install(s, w, i, open);
+	w->head = w->cbase; /* f */
+	atomic_store_explicit(&w->ctl->reserve, w->head, memory_order_relaxed);
+	/* LMM(ring:E) the new chunk's word before the head in it */
+	atomic_store_explicit(&w->ctl->head, w->head,
+			      memory_order_release);
+	TESTPOINT(13);
+	return true;
+}
+
+/* Where a writer starts in a buffer that still has never-used chunks,
+ * having none before it (@last: CHUNK_NONE) or not the one after its
+ * last: the middle of the longest stretch of never-used chunks, the
+ * table's start if all are. Writers that start together so take the
+ * buffer in stretches, each going on into the chunk after its last,
+ * rather than turn about chunk by chunk: interleaved chunks cost each
+ * writer about a tenth of its rate (docs/DESIGN.md, the space policy).
+ * Once per switch while the buffer has never-used chunks: a read of the
+ * table. */
+static unsigned fresh_stretch(const struct shmlog__seg *s, uint32_t from)
+{
+	uint32_t cc = s->fixed.chunk_count, best = cc, best_n = 0, run = 0;
+	for (uint32_t i = from; i <= cc; i++) {
+		if (i < cc && atomic_load_explicit(seg_chunk(s, i),
+						   memory_order_relaxed) == 0) {
+			run++;
+			continue;
+		}
+		if (run > best_n) {
+			best_n = run;
+			best = i - run;
+		}
+		run = 0;
+	}
+	if (!best_n)
+		return cc;
+	/* all of it never used: its start; else past a stretch's middle, so
+	 * that the writer before it has as much room to go on into */
+	return best_n == cc ? 0 : best + best_n / 2;
+}
+
+/* The chunk to take next, from the survey's hints: a never-used one (the
+ * one after @last if it is, else fresh_stretch()'s), else our own next
+ * oldest as the survey said last (*@listed). false: neither, ask the
+ * policy whole. */
+static inline bool chunk_hint(const struct shmlog__seg *s,
+			      struct shmlog__survey *sv, uint32_t last,
+			      unsigned *i, uint64_t *old, bool *listed)
+{
+	uint32_t cc = s->fixed.chunk_count;
+	/* never-used chunks first; the hint only moves up (a reserved
+	 * chunk given back below it is the next pass's to find) */
+	if (SHMLOG_UNLIKELY(sv->fresh < cc)) {
+		while (sv->fresh < cc &&
+		       atomic_load_explicit(seg_chunk(s, sv->fresh),
+					    memory_order_relaxed) != 0)
+			sv->fresh++;
+		uint32_t at = last + 1;
+		if (last == CHUNK_NONE || at >= cc ||
+		    atomic_load_explicit(seg_chunk(s, at),
+					 memory_order_relaxed) != 0)
+			at = fresh_stretch(s, sv->fresh);
+		if (at < cc) {
+			*i = at;
+			*old = 0;
+			*listed = false;
+			return true;
+		}
+		sv->fresh = cc; /* none left */
+	}
+	if (sv->resv_at < sv->resv_n) { /* ours, in a row (resv_take()) */
+		*i = sv->resv_idx[sv->resv_at];
+		*old = sv->resv_word[sv->resv_at++];
+		*listed = false;
+		return true;
+	}
+	if (sv->own_at >= sv->own_n)
+		return false;
+	*i = sv->own_idx[sv->own_at];
+	*old = sv->own_word[sv->own_at++];
+	*listed = true;
+	return true;
+}
+
+/* The record does not fit the OPEN chunk (or there is none): end it and
+ * take another (steps a-f in the design comment). false: none could be
+ * had; the writer is left without a chunk and the record is dropped.
+ * The common switch, a lone writer's or one at or under its share, is
+ * steps a-f on the chunk its survey listed: no loop, no look at the
+ * table (the survey's slice aside). */
+static __attribute__((noinline)) bool
+chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
+{
+	struct shmlog__lane *ctl = w->ctl;
+	uint32_t last = w->chunk;
+	uint64_t last_word = chunk_id(w->cword) | CHUNK_LIVE;
+	if (last != CHUNK_NONE) {
+		if (w->head != w->cend) { /* a: PAD to the chunk's end */
+			pad_write(w);
+			TESTPOINT(2);
+			w->head = w->cend;
+			atomic_store_explicit(&ctl->reserve, w->head,
+					      memory_order_relaxed);
+			/* LMM(ring:E) the PAD before the head past it */
+			atomic_store_explicit(&ctl->head, w->head,
+					      memory_order_release);
+		}
+		TESTPOINT(10);
+		/* b: OPEN -> LIVE; a CAS, not a store: a hostile file may
+		 * have changed the word. The writer's view of the chunk is
+		 * replaced when it takes the next one (chunk_none() if it
+		 * takes none). */
+		uint64_t open = w->cword;
+		atomic_compare_exchange_strong_explicit(
+			w->cdesc, &open, last_word, memory_order_release,
+			memory_order_relaxed); /* LMM(ring:K): records, then LIVE */
+		TESTPOINT(11);
+	}
+	/* the file was removed: its records are lost to every reader; take
+	 * no more of it, and the write says so (-ESTALE). A relaxed load of
+	 * the read-mostly line every write reads already (filter_gen). */
+	if (SHMLOG_UNLIKELY(shmlog__seg_removed(s))) {
+		chunk_none(w);
+		return false;
+	}
+	uint64_t inc = chunk_inc(s, w); /* c */
+	struct shmlog__survey *sv = survey_of(s, w);
+	for (int t = 0; t < TAKE_TRIES; t++) {
+		unsigned i;
+		uint64_t old;
+		bool listed = false;
+		if (!(sv && chunk_hint(s, sv, last, &i, &old, &listed)) &&
+		    !chunk_pick(s, w, sv, &i, &old))
+			break;
+		if (SHMLOG_UNLIKELY(!chunk_take(s, w, i, old, inc))) {
+			if (listed) /* taken from us: ask the policy */
+				own_list_drop(sv);
+			continue;
+		}
+		chunk_prefault(s, w->h, i);
+		chunk_claim_lines(w->cdata);
+		w->switches++;
+		if (sv)
+			survey_step(s, w, sv);
+		return true;
+	}
+	/* Nothing to take: every chunk is some live writer's OPEN one, or
+	 * the table was scribbled on. The chunk we just filled is ours: go
+	 * on in it, a new incarnation, rather than lose every record. */
+	chunk_none(w);
+	if (last == CHUNK_NONE || !chunk_take(s, w, last, last_word, inc))
+		return false; /* none, or taken meanwhile */
+	return true;
+}
+
+/* The append, steps 0-5: the record fits the OPEN chunk (append.h), or a
+ * chunk is switched to first. */
+bool shmlog__ring_append(const struct shmlog__seg *s, struct shmlog__wlane *w,
+			 uint64_t time, uint64_t meta, const char *tag,
+			 uint64_t tword, const char *msg)
+{
+	if (SHMLOG_LIKELY(shmlog__append_fit(w, time, meta, tag,
+					     META_TAG_LEN(meta), tword, msg,
+					     META_MSG_LEN(meta))))
+		return true;
+	return shmlog__ring_append_next(s, w, time, meta, tag, tword, msg);
+}
+
+bool shmlog__ring_append_next(const struct shmlog__seg *s,
+			      struct shmlog__wlane *w, uint64_t time,
+			      uint64_t meta, const char *tag, uint64_t tword,
+			      const char *msg)
+{
+	uint32_t tag_len = META_TAG_LEN(meta), msg_len = META_MSG_LEN(meta);
+	uint32_t len = rec_len(tag_len, msg_len);
+	if (!shmlog__ring_make_room(s, w, len))
+		return false;
+	return shmlog__append_fit(w, time, meta, tag, tag_len, tword, msg,
+				  msg_len);
+}
+
+bool shmlog__ring_make_room(const struct shmlog__seg *s,
+			    struct shmlog__wlane *w, uint32_t len)
+{
+	/* the OPEN chunk's word changed: the file was scribbled on, and
+	 * another writer may take the chunk: leave it to them */
+	if (w->chunk != CHUNK_NONE &&
+	    atomic_load_explicit(w->cdesc, memory_order_relaxed) != w->cword) {
+		w->head = w->cend; /* no PAD: not ours to write */
+		chunk_none(w);
+	}
+	return w->cend - w->head >= len || chunk_switch(s, w);
+}
+
+/* ---- what the space policy sees (shmlog_stat_space()) ---- */
+
+void shmlog__space_census(const struct shmlog__seg *s,
+			  struct shmlog_space_stats *st)
+{
+	const struct shmlog__fixed *f = &s->fixed;
+	uint64_t n = 0;
+	bool owned_seen[SHMLOG_LANES_MAX] = {false};
+	st->chunk_size = f->chunk_size;
+	st->chunks = f->chunk_count;
+	for (unsigned i = 0; i < f->chunk_count; i++) {
+		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
+						  memory_order_relaxed);
+		if (d == 0) {
+			st->unused++;
+			continue;
+		}
+		if (!chunk_held(f, d))
+			continue; /* a word no writer stores */
+		unsigned l = chunk_lane(d);
+		const struct shmlog__lane *ctl = seg_lane(s, l);
+		bool owned = atomic_load_explicit(&ctl->owner,
+						  memory_order_relaxed) != 0;
+		if (owned && !owned_seen[l]) {
+			owned_seen[l] = true;
+			n++;
+		}
+		if (owned && !(chunk_state(d) == CHUNK_LIVE &&
+			       claim_before(d, atomic_load_explicit(
+						       &ctl->claim_mark,
+						       memory_order_relaxed))))
+			st->writers++;
+		else
+			st->departed++;
+	}
+	st->departed_bound = f->chunk_count /
+			     (n + 1 > DEPARTED_DIV ? n + 1 : DEPARTED_DIV);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test points: compiled in with SHMLOG_TESTPOINTS only (the shmlog_tp
+ * library of the crash tests), a hook called between the steps of the
+ * write protocol, numbered as ring.c's step lists say.
+ */
+#ifndef SHMLOG_TESTPOINT_H
+#define SHMLOG_TESTPOINT_H
+
+#ifdef SHMLOG_TESTPOINTS
+extern void (*shmlog__testpoint_hook)(int point);
+#define TESTPOINT(n)                                                           \
+	do {                                                                   \
+		if (shmlog__testpoint_hook)                                    \
+			shmlog__testpoint_hook(n);                             \
+	} while (0)
+#else
+#define TESTPOINT(n) ((void)0)
+#endif
+
+#endif
