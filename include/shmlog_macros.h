@@ -89,7 +89,7 @@ int shmlog__tag_enabled(int prio, const char *tag);
 #endif
 
 /* Internal to the macros: what a printf-style call site keeps once it is
- * deferred (src/deferred.c), zero until its first call; only the library
+ * deferred (src/fmtarg_table.c), zero until its first call; only the library
  * reads or writes it, atomically. @types is the macro's: what it knew of
  * the call's arguments at compile time (SHMLOG__TYPES), 0 if nothing. */
 struct shmlog_fmt_site {

@@ -344,7 +344,7 @@ static bool take_format(struct shmlog__arc *a, const unsigned char *p,
 }
 
 /* A printf-style record's text from its format and values, as a reader
- * of the buffer makes it (deferred.c), never trusting either. */
+ * of the buffer makes it (fmtarg_table.c), never trusting either. */
 static void format_record(struct shmlog__arc *a, const struct arc_buf *b,
 			  struct shmlog_record *rec)
 {

@@ -3,7 +3,7 @@
  * The JSON string encoder: every JSON the project emits writes its strings
  * through it (shmlog_reader_deferred() in src/fmtarg_table.c, `shmlog cat -v
  * json` and `shmlog forward --to jsonl:` in tools/format.c, the
- * benchmarks' documents in common/jsonw.c), so that one policy holds for
+ * benchmarks' documents in bench/common/jsonw.c), so that one policy holds for
  * all of them and their output is valid JSON and valid UTF-8 whatever the
  * bytes given:
  *

@@ -83,7 +83,7 @@ void bench_machine_get(struct bench_machine *m);
 void bench_machine_print(FILE *f, const struct bench_machine *m,
 			 const char *prefix);
 
-/* ---- JSON output: common/jsonw.h, one document per file ---- */
+/* ---- JSON output: bench/common/jsonw.h, one document per file ---- */
 /* Open @path and start {"bench": @bench, "machine": {...}, ...; then write
  * members with jsonw_*(). NULL path or failure: false, nothing to close. */
 bool bench_json_open(struct jsonw *j, const char *path, const char *bench,
