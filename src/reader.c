@@ -37,41 +37,7 @@
 #include <unistd.h>
 
 #include "archive_read.h"
-#include "internal.h"
-#include "reader_raw.h"
-
-/* A reader's cursor over one lane: where it is, and its books. */
-struct shmlog__rlane {
-	uint64_t pos;
-	uint32_t chunk; /* the chunk pos is in, CHUNK_NONE: find it */
-	uint64_t cid, cbase, cend; /* its chunk_id() and positions */
-	uint64_t head_seen; /* the lane's head when last loaded */
-	uint64_t head_prev; /* head_seen before that load */
-	uint64_t looked_ns; /* a follower's last look at head (0: no follower) */
-	uint32_t look_gap_ns; /* a follower's time between looks (0: least) */
-	uint64_t fast_ns; /* its last look that found the lane written at
-			   * full speed (0: none) */
-	/* a follower overtaken by a writer at full speed (cursor_rest()):
-	 * when it last went on reading the lane, its head then, and until
-	 * when it leaves the lane alone (0: it does not) */
-	uint64_t read_from_ns, read_from_head, rest_until_ns;
-	uint64_t next_seq;
-	uint64_t last_seq; /* of the newest record taken (seq_seen) */
-	uint64_t chained; /* end of that record (and of PADs after it) */
-	bool begun; /* has looked at the lane (pos is meaningful) */
-	bool started, seq_known, seq_seen, have;
-	bool after_damage; /* records lost before the next one were damaged */
-	uint64_t damage_bytes; /* skipped as damaged since the last record */
-	bool damaged; /* stuck on damage: read again when fp changes */
-	uint64_t fp[3]; /* head, chunk and word at pos when it got stuck */
-	uint64_t read, overwritten, torn, skipped;
-	uint64_t corrupt; /* places the lane was found damaged */
-	uint64_t lost_overwritten, lost_torn; /* not yet reported */
-	uint64_t lost_first; /* sequence number they begin at */
-	struct shmlog__rec rec; /* pending record header */
-	/* its tag and message, NUL-terminated (max_record + 2 bytes) */
-	unsigned char *body;
-};
+#include "reader.h"
 
 /* ---- a cursor per lane: the record protocol of ring.c, and the books -- */
 
@@ -81,28 +47,6 @@ static inline void lost_from(struct shmlog__rlane *c, uint64_t seq)
 {
 	if (!c->lost_overwritten && !c->lost_torn)
 		c->lost_first = seq;
-}
-
-/* Copies out of the mapping, to be checked afterwards (ring.c's
- * shmlog__copy_out()): here inline, so that a record's header is a few
- * moves and its body one memcpy each part. Under ThreadSanitizer they go
- * through shmlog__copy_out(), which it does not instrument: a writer may
- * be rewriting the bytes, and the re-check says whether it did. */
-#if defined(__SANITIZE_THREAD__)
-#define READER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define READER_TSAN 1
-#endif
-#endif
-
-static inline void copy_bytes(void *dst, const void *src, size_t n)
-{
-#ifdef READER_TSAN
-	shmlog__copy_out(dst, src, n);
-#else
-	memcpy(dst, src, n);
-#endif
 }
 
 /* A record header at @src with @room bytes left in its chunk; what lies
@@ -352,17 +296,6 @@ static void cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 	c->begun = true;
 }
 
-/* Could a writer of ours have committed this header? Anything else is a
- * damaged (or forged) record: a TORN header flipped to COMMITTED has
- * priority 0, for one. */
-static bool rec_plausible(const struct shmlog__rec *r)
-{
-	return r->tag_len <= SHMLOG_TAG_MAX && r->prio >= SHMLOG_VERBOSE &&
-	       r->prio <= SHMLOG_FATAL &&
-	       !(r->flags & ~(SHMLOG_REC_TRUNCATED | REC_FLAG_DEFERRED)) &&
-	       !r->reserved;
-}
-
 /* Is there anything for cursor_fetch() to read, or a head to look at? One
  * load of head for a lane nobody writes; a follower's lane being written
  * is left to cursor_fetch(), which looks at it as cursor_may_look() says.
@@ -467,29 +400,13 @@ static uint64_t cursor_look(const struct shmlog__seg *s, unsigned lane,
 	return pos_before(c->pos, c->head_seen) ? c->head_seen - c->pos : 0;
 }
 
-/* The end of what the cursor may read in its chunk: head if head is in
- * it, the chunk's end if head is past it; false if head is before the
- * chunk (the cursor cannot read it). */
-static bool cursor_limit(const struct shmlog__fixed *f,
-			 const struct shmlog__rlane *c, uint64_t head,
-			 uint64_t *limit)
-{
-	if (head - c->cbase <= f->chunk_size)
-		*limit = head;
-	else if (pos_before(c->cend, head))
-		*limit = c->cend;
-	else
-		return false;
-	return true;
-}
-
 /* The cursor reached the head it has: load it again? Yes in a reader that
  * does not wait, and in a lane whose head did not move between the last
  * two loads (its line is not being written: a load costs nobody). A
  * follower loads the head of a lane being written only if its last look
  * is FOLLOW_LOOK_NS old; what it leaves here, its next wait returns for,
  * at most FOLLOW_LOOK_NS after that look. */
-static bool cursor_may_look(struct shmlog__rlane *c)
+bool shmlog__cursor_may_look(struct shmlog__rlane *c)
 {
 	if (c->looked_ns && c->head_seen != c->head_prev) {
 		uint64_t now = shmlog__clock_ns(CLOCK_MONOTONIC);
@@ -669,7 +586,7 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 		 * from a lane whose writer is gone; nothing new) */
 		uint64_t head = c->head_seen;
 		if (!pos_before(c->pos, head)) {
-			if (!cursor_may_look(c))
+			if (!shmlog__cursor_may_look(c))
 				return false;
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire); /* LMM(F) */
@@ -816,104 +733,6 @@ static bool cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 	return false;
 }
 
-
-/* A lane in the merge, with its record's time: the key sits in the heap,
- * so that sifting reads one array. */
-struct heap_slot {
-	uint64_t time;
-	unsigned lane;
-};
-
-struct shmlog_reader {
-	struct shmlog__seg seg;
-	struct shmlog__rlane *lanes;
-	unsigned char *bodies;
-	bool membarrier_ok;
-	struct heap_slot *heap; /* lanes holding a record, earliest first */
-	unsigned heap_len;
-	unsigned since_refresh; /* records since the last scan of all lanes */
-	bool top_used; /* the heap top's record was returned */
-	struct shmlog__clockmap clock; /* the segment's anchors, validated */
-	int failed; /* 0, or -EIO once the file was truncated under us */
-	bool failure_reported;
-	uint64_t faults; /* SIGBUS caught while copying */
-	/* the sequence numbers the last SHMLOG_EV_LOST covered */
-	bool lost_known;
-	uint64_t lost_first, lost_last;
-	/* the last record returned, if its message was formatted here from
-	 * a format in the buffer's table and its argument values */
-	bool deferred;
-	size_t fmt_len, args_len;
-	const unsigned char *args; /* in its lane's body */
-	char fmt[SHMLOG_MSG_MAX + 1];
-	char text[SHMLOG_MSG_MAX + 1];
-	/* a deferred record's message is handed out as stored (its format's
-	 * id and its values), not formatted: shmlog__reader_keep_raw() */
-	bool raw;
-	/* shmlog__reader_drain()'s copy of a span of records (SPAN_CAP
-	 * bytes), made on first use */
-	unsigned char *span;
-	/* not NULL: a reader of an archive, which every call is handed to
-	 * (archive_read.c); nothing above is used then */
-	struct shmlog__arc *arc;
-};
-
-/* ---- surviving a file truncated under the reader (SIGBUS) ---- */
-
-/* The guard (guard.c), under the names this file has always used. */
-#define bus_guard shmlog__guard
-
-static void bus_arm(const struct shmlog_reader *r, struct bus_guard *g)
-{
-	shmlog__guard_arm(g, &r->seg);
-}
-
-static void bus_disarm(void)
-{
-	shmlog__guard_disarm();
-}
-
-static void bus_recovered(void)
-{
-	shmlog__guard_recovered();
-}
-
-/* The mapping faulted, or the file is seen shorter than the mapping:
- * the reader is done. */
-static void reader_fail(struct shmlog_reader *r, bool fault)
-{
-	r->failed = -EIO;
-	if (fault) {
-		bus_recovered();
-		r->faults++;
-	}
-}
-
-/* Has the file been truncated below what we mapped? One fstat, made once
- * per batch of records (when a reader runs out of records, and before it
- * sleeps), so that a reader that never touches the lost pages learns it
- * too. */
-static bool reader_truncated(struct shmlog_reader *r)
-{
-	struct stat st;
-	return fstat(r->seg.fd, &st) == 0 && (uint64_t)st.st_size < r->seg.size;
-}
-
-/* First report of a failure: -EIO, once; then nothing (SHMLOG_EV_NONE),
- * so that loops "until SHMLOG_EV_NONE" end. */
-static int reader_report(struct shmlog_reader *r)
-{
-	if (r->failure_reported)
-		return SHMLOG_EV_NONE;
-	r->failure_reported = true;
-	return r->failed;
-}
-
-/* A copy of the segment's clock anchors (clock.c); mapping guarded. */
-static void reader_anchor(struct shmlog_reader *r)
-{
-	shmlog__clockmap_read(&r->seg.fixed, r->seg.hdr, &r->clock);
-}
 
 static void reader_start(struct shmlog_reader *r, bool at_tail);
 
@@ -1091,10 +910,7 @@ static void heap_pop(struct shmlog_reader *r)
 }
 
 /* Look for records in the lanes that had none. Done when the heap runs dry
- * and every REFRESH records, so a lane that was empty rejoins the merge
- * soon without every call paying for a scan of every lane. */
-#define REFRESH 64
-
+ * and every REFRESH records (reader.h). */
 static void refresh(struct shmlog_reader *r, uint64_t clear)
 {
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
@@ -1109,9 +925,9 @@ static void refresh(struct shmlog_reader *r, uint64_t clear)
 }
 
 /* The body of shmlog_reader_next(), run with the mapping guarded. */
-static int reader_next_guarded(struct shmlog_reader *r,
-			       struct shmlog_record *rec,
-			       struct shmlog_lost *lost)
+int shmlog__reader_next_guarded(struct shmlog_reader *r,
+				struct shmlog_record *rec,
+				struct shmlog_lost *lost)
 {
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
@@ -1190,7 +1006,7 @@ int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
-		ev = reader_next_guarded(r, &out, lost ? &l : NULL);
+		ev = shmlog__reader_next_guarded(r, &out, lost ? &l : NULL);
 		bus_disarm();
 	} else {
 		reader_fail(r, true);
@@ -1598,204 +1414,4 @@ int shmlog_reader_archive_next_seq(const shmlog_reader_t *r,
 	if (!r->arc)
 		return -EINVAL;
 	return shmlog__arc_next_seq(r->arc, buffer, lane, next);
-}
-
-/* ---- records as stored, for the archiver (reader_raw.h) ---- */
-
-int shmlog__reader_keep_raw(shmlog_reader_t *r)
-{
-	if (r->arc)
-		return -EINVAL;
-	r->raw = true;
-	return 0;
-}
-
-int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
-			     char *buf, size_t cap)
-{
-	if (r->arc || r->failed)
-		return -EINVAL;
-	if (cap < 2)
-		return -ENOSPC;
-	ssize_t n;
-	struct bus_guard g;
-	if (sigsetjmp(g.env, 0) == 0) {
-		bus_arm(r, &g);
-		n = shmlog__defer_fmt_lookup(&r->seg, id, buf, cap);
-		bus_disarm();
-	} else {
-		bus_recovered();
-		return -EIO;
-	}
-	return n < 0 ? -ENOENT : (int)n;
-}
-
-/* Spans: the drain of a lane that alone holds records takes, instead of
- * one record per turn of cursor_fetch(), the records of its chunk up to
- * the head in one copy: each header checked in the copy as cursor_fetch()
- * checks it (its place, length, state, plausibility, the very next
- * sequence number, the clear mark), then one re-check of the first
- * record's word and the chunk's descriptor, which within one incarnation
- * is a seqlock for the whole chunk (ring.c: nothing is rewritten until
- * the descriptor changes). Anything else (a loss, a torn record, damage,
- * a chunk's end or change of hands, a record not whole in the copy) ends
- * the span where it is, and cursor_fetch() takes it from there. */
-#define SPAN_CAP (64u << 10)
-
-/* Deliver up to @max records of @lane's chunk to @take from one copy of
- * at most @bytes (and SPAN_CAP) bytes of it, at least one record's: the
- * records delivered (0: none, the record path goes on), *@stop if @take
- * said to. The mapping is guarded by the caller. */
-static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
-			    uint64_t clear, unsigned max, size_t bytes,
-			    shmlog__drain_fn take, void *ctx, bool *stop)
-{
-	const struct shmlog__seg *s = &r->seg;
-	const struct shmlog__fixed *f = &s->fixed;
-	struct shmlog__rlane *c = &r->lanes[lane];
-	if (c->have || c->damaged || !c->begun || c->rest_until_ns ||
-	    c->chunk == CHUNK_NONE || !c->seq_seen || !c->started ||
-	    c->chained != c->pos || c->lost_overwritten || c->lost_torn ||
-	    (c->pos & (REC_ALIGN - 1)))
-		return 0;
-	uint64_t head = c->head_seen;
-	if (!pos_before(c->pos, head)) {
-		if (!cursor_may_look(c))
-			return 0;
-		head = c->head_seen = atomic_load_explicit(
-			&seg_lane(s, lane)->head, memory_order_acquire); /* LMM(F) */
-	}
-	uint64_t limit;
-	if (!cursor_limit(f, c, head, &limit) || !pos_before(c->pos, limit) ||
-	    pos_before(c->cend, limit) || pos_before(c->pos, c->cbase))
-		return 0;
-	uint64_t n = limit - c->pos;
-	if (bytes < f->max_record)
-		bytes = f->max_record;
-	if (n > bytes)
-		n = bytes;
-	if (n > SPAN_CAP)
-		n = SPAN_CAP;
-	const unsigned char *data = seg_chunk_data(s, c->chunk);
-	uint64_t off0 = c->pos - c->cbase;
-	copy_bytes(r->span, data + off0, (size_t)n);
-	/* the copy's records, each the one after the last */
-	size_t at = 0;
-	unsigned k = 0;
-	uint64_t first_word = 0;
-	while (at + REC_HDR <= n && k < max) {
-		struct shmlog__rec h;
-		memcpy(&h, r->span + at, REC_HDR);
-		uint32_t len = 0;
-		unsigned st = shmlog__rec_check(f, &h, c->pos + at,
-						c->cend - (c->pos + at), &len);
-		if (st != REC_COMMITTED || len > n - at || !rec_plausible(&h) ||
-		    h.seq != c->last_seq + 1 + k ||
-		    (clear && (int64_t)(h.time - clear) < 0))
-			break;
-		if (!k)
-			first_word = atomic_load_explicit(&h.word,
-							  memory_order_relaxed);
-		at += len;
-		k++;
-	}
-	if (!k || shmlog__rec_recheck(s, c->chunk, off0, first_word, c->cid) !=
-			  REC_WHOLE)
-		return 0;
-	/* whole: handed out as cursor_fetch() and fill_record() would */
-	size_t pos = 0;
-	unsigned d = 0;
-	while (d < k) {
-		struct shmlog__rec h;
-		memcpy(&h, r->span + pos, REC_HDR);
-		const char *tag = (const char *)r->span + pos + REC_HDR;
-		struct shmlog_record out = {
-			.seq = h.seq,
-			.raw_time = h.time,
-			.pid = h.pid,
-			.tid = h.tid,
-			.prio = h.prio,
-			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
-				 (h.flags & REC_FLAG_DEFERRED
-					  ? SHMLOG_REC_DEFERRED
-					  : 0),
-			.lane = lane,
-			.tag = tag,
-			.tag_len = h.tag_len,
-			.msg = tag + h.tag_len,
-			.msg_len = h.msg_len,
-		};
-		if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h.time))
-			reader_anchor(r);
-		out.time_ns = shmlog__clock_convert(f, &r->clock, h.time);
-		pos += h.len;
-		d++;
-		if (!take(ctx, SHMLOG_EV_RECORD, &out, NULL)) {
-			*stop = true;
-			break;
-		}
-	}
-	/* the cursor past what was handed out, as cursor_seq() leaves it */
-	c->pos += pos;
-	c->chained = c->pos;
-	c->last_seq += d;
-	c->next_seq = c->last_seq + 1;
-	c->after_damage = false;
-	c->damage_bytes = 0;
-	c->read += d;
-	r->since_refresh += d;
-	r->deferred = false;
-	return d;
-}
-
-int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
-			 shmlog__drain_fn take, void *ctx)
-{
-	if (r->arc)
-		return -EINVAL;
-	if (r->failed)
-		return reader_report(r);
-	if (r->raw && !r->span && !(r->span = malloc(SPAN_CAP)))
-		return -ENOMEM;
-	/* one guard for the batch: volatile, as it is read after a jump */
-	volatile unsigned n = 0;
-	struct bus_guard g;
-	if (sigsetjmp(g.env, 0) == 0) {
-		bus_arm(r, &g);
-		uint64_t clear = atomic_load_explicit(
-			&r->seg.hdr->config.clear_raw, memory_order_acquire);
-		while (n < max) {
-			/* one lane holds records, its last one handed out:
-			 * the rest of its chunk at once (lanes are looked at
-			 * again every REFRESH records, below) */
-			if (r->raw && r->top_used && r->heap_len == 1) {
-				bool stop = false;
-				unsigned k = cursor_span(r, r->heap[0].lane,
-							 clear, max - n, bytes,
-							 take, ctx, &stop);
-				n += k;
-				if (stop || n >= max)
-					break;
-				if (k && r->since_refresh < REFRESH)
-					continue;
-			}
-			struct shmlog_record rec;
-			struct shmlog_lost l;
-			int ev = reader_next_guarded(r, &rec, &l);
-			if (ev == SHMLOG_EV_NONE)
-				break;
-			n++;
-			if (!take(ctx, ev, &rec, &l))
-				break;
-		}
-		bus_disarm();
-	} else {
-		reader_fail(r, true);
-		return reader_report(r);
-	}
-	if (n < max && reader_truncated(r)) {
-		reader_fail(r, false);
-		return reader_report(r);
-	}
-	return (int)n;
 }
