@@ -223,7 +223,24 @@ static inline void reader_anchor(struct shmlog_reader *r)
 
 /* ---- across the reader's files ---- */
 
-/* reader_cursor.c: the cursor reached the head it has: load it again? */
+/* reader_cursor.c */
+/* The cursor's next record, from the lane's chunks up to the head it has:
+ * true with it in c->rec and c->body (c->have), false if none now.
+ * Records older than @clear_raw are skipped (shmlog_clear()). */
+bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
+			  struct shmlog__rlane *c, uint64_t clear_raw);
+/* Anything for shmlog__cursor_fetch() to read, or a head to look at? */
+bool shmlog__cursor_has_new(const struct shmlog__seg *s, unsigned lane,
+			    const struct shmlog__rlane *c);
+/* Put the cursor at the lane's head: what was written before is skipped. */
+void shmlog__cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
+				 struct shmlog__rlane *c);
+/* A follower's look at the lane: the bytes published past the cursor
+ * (UINT64_MAX: read it now); @gated: a lane being written keeps the head
+ * it has if its last look is fresh. */
+uint64_t shmlog__cursor_look(const struct shmlog__seg *s, unsigned lane,
+			     struct shmlog__rlane *c, uint64_t now, bool gated);
+/* The cursor reached the head it has: load it again? */
 bool shmlog__cursor_may_look(struct shmlog__rlane *c);
 /* reader.c: the body of shmlog_reader_next(), run with the mapping
  * guarded. */
