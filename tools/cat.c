@@ -474,9 +474,12 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Nothing new anywhere: sleep until a writer commits (bounded, so that
- * SIGINT, removed buffers and the other readers are seen). */
-static int sources_wait(struct cat_opts *o)
+/* Nothing new anywhere: sleep until a writer commits to any buffer
+ * (bounded, so that SIGINT and removed buffers are seen). A reader that
+ * failed is ready: merged_next() reports it and marks its source
+ * broken, and a broken source is left out. With every source broken
+ * the wait is a plain sleep, until a buffer is created again. */
+static void sources_wait(struct cat_opts *o)
 {
 	static uint64_t last_check;
 	uint64_t now = mono_ms();
@@ -485,25 +488,10 @@ static int sources_wait(struct cat_opts *o)
 		for (int i = 0; i < o->nsrc; i++)
 			source_check_replaced(o, &o->src[i]);
 	}
-	int per = o->nsrc > 1 ? 50 : 500;
-	for (int i = 0; i < o->nsrc && !cli_stop; i++) {
-		struct source *s = &o->src[i];
-		if (s->broken)
-			continue;
-		int err = shmlog_reader_wait(s->rd, per);
-		if (err == 0)
-			return 0;
-		if (err != -ETIMEDOUT && err != -EINTR) {
-			cli_buffer = s->name;
-			cli_fail(o->cmd, err);
-			s->broken = true;
-		}
-	}
-	if (all_broken(o)) {
-		struct timespec d = {0, 200 * 1000000};
-		nanosleep(&d, NULL); /* wait for a replacement */
-	}
-	return 0;
+	shmlog_reader_t *set[SOURCES_MAX];
+	for (int i = 0; i < o->nsrc; i++)
+		set[i] = o->src[i].broken ? NULL : o->src[i].rd;
+	shmlog_reader_wait_any(set, (size_t)o->nsrc, 500);
 }
 
 /* ---- the pager ---- */

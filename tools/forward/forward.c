@@ -483,9 +483,11 @@ static void wait_records(struct forwarder *f, volatile sig_atomic_t *stop)
 		shmlog_reader_wait(f->arc, 200);
 		return;
 	}
-	int slice = 200 / (int)f->nsrc;
+	/* every buffer at once: bounded, and a signal ends it */
+	shmlog_reader_t *set[BUFFERS_MAX];
 	for (size_t i = 0; i < f->nsrc; i++)
-		shmlog_reader_wait(f->src[i].rd, slice > 10 ? slice : 10);
+		set[i] = f->src[i].rd;
+	shmlog_reader_wait_any(set, f->nsrc, 200);
 }
 
 /* ---- replaying an archive ---- */
