@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "archive_seam.h"
 #include "format.h"
-#include "forward/cat_cursor.h"
+#include "cat_cursor.h"
 #include "shmlog.h"
 #include "write.h"
 

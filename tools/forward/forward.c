@@ -32,7 +32,7 @@
 
 #include "../archive_seam.h"
 #include "../cli.h"
-#include "cursor.h"
+#include "../cursor.h"
 #include "forward.h"
 #include "sink.h"
 
