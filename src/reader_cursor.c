@@ -441,12 +441,11 @@ static void cursor_overtaken(const struct shmlog__seg *s, unsigned lane,
  * reads it at most one part in FOLLOW_REST_SHARE of the time. Every line
  * it reads costs the writer a miss when it writes there again, a lap
  * later (the line is the follower's, or was flushed to memory: below),
- * and a follower that cannot keep up reads lines as fast as it can: one
- * reading the lane's newest half after each overtaking read about 4 M
- * records a second behind a writer of 66 M, and made 2 % of the writer's
- * 16-call batches 10 times slower, each a run of misses to memory. It
- * loses most records either way; resting, it loses some more (counted as
- * overwritten, as the others) and costs the writer a quarter as much. A
+ * and a follower that cannot keep up reads lines as fast as it can, so
+ * that each lap turns runs of the writer's stores into misses to memory.
+ * It loses most records either way; resting, it loses some more (counted
+ * as overwritten, as the others) and costs the writer a quarter as much
+ * (it reads one part in FOLLOW_REST_SHARE of the time). A
  * rest lasts FOLLOW_REST_SHARE - 1 times the reading before it, at most
  * FOLLOW_REST_MAX_NS; afterwards the follower goes on at the lane's
  * newest half. A writer slower than FOLLOW_FAST_BYTES_US between two

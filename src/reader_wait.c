@@ -195,8 +195,8 @@ static bool set_was_fast(const struct wait_set *w, uint64_t now)
  * set_was_fast(). The writer is between two bursts, or off its CPU for
  * a moment, or the follower rests from it: a follower that went to sleep
  * each time would cost that writer a FUTEX_WAKE, a system call in its
- * write, and an interrupt (the membarrier) each time (a resting one about
- * 2000 times a second); a nap costs it nothing, and a look after it at
+ * write, and an interrupt (the membarrier) each time (a resting one at
+ * the end of every rest); a nap costs it nothing, and a look after it at
  * most the one miss of any look. 1: a look found something (or a rest is
  * over); 0: the lanes are quiet, go to sleep; -ETIMEDOUT: the timeout ran
  * out; -EINTR: a signal. Bounded: a look that finds a lane fast returns

@@ -153,15 +153,20 @@ static int compile_filter(struct forwarder *f, int argc, char **argv)
 	return rc;
 }
 
-/* A --timeout or --max-backoff: seconds (fractions allowed, up to an
- * hour) as milliseconds, at least 1. -1 if it is not such a number. */
-static int parse_seconds_ms(const char *s, int *ms)
+/* A --timeout, --max-backoff or --give-up (@opt): seconds (fractions
+ * allowed, up to an hour) as milliseconds, at least 1. -1 if it is such
+ * a number, else the usage error's exit status, said. */
+static int parse_seconds_ms(const char *opt, const char *s, int *ms)
 {
 	double v;
-	if (parse_positive(s, 3600, &v))
-		return -1;
+	if (parse_positive(s, 3600, &v)) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "bad %s '%%s': give seconds, up to 3600",
+			 opt);
+		return cli_usage_error("forward", msg, s);
+	}
 	*ms = (int)(v * 1000) ? (int)(v * 1000) : 1;
-	return 0;
+	return -1;
 }
 
 int forward_parse_args(struct forwarder *f, int argc, char **argv)
@@ -184,7 +189,7 @@ int forward_parse_args(struct forwarder *f, int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	double v;
-	int c, timeout_ms = 10000, facility = 1;
+	int c, rc, timeout_ms = 10000, facility = 1;
 	const char *service = NULL;
 	while ((c = cli_getopt(argc, argv, "b:t:c:dfh", opts)) != -1) {
 		switch (c) {
@@ -210,20 +215,14 @@ int forward_parse_args(struct forwarder *f, int argc, char **argv)
 			f->batch_max = (size_t)v;
 			break;
 		case 'T':
-			if (parse_seconds_ms(optarg, &timeout_ms))
-				return cli_usage_error("forward",
-						       "bad --timeout '%s': "
-						       "give seconds, up to "
-						       "3600",
-						       optarg);
+			if ((rc = parse_seconds_ms("--timeout", optarg,
+						     &timeout_ms)) >= 0)
+				return rc;
 			break;
 		case 'M':
-			if (parse_seconds_ms(optarg, &f->max_backoff_ms))
-				return cli_usage_error("forward",
-						       "bad --max-backoff '%s': "
-						       "give seconds, up to "
-						       "3600",
-						       optarg);
+			if ((rc = parse_seconds_ms("--max-backoff", optarg,
+						     &f->max_backoff_ms)) >= 0)
+				return rc;
 			break;
 		case 'F':
 			if (parse_positive(optarg, 23, &v) && strcmp(optarg, "0"))
@@ -244,12 +243,9 @@ int forward_parse_args(struct forwarder *f, int argc, char **argv)
 			f->linger_ms = atoi(optarg);
 			break;
 		case 'G':
-			if (parse_seconds_ms(optarg, &f->give_up_ms))
-				return cli_usage_error("forward",
-						       "bad --give-up '%s': "
-						       "give seconds, up to "
-						       "3600",
-						       optarg);
+			if ((rc = parse_seconds_ms("--give-up", optarg,
+						     &f->give_up_ms)) >= 0)
+				return rc;
 			break;
 		case 'S':
 			if (!optarg[0] || strlen(optarg) >= sizeof(f->sink.service))
