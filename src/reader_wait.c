@@ -239,15 +239,23 @@ static int set_poll(struct wait_set *w)
 	}
 }
 
-/* May every reader of the set sleep on its buffer's futex? */
+/* futex_waitv(2) refused once: every later wait over several buffers
+ * polls without trying it (relaxed: a stale false costs one more try). */
+static _Atomic bool waitv_refused;
+
+/* May every reader of the set sleep on its buffer's futex (and, for
+ * several, futex_waitv(2) was not refused)? */
 static bool set_can_sleep(const struct wait_set *w)
 {
+	size_t live = 0;
 	for (size_t i = 0; i < w->n; i++) {
 		const struct shmlog_reader *r = w->r[i];
 		if (r && (r->arc || !r->seg.hdr_writable || !r->membarrier_ok))
 			return false;
+		live += r != NULL;
 	}
-	return true;
+	return live == 1 ||
+	       !atomic_load_explicit(&waitv_refused, memory_order_relaxed);
 }
 
 /* Say to @r's writers that a reader sleeps (ring.c, "Waking readers"):
@@ -272,7 +280,8 @@ static bool reader_sleeps(struct shmlog_reader *r, uint32_t *seen)
 
 /* One futex of one reader (FUTEX_WAIT, any kernel), or the futexes of
  * several at once (futex_waitv(2), Linux 5.16): 0 woken or a word
- * changed, -ETIMEDOUT, -EINTR, -ENOSYS (no futex_waitv: poll). futex(2)
+ * changed, -ETIMEDOUT, -EINTR, -ENOSYS (refused: poll, never a call
+ * that fails at once over and over). futex(2)
  * reports a truncated page as EFAULT, not SIGBUS: 0, and the look after
  * it faults under the guard. */
 static int futex_sleep(struct futex_waitv *v, size_t n, uint64_t left)
@@ -294,9 +303,12 @@ static int futex_sleep(struct futex_waitv *v, size_t n, uint64_t left)
 	}
 	if (rc >= 0 || errno == EAGAIN || errno == EFAULT)
 		return 0;
-	if (errno == ETIMEDOUT || errno == EINTR || errno == ENOSYS)
+	if (errno == ETIMEDOUT || errno == EINTR)
 		return -errno;
-	return 0;
+	if (n > 1) /* refused (an old kernel, a seccomp filter): poll */
+		atomic_store_explicit(&waitv_refused, true,
+				      memory_order_relaxed);
+	return -ENOSYS;
 }
 
 /* Sleep once on the futexes of the set's buffers until a writer wakes
