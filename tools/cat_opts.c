@@ -268,18 +268,24 @@ static int parse_grep(struct cat_opts *o, const char *arg)
 	return -1;
 }
 
+/* "bad OPT 'ARG': HINT", said as every usage error is: its exit status. */
+static int bad_option(const struct cat_opts *o, const char *opt,
+		      const char *arg, const char *hint)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "bad %s '%%s': %s", opt, hint);
+	return cli_usage_error(o->cmd, msg, arg);
+}
+
 static int parse_time_opt(struct cat_opts *o, const char *opt,
 			  const char *arg, int64_t *out)
 {
 	if (!parse_time(arg, out))
 		return -1;
-	char msg[256];
-	snprintf(msg, sizeof(msg),
-		 "bad %s '%%s': use 'YYYY-MM-DD HH:MM:SS', 'MM-DD "
-		 "HH:MM:SS.mmm', 'HH:MM', '-10m' or '@EPOCH' (seconds, "
-		 "before the year 2255)",
-		 opt);
-	return cli_usage_error(o->cmd, msg, arg);
+	return bad_option(o, opt, arg,
+			  "use 'YYYY-MM-DD HH:MM:SS', 'MM-DD HH:MM:SS.mmm', "
+			  "'HH:MM', '-10m' or '@EPOCH' (seconds, before the "
+			  "year 2255)");
 }
 
 /* logcat's -t and -T: the last N records, or those since TIME. */
@@ -294,13 +300,10 @@ static int parse_recent(struct cat_opts *o, const char *opt, const char *arg)
 	}
 	if (!parse_time(arg, &o->view.since_ns))
 		return -1;
-	char msg[256];
-	snprintf(msg, sizeof(msg),
-		 "bad %s '%%s': give a number of records, or a time: "
-		 "'MM-DD HH:MM:SS.mmm' (as logcat), 'YYYY-MM-DD HH:MM:SS', "
-		 "'HH:MM', '-10m' or '@EPOCH'",
-		 opt);
-	return cli_usage_error(o->cmd, msg, arg);
+	return bad_option(o, opt, arg,
+			  "give a number of records, or a time: 'MM-DD "
+			  "HH:MM:SS.mmm' (as logcat), 'YYYY-MM-DD HH:MM:SS', "
+			  "'HH:MM', '-10m' or '@EPOCH'");
 }
 
 enum { OPT_UNTIL = 256 }; /* long options with no letter */
