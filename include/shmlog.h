@@ -53,6 +53,7 @@
  * reader_close                 rd  no  free     no     -
  * reader_next                  rd  no  archive  no     IO
  * reader_wait                  rd  no  no       yes    TIMEDOUT INTR IO
+ * reader_wait_any              rd  no  no       yes    TIMEDOUT INTR INVAL
  * reader_deferred              rd  no  no       no     NOENT
  * reader_lane_writer,          rd  no  no       no     NOENT AGAIN INVAL IO
  *   reader_recent_writer
@@ -412,6 +413,28 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
  * flushes the lines of the records it has read from the caches. Per
  * reader; blocks by design. */
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
+
+/* One wait over several readers (of several buffers, or archives), as
+ * shmlog_reader_wait() waits on one: returns the index in @r of a reader
+ * that has something for shmlog_reader_next() (the lowest such index;
+ * others may be ready too, so read them all before waiting again),
+ * -ETIMEDOUT when @timeout_ms passes (-1: forever; 0: only look, as
+ * shmlog_reader_wait() with 0), -EINTR if a signal arrived, or -EINVAL
+ * (@r NULL, @n above SHMLOG_WAIT_ANY_MAX, or no reader and @timeout_ms
+ * -1). NULL entries are skipped, as poll(2) skips a negative descriptor;
+ * with no reader at all it sleeps @timeout_ms. A reader whose file was
+ * truncated under it is ready (its shmlog_reader_next() reports -EIO):
+ * set its entry to NULL once that was reported. Watches, naps and
+ * sleeps as shmlog_reader_wait() does, on every reader's buffer at
+ * once (futex_waitv(2), Linux 5.16 and later; before, and for readers
+ * of an archive or of a buffer whose header it may not write, it looks
+ * every 10 ms). Thread-safety: not thread-safe with other calls on any
+ * of the readers (each reader's own rule); different sets on different
+ * threads are fine. Not async-signal-safe. Allocates nothing. Blocks
+ * for up to @timeout_ms. */
+#define SHMLOG_WAIT_ANY_MAX 128
+int shmlog_reader_wait_any(shmlog_reader_t *const *r, size_t n,
+			   int timeout_ms);
 
 /* Per-lane accounting, exact: written = read + overwritten + torn + pending
  * (committed, not yet read). Records lost where the lane was found damaged

@@ -125,6 +125,8 @@ void shmlog_reader_close(shmlog_reader_t *r);
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
                        struct shmlog_lost *lost);
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
+int shmlog_reader_wait_any(shmlog_reader_t *const *r, size_t n,
+                           int timeout_ms);
 int shmlog_reader_open_archive(const char *dir, int flags,
                                shmlog_reader_t **out);
 

@@ -39,7 +39,7 @@ __all__ = [
     "VERBOSE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "SILENT",
     "CLOCK_DEFAULT", "CLOCK_TSC", "CLOCK_REALTIME", "CLOCK_COARSE",
     "Error", "NotFoundError", "ExistsError", "AccessError", "Buffer", "Handler", "Reader", "Record", "Lost", "Filter",
-    "open", "create", "remove", "clear", "set_filter", "get_filter",
+    "open", "create", "remove", "clear", "set_filter", "get_filter", "wait_any",
     "path", "stat", "prio_char", "prio_parse", "level_to_prio",
 ]
 
@@ -631,3 +631,41 @@ class Reader:
             rc = _lib.shmlog_reader_wait(self._r, ms)
             if rc < 0 and rc not in (-_errno.ETIMEDOUT, -_errno.EINTR):
                 raise _error(rc, self.name)
+
+
+def wait_any(readers, timeout=None):
+    """Wait until one of `readers` (Reader objects; None entries and
+    closed readers are skipped) has something to read, as select() waits
+    on several files: its index, or None once `timeout` seconds pass with
+    nothing (None: wait until something comes; Ctrl-C still ends it).
+    Other readers may be ready too: read them all before waiting again.
+    The readers must not be iterated by another thread meanwhile
+    (RuntimeError if one is)."""
+    held = []
+    try:
+        ptrs = []
+        for r in readers:
+            if r is None or r._r is None:
+                ptrs.append(_ffi.NULL)
+                continue
+            if not r._busy.acquire(blocking=False):
+                raise RuntimeError("shmlog.wait_any() on a Reader another thread reads")
+            held.append(r)
+            ptrs.append(r._r)
+        arr = _ffi.new("shmlog_reader_t *[]", ptrs)
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while True:
+            ms = _WAIT_SLICE_MS
+            if deadline is not None:
+                left = deadline - _time.monotonic()
+                if left <= 0:
+                    return None
+                ms = max(1, min(_WAIT_SLICE_MS, int(left * 1000 + 0.999)))
+            rc = _lib.shmlog_reader_wait_any(arr, len(ptrs), ms)
+            if rc >= 0:
+                return rc
+            if rc not in (-_errno.ETIMEDOUT, -_errno.EINTR):
+                raise _error(rc)
+    finally:
+        for r in held:
+            r._busy.release()

@@ -272,6 +272,24 @@ def test_follow_times_out(bufname):
     assert 0.3 <= took < 10
 
 
+def test_wait_any(bufname):
+    names = [bufname + "-a", bufname + "-b"]
+    try:
+        for n in names:
+            shmlog.create(n)
+        rs = [shmlog.Reader(n, follow=True) for n in names]
+        t0 = time.monotonic()
+        assert shmlog.wait_any(rs, timeout=0.2) is None
+        assert time.monotonic() - t0 >= 0.2
+        shmlog.open(names[1]).write(shmlog.INFO, "py", "to b")
+        assert shmlog.wait_any(rs, timeout=10) == 1
+        assert next(iter(rs[1])).message == "to b"
+        assert shmlog.wait_any([None, rs[1]], timeout=0.05) is None
+    finally:
+        for n in names:
+            shmlog.remove(n)
+
+
 CHILD = r"""
 import sys, shmlog
 buf = shmlog.open(sys.argv[1])

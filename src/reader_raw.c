@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records as stored, in batches, for the archiver (reader_raw.h): a
+ * deferred record's message kept as its format's id and values, the
+ * format looked up by id, and a drain that guards the mapping once per
+ * batch and copies a lone lane's chunk in one span.
+ *
+ * What must hold: every record handed out passed the checks
+ * shmlog_reader_next() makes (reader_cursor.c); a span is trusted only
+ * after its first record's word and its chunk's descriptor are re-read
+ * unchanged.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+#include "reader_raw.h"
+
+int shmlog__reader_keep_raw(shmlog_reader_t *r)
+{
+	if (r->arc)
+		return -EINVAL;
+	r->raw = true;
+	return 0;
+}
+
+int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
+			     char *buf, size_t cap)
+{
+	if (r->arc || r->failed)
+		return -EINVAL;
+	if (cap < 2)
+		return -ENOSPC;
+	ssize_t n;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		n = shmlog__defer_fmt_lookup(&r->seg, id, buf, cap);
+		bus_disarm();
+	} else {
+		bus_recovered();
+		return -EIO;
+	}
+	return n < 0 ? -ENOENT : (int)n;
+}
+
+/* Spans: the drain of a lane that alone holds records takes, instead of
+ * one record per turn of cursor_fetch(), the records of its chunk up to
+ * the head in one copy: each header checked in the copy as cursor_fetch()
+ * checks it (its place, length, state, plausibility, the very next
+ * sequence number, the clear mark), then one re-check of the first
+ * record's word and the chunk's descriptor, which within one incarnation
+ * is a seqlock for the whole chunk (ring.c: nothing is rewritten until
+ * the descriptor changes). Anything else (a loss, a torn record, damage,
+ * a chunk's end or change of hands, a record not whole in the copy) ends
+ * the span where it is, and cursor_fetch() takes it from there. */
+#define SPAN_CAP (64u << 10)
+
+/* Deliver up to @max records of @lane's chunk to @take from one copy of
+ * at most @bytes (and SPAN_CAP) bytes of it, at least one record's: the
+ * records delivered (0: none, the record path goes on), *@stop if @take
+ * said to. The mapping is guarded by the caller. */
+static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
+			    uint64_t clear, unsigned max, size_t bytes,
+			    shmlog__drain_fn take, void *ctx, bool *stop)
+{
+	const struct shmlog__seg *s = &r->seg;
+	const struct shmlog__fixed *f = &s->fixed;
+	struct shmlog__rlane *c = &r->lanes[lane];
+	if (c->have || c->damaged || !c->begun || c->rest_until_ns ||
+	    c->chunk == CHUNK_NONE || !c->seq_seen || !c->started ||
+	    c->chained != c->pos || c->lost_overwritten || c->lost_torn ||
+	    (c->pos & (REC_ALIGN - 1)))
+		return 0;
+	uint64_t head = c->head_seen;
+	if (!pos_before(c->pos, head)) {
+		if (!shmlog__cursor_may_look(c))
+			return 0;
+		head = c->head_seen = atomic_load_explicit(
+			&seg_lane(s, lane)->head, memory_order_acquire); /* LMM(F) */
+	}
+	uint64_t limit;
+	if (!cursor_limit(f, c, head, &limit) || !pos_before(c->pos, limit) ||
+	    pos_before(c->cend, limit) || pos_before(c->pos, c->cbase))
+		return 0;
+	uint64_t n = limit - c->pos;
+	if (bytes < f->max_record)
+		bytes = f->max_record;
+	if (n > bytes)
+		n = bytes;
+	if (n > SPAN_CAP)
+		n = SPAN_CAP;
+	const unsigned char *data = seg_chunk_data(s, c->chunk);
+	uint64_t off0 = c->pos - c->cbase;
+	copy_bytes(r->span, data + off0, (size_t)n);
+	/* the copy's records, each the one after the last */
+	size_t at = 0;
+	unsigned k = 0;
+	uint64_t first_word = 0;
+	while (at + REC_HDR <= n && k < max) {
+		struct shmlog__rec h;
+		memcpy(&h, r->span + at, REC_HDR);
+		uint32_t len = 0;
+		unsigned st = shmlog__rec_check(f, &h, c->pos + at,
+						c->cend - (c->pos + at), &len);
+		if (st != REC_COMMITTED || len > n - at || !rec_plausible(&h) ||
+		    h.seq != c->last_seq + 1 + k ||
+		    (clear && (int64_t)(h.time - clear) < 0))
+			break;
+		if (!k)
+			first_word = atomic_load_explicit(&h.word,
+							  memory_order_relaxed);
+		at += len;
+		k++;
+	}
+	if (!k || shmlog__rec_recheck(s, c->chunk, off0, first_word, c->cid) !=
+			  REC_WHOLE)
+		return 0;
+	/* whole: handed out as cursor_fetch() and fill_record() would */
+	size_t pos = 0;
+	unsigned d = 0;
+	while (d < k) {
+		struct shmlog__rec h;
+		memcpy(&h, r->span + pos, REC_HDR);
+		const char *tag = (const char *)r->span + pos + REC_HDR;
+		struct shmlog_record out = {
+			.seq = h.seq,
+			.raw_time = h.time,
+			.pid = h.pid,
+			.tid = h.tid,
+			.prio = h.prio,
+			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
+				 (h.flags & REC_FLAG_DEFERRED
+					  ? SHMLOG_REC_DEFERRED
+					  : 0),
+			.lane = lane,
+			.tag = tag,
+			.tag_len = h.tag_len,
+			.msg = tag + h.tag_len,
+			.msg_len = h.msg_len,
+		};
+		if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h.time))
+			reader_anchor(r);
+		out.time_ns = shmlog__clock_convert(f, &r->clock, h.time);
+		pos += h.len;
+		d++;
+		if (!take(ctx, SHMLOG_EV_RECORD, &out, NULL)) {
+			*stop = true;
+			break;
+		}
+	}
+	/* the cursor past what was handed out, as cursor_seq() leaves it */
+	c->pos += pos;
+	c->chained = c->pos;
+	c->last_seq += d;
+	c->next_seq = c->last_seq + 1;
+	c->after_damage = false;
+	c->damage_bytes = 0;
+	c->read += d;
+	r->since_refresh += d;
+	r->deferred = false;
+	return d;
+}
+
+int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
+			 shmlog__drain_fn take, void *ctx)
+{
+	if (r->arc)
+		return -EINVAL;
+	if (r->failed)
+		return reader_report(r);
+	if (r->raw && !r->span && !(r->span = malloc(SPAN_CAP)))
+		return -ENOMEM;
+	/* one guard for the batch: volatile, as it is read after a jump */
+	volatile unsigned n = 0;
+	struct bus_guard g;
+	if (sigsetjmp(g.env, 0) == 0) {
+		bus_arm(r, &g);
+		uint64_t clear = atomic_load_explicit(
+			&r->seg.hdr->config.clear_raw, memory_order_acquire);
+		while (n < max) {
+			/* one lane holds records, its last one handed out:
+			 * the rest of its chunk at once (lanes are looked at
+			 * again every REFRESH records, below) */
+			if (r->raw && r->top_used && r->heap_len == 1) {
+				bool stop = false;
+				unsigned k = cursor_span(r, r->heap[0].lane,
+							 clear, max - n, bytes,
+							 take, ctx, &stop);
+				n += k;
+				if (stop || n >= max)
+					break;
+				if (k && r->since_refresh < REFRESH)
+					continue;
+			}
+			struct shmlog_record rec;
+			struct shmlog_lost l;
+			int ev = shmlog__reader_next_guarded(r, &rec, &l);
+			if (ev == SHMLOG_EV_NONE)
+				break;
+			n++;
+			if (!take(ctx, ev, &rec, &l))
+				break;
+		}
+		bus_disarm();
+	} else {
+		reader_fail(r, true);
+		return reader_report(r);
+	}
+	if (n < max && reader_truncated(r)) {
+		reader_fail(r, false);
+		return reader_report(r);
+	}
+	return (int)n;
+}
