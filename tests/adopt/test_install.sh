@@ -27,6 +27,7 @@ so=$(find "$prefix" -name 'libshmlog.so.1' | head -n1)
 libdir=$(dirname "$so")
 check "header" "$prefix/include/shmlog.h"
 check "the macros' part of the header" "$prefix/include/shmlog_macros.h"
+check "the reader API's part of the header" "$prefix/include/shmlog_reader.h"
 check "C++ part of the header" "$prefix/include/shmlog_cxx.h"
 check "static library" "$libdir/libshmlog.a"
 check "development link" "$libdir/libshmlog.so"
