@@ -343,19 +343,18 @@ static void close_gaps(struct archiver *a)
 	a->gaps_due = false;
 }
 
+_Static_assert(SOURCES_MAX <= SHMLOG_WAIT_ANY_MAX, "one wait over all sources");
+
+/* Until a record may be there in any source (one wait over all of them),
+ * at most 100 ms: the chores and cli_stop are looked at in between. A
+ * truncated buffer is ready at once: its next read drops it. */
 static void wait_for_records(struct archiver *a)
 {
-	int per = a->nsrc > 1 ? 20 : 100;
-	for (int i = 0; i < a->nsrc && !cli_stop; i++)
-		if (a->src[i].rd && shmlog_reader_wait(a->src[i].rd, per) == 0) {
-			nap_us(BATCH_NAP_US); /* what comes with it, too */
-			return;
-		}
-	bool any = false;
+	shmlog_reader_t *rd[SOURCES_MAX];
 	for (int i = 0; i < a->nsrc; i++)
-		any |= a->src[i].rd != NULL;
-	if (!any)
-		nap_ms(100);
+		rd[i] = a->src[i].rd;
+	if (shmlog_reader_wait_any(rd, (size_t)a->nsrc, 100) >= 0)
+		nap_us(BATCH_NAP_US); /* what comes with it, too */
 }
 
 /* The periodic chores: sync, buffers created again. */
