@@ -229,9 +229,29 @@ static inline void reader_anchor(struct shmlog_reader *r)
  * Records older than @clear_raw are skipped (shmlog_clear()). */
 bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 			  struct shmlog__rlane *c, uint64_t clear_raw);
-/* Anything for shmlog__cursor_fetch() to read, or a head to look at? */
-bool shmlog__cursor_has_new(const struct shmlog__seg *s, unsigned lane,
-			    const struct shmlog__rlane *c);
+/* Has a damaged lane changed since it was found damaged (its fingerprint)? */
+bool shmlog__cursor_lane_changed(const struct shmlog__seg *s, unsigned lane,
+				 const struct shmlog__rlane *c);
+/* Is there anything for shmlog__cursor_fetch() to read, or a head to look
+ * at? One load of head for a lane nobody writes; a follower's lane being
+ * written is left to shmlog__cursor_fetch(), which looks at it as
+ * shmlog__cursor_may_look() says. Inline: the merge asks it of every lane
+ * at every refresh. */
+static inline bool shmlog__cursor_has_new(const struct shmlog__seg *s,
+					  unsigned lane,
+					  const struct shmlog__rlane *c)
+{
+	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	if (c->have)
+		return true;
+	if (c->damaged)
+		return shmlog__cursor_lane_changed(s, lane, c);
+	if (!c->begun || pos_before(c->pos, c->head_seen) ||
+	    (c->looked_ns && c->head_seen != c->head_prev))
+		return true;
+	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
+						       memory_order_acquire));
+}
 /* Put the cursor at the lane's head: what was written before is skipped. */
 void shmlog__cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 				 struct shmlog__rlane *c);

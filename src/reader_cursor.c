@@ -167,8 +167,8 @@ static void cursor_stop(const struct shmlog__seg *s, unsigned lane,
 	lane_fingerprint(s, lane, c, c->fp);
 }
 
-static bool lane_changed(const struct shmlog__seg *s, unsigned lane,
-			 const struct shmlog__rlane *c)
+bool shmlog__cursor_lane_changed(const struct shmlog__seg *s, unsigned lane,
+				 const struct shmlog__rlane *c)
 {
 	uint64_t fp[3];
 	lane_fingerprint(s, lane, c, fp);
@@ -278,25 +278,6 @@ void shmlog__cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 	c->begun = true;
 }
 
-/* Is there anything for cursor_fetch() to read, or a head to look at? One
- * load of head for a lane nobody writes; a follower's lane being written
- * is left to cursor_fetch(), which looks at it as cursor_may_look() says.
- * (A check before cursor_fetch() for the merge's scan of every lane.) */
-bool shmlog__cursor_has_new(const struct shmlog__seg *s, unsigned lane,
-			    const struct shmlog__rlane *c)
-{
-	const struct shmlog__lane *ctl = seg_lane(s, lane);
-	if (c->have)
-		return true;
-	if (c->damaged)
-		return lane_changed(s, lane, c);
-	if (!c->begun || pos_before(c->pos, c->head_seen) ||
-	    (c->looked_ns && c->head_seen != c->head_prev))
-		return true;
-	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
-						       memory_order_acquire));
-}
-
 /* How often a follower (a reader that calls shmlog_reader_wait()) loads
  * the head of a lane being written: at most once every FOLLOW_LOOK_NS.
  * Each load takes the line head is in from the writer's core, and reading
@@ -367,7 +348,7 @@ uint64_t shmlog__cursor_look(const struct shmlog__seg *s, unsigned lane,
 		return now < c->rest_until_ns ? 0 : UINT64_MAX;
 	if (c->damaged) {
 		c->looked_ns = now ? now : 1;
-		return lane_changed(s, lane, c) ? UINT64_MAX : 0;
+		return shmlog__cursor_lane_changed(s, lane, c) ? UINT64_MAX : 0;
 	}
 	if (!gated || !cursor_look_fresh(c, now)) {
 		uint64_t head = atomic_load_explicit(
@@ -544,7 +525,7 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 	if (c->have)
 		return true;
 	if (c->damaged) {
-		if (!lane_changed(s, lane, c))
+		if (!shmlog__cursor_lane_changed(s, lane, c))
 			return false;
 		c->damaged = false;
 	}
