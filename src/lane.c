@@ -740,7 +740,7 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	else
 		atomic_store_explicit(&ctl->reserve, w->head,
 				      memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	shmlog__fence_release();
 	return true;
 }
 

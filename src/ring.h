@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "barrier.h"
 #include "segment.h"
 
 /* A writer's look at the whole descriptor table, spread over its chunk
