@@ -52,7 +52,7 @@ struct shmlog__wlane {
 	 * mapping it failed once, not tried again) */
 	struct shmlog__survey *survey;
 	bool survey_failed;
-	/* a typed call is being made again after its switch (writer.c,
+	/* a typed call is being made again after its switch (fmtarg_call.c,
 	 * print_typed_switch()): a second miss is the general path's */
 	bool typed_again;
 	/* incarnations reserved for this lane's next chunks, [inc_next,
