@@ -96,7 +96,8 @@ bool shmlog__ring_append_next(const struct shmlog__seg *s,
  * zeroed by the caller): each lane's bytes and, in per_lane[lane_count +
  * lane], its chunks. Reads the mapping: call it guarded. */
 uint64_t shmlog__space_used(const struct shmlog__seg *s, uint64_t *per_lane);
-/* shmlog_stat_space()'s figures, by the space policy's rules. */
+/* shmlog_stat_space()'s figures, by the space policy's rules
+ * (space_survey.c). */
 void shmlog__space_census(const struct shmlog__seg *s,
 			  struct shmlog_space_stats *st);
 /* Wake sleeping readers if any (slow path of every append). */

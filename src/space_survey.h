@@ -19,9 +19,10 @@
 #define NO_PASS UINT32_MAX
 
 /* What one pass over the descriptor table found: per lane, the chunks it
- * holds (bit 31: a LIVE one among them; bit 30: set by survey_decide, the
- * lane has a writer), the lanes seen, the first never-used chunk, and the
- * writer's own oldest LIVE chunks, oldest first. */
+ * holds (bit 31: a LIVE one among them; bit 30: set by
+ * shmlog__survey_decide(), the lane has a writer), the lanes seen, the
+ * first never-used chunk, and the writer's own oldest LIVE chunks,
+ * oldest first. */
 struct survey_acc {
 	uint32_t *held; /* lane_count entries, zero but the lanes seen */
 	uint16_t *seen; /* lane_count entries */
@@ -36,7 +37,7 @@ struct survey_acc {
 	uint32_t *pre;
 	uint32_t seen_n, zero, cand_n;
 	uint32_t pre_me; /* the scanning writer's lane's departed LIVE chunks */
-	/* survey_decide()'s N, and the chunks the departed hold and keep */
+	/* shmlog__survey_decide()'s N, and what the departed hold and keep */
 	int64_t n, departed, departed_cap;
 	uint32_t cand_idx[OWN_LIST];
 	uint64_t cand_word[OWN_LIST];
