@@ -165,6 +165,7 @@ append_publish(struct shmlog__wlane *w, struct shmlog__lane *ctl,
 	 * with the reader's acquire of head, LMM(ring:F) */
 	atomic_store_explicit(&ctl->head, end, memory_order_release);
 	TESTPOINT(6);
+	/* LMM(ring:N) the head before next_seq; pairs with LMM(ring:P) */
 	atomic_store_explicit(&ctl->next_seq, seq + 1, memory_order_release);
 	w->head = end;
 	w->seq = seq + 1;
@@ -240,7 +241,7 @@ shmlog__append_fit_as(struct shmlog__wlane *w, uint64_t time, uint64_t meta,
 /*
  * shmlog__append_fit_as() in two steps, for a caller that writes the
  * message itself, straight into the record (a typed printf-style call
- * encodes its values there: writer.c, shmlog__print_typed). The same
+ * encodes its values there: fmtarg_call.c, shmlog__print_typed). The same
  * protocol, labels and test points.
  *
  * shmlog__append_begin(): steps 1-3, the reservation of a record whose

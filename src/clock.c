@@ -248,6 +248,7 @@ void shmlog__clockmap_read(const struct shmlog__fixed *f,
 	m->n = 0;
 	m->pending = false;
 	m->taken_raw = shmlog__clock_raw((int)f->clock);
+	/* LMM(clock:F) the count before every slot; pairs with LMM(clock:E) */
 	m->count = atomic_load_explicit(&A->count, memory_order_acquire);
 	if (!clock_has_anchors(f))
 		return;
@@ -354,7 +355,8 @@ bool shmlog__anchor_publish(const struct shmlog__fixed *f,
 	uint64_t lead = ticks_of(f, ANCHOR_LEAD_NS);
 	int64_t lead_ns = ticks_to_ns((int64_t)lead, mult);
 	uint64_t n = m->count;
-	/* one publisher per round: whoever moves the count on */
+	/* one publisher per round: whoever moves the count on; LMM(clock:E)
+	 * the count before the slot's odd seq (LMM(clock:A)) */
 	if (!atomic_compare_exchange_strong(&A->count, &n, n + 1))
 		return false;
 	struct shmlog__anchor *s = &A->a[n % SHMLOG__ANCHORS];

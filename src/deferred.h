@@ -45,7 +45,7 @@ struct shmlog__fmt_plan {
  * table was full), so that path checks one bit, not the plan. */
 #define SHMLOG__SITE_SLOW UINT64_C(1)
 /* Bit 2: a typed site whose plan writes two strings or more: the fast
- * path's other function takes it (writer.c, print_typed_several), so
+ * path's other function takes it (fmtarg_call.c, print_typed_several), so
  * that the common one neither checks for it nor carries its loop. */
 #define SHMLOG__SITE_SEVERAL UINT64_C(4)
 #define SHMLOG__SITE_FLAGS (SHMLOG__SITE_SLOW | SHMLOG__SITE_SEVERAL)
@@ -60,7 +60,7 @@ struct shmlog__fmt_plan {
 
 /* The site's plan and *@id if @site was made for @h and @fmt, else NULL:
  * ask shmlog__defer_site(). Three loads and three compares (the typed
- * fast path, writer.c, checks the key's SHMLOG__SITE_SLOW bit instead of
+ * fast path, fmtarg_call.c, checks the key's SHMLOG__SITE_SLOW bit instead of
  * the id and the plan). */
 static inline const struct shmlog__fmt_plan *
 shmlog__defer_site_ready(const struct shmlog *h,

@@ -300,6 +300,7 @@ static enum spec_seen spec_snapshot(struct shmlog *h, uint32_t *gen,
 	shmlog__guard_arm(&g, &h->seg);
 	const struct shmlog__hdr *hdr = h->seg.hdr;
 	enum spec_seen seen = SPEC_SAME;
+	/* LMM(filter:G) pairs with LMM(filter:B) */
 	*gen = atomic_load_explicit(&hdr->config.filter_gen,
 				    memory_order_acquire);
 	if (!h->filter || *gen != h->filter_gen_seen)
@@ -363,6 +364,8 @@ void shmlog__filter_free_all(struct shmlog *h)
 
 bool shmlog__write_wanted_slow(struct shmlog *h, int prio, const char *tag)
 {
+	/* LMM(filter:G) the generation; LMM(filter:F) the word made from the
+	 * filter (pairs with LMM(filter:E)) */
 	uint32_t gen = atomic_load_explicit(&h->seg.hdr->config.filter_gen,
 					    memory_order_acquire);
 	uint64_t fast = atomic_load_explicit(&h->filter_fast,

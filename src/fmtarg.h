@@ -88,7 +88,7 @@ struct shmlog__fmt_typed {
 	uint16_t fixed; /* block bytes but the strings' contents */
 	uint16_t fixed_id; /* fixed + 4: with the format's id before the
 			    * values, as a deferred record's message holds
-			    * them (writer.c) */
+			    * them (fmtarg_call.c) */
 	uint8_t sone; /* the one string's index; SHMLOG__TYPED_MAX: none,
 		       * SHMLOG__TYPED_MAX + 1: two or more */
 	uint8_t shape; /* 1 to 3 values, at most one a string: each value's

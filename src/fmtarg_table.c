@@ -56,9 +56,9 @@
  *   key   handle id << 21 | the format's id in that handle's buffer (0 if
  *         its table was full; 8-aligned: bit 0 set if the typed fast
  *         path does not take the site's calls, bit 2 if its plan writes
- *         two strings or more, internal.h), stored with release once the handle's
- *         cache has registered the format: LMM(site:A), paired with the
- *         call's acquire load, LMM(site:B) (internal.h)
+ *         two strings or more, deferred.h), stored with release once the
+ *         handle's cache has registered the format: LMM(site:A), paired
+ *         with the call's acquire load, LMM(site:B) (deferred.h)
  *   types the macro's compile-time codes of the call's values
  *         (include/shmlog.h, SHMLOG__TYPES): a typed site's plan also
  *         says which class each value is written as (fmtarg_typed.h),
@@ -330,7 +330,7 @@ const struct shmlog__fmt_plan *shmlog__defer_site(struct shmlog *h,
 		return st == SITE_READY ? p : NULL;
 	key = h->id << SHMLOG__SITE_ID_BITS | (st == SITE_READY ? s->id : 0);
 	/* not the typed fast path's: its common function takes a block
-	 * with a string under 16 bytes as fitting (writer.c) */
+	 * with a string under 16 bytes as fitting (fmtarg_call.c) */
 	if (st != SITE_READY || !p->typed.fast ||
 	    4 + (uint32_t)p->typed.fixed + 15 > h->msg_fit)
 		key |= SHMLOG__SITE_SLOW;

@@ -32,7 +32,7 @@
 /*
  * A site's shape (shmlog__fmt_typed.shape): for a site of 1 to 3 values,
  * at most one of them a string, the kind of each, 2 bits a value, the
- * first lowest. The writer (writer.c) has straight-line code for each
+ * first lowest. The writer (fmtarg_call.c) has straight-line code for each
  * shape in SHMLOG__TYPED_SHAPES, chosen by one jump, instead of a loop
  * that looks at each value's class; any other site (more values, two
  * strings) takes the loop.

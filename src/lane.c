@@ -565,8 +565,8 @@ static void lane_repair(const struct shmlog__fixed *f, struct shmlog__wlane *w,
 	TESTPOINT(9);
 	w->head = reserve;
 	atomic_store_explicit(&ctl->head, reserve, memory_order_release);
-	/* with release, as a commit stores it: a reader that sees this
-	 * next_seq sees this head too, so it never counts the torn record
+	/* LMM(ring:N) with release, as a commit stores it: a reader that
+	 * sees this next_seq sees this head too, so it never counts the torn record
 	 * both as a gap (cursor_gone()) and as torn */
 	atomic_store_explicit(&ctl->next_seq, w->seq, memory_order_release);
 }
@@ -740,7 +740,7 @@ bool shmlog__lane_claim(const struct shmlog__seg *s, unsigned lane,
 	else
 		atomic_store_explicit(&ctl->reserve, w->head,
 				      memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	shmlog__fence_release();
 	return true;
 }
 

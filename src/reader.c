@@ -127,7 +127,7 @@ static void fill_record(struct shmlog_reader *r, unsigned lane,
 		out->flags |= SHMLOG_REC_DEFERRED;
 	} else if (r->deferred) {
 		/* a format in the table and the values: the text is made
-		 * here (deferred.c), never trusting either */
+		 * here (fmtarg_table.c), never trusting either */
 		const unsigned char *m = (const unsigned char *)out->msg;
 		size_t n = shmlog__defer_format(&r->seg, m, h->msg_len, r->text,
 						sizeof(r->text), r->fmt,
@@ -215,6 +215,7 @@ int shmlog__reader_next_guarded(struct shmlog_reader *r,
 				struct shmlog_record *rec,
 				struct shmlog_lost *lost)
 {
+	/* LMM(config:B) pairs with LMM(config:A) */
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
 	/* The lane at the top gave its record last time, and its buffer is
@@ -260,6 +261,7 @@ int shmlog__reader_next_guarded(struct shmlog_reader *r,
  * with records has its oldest one fetched now. */
 static void reader_start(struct shmlog_reader *r, bool at_tail)
 {
+	/* LMM(config:B) pairs with LMM(config:A) */
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
 	const struct shmlog__fixed *f = &r->seg.fixed;
@@ -336,7 +338,7 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
 		owner = head = reserve = 0;
 		next = c->seq_known ? c->next_seq : f->initial_seq;
 	}
-	/* alive by a lock (owner.c), not by the pid in the word */
+	/* alive by a lock (lane.c), not by the pid in the word */
 	int alive = owner ? shmlog__owner_alive(&r->seg, lane, owner) : 0;
 	/* next_seq lags by one if its writer died right after publishing */
 	if (c->seq_known && (int64_t)(c->next_seq - next) > 0)
@@ -396,7 +398,7 @@ static int ident_writer(const shmlog_reader_t *r, const struct shmlog__ident *id
 		return err;
 	out.died = (id_lane & IDENT_DIED) != 0;
 	/* alive: the lane is still the one it claimed (its owner word) and
-	 * a live process holds the lane's lock (owner.c) */
+	 * a live process holds the lane's lock (lane.c) */
 	if (owner && owner == shmlog__owner_word(out.pid, out.tid) &&
 	    !shmlog__is_borrow_word(owner)) {
 		int alive = shmlog__owner_alive(&r->seg, lane, owner);

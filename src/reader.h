@@ -249,6 +249,7 @@ static inline bool shmlog__cursor_has_new(const struct shmlog__seg *s,
 	if (!c->begun || pos_before(c->pos, c->head_seen) ||
 	    (c->looked_ns && c->head_seen != c->head_prev))
 		return true;
+	/* LMM(ring:F) */
 	return pos_before(c->pos, atomic_load_explicit(&ctl->head,
 						       memory_order_acquire));
 }

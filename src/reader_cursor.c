@@ -51,7 +51,7 @@ static void cursor_begin(const struct shmlog__seg *s, unsigned lane,
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	uint64_t head = c->head_seen =
-		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(F) */
+		atomic_load_explicit(&ctl->head, memory_order_acquire); /* LMM(ring:F) */
 	c->pos = (head & ~(uint64_t)(REC_ALIGN - 1)) - SHMLOG__LANE_REACH;
 	c->chunk = CHUNK_NONE;
 	c->next_seq = s->fixed.initial_seq;
@@ -69,6 +69,7 @@ static bool cursor_gone(const struct shmlog__seg *s, unsigned lane,
 			struct shmlog__rlane *c, uint64_t head)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	/* LMM(ring:P) next_seq, then head again (ring:F): pairs with ring:N */
 	uint64_t next = atomic_load_explicit(&ctl->next_seq,
 					     memory_order_acquire);
 	if (atomic_load_explicit(&ctl->head, memory_order_acquire) != head)
@@ -141,6 +142,7 @@ static void lane_fingerprint(const struct shmlog__seg *s, unsigned lane,
 			     const struct shmlog__rlane *c, uint64_t fp[3])
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	/* LMM(ring:F) */
 	fp[0] = atomic_load_explicit(&ctl->head, memory_order_acquire);
 	fp[1] = c->chunk == CHUNK_NONE
 			? 0
@@ -269,6 +271,7 @@ void shmlog__cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
 				 struct shmlog__rlane *c)
 {
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
+	/* LMM(ring:F) */
 	c->pos = c->head_seen =
 		atomic_load_explicit(&ctl->head, memory_order_acquire);
 	c->chunk = CHUNK_NONE;
@@ -283,7 +286,7 @@ void shmlog__cursor_skip_to_head(const struct shmlog__seg *s, unsigned lane,
  * Each load takes the line head is in from the writer's core, and reading
  * up to that head takes the line the writer's next record starts in:
  * chasing the writer record by record would cost it two misses a record
- * (ring.c, "Following writers"); one look every FOLLOW_LOOK_NS costs it
+ * (wake.c, "Following writers"); one look every FOLLOW_LOOK_NS costs it
  * two misses that often, and is the most a record waits for the follower
  * to see it while it keeps up. A lane whose head
  * did not move at the last look is looked at freely: nobody writes its
@@ -352,7 +355,7 @@ uint64_t shmlog__cursor_look(const struct shmlog__seg *s, unsigned lane,
 	}
 	if (!gated || !cursor_look_fresh(c, now)) {
 		uint64_t head = atomic_load_explicit(
-			&ctl->head, memory_order_acquire); /* LMM(F) */
+			&ctl->head, memory_order_acquire); /* LMM(ring:F) */
 		uint64_t prev = c->looked_ns;
 		c->looked_ns = now ? now : 1;
 		c->head_prev = c->head_seen;
@@ -458,7 +461,7 @@ static bool cursor_resting(const struct shmlog__seg *s, unsigned lane,
 		return true;
 	c->rest_until_ns = 0;
 	uint64_t head = atomic_load_explicit(&seg_lane(s, lane)->head,
-					     memory_order_acquire); /* LMM(F) */
+					     memory_order_acquire); /* LMM(ring:F) */
 	c->head_seen = head;
 	if (c->chunk == CHUNK_NONE)
 		cursor_overtaken(s, lane, c, head);
@@ -550,7 +553,7 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 			if (!shmlog__cursor_may_look(c))
 				return false;
 			head = c->head_seen = atomic_load_explicit(
-				&ctl->head, memory_order_acquire); /* LMM(F) */
+				&ctl->head, memory_order_acquire); /* LMM(ring:F) */
 			if (!pos_before(c->pos, head)) {
 				if (cursor_settle(s, lane, c, head))
 					return false;
@@ -561,6 +564,7 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 		if (c->chunk == CHUNK_NONE && !cursor_enter(s, lane, c)) {
 			/* nothing up to the head we have: a newer one? */
 			uint64_t seen = head;
+			/* LMM(ring:F) */
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
 			if ((head == seen || c->pos == head) &&
@@ -572,6 +576,7 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 		}
 		uint64_t limit;
 		if (!cursor_limit(f, c, head, &limit)) {
+			/* LMM(ring:F) */
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
 			if (cursor_limit(f, c, head, &limit)) {
@@ -587,6 +592,7 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 				continue;
 			}
 			/* at head: look again */
+			/* LMM(ring:F) */
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
 			if (c->pos == head && cursor_settle(s, lane, c, head))
@@ -628,6 +634,7 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 			c->pos = c->cend;
 			/* if the lane's head was in it (or at its end), no
 			 * later record will show the gap: count it now */
+			/* LMM(ring:F) */
 			head = c->head_seen = atomic_load_explicit(
 				&ctl->head, memory_order_acquire);
 			if (!pos_before(c->pos, head)) {

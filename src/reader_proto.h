@@ -11,22 +11,6 @@
 
 /* ---- the record protocol for readers (ring.c; cursors: reader_cursor.c) ---- */
 
-/* A release fence where a writer's stores before it must be seen before
- * its stores after it (the LMM pairs of ring.c). GCC warns that TSan does
- * not model fences (-Wtsan) wherever this is inlined, which -Werror turns
- * into a build failure; the fence is still emitted. */
-static inline void shmlog__fence_release(void)
-{
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-	atomic_thread_fence(memory_order_release);
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-}
-
 /* Is @a before @b? Positions compare by signed difference. */
 static inline bool pos_before(uint64_t a, uint64_t b)
 {

@@ -2,15 +2,16 @@
 /*
  * Waiting for records: a follower's looks every few microseconds, its
  * naps beside a writer at full speed, then its sleep on the buffer's
- * futex (ring.c, "Waking readers"); shmlog_reader_wait() on one reader,
+ * futex (wake.c, "Waking readers"); shmlog_reader_wait() on one reader,
  * shmlog_reader_wait_any() on several.
  *
  * What must hold: every wait is bounded by its timeout and returns
  * -EINTR when a signal interrupts a sleep, so that callers obey SIGINT
  * and SIGTERM; a follower never sleeps without first storing
- * notify.sleepers, a membarrier, and one more look (the reader's side of
- * the Dekker pair with LMM(W) in every writer); and a waiter that finds
- * nothing never spins longer than SPIN_NS before it naps or sleeps.
+ * notify.sleepers, a membarrier, and one more look (LMM(ring:S), the
+ * reader's side of the Dekker pair with LMM(ring:W) in every writer);
+ * and a waiter that finds nothing never spins longer than SPIN_NS
+ * before it naps or sleeps.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -38,7 +39,7 @@ static inline void cpu_relax(void)
 
 /* ---- following: a look every few microseconds, never sooner ---- */
 
-/* A follower that has read everything (ring.c, "Following writers")
+/* A follower that has read everything (wake.c, "Following writers")
  * looks at the lanes every LOOK_STEP_NS, and goes back to read as soon as
  * a look finds a record: the head of a lane being written is loaded at
  * most every FOLLOW_LOOK_NS (cursor_look()), a lane nobody writes at every
@@ -258,7 +259,7 @@ static bool set_can_sleep(const struct wait_set *w)
 	       !atomic_load_explicit(&waitv_refused, memory_order_relaxed);
 }
 
-/* Say to @r's writers that a reader sleeps (ring.c, "Waking readers"):
+/* Say to @r's writers that a reader sleeps (wake.c, "Waking readers"):
  * the futex word's value before, in *@seen. false: the mapping faulted
  * (the reader failed, and is ready). */
 static bool reader_sleeps(struct shmlog_reader *r, uint32_t *seen)
@@ -267,6 +268,8 @@ static bool reader_sleeps(struct shmlog_reader *r, uint32_t *seen)
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
+		/* LMM(ring:U) the futex word before the flag; pairs with
+		 * LMM(ring:V) */
 		*seen = atomic_load_explicit(&hdr->notify.futex,
 					     memory_order_acquire);
 		atomic_store_explicit(&hdr->notify.sleepers, 1,
@@ -316,9 +319,10 @@ static int futex_sleep(struct futex_waitv *v, size_t n, uint64_t left)
  * ready, 1 woken with nothing to read (a lane the follower rests on, a
  * wake-up for another reader of the buffer: spin and nap again),
  * -ETIMEDOUT, -EINTR; -ENOSYS: poll instead. It stores the sleepers
- * flags, then one membarrier (pairs with LMM(W) in every writer: see
- * ring.c, "Waking readers"), then looks before it sleeps, so a record
- * committed before a writer could see a flag is found by the look. */
+ * flags, then one membarrier (LMM(ring:S), pairs with LMM(ring:W) in
+ * every writer: see wake.c, "Waking readers"), then looks before it
+ * sleeps, so a record committed before a writer could see a flag is
+ * found by the look. */
 static int set_sleep(struct wait_set *w)
 {
 	struct futex_waitv v[SHMLOG_WAIT_ANY_MAX];
@@ -338,6 +342,7 @@ static int set_sleep(struct wait_set *w)
 		};
 		k++;
 	}
+	/* LMM(ring:S) the sleepers flags before the look at the heads */
 	shmlog__membarrier();
 	if (set_look(w, shmlog__clock_ns(CLOCK_MONOTONIC), false))
 		return 0;

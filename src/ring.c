@@ -177,7 +177,14 @@
  *   ring:E  append_publish() and space.c chunk_switch(): head, release.
  *           Pairs with ring:F: records (and the PAD ending a chunk) below
  *           the head a reader loaded are whole in its view.
- *   ring:F  reader.c, the cursor: head, acquire. Pairs with ring:E.
+ *   ring:F  reader_cursor.c, every load of a lane's head, acquire (and
+ *           reader_raw.c's). Pairs with ring:E.
+ *   ring:N  append_publish(), lane.c lane_repair(): next_seq, release,
+ *           after head. Pairs with ring:P.
+ *   ring:P  reader_cursor.c cursor_gone(): next_seq, acquire, then head
+ *           again (ring:F). Pairs with ring:N: a next_seq seen with an
+ *           unchanged head is no newer than that head, so the records
+ *           counted gone are not counted again as a gap or as torn.
  *   ring:K  ring.h chunk_close(): the chunk's word OPEN -> LIVE, release
  *           (a CAS). Pairs with ring:Q: a taker sees the chunk's records
  *           complete before it rewrites them.
@@ -194,8 +201,17 @@
  *   ring:W  append.h shmlog__append_wake_due(), write_path.h
  *           wake_fence(): the writer's side of Dekker's pattern, a
  *           compiler barrier (a full fence without membarrier). Pairs
- *           with the sleeping reader's membarrier (reader.c, wake.c): the
- *           writer sees the sleepers flag, or the reader sees the head.
+ *           with ring:S: the writer sees the sleepers flag, or the
+ *           reader sees the head (wake.c, "Waking readers").
+ *   ring:S  reader_wait.c set_sleep(): the sleepers flags, then a
+ *           membarrier (the full barrier on every writer's CPU), then a
+ *           look at every head. Pairs with ring:W.
+ *   ring:U  reader_wait.c reader_sleeps(): the futex word, acquire, before
+ *           the sleepers flag; the value goes to FUTEX_WAIT, which
+ *           returns at once if it changed. Pairs with ring:V.
+ *   ring:V  wake.c shmlog__ring_wake(): the futex word bumped, release,
+ *           after the head it announces. Pairs with ring:U: a reader that
+ *           sees the bump sees the head.
  *
  * Lane idents (lane.c, a seqlock over the ident's fields):
  *   ident:A  odd gen, then a release fence, before the fields.
@@ -213,6 +229,11 @@
  *            second look at seq comes after every field. Pairs with B.
  *   clock:D  anchor_copy(): seq again. Pairs with A: a field of a
  *            publication under way shows as a changed or odd seq.
+ *   clock:E  anchor_publish(): the anchor count, a seq_cst CAS, before
+ *            the slot's odd seq (A): one publisher per round.
+ *   clock:F  shmlog__clockmap_read(): the count, acquire, before every
+ *            slot's seq. Pairs with E: the newest round's slot, not yet
+ *            whole, is seen pending (clock:D) and the map read again.
  *
  * The filter (filter.c; the spec is a seqlock on config.filter_gen):
  *   filter:A  spec_lock(): gen to odd by a seq_cst CAS, before the spec.
@@ -228,6 +249,15 @@
  *             (write_path.h write_wanted()) loads gen and the word
  *             relaxed: the word holds its generation and both bounds in
  *             one atomic, and nothing is read through it.
+ *   filter:G  spec_snapshot(), shmlog__write_wanted_slow(): gen, acquire,
+ *             to decide whether to copy the spec again. Pairs with B;
+ *             nothing is read through it: the copy runs under C and D.
+ *
+ * The reader's clear mark (shmlog_clear(): segment.c, reader.c):
+ *   config:A  clear_mark(): clear_raw, release.
+ *   config:B  the reader, once per shmlog_reader_next() and at its
+ *             start: clear_raw, acquire. Pairs with A. One word, nothing
+ *             read through it: records stamped before it are hidden.
  *
  * Call sites' plans (fmtarg_table.c, deferred.h):
  *   site:A  the site's key, release, after its plan and the table's
@@ -344,7 +374,7 @@ bool shmlog__chunk_newest(const struct shmlog__seg *s, unsigned lane,
 }
 
 
-/* ---- the record protocol, for readers (reader.c) -------------------- */
+/* ---- the record protocol, for readers (reader_cursor.c) ------------- */
 
 /* Copy @n bytes out of the segment. The writer may be rewriting them: the
  * copy is checked afterwards (shmlog__rec_recheck), never trusted before. */

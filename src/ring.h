@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "barrier.h"
 #include "segment.h"
 
 /* A writer's look at the whole descriptor table, spread over its chunk
@@ -51,7 +52,7 @@ struct shmlog__wlane {
 	 * mapping it failed once, not tried again) */
 	struct shmlog__survey *survey;
 	bool survey_failed;
-	/* a typed call is being made again after its switch (writer.c,
+	/* a typed call is being made again after its switch (fmtarg_call.c,
 	 * print_typed_switch()): a second miss is the general path's */
 	bool typed_again;
 	/* incarnations reserved for this lane's next chunks, [inc_next,
@@ -95,7 +96,8 @@ bool shmlog__ring_append_next(const struct shmlog__seg *s,
  * zeroed by the caller): each lane's bytes and, in per_lane[lane_count +
  * lane], its chunks. Reads the mapping: call it guarded. */
 uint64_t shmlog__space_used(const struct shmlog__seg *s, uint64_t *per_lane);
-/* shmlog_stat_space()'s figures, by the space policy's rules. */
+/* shmlog_stat_space()'s figures, by the space policy's rules
+ * (space_survey.c). */
 void shmlog__space_census(const struct shmlog__seg *s,
 			  struct shmlog_space_stats *st);
 /* Wake sleeping readers if any (slow path of every append). */

@@ -9,8 +9,8 @@
  * table with it.
  *
  * What the protocol does with these bytes is the design comment of each
- * file that writes them: ring.c (records, lanes, chunks), space.c (which
- * chunk a writer takes), lane.c (claims and repairs), clock.c (anchors),
+ * file that writes them: ring.c (records, lanes, chunks), space.c and
+ * space_survey.c (which chunk a writer takes), lane.c (claims and repairs), clock.c (anchors),
  * fmtarg_table.c (the format table).
  */
 #ifndef SHMLOG_SEG_FORMAT_H

@@ -547,6 +547,7 @@ static int clear_mark(const struct shmlog__seg *s, uint64_t now)
 		return -EIO; /* truncated under us */
 	}
 	shmlog__guard_arm(&g, s);
+	/* LMM(config:A) pairs with LMM(config:B) */
 	atomic_store_explicit(&s->hdr->config.clear_raw, now ? now : 1,
 			      memory_order_release);
 	shmlog__guard_disarm();

@@ -1,45 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which chunk a writer takes, and how: the space policy, the chunk
- * switch (step 0 of the write in ring.c's design comment) and the
- * append's slow path, shmlog__ring_append(). The switch and the policy
- * are one unit: the switch inlines the policy's steps (a survey slice,
- * a hint, a reserved chunk); in two files each would be a call across
- * files on every switch, with every register the switch keeps live
- * saved and restored around it (docs/benchmarks.md, "Constants and
- * choices in the source").
- *
- * ===================================================================
- * The space policy
- * ===================================================================
- *
- * A writer whose record does not fit the rest of its OPEN chunk ends the
- * chunk with a PAD, makes it LIVE, and takes a chunk (chunk_take), in this
- * order of preference:
- *   1. a chunk never used;
- *   2. while the departed hold more than their bound, their oldest LIVE
- *      chunk (departed_oldest()), whoever else is above a share. The
- *      departed: the chunks of lanes with no writer, and those older
- *      than their writer's claim in a lane that has one (the lane's
- *      claim_mark: a writer that claims a lane a departed writer gave
- *      back goes on in its chunk). Counted as one more writer, they
- *      keep D = min(what they hold, chunk_count / max(16, N + 1));
- *   3. a reserved chunk (RESV, resv_take()), else the oldest LIVE
- *      chunk, of the lane furthest above its fair share, share =
- *      (chunk_count - D) / N, N the lanes holding chunks whose owner
- *      word is set; ties go to the taker. The departed, at or under
- *      their bound, are one of the candidates;
- *   4. its own oldest LIVE chunk: it is at or under its share and so is
- *      everyone else. A lone writer recycles its own oldest chunk.
- * So a lone writer keeps all chunks but the one it is filling and what
- * the departed keep (at most 1/16), and with N writers each keeps its
- * share whatever the others write: a writer at or under its share is
- * only taken from when nobody is above it, and then it takes from itself.
- * A writer that went quiet keeps its chunks until somebody above it needs
- * space; one that exited or died keeps its newest records while the
- * departed hold no more than their bound. The guarantee is in whole
- * chunks: a writer holding S chunks keeps at least S - 1 full ones, less
- * the PAD at each chunk's end (under one record).
+ * Which chunk a writer takes, and how: the chunk switch (step 0 of the
+ * write in ring.c's design comment) and the append's slow path,
+ * shmlog__ring_append(). The switch inlines the space policy's steps it
+ * runs on every switch (a survey slice, a hint, a reserved chunk); in two
+ * files each would be a call across files on every switch, with every
+ * register the switch keeps live saved and restored around it
+ * (docs/benchmarks.md, "Constants and choices in the source"). The
+ * policy itself, which chunk to take (the order of preference), and the
+ * pass over the descriptor table it answers from are in space_survey.c:
+ * a writer runs that once per list of own chunks, not per switch.
  *
  * Taking a chunk is a compare-and-swap of its word from what the taker saw
  * (LIVE, some lane, some inc, or 0) to OPEN(new inc, taker's lane). The
@@ -50,7 +20,7 @@
  * reader's check that succeeds on it finds what it saw. A failed CAS means
  * somebody else took it: look again, at most TAKE_TRIES times, then drop
  * the record (counted). Nobody waits for anybody.
- * *
+ *
  * ===================================================================
  * The switch
  * ===================================================================
@@ -61,7 +31,7 @@
  *   b. the chunk's word OPEN -> LIVE (release): from now on it may be
  *      taken                                                LMM(ring:K)
  *   c. inc = the next of the writer's block (a fetch_add(epoch, 16) when
- *      it has none left); choose a chunk (the policy above)
+ *      it has none left); choose a chunk (space_survey.c)
  *   d. CAS its word to OPEN(inc, lane) (acq_rel)            LMM(ring:Q)
  *   e. release fence: the word changes before any byte of the
  *      chunk is rewritten                                   LMM(ring:R)
@@ -80,6 +50,7 @@
 
 #include "append.h"
 #include "internal.h"
+#include "space_survey.h"
 
 /* Does chunk word @a go before @b in what a lane gives up first? Its
  * reserved chunks, which hold no record, then its LIVE ones oldest first
@@ -140,9 +111,6 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 
 /* ---- the space policy: which chunk a writer takes -------------------- */
 
-/* How many of its own oldest LIVE chunks a writer keeps listed, to take
- * one by one with a CAS each and no look at the table. */
-#define OWN_LIST 64
 /* At most this many chunks a writer takes ahead (CHUNK_RESV), in a row
  * with the one it takes from another lane (chunk_pick()). */
 #define RESV_MAX 8
@@ -150,44 +118,6 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
  * if the list is shorter), a slice of the table each. One: the whole
  * pass on the switch that takes the list's last chunk (survey_step). */
 #define SURVEY_SPAN 1
-#define NO_PASS UINT32_MAX
-
-/* What one pass over the descriptor table found: per lane, the chunks it
- * holds (bit 31: a LIVE one among them; bit 30: set by survey_decide, the
- * lane has a writer), the lanes seen, the first never-used chunk, and the
- * writer's own oldest LIVE chunks, oldest first. */
-struct survey_acc {
-	uint32_t *held; /* lane_count entries, zero but the lanes seen */
-	uint16_t *seen; /* lane_count entries */
-	/* lane_count entries each: per lane seen, its claim_mark and its
-	 * LIVE chunks older than it (the departed's in a writer's lane).
-	 * mark is NULL in chunk_pick() without a survey (a borrowed
-	 * record): the marks are read from the lanes as the pass goes.
-	 * Without pre, a writer's lane would count the departed's chunks
-	 * in it as its writer's, lane_oldest() (which skips them) find
-	 * nothing to give, and every borrowed record be dropped. */
-	uint64_t *mark;
-	uint32_t *pre;
-	uint32_t seen_n, zero, cand_n;
-	uint32_t pre_me; /* the scanning writer's lane's departed LIVE chunks */
-	/* survey_decide()'s N, and the chunks the departed hold and keep */
-	int64_t n, departed, departed_cap;
-	uint32_t cand_idx[OWN_LIST];
-	uint64_t cand_word[OWN_LIST];
-};
-
-/* Is descriptor word @a's incarnation older than @b's? By difference, as
- * positions compare (the incarnation counter wraps). */
-static inline bool inc_before(uint64_t a, uint64_t b)
-{
-	return (int64_t)((a >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT) -
-			 (b >> CHUNK_INC_SHIFT << CHUNK_INC_SHIFT)) < 0;
-}
-
-#define HELD_LIVE (1u << 31) /* a LIVE chunk: the writer's or departed */
-#define HELD_OWNED (1u << 30)
-#define HELD_OWN_LIVE (1u << 29) /* a LIVE chunk of the lane's writer */
-#define HELD_COUNT (HELD_OWN_LIVE - 1)
 
 struct shmlog__survey {
 	uint32_t size; /* bytes of this mapping */
@@ -232,126 +162,32 @@ static inline void own_list_drop(struct shmlog__survey *sv)
 	sv->own_n = sv->own_at = 0;
 }
 
-/* Lane @l's claim mark, for a pass without a copy of the marks. */
-static inline uint64_t lane_mark(const struct shmlog__seg *s, unsigned l)
+/* The pass's own oldest chunks, those whose words are still what the
+ * pass read (we took some of them meanwhile), become the list to take.
+ * @below (non-zero): a pass spread over switches lists only chunks older
+ * than @below, the chunk we were writing when it began: one we took or
+ * closed during the pass may have been read before (a stale word) or
+ * after (a young chunk of ours), and a list holding the second but not
+ * the first would recycle a chunk younger than one it left: a hole in
+ * the lane's history. Everything older was ours throughout. */
+static void survey_install(const struct shmlog__seg *s,
+			   struct shmlog__survey *sv, uint32_t skip,
+			   uint64_t below)
 {
-	return atomic_load_explicit(&seg_lane(s, l)->claim_mark,
-				    memory_order_relaxed);
-}
-
-/* Read descriptors [@from, @to) into @a; @me: the reading writer's lane,
- * whose LIVE chunks are listed oldest first. @stop_at_zero: return at the
- * first never-used chunk (a writer takes it at once). The loop reads a
- * word and counts it; the list of the oldest few costs a compare per
- * chunk of ours, a little more where the table's order and the chunks'
- * age disagree (a pass starts where the writer's oldest chunk is, and a
- * lone writer's table is its history rotated: then nowhere). */
-static void survey_scan(const struct shmlog__seg *s, unsigned me,
-			uint64_t me_mark, struct survey_acc *a, uint32_t from,
-			uint32_t to, bool stop_at_zero)
-{
-	const uint32_t lanes = s->fixed.lane_count;
-	_Atomic uint64_t *tab = seg_chunk(s, 0);
-	uint32_t *held = a->held;
-	uint16_t *seen = a->seen;
-	uint32_t seen_n = a->seen_n, cand_n = a->cand_n, mine = 0, gone = 0;
-	const uint64_t own_live = (uint64_t)me << CHUNK_LANE_SHIFT | CHUNK_LIVE;
-	const uint64_t low = ((uint64_t)1 << CHUNK_INC_SHIFT) - 1;
-	/* the youngest listed; the words listed differ in their incarnation
-	 * only, so they compare by plain difference */
-	uint64_t last = cand_n ? a->cand_word[cand_n - 1] : 0;
-	for (uint32_t i = from; i < to; i++) {
-		uint64_t d = atomic_load_explicit(&tab[i], memory_order_relaxed);
-		if (SHMLOG_LIKELY((d & low) == own_live && d != own_live)) {
-			if (SHMLOG_UNLIKELY(claim_before(d, me_mark))) {
-				gone++; /* a departed writer's, not ours */
-				continue;
-			}
-			/* one of our LIVE chunks: younger than those listed,
-			 * as a pass read from our oldest on mostly finds
-			 * them, it goes at the end */
-			mine++;
-			if (SHMLOG_LIKELY(cand_n < OWN_LIST &&
-					  (!cand_n || (int64_t)(last - d) < 0))) {
-				a->cand_idx[cand_n] = i;
-				a->cand_word[cand_n++] = d;
-				last = d;
-				continue;
-			}
-		} else {
-			if (d == 0) { /* never used */
-				if (a->zero == NO_PASS)
-					a->zero = i;
-				if (stop_at_zero)
-					break;
-				continue;
-			}
-			unsigned st = chunk_state(d), l = chunk_lane(d);
-			if (st - CHUNK_LIVE > CHUNK_RESV - CHUNK_LIVE ||
-			    l >= lanes || !(d >> CHUNK_INC_SHIFT))
-				continue; /* a word no writer stores */
-			uint32_t h = held[l];
-			if (!h) {
-				seen[seen_n++] = (uint16_t)l;
-				if (a->mark)
-					a->mark[l] = atomic_load_explicit(
-						&seg_lane(s, l)->claim_mark,
-						memory_order_relaxed);
-			}
-			uint32_t live = 0;
-			if (st == CHUNK_LIVE) {
-				live = HELD_LIVE | HELD_OWN_LIVE;
-				if (a->pre && l != me &&
-				    claim_before(d, a->mark ? a->mark[l]
-							    : lane_mark(s, l))) {
-					a->pre[l]++;
-					live = HELD_LIVE;
-				}
-			}
-			held[l] = (h + 1) | live;
+	uint32_t n = 0;
+	for (uint32_t k = skip; k < sv->acc.cand_n; k++) {
+		if (below && !inc_before(sv->acc.cand_word[k], below))
+			break; /* sorted: the rest are younger still */
+		if (atomic_load_explicit(seg_chunk(s, sv->acc.cand_idx[k]),
+					 memory_order_relaxed) !=
+		    sv->acc.cand_word[k])
 			continue;
-		}
-		/* else insertion into the sorted few, by incarnation (the
-		 * order of the bases) */
-		uint32_t k = cand_n;
-		if (k == OWN_LIST) {
-			if (!inc_before(d, a->cand_word[k - 1]))
-				continue;
-			k--;
-		} else {
-			cand_n++;
-		}
-		for (; k > 0 && inc_before(d, a->cand_word[k - 1]); k--) {
-			a->cand_idx[k] = a->cand_idx[k - 1];
-			a->cand_word[k] = a->cand_word[k - 1];
-		}
-		a->cand_idx[k] = i;
-		a->cand_word[k] = d;
-		last = a->cand_word[cand_n - 1];
+		sv->own_idx[n] = sv->acc.cand_idx[k];
+		sv->own_word[n++] = sv->acc.cand_word[k];
 	}
-	if (mine || gone) {
-		if (!held[me])
-			seen[seen_n++] = (uint16_t)me;
-		held[me] = (held[me] + mine + gone) | HELD_LIVE |
-			   (mine ? HELD_OWN_LIVE : 0);
-		a->pre_me += gone;
-	}
-	a->seen_n = seen_n;
-	a->cand_n = cand_n;
+	sv->own_n = n;
+	sv->own_at = 0;
 }
-
-/* What departed writers keep, together: the lanes that hold chunks and
- * no writer (their writers exited, or died and were reaped) count as one
- * more writer whose share is at most 1/DEPARTED_DIV of the buffer. Under
- * it they lose nothing, as a quiet live writer does not: a crashed
- * daemon's last records, a one-shot script's line. Above it, the oldest
- * of their chunks goes first (departed_oldest()). The bound keeps a
- * lone live writer at 15/16 of the buffer, less the chunk it fills,
- * whatever departed writers wrote before it. */
-#define DEPARTED_DIV 16
-
-/* survey_decide()'s answer when the departed give: departed_oldest(). */
-#define VICTIM_DEPARTED (UINT_MAX - 1)
 
 /* The oldest LIVE chunk of the departed, into *@idx and *@word: they lose
  * their oldest records first, so what they keep is their newest,
@@ -387,111 +223,6 @@ static bool departed_oldest(const struct shmlog__seg *s,
 		}
 	}
 	return oldest != 0;
-}
-
-/* The policy's answer from a pass (its held counts): the lane to take
- * from, VICTIM_DEPARTED, or UINT_MAX if no chunk can be taken. N is the
- * lanes holding chunks whose owner word is set, and @me; the departed
- * (the chunks of every other lane, and those older than their writer's
- * claim in a lane that has one) keep D = min(what they hold,
- * chunk_count / max(DEPARTED_DIV, N + 1)), and each of the N a share of
- * (chunk_count - D) / N. The departed give while they hold more than
- * their bound; else the lane furthest above its share, the departed as
- * one, gives; ties go to @me; @me if nobody is above the share and it
- * has a LIVE chunk. Leaves N, D's bound and what the departed hold in
- * @a for chunk_pick(). */
-static unsigned survey_decide(const struct shmlog__seg *s, unsigned me,
-			      struct survey_acc *a)
-{
-	const struct shmlog__fixed *f = &s->fixed;
-	int64_t n = a->held[me] ? 0 : 1; /* us, even holding nothing */
-	int64_t departed = 0;
-	bool departed_live = false;
-	for (uint32_t k = 0; k < a->seen_n; k++) {
-		unsigned l = a->seen[k];
-		uint32_t h = a->held[l];
-		if (l == me || atomic_load_explicit(&seg_lane(s, l)->owner,
-						    memory_order_relaxed) != 0) {
-			a->held[l] |= HELD_OWNED;
-			n++;
-			uint32_t pre = l == me ? a->pre_me : a->pre ? a->pre[l] : 0;
-			departed += pre;
-			departed_live |= pre != 0;
-			continue;
-		}
-		departed += h & HELD_COUNT;
-		departed_live |= (h & HELD_LIVE) != 0;
-	}
-	int64_t cap = (int64_t)f->chunk_count / (n + 1 > DEPARTED_DIV
-							 ? n + 1
-							 : DEPARTED_DIV);
-	int64_t keep = departed < cap ? departed : cap;
-	a->n = n;
-	a->departed = departed;
-	a->departed_cap = cap;
-	/* Above their bound the departed give first, whoever else is above
-	 * a share. Weighed against the writers' excess, as one more writer,
-	 * they would keep several times the bound for good beside writers
-	 * that hold little: in 128 chunks (bound 8), two quiet writers
-	 * holding a chunk each (N = 3), a flooder holding 79 is
-	 * 79 * 3 - 120 = 117 above its share, departed holding 47 are
-	 * (47 - 8) * 3 = 117 above theirs: from there on it recycles its
-	 * own oldest, whichever lane it has. */
-	if (departed_live && departed > cap)
-		return VICTIM_DEPARTED;
-	/* excess over the share, scaled by N: held * N - (chunk_count - D),
-	 * held without the departed's; the departed's: (D - bound) * N */
-	unsigned victim = UINT_MAX;
-	int64_t most = 0;
-	if (departed_live) {
-		victim = VICTIM_DEPARTED;
-		most = (departed - cap) * n;
-	}
-	for (uint32_t k = 0; k < a->seen_n; k++) {
-		unsigned l = a->seen[k];
-		uint32_t h = a->held[l];
-		if (!(h & HELD_OWN_LIVE) || !(h & HELD_OWNED))
-			continue; /* no LIVE chunk of a writer to give */
-		uint32_t pre = l == me ? a->pre_me : a->pre ? a->pre[l] : 0;
-		int64_t excess = (int64_t)((h & HELD_COUNT) - pre) * n -
-				 ((int64_t)f->chunk_count - keep);
-		if (victim == UINT_MAX || excess > most ||
-		    (excess == most && l == me)) {
-			victim = l;
-			most = excess;
-		}
-	}
-	/* at or under the share everybody: our own oldest, if we have one */
-	if (victim != UINT_MAX && most <= 0 && (a->held[me] & HELD_OWN_LIVE))
-		victim = me;
-	return victim;
-}
-
-/* The pass's own oldest chunks, those whose words are still what the
- * pass read (we took some of them meanwhile), become the list to take.
- * @below (non-zero): a pass spread over switches lists only chunks older
- * than @below, the chunk we were writing when it began: one we took or
- * closed during the pass may have been read before (a stale word) or
- * after (a young chunk of ours), and a list holding the second but not
- * the first would recycle a chunk younger than one it left: a hole in
- * the lane's history. Everything older was ours throughout. */
-static void survey_install(const struct shmlog__seg *s,
-			   struct shmlog__survey *sv, uint32_t skip,
-			   uint64_t below)
-{
-	uint32_t n = 0;
-	for (uint32_t k = skip; k < sv->acc.cand_n; k++) {
-		if (below && !inc_before(sv->acc.cand_word[k], below))
-			break; /* sorted: the rest are younger still */
-		if (atomic_load_explicit(seg_chunk(s, sv->acc.cand_idx[k]),
-					 memory_order_relaxed) !=
-		    sv->acc.cand_word[k])
-			continue;
-		sv->own_idx[n] = sv->acc.cand_idx[k];
-		sv->own_word[n++] = sv->acc.cand_word[k];
-	}
-	sv->own_n = n;
-	sv->own_at = 0;
 }
 
 /* Taking chunk @at from lane @victim (which held @now chunks), also take
@@ -591,13 +322,14 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		a->seen_n = a->cand_n = a->pre_me = 0;
 		a->zero = NO_PASS;
 	}
-	survey_scan(s, w->lane, w->claim_mark, a, 0, f->chunk_count, true);
+	shmlog__survey_scan(s, w->lane, w->claim_mark, a, 0, f->chunk_count,
+			    true);
 	if (a->zero != NO_PASS) {
 		*out = a->zero;
 		*word = 0;
 		return true;
 	}
-	unsigned victim = survey_decide(s, w->lane, a);
+	unsigned victim = shmlog__survey_decide(s, w->lane, a);
 	if (victim == UINT_MAX)
 		return false;
 	if (victim == VICTIM_DEPARTED)
@@ -719,10 +451,10 @@ static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	/* [at, end) of the pass, in the table from start on, circularly */
 	uint32_t lo = sv->start + sv->at, hi = sv->start + end;
 	if (lo < cc)
-		survey_scan(s, w->lane, w->claim_mark, &sv->acc, lo,
+		shmlog__survey_scan(s, w->lane, w->claim_mark, &sv->acc, lo,
 			    hi < cc ? hi : cc, false);
 	if (hi > cc)
-		survey_scan(s, w->lane, w->claim_mark, &sv->acc,
+		shmlog__survey_scan(s, w->lane, w->claim_mark, &sv->acc,
 			    lo > cc ? lo - cc : 0,
 			    hi - cc, false);
 	sv->at = end;
@@ -733,7 +465,7 @@ static void survey_step(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		sv->fresh = sv->acc.zero;
 		return;
 	}
-	if (survey_decide(s, w->lane, &sv->acc) == w->lane)
+	if (shmlog__survey_decide(s, w->lane, &sv->acc) == w->lane)
 		survey_install(s, sv, 0, sv->below);
 	else
 		own_list_drop(sv); /* another lane is above its share */
@@ -1118,43 +850,4 @@ bool shmlog__ring_make_room(const struct shmlog__seg *s,
 		chunk_none(w);
 	}
 	return w->cend - w->head >= len || chunk_switch(s, w);
-}
-
-/* ---- what the space policy sees (shmlog_stat_space()) ---- */
-
-void shmlog__space_census(const struct shmlog__seg *s,
-			  struct shmlog_space_stats *st)
-{
-	const struct shmlog__fixed *f = &s->fixed;
-	uint64_t n = 0;
-	bool owned_seen[SHMLOG_LANES_MAX] = {false};
-	st->chunk_size = f->chunk_size;
-	st->chunks = f->chunk_count;
-	for (unsigned i = 0; i < f->chunk_count; i++) {
-		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
-						  memory_order_relaxed);
-		if (d == 0) {
-			st->unused++;
-			continue;
-		}
-		if (!chunk_held(f, d))
-			continue; /* a word no writer stores */
-		unsigned l = chunk_lane(d);
-		const struct shmlog__lane *ctl = seg_lane(s, l);
-		bool owned = atomic_load_explicit(&ctl->owner,
-						  memory_order_relaxed) != 0;
-		if (owned && !owned_seen[l]) {
-			owned_seen[l] = true;
-			n++;
-		}
-		if (owned && !(chunk_state(d) == CHUNK_LIVE &&
-			       claim_before(d, atomic_load_explicit(
-						       &ctl->claim_mark,
-						       memory_order_relaxed))))
-			st->writers++;
-		else
-			st->departed++;
-	}
-	st->departed_bound = f->chunk_count /
-			     (n + 1 > DEPARTED_DIV ? n + 1 : DEPARTED_DIV);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writers and the readers that follow them: what a follower costs a
- * writer (its pacing is reader.c's), and waking readers that sleep.
+ * writer (its pacing is reader_cursor.c's), and waking readers that sleep.
  *
  * ===================================================================
- * Following writers (reader.c)
+ * Following writers (reader_cursor.c, reader_wait.c)
  * ===================================================================
  *
  * What a follower (a reader that waits, shmlog_reader_wait()) costs a
@@ -87,6 +87,7 @@ void shmlog__ring_wake(struct shmlog__hdr *hdr)
 	if (!atomic_exchange_explicit(&hdr->notify.sleepers, 0,
 				      memory_order_relaxed))
 		return;
+	/* LMM(ring:V) pairs with LMM(ring:U) */
 	atomic_fetch_add_explicit(&hdr->notify.futex, 1, memory_order_release);
 	syscall(SYS_futex, &hdr->notify.futex, FUTEX_WAKE, INT_MAX, NULL, NULL,
 		0);

@@ -67,16 +67,7 @@ static inline void wake_fence(const struct shmlog *h)
 	 * compiler barrier where the reader's membarrier is the other half
 	 * (wake.c, "Waking readers"), a full fence where it cannot be */
 	if (SHMLOG_UNLIKELY(h->need_fence)) {
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-/* GCC 12 warns that TSan does not model fences (-Wtsan), which -Werror
- * turns into a build failure; the fence is still emitted. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-		atomic_thread_fence(memory_order_seq_cst);
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+		shmlog__fence_full();
 	} else {
 		atomic_signal_fence(memory_order_seq_cst);
 	}

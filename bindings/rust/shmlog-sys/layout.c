@@ -43,6 +43,7 @@ static const size_t layout[] = {
 	L(SHMLOG_REC_TRUNCATED),
 	L(SHMLOG_EV_RECORD),
 	L(SHMLOG_EV_LOST),
+	L(SHMLOG_WAIT_ANY_MAX),
 };
 
 const size_t *shmlog_sys_layout(size_t *n);

@@ -35,6 +35,8 @@ pub const SHMLOG_EV_NONE: c_int = 0;
 pub const SHMLOG_EV_RECORD: c_int = 1;
 pub const SHMLOG_EV_LOST: c_int = 2;
 
+pub const SHMLOG_WAIT_ANY_MAX: usize = 128;
+
 pub type mode_t = u32;
 pub type uid_t = u32;
 pub type gid_t = u32;
@@ -162,6 +164,11 @@ extern "C" {
         lost: *mut shmlog_lost,
     ) -> c_int;
     pub fn shmlog_reader_wait(r: *mut shmlog_reader_t, timeout_ms: c_int) -> c_int;
+    pub fn shmlog_reader_wait_any(
+        r: *const *mut shmlog_reader_t,
+        n: usize,
+        timeout_ms: c_int,
+    ) -> c_int;
     pub fn shmlog_reader_lanes(r: *const shmlog_reader_t) -> c_uint;
     pub fn shmlog_reader_open_archive(
         dir: *const c_char,
@@ -240,6 +247,7 @@ mod tests {
             SHMLOG_REC_TRUNCATED as usize,
             SHMLOG_EV_RECORD as usize,
             SHMLOG_EV_LOST as usize,
+            SHMLOG_WAIT_ANY_MAX,
         ];
         assert_eq!(&rust[..], c_layout());
     }

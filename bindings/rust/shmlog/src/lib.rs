@@ -663,6 +663,69 @@ impl Reader {
 const ETIMEDOUT: c_int = 110;
 const EINTR: c_int = 4;
 
+/// At most this many readers in one [`wait_any`].
+pub const WAIT_ANY_MAX: usize = sys::SHMLOG_WAIT_ANY_MAX;
+
+/// Wait until one of `readers` has something to read, as `select()` waits
+/// on several files (`shmlog_reader_wait_any()`): `Ok(Some(i))`, the index
+/// of the first ready reader (others may be ready too: read them all,
+/// with [`Reader::next_now`], before waiting again), or `Ok(None)` once
+/// `timeout` passes with nothing (`None`: wait until something comes).
+/// `None` entries are skipped and keep their index, as a negative
+/// descriptor in `poll(2)`: set a reader's entry to `None` once it has
+/// ended. A reader whose buffer was truncated under it is ready: its next
+/// read reports the error.
+///
+/// Errors: `EINTR` (kind `Interrupted`) if a signal arrived: wait again,
+/// or stop if it was the signal to stop; `EINVAL` for more than
+/// [`WAIT_ANY_MAX`] entries, or none but `None`s and no timeout.
+///
+/// ```no_run
+/// # fn main() -> shmlog::Result<()> {
+/// let mut a = shmlog::Reader::open_tail("app")?;
+/// let mut b = shmlog::Reader::open_tail("db")?;
+/// while let Some(i) = shmlog::wait_any([Some(&mut a), Some(&mut b)], None)? {
+///     let r = if i == 0 { &mut a } else { &mut b };
+///     while let Some(ev) = r.next_now()? {
+///         println!("{}", ev);
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub fn wait_any<'a, I>(readers: I, timeout: Option<Duration>) -> Result<Option<usize>>
+where
+    I: IntoIterator<Item = Option<&'a mut Reader>>,
+{
+    // The exclusive borrows last the call: nobody else reads, closes or
+    // drops a reader while the library waits on it.
+    let held: Vec<Option<&'a mut Reader>> = readers.into_iter().collect();
+    let ptrs: Vec<*mut sys::shmlog_reader_t> = held
+        .iter()
+        .map(|r| match r {
+            Some(r) => r.r.as_ptr(),
+            None => std::ptr::null_mut(),
+        })
+        .collect();
+    let ms = match timeout {
+        None => -1,
+        // rounded up, so a wait never ends just short of the timeout
+        Some(d) => {
+            let ms = (d.as_micros() + 999) / 1000;
+            ms.min(i32::MAX as u128) as c_int
+        }
+    };
+    // SAFETY: every non-null pointer is a live reader borrowed
+    // exclusively for the call; ptrs outlives the call.
+    let rc = unsafe { sys::shmlog_reader_wait_any(ptrs.as_ptr(), ptrs.len(), ms) };
+    drop(held);
+    match rc {
+        rc if rc >= 0 => Ok(Some(rc as usize)),
+        rc if -rc == ETIMEDOUT => Ok(None),
+        rc => Err(Error::from_rc(rc)),
+    }
+}
+
 fn copy_record(rec: &sys::shmlog_record) -> Record {
     // SAFETY: the library guarantees tag/msg point at tag_len/msg_len
     // validated bytes in the reader's own memory until the next call.
