@@ -25,8 +25,8 @@
  *
  * Internal: no file outside the reader includes this header.
  */
-#ifndef SHMLOG_READER_H
-#define SHMLOG_READER_H
+#ifndef SHMLOG_SRC_READER_H
+#define SHMLOG_SRC_READER_H
 
 #include <errno.h>
 #include <stdbool.h>
