@@ -83,9 +83,8 @@ struct source {
 /* A context of the RUN entry being filled (archive_format.h). */
 struct run_ctx {
 	uint64_t word; /* the tag's first 8 bytes, zero-padded */
-	uint32_t pid, tid;
-	uint16_t buf, lane;
-	uint8_t tag_len;
+	uint64_t who; /* pid | tid << 32 */
+	uint64_t where; /* (buf << 16 | lane) << 8 | tag_len */
 	uint8_t slot; /* its lane's place in run.lane_of */
 	char tag[SHMLOG_TAG_MAX];
 };
