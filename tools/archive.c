@@ -599,6 +599,7 @@ static int open_dir(struct archiver *a)
 
 static void archiver_free(struct archiver *a)
 {
+	release_reserved(a);
 	sync_end(a);
 	for (int i = 0; i < a->nsrc; i++) {
 		if (a->src[i].rd)

@@ -32,6 +32,10 @@
 	 sizeof(struct shmlog_arc_run) + SHMLOG_ARC_RUN_REC_MAX +              \
 	 sizeof(struct shmlog_arc_loss))
 #define OUT_CAP (BLOCK_TARGET + 64 * 1024 + ENTRY_MAX)
+/* A file's blocks are reserved this far ahead of its writes (fallocate
+ * past its end, its size unchanged): ext4 then skips the per-page
+ * reservation of delayed allocation in each write(2). */
+#define RESERVE_STEP (8u << 20)
 #define RETRY_MS 200 /* a full disk is tried again this often */
 #define SYNC_MS 1000 /* written data is fdatasync'ed this often */
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
@@ -83,9 +87,8 @@ struct source {
 /* A context of the RUN entry being filled (archive_format.h). */
 struct run_ctx {
 	uint64_t word; /* the tag's first 8 bytes, zero-padded */
-	uint32_t pid, tid;
-	uint16_t buf, lane;
-	uint8_t tag_len;
+	uint64_t who; /* pid | tid << 32 */
+	uint64_t where; /* (buf << 16 | lane) << 8 | tag_len */
 	uint8_t slot; /* its lane's place in run.lane_of */
 	char tag[SHMLOG_TAG_MAX];
 };
@@ -131,6 +134,8 @@ struct archiver {
 	uint64_t file_no, file_size;
 	uint64_t total_size; /* of all files, at the last prune() and since */
 	uint64_t file_start; /* bytes of the file before its first records */
+	uint64_t reserved; /* its blocks are reserved up to here; 0: none
+			    * asked, UINT64_MAX: none to be asked */
 	int64_t file_created_ns;
 	unsigned char *out; /* the block being filled: header, then entries */
 	size_t out_len;
@@ -160,6 +165,7 @@ int recover(struct archiver *a);
 int new_file(struct archiver *a);
 bool disk_full_err(int err);
 int flush(struct archiver *a);
+void release_reserved(struct archiver *a);
 void sync_start(struct archiver *a);
 void sync_now(struct archiver *a);
 void sync_close(struct archiver *a, int fd);

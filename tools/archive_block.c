@@ -276,31 +276,30 @@ static inline uint64_t tag_word(const char *t, size_t tl)
 	return w;
 }
 
-/* A record's context, as put_record() compares it. */
+/* A record's context, as put_record() compares it: in whole words,
+ * each stored and loaded whole (a word loaded from narrower fields just
+ * stored waits for them to leave the store buffer). */
 struct ctx_key {
 	uint64_t word; /* tag_word() */
-	uint32_t pid, tid;
-	uint16_t buf, lane;
-	uint8_t tag_len;
+	uint64_t who; /* pid | tid << 32 */
+	uint64_t where; /* (buf << 16 | lane) << 8 | tag_len */
 	const char *tag;
 };
 
 static unsigned ctx_hash(const struct ctx_key *k)
 {
-	uint64_t h = (k->word ^ ((uint64_t)k->lane << 48) ^
-		      ((uint64_t)k->buf << 32) ^ ((uint64_t)k->tid << 20) ^
-		      k->pid ^ k->tag_len) *
+	uint64_t h = (k->word ^ (k->who << 20 | k->who >> 44) ^
+		      k->where << 40 ^ k->where) *
 		     0x9e3779b97f4a7c15ull;
 	return (unsigned)(h >> 55); /* 9 bits: sizeof(run.hash) */
 }
 
 static inline bool ctx_is(const struct run_ctx *c, const struct ctx_key *k)
 {
-	if (c->word != k->word || c->lane != k->lane || c->pid != k->pid ||
-	    c->tid != k->tid || c->tag_len != k->tag_len || c->buf != k->buf)
+	if (c->word != k->word || c->who != k->who || c->where != k->where)
 		return false;
 	/* past the first word: words, the last one overlapping */
-	size_t n = k->tag_len;
+	size_t n = (uint8_t)k->where;
 	for (size_t i = 8; i < n; i += 8) {
 		size_t at = i + 8 <= n ? i : n - 8;
 		uint64_t x, y;
@@ -331,7 +330,7 @@ static int ctx_find(const struct run *e, const struct ctx_key *k,
 static unsigned ctx_add(struct run *e, const struct ctx_key *k,
 			unsigned slot)
 {
-	uint32_t key = (uint32_t)k->buf << 16 | k->lane;
+	uint32_t key = (uint32_t)(k->where >> 8);
 	unsigned c = e->nctx++, l = 0;
 	while (l < e->nlanes && e->lane_of[l] != key)
 		l++;
@@ -342,13 +341,10 @@ static unsigned ctx_add(struct run *e, const struct ctx_key *k,
 	}
 	struct run_ctx *x = &e->ctx[c];
 	x->word = k->word;
-	x->pid = k->pid;
-	x->tid = k->tid;
-	x->buf = k->buf;
-	x->lane = k->lane;
-	x->tag_len = k->tag_len;
+	x->who = k->who;
+	x->where = k->where;
 	x->slot = (uint8_t)l;
-	memcpy(x->tag, k->tag, k->tag_len);
+	memcpy(x->tag, k->tag, (uint8_t)k->where);
 	e->hash[slot] = (uint8_t)(c + 1);
 	return c;
 }
@@ -385,11 +381,8 @@ static void put_record(struct archiver *a, struct source *s,
 			(deferred ? SHMLOG_ARC_RUN_DEFERRED : 0);
 	struct ctx_key k = {
 		.word = tag_word(r->tag, tl),
-		.pid = r->pid,
-		.tid = r->tid,
-		.buf = s->id,
-		.lane = (uint16_t)r->lane,
-		.tag_len = (uint8_t)tl,
+		.who = r->pid | (uint64_t)r->tid << 32,
+		.where = ((uint64_t)s->id << 16 | (uint16_t)r->lane) << 8 | tl,
 		.tag = r->tag,
 	};
 	int c = e->last;

@@ -412,9 +412,12 @@ int new_file(struct archiver *a)
 		unlink(path);
 		return err;
 	}
-	if (a->fd >= 0)
+	if (a->fd >= 0) {
+		release_reserved(a);
 		sync_close(a, a->fd);
+	}
 	a->fd = fd;
+	a->reserved = 0;
 	a->file_no = no;
 	a->file_size = a->file_start = len;
 	a->file_created_ns = h.created_ns;
@@ -491,6 +494,44 @@ static void say_disk_full(struct archiver *a, int err)
 
 /* Write the block being filled. 0, -ENOSPC and the like (the block kept,
  * the file as it was before), or another error. */
+/* Blocks for the next @len bytes of the current file and RESERVE_STEP
+ * more, reserved beyond its end (FALLOC_FL_KEEP_SIZE: readers, recovery
+ * and the size limits see the bytes written, no more), within
+ * --max-file-size and --max-size. Only a saving: a filesystem without
+ * fallocate(2), or without the room, gets plain writes. */
+static void reserve_ahead(struct archiver *a, size_t len)
+{
+	uint64_t end = a->file_size + len;
+	if (end <= a->reserved)
+		return; /* reserved already, or not to be */
+	uint64_t want = a->file_size + RESERVE_STEP;
+	if (a->max_file_size && want > a->max_file_size)
+		want = a->max_file_size;
+	if (a->max_size) {
+		uint64_t room = a->max_size > a->total_size
+					? a->max_size - a->total_size
+					: 0;
+		if (want - a->file_size > room)
+			want = a->file_size + room;
+	}
+	if (want < end + RESERVE_STEP / 4)
+		return; /* too little to be worth a call */
+	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
+		      (off_t)(want - a->file_size)) == 0)
+		a->reserved = want;
+	else
+		a->reserved = UINT64_MAX;
+}
+
+/* The current file's blocks past its end given back, a killed run's
+ * too: a file left behind takes the room of what it holds. (A failure
+ * costs space, not correctness.) */
+void release_reserved(struct archiver *a)
+{
+	if (a->fd >= 0 && ftruncate(a->fd, (off_t)a->file_size) == 0)
+		a->reserved = 0;
+}
+
 int flush(struct archiver *a)
 {
 	run_end(a);
@@ -504,6 +545,7 @@ int flush(struct archiver *a)
 	}
 	if (!err) {
 		seal_block(a, a->out, a->out_len, a->out_entries);
+		reserve_ahead(a, a->out_len);
 		err = write_all(a->fd, a->out, a->out_len);
 		if (err) {
 			/* cut what part of the block made it: the file ends
