@@ -147,10 +147,14 @@ static inline bool shmlog__arc_record_entry(const unsigned char *p, size_t size,
 
 /* ---- runs (version 3) ---- */
 
-/* Where a RUN entry is being decoded. The contexts point into the block. */
+/* Where a RUN or SPAN entry is being decoded. The contexts point into the
+ * block. */
 struct shmlog__arc_run_dec {
 	const unsigned char *p, *end;
 	uint32_t left; /* records still to decode */
+	bool span; /* a SPAN entry: @sh and @seq, no contexts */
+	struct shmlog_arc_span sh;
+	uint64_t seq; /* a span's next record's */
 	int64_t time_ns;
 	uint64_t raw_time;
 	unsigned nctx, nlanes;
@@ -185,7 +189,67 @@ static inline bool shmlog__arc_run_begin(struct shmlog__arc_run_dec *d,
 	d->raw_time = h.base_raw_time;
 	d->nctx = d->nlanes = 0;
 	d->last = -1;
+	d->span = false;
 	return true;
+}
+
+/* Start decoding the SPAN entry of @size bytes at @p: false if damaged. */
+static inline bool shmlog__arc_span_begin(struct shmlog__arc_run_dec *d,
+					  const unsigned char *p, size_t size)
+{
+	struct shmlog_arc_span h;
+	if (size < sizeof(h))
+		return false;
+	memcpy(&h, p, sizeof(h));
+	/* a record takes 40 bytes at least */
+	if (!h.count || h.count > (size - sizeof(h)) / 40 ||
+	    h.lane >= SHMLOG_LANES_MAX || h.shift > 63)
+		return false;
+	d->sh = h;
+	d->span = true;
+	d->p = p + sizeof(h);
+	d->end = p + size;
+	d->left = h.count;
+	d->seq = h.first_seq;
+	return true;
+}
+
+/* The span's next record into *@r (shmlog__arc_run_next()'s answers). */
+static inline int shmlog__arc_span_next(struct shmlog__arc_run_dec *d,
+					struct shmlog__arc_rec *r)
+{
+	if (!d->left)
+		return d->p == d->end ? 0 : -1;
+	struct shmlog_arc_span_rec h;
+	size_t room = (size_t)(d->end - d->p);
+	if (room < sizeof(h))
+		return -1;
+	memcpy(&h, d->p, sizeof(h));
+	if (h.len % 8 || h.len > room || h.tag_len > SHMLOG_TAG_MAX ||
+	    h.msg_len > SHMLOG_MSG_MAX ||
+	    (size_t)h.len < sizeof(h) + h.tag_len + h.msg_len || h.prio > 7 ||
+	    h.seq != d->seq)
+		return -1;
+	*r = (struct shmlog__arc_rec){
+		.buf = d->sh.e.buf,
+		.lane = d->sh.lane,
+		.prio = h.prio,
+		.flags = (uint8_t)(h.flags & (SHMLOG_REC_TRUNCATED |
+					      SHMLOG_ARC_REC_DEFERRED)),
+		.pid = h.pid,
+		.tid = h.tid,
+		.seq = h.seq,
+		.time_ns = shmlog__arc_span_time(&d->sh, h.raw_time),
+		.raw_time = h.raw_time,
+		.tag = d->p + sizeof(h),
+		.tag_len = h.tag_len,
+		.msg = d->p + sizeof(h) + h.tag_len,
+		.msg_len = h.msg_len,
+	};
+	d->p += h.len;
+	d->seq++;
+	d->left--;
+	return 1;
 }
 
 /* A varint at *@p (before @end) into *@v: false if it does not end in
@@ -247,11 +311,14 @@ static inline bool shmlog__arc_run_ctx(struct shmlog__arc_run_dec *d)
 	return true;
 }
 
-/* The run's next record into *@r: 1, 0 at its end (all its records
- * decoded, no byte left), -1 if damaged (nothing more of it is read). */
+/* The run's (or span's) next record into *@r: 1, 0 at its end (all its
+ * records decoded, no byte left), -1 if damaged (nothing more of it is
+ * read). */
 static inline int shmlog__arc_run_next(struct shmlog__arc_run_dec *d,
 				       struct shmlog__arc_rec *r)
 {
+	if (d->span)
+		return shmlog__arc_span_next(d, r);
 	if (!d->left)
 		return d->p == d->end ? 0 : -1;
 	if (d->p >= d->end)

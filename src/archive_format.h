@@ -26,20 +26,26 @@
  * their records. The position to resume from is the newest file's BUFFER
  * entries advanced by its records and LOSS entries: no separate state file.
  *
- * Records (version 3) go in RUN entries, each coded against the record
- * before it in the run (struct shmlog_arc_run): a few bytes beside the
- * message, which is kept as stored. Versions 1 and 2 wrote a RECORD entry
- * per record, 48 bytes of fields beside tag and message; they read as
- * they always did. archive_codec.h is the parser of all of it.
+ * Records (version 4) go in SPAN entries, a lane's records exactly as the
+ * buffer stores them (struct shmlog_arc_span), copied whole from a chunk
+ * with the clock piece that turns their raw times into wall time; or
+ * (version 3, and `shmlog archive --compact`) in RUN entries, each record
+ * coded against the one before it in the run (struct shmlog_arc_run): a
+ * few bytes beside the message, which is kept as stored. Versions 1 and 2
+ * wrote a RECORD entry per record, 48 bytes of fields beside tag and
+ * message; they read as they always did. archive_codec.h is the parser of
+ * all of it.
  *
  * A printf-style record (SHMLOG_WRITE_DEFERRED) is kept as the buffer
  * stores it, its format's id and its argument values, and formatted only
  * when read. The file holds, before the first record that uses it, a
  * FORMAT entry with the format's text: each file is read alone, its
  * formats in it, whatever became of the buffer and the older files.
- * Times are wall clock, converted when archived with the buffer's clock
- * anchors (the conversion every reader of the buffer makes), so a reader
- * of the archive needs no anchors; @raw_time is kept for ordering.
+ * Times are wall clock: RECORD and RUN entries hold them converted when
+ * archived with the buffer's clock anchors (the conversion every reader of
+ * the buffer makes); a SPAN entry holds the piece of that conversion its
+ * records fall in, so a reader of the archive needs no anchors either;
+ * @raw_time is kept for ordering.
  */
 #ifndef SHMLOG_ARCHIVE_FORMAT_H
 #define SHMLOG_ARCHIVE_FORMAT_H
@@ -52,10 +58,11 @@
 #define SHMLOG_ARC_MAGIC "shmlARC\n"
 /* 2: printf-style records as stored (RECORD flag SHMLOG_ARC_REC_DEFERRED)
  * and FORMAT entries. 3: records in RUN entries, compact (below), instead
- * of one RECORD entry each. Readers take version 1 and 2 files too: they
- * hold no RUN entries, and a version 1 file no FORMAT entries either, so
- * every record of theirs reads as it did. */
-#define SHMLOG_ARC_VERSION 3
+ * of one RECORD entry each. 4: SPAN entries too (below). Readers take
+ * files of every earlier version: they hold no SPAN entries (before 4), no
+ * RUN entries (before 3), no FORMAT entries (1), so every record of theirs
+ * reads as it did. */
+#define SHMLOG_ARC_VERSION 4
 #define SHMLOG_ARC_VERSION_MIN 1
 #define SHMLOG_ARC_HOST_MAX 64
 #define SHMLOG_ARC_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" */
@@ -112,6 +119,7 @@ enum shmlog_arc_type {
 	SHMLOG_ARC_BUFFER = 3,
 	SHMLOG_ARC_FORMAT = 4, /* version 2 */
 	SHMLOG_ARC_RUN = 5, /* version 3 */
+	SHMLOG_ARC_SPAN = 6, /* version 4 */
 };
 
 /* Every entry starts with these 8 bytes; @size counts them. Unknown types
@@ -236,6 +244,54 @@ struct shmlog_arc_run {
 	(1 + 10 + 10 + 10 + 10 + 1 + SHMLOG_TAG_MAX + 10 + 10 + 10 + 10 +     \
 	 SHMLOG_MSG_MAX)
 
+/* Records of one lane (version 4), exactly as the buffer stores them: the
+ * buffer's 40-byte record header (docs/DESIGN.md, "Records"; its first
+ * word, the record's place in the buffer, means nothing here), its tag and
+ * message, then zeros to the record's @len, a multiple of 8; @count of
+ * them back to back, with sequence numbers @first_seq, @first_seq + 1, and
+ * so on. size = 48 + the records' lengths.
+ *
+ * A record's time in ns since the Epoch is its raw time on the piece of
+ * the buffer's clock conversion the span was taken in (see
+ * shmlog__arc_span_time()): base_ns + ((raw - base_raw) * mult >> shift),
+ * the difference and the product signed, 128 bits wide. */
+struct shmlog_arc_span {
+	struct shmlog_arc_entry e;
+	uint16_t lane;
+	uint8_t shift; /* 0 .. 63 */
+	uint8_t reserved; /* 0 */
+	uint32_t count; /* records in the span, at least 1 */
+	uint64_t first_seq;
+	uint64_t base_raw;
+	int64_t base_ns;
+	uint64_t mult;
+};
+
+/* A record's header in a SPAN entry: the buffer's, as it stores it. */
+struct shmlog_arc_span_rec {
+	uint64_t word; /* the buffer's; ignored */
+	uint64_t seq;
+	uint64_t raw_time;
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t len; /* the whole record: header, tag, message, zeros */
+	uint16_t msg_len; /* <= SHMLOG_MSG_MAX */
+	uint8_t prio; /* 0 .. 7 */
+	uint8_t flags; /* SHMLOG_REC_TRUNCATED, SHMLOG_ARC_REC_DEFERRED */
+	uint8_t tag_len; /* <= SHMLOG_TAG_MAX */
+	uint8_t reserved;
+};
+
+/* The wall time of raw time @raw on the clock piece of span @h. */
+static inline int64_t shmlog__arc_span_time(const struct shmlog_arc_span *h,
+					    uint64_t raw)
+{
+	/* unsigned sums: a hostile piece wraps, it never overflows */
+	__int128 v = (__int128)(int64_t)(raw - h->base_raw) * (__int128)h->mult;
+	return (int64_t)((uint64_t)h->base_ns +
+			 (uint64_t)(unsigned __int128)(v >> (h->shift & 63)));
+}
+
 #define SHMLOG_ARC_AT(type, field, off)                                        \
 	_Static_assert(offsetof(type, field) == (off),                          \
 		       #type "." #field " at byte " #off)
@@ -287,6 +343,24 @@ SHMLOG_ARC_AT(struct shmlog_arc_run, count, 8);
 SHMLOG_ARC_AT(struct shmlog_arc_run, base_time_ns, 16);
 SHMLOG_ARC_AT(struct shmlog_arc_run, base_raw_time, 24);
 _Static_assert(sizeof(struct shmlog_arc_run) == 32, "run: 32");
+SHMLOG_ARC_AT(struct shmlog_arc_span, lane, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_span, shift, 10);
+SHMLOG_ARC_AT(struct shmlog_arc_span, count, 12);
+SHMLOG_ARC_AT(struct shmlog_arc_span, first_seq, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_span, base_raw, 24);
+SHMLOG_ARC_AT(struct shmlog_arc_span, base_ns, 32);
+SHMLOG_ARC_AT(struct shmlog_arc_span, mult, 40);
+_Static_assert(sizeof(struct shmlog_arc_span) == 48, "span: 48");
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, seq, 8);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, raw_time, 16);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, pid, 24);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, tid, 28);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, len, 32);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, msg_len, 34);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, prio, 36);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, flags, 37);
+SHMLOG_ARC_AT(struct shmlog_arc_span_rec, tag_len, 38);
+_Static_assert(sizeof(struct shmlog_arc_span_rec) == 40, "span record: 40");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the archive format is little-endian");
 

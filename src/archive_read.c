@@ -69,7 +69,7 @@ struct shmlog__arc {
 	char host[SHMLOG_ARC_HOST_MAX + 1];
 	unsigned char *blk; /* the current block's entries */
 	size_t blk_cap, blk_len, blk_pos;
-	bool in_run; /* decoding the RUN entry before blk_pos */
+	bool in_run; /* decoding the RUN or SPAN entry before blk_pos */
 	struct shmlog__arc_run_dec run;
 	bool skipping; /* SHMLOG_READ_TAIL: consume up to the end, silently */
 	struct arc_buf bufs[ARC_BUFS_MAX];
@@ -438,8 +438,8 @@ static bool take_loss(struct shmlog__arc *a, const unsigned char *p,
 	return true;
 }
 
-/* The next record of the RUN entry being decoded: SHMLOG_EV_RECORD, or
- * SHMLOG_EV_NONE at its end (damage counted). */
+/* The next record of the RUN or SPAN entry being decoded:
+ * SHMLOG_EV_RECORD, or SHMLOG_EV_NONE at its end (damage counted). */
 static int run_next(struct shmlog__arc *a, struct shmlog_record *rec)
 {
 	struct shmlog__arc_rec h;
@@ -483,7 +483,10 @@ static int block_next(struct shmlog__arc *a, struct shmlog_record *rec,
 				return SHMLOG_EV_RECORD;
 			break;
 		case SHMLOG_ARC_RUN:
-			ok = shmlog__arc_run_begin(&a->run, p, e.size);
+		case SHMLOG_ARC_SPAN:
+			ok = e.type == SHMLOG_ARC_RUN
+				     ? shmlog__arc_run_begin(&a->run, p, e.size)
+				     : shmlog__arc_span_begin(&a->run, p, e.size);
 			if (ok) {
 				a->in_run = true;
 				if (run_next(a, rec) == SHMLOG_EV_RECORD)

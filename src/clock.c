@@ -306,6 +306,40 @@ int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
 			 (uint64_t)ticks_to_ns(delta, m->a[lo].mult));
 }
 
+void shmlog__clock_piece(const struct shmlog__fixed *f,
+			 const struct shmlog__clockmap *m, uint64_t raw,
+			 struct shmlog__clock_piece *p)
+{
+	*p = (struct shmlog__clock_piece){.lo = 0, .hi = UINT64_MAX};
+	if (f->clock == SHMLOG_CLOCK_REALTIME) {
+		p->mult = 1; /* raw is the wall time */
+		return;
+	}
+	if (!m->n) {
+		p->base_raw = f->cal_raw;
+		p->base_ns = f->cal_ns;
+		p->mult = f->cal_mult;
+		p->shift = f->cal_shift & 63;
+		return;
+	}
+	unsigned lo = 0, hi = m->n; /* as shmlog__clock_convert() finds it */
+	while (hi - lo > 1) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (m->a[mid].raw <= raw)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	p->base_raw = m->a[lo].raw;
+	p->base_ns = m->a[lo].wall_ns;
+	p->mult = m->a[lo].mult;
+	p->shift = 32;
+	if (lo)
+		p->lo = m->a[lo].raw;
+	if (lo + 1 < m->n)
+		p->hi = m->a[lo + 1].raw;
+}
+
 uint64_t shmlog__anchor_due(const struct shmlog__fixed *f,
 			    const struct shmlog__clockmap *m)
 {

@@ -81,6 +81,21 @@ bool shmlog__clockmap_stale(const struct shmlog__clockmap *m,
  * oldest one, else the calibration in @f. Deterministic in @m. */
 int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
 			      const struct shmlog__clockmap *m, uint64_t raw);
+/* A piece of shmlog__clock_convert(): for every raw time in [@lo, @hi),
+ * the conversion is base_ns + ((raw - base_raw) * mult >> shift), the
+ * difference and the product signed and 128 bits wide (the archive's SPAN
+ * entries carry one). */
+struct shmlog__clock_piece {
+	uint64_t base_raw;
+	int64_t base_ns;
+	uint64_t mult;
+	unsigned shift;
+	uint64_t lo, hi;
+};
+/* The piece of @m's conversion that @raw falls in. */
+void shmlog__clock_piece(const struct shmlog__fixed *f,
+			 const struct shmlog__clockmap *m, uint64_t raw,
+			 struct shmlog__clock_piece *p);
 /* Writers: publish an anchor if the newest is older than the schedule
  * wants (or there is none); *@due is when to look again (raw). Cheap to
  * call rarely; makes no syscall (vDSO clocks). */

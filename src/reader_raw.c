@@ -3,7 +3,8 @@
  * Records as stored, in batches, for the archiver (reader_raw.h): a
  * deferred record's message kept as its format's id and values, the
  * format looked up by id, and a drain that guards the mapping once per
- * batch and copies a lone lane's chunk in one span.
+ * batch and copies a lone lane's chunk in one span, handed over whole
+ * (the archive's SPAN entry) or record by record.
  *
  * What must hold: every record handed out passed the checks
  * shmlog_reader_next() makes (reader_cursor.c); a span is trusted only
@@ -11,9 +12,11 @@
  * unchanged.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive_format.h"
 #include "reader.h"
 #include "reader_raw.h"
 
@@ -57,13 +60,81 @@ int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
  * the span where it is, and cursor_fetch() takes it from there. */
 #define SPAN_CAP (64u << 10)
 
-/* Deliver up to @max records of @lane's chunk to @take from one copy of
+/* Where a span's records go: to @span whole if it is not NULL, else to
+ * @take one by one. */
+struct span_out {
+	shmlog__drain_fn take;
+	shmlog__span_fn span;
+	void *ctx;
+};
+
+/* The archive's SPAN record is the buffer's record header, byte for
+ * byte. */
+_Static_assert(sizeof(struct shmlog_arc_span_rec) == REC_HDR, "span record");
+_Static_assert(offsetof(struct shmlog_arc_span_rec, seq) ==
+			   offsetof(struct shmlog__rec, seq) &&
+		       offsetof(struct shmlog_arc_span_rec, raw_time) ==
+			   offsetof(struct shmlog__rec, time) &&
+		       offsetof(struct shmlog_arc_span_rec, len) ==
+			   offsetof(struct shmlog__rec, len) &&
+		       offsetof(struct shmlog_arc_span_rec, tag_len) ==
+			   offsetof(struct shmlog__rec, tag_len),
+	       "span record fields");
+_Static_assert(REC_FLAG_DEFERRED == SHMLOG_ARC_REC_DEFERRED, "deferred flag");
+
+/* Hand the @k records checked in r->span (@bytes of them) to @out->take
+ * one by one, as cursor_fetch() and fill_record() would: how many it took
+ * (*@stop if it said to stop), and their bytes into *@took. */
+static unsigned span_records(struct shmlog_reader *r, unsigned lane,
+			     unsigned k, const struct span_out *out,
+			     size_t *took, bool *stop)
+{
+	const struct shmlog__fixed *f = &r->seg.fixed;
+	size_t pos = 0;
+	unsigned d = 0;
+	while (d < k) {
+		struct shmlog__rec h;
+		memcpy(&h, r->span + pos, REC_HDR);
+		const char *tag = (const char *)r->span + pos + REC_HDR;
+		struct shmlog_record rec = {
+			.seq = h.seq,
+			.raw_time = h.time,
+			.pid = h.pid,
+			.tid = h.tid,
+			.prio = h.prio,
+			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
+				 (h.flags & REC_FLAG_DEFERRED
+					  ? SHMLOG_REC_DEFERRED
+					  : 0),
+			.lane = lane,
+			.tag = tag,
+			.tag_len = h.tag_len,
+			.msg = tag + h.tag_len,
+			.msg_len = h.msg_len,
+		};
+		if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h.time))
+			reader_anchor(r);
+		rec.time_ns = shmlog__clock_convert(f, &r->clock, h.time);
+		pos += h.len;
+		d++;
+		if (!out->take(out->ctx, SHMLOG_EV_RECORD, &rec, NULL)) {
+			*stop = true;
+			break;
+		}
+	}
+	*took = pos;
+	return d;
+}
+
+/* Deliver up to @max records of @lane's chunk to @out from one copy of
  * at most @bytes (and SPAN_CAP) bytes of it, at least one record's: the
- * records delivered (0: none, the record path goes on), *@stop if @take
- * said to. The mapping is guarded by the caller. */
+ * records delivered (0: none, the record path goes on), *@stop if @out
+ * said to. Handed whole (@out->span), the records are also on one piece
+ * of the clock conversion, their anchors read. The mapping is guarded by
+ * the caller. */
 static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			    uint64_t clear, unsigned max, size_t bytes,
-			    shmlog__drain_fn take, void *ctx, bool *stop)
+			    const struct span_out *out, bool *stop)
 {
 	const struct shmlog__seg *s = &r->seg;
 	const struct shmlog__fixed *f = &s->fixed;
@@ -94,9 +165,19 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 	const unsigned char *data = seg_chunk_data(s, c->chunk);
 	uint64_t off0 = c->pos - c->cbase;
 	copy_bytes(r->span, data + off0, (size_t)n);
+	/* handed whole: the clock piece of the first record */
+	struct shmlog__clock_piece piece = {.lo = 0, .hi = UINT64_MAX};
+	if (out->span && n >= REC_HDR) {
+		struct shmlog__rec h;
+		memcpy(&h, r->span, REC_HDR);
+		if (shmlog__clockmap_stale(&r->clock, s->hdr, h.time))
+			reader_anchor(r);
+		shmlog__clock_piece(f, &r->clock, h.time, &piece);
+	}
 	/* the copy's records, each the one after the last */
 	size_t at = 0;
 	unsigned k = 0;
+	bool deferred = false;
 	uint64_t first_word = 0;
 	while (at + REC_HDR <= n && k < max) {
 		struct shmlog__rec h;
@@ -108,47 +189,51 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		    h.seq != c->last_seq + 1 + k ||
 		    (clear && (int64_t)(h.time - clear) < 0))
 			break;
+		if (out->span &&
+		    (h.time < piece.lo || h.time >= piece.hi ||
+		     shmlog__clockmap_stale(&r->clock, s->hdr, h.time)))
+			break; /* the next span takes it on its own piece */
 		if (!k)
 			first_word = atomic_load_explicit(&h.word,
 							  memory_order_relaxed);
+		deferred |= h.flags & REC_FLAG_DEFERRED;
 		at += len;
 		k++;
 	}
 	if (!k || shmlog__rec_recheck(s, c->chunk, off0, first_word, c->cid) !=
 			  REC_WHOLE)
 		return 0;
-	/* whole: handed out as cursor_fetch() and fill_record() would */
-	size_t pos = 0;
-	unsigned d = 0;
-	while (d < k) {
-		struct shmlog__rec h;
-		memcpy(&h, r->span + pos, REC_HDR);
-		const char *tag = (const char *)r->span + pos + REC_HDR;
-		struct shmlog_record out = {
-			.seq = h.seq,
-			.raw_time = h.time,
-			.pid = h.pid,
-			.tid = h.tid,
-			.prio = h.prio,
-			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
-				 (h.flags & REC_FLAG_DEFERRED
-					  ? SHMLOG_REC_DEFERRED
-					  : 0),
+	/* whole: handed out */
+	size_t pos = at;
+	unsigned d;
+	if (out->span) {
+		struct shmlog__span sp = {
 			.lane = lane,
-			.tag = tag,
-			.tag_len = h.tag_len,
-			.msg = tag + h.tag_len,
-			.msg_len = h.msg_len,
+			.count = k,
+			.first_seq = c->last_seq + 1,
+			.bytes = r->span,
+			.len = at,
+			.base_raw = piece.base_raw,
+			.base_ns = piece.base_ns,
+			.mult = piece.mult,
+			.shift = piece.shift,
+			.deferred = deferred,
 		};
-		if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h.time))
-			reader_anchor(r);
-		out.time_ns = shmlog__clock_convert(f, &r->clock, h.time);
-		pos += h.len;
-		d++;
-		if (!take(ctx, SHMLOG_EV_RECORD, &out, NULL)) {
+		d = 0;
+		if (!out->span(out->ctx, &sp, &d) || d < k)
 			*stop = true;
-			break;
+		if (d > k)
+			d = k;
+		if (d < k) {
+			pos = 0;
+			for (unsigned i = 0; i < d; i++) {
+				struct shmlog__rec h;
+				memcpy(&h, r->span + pos, REC_HDR);
+				pos += h.len;
+			}
 		}
+	} else {
+		d = span_records(r, lane, k, out, &pos, stop);
 	}
 	/* the cursor past what was handed out, as cursor_seq() leaves it */
 	c->pos += pos;
@@ -164,8 +249,10 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 }
 
 int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
-			 shmlog__drain_fn take, void *ctx)
+			 shmlog__drain_fn take, shmlog__span_fn span,
+			 void *ctx)
 {
+	const struct span_out out = {.take = take, .span = span, .ctx = ctx};
 	if (r->arc)
 		return -EINVAL;
 	if (r->failed)
@@ -187,7 +274,7 @@ int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
 				bool stop = false;
 				unsigned k = cursor_span(r, r->heap[0].lane,
 							 clear, max - n, bytes,
-							 take, ctx, &stop);
+							 &out, &stop);
 				n += k;
 				if (stop || n >= max)
 					break;

@@ -34,15 +34,43 @@ typedef bool (*shmlog__drain_fn)(void *ctx, int ev,
 				 const struct shmlog_record *rec,
 				 const struct shmlog_lost *lost);
 
+/* Records of one lane as the buffer stores them, checked as
+ * shmlog_reader_next() checks each: @count records back to back at
+ * @bytes (@len bytes; each the buffer's 40-byte record header, tag,
+ * message, zeros to its length), sequence numbers from @first_seq, all on
+ * one piece of the clock conversion (the archive's SPAN entry holds the
+ * same fields, archive_format.h). */
+struct shmlog__span {
+	unsigned lane;
+	unsigned count;
+	uint64_t first_seq;
+	const unsigned char *bytes;
+	size_t len;
+	uint64_t base_raw;
+	int64_t base_ns;
+	uint64_t mult;
+	unsigned shift;
+	bool deferred; /* printf-style records among them */
+};
+
+/* Called by shmlog__reader_drain() with a span: how many of its records,
+ * from the first, it took into *@took; false (or fewer taken than all)
+ * ends the batch there. */
+typedef bool (*shmlog__span_fn)(void *ctx, const struct shmlog__span *s,
+				unsigned *took);
+
 /* shmlog_reader_next() up to @max times, each event handed to @take, the
  * mapping guarded once for the batch instead of once per record: the
- * events taken (0: nothing new), or shmlog_reader_next()'s -EIO (once),
- * -ENOMEM. @take must not call the reader. @bytes: about how many bytes
- * of records the caller has room for (a span is copied no longer). After shmlog__reader_keep_raw(),
- * while one lane alone holds records, they come from one copy of its
- * chunk, checked as shmlog_reader_next() checks each (reader.c, "Spans"):
- * their tag and message are then not NUL-terminated (use the lengths). */
+ * records and losses taken (0: nothing new), or shmlog_reader_next()'s
+ * -EIO (once), -ENOMEM. @take and @span must not call the reader.
+ * @bytes: about how many bytes of records the caller has room for (a span
+ * is copied no longer). After shmlog__reader_keep_raw(), while one lane
+ * alone holds records, they come from one copy of its chunk, checked as
+ * shmlog_reader_next() checks each (reader_raw.c, "Spans"): handed to
+ * @span whole if it is not NULL, else to @take one by one, their tag and
+ * message then not NUL-terminated (use the lengths). */
 int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
-			 shmlog__drain_fn take, void *ctx);
+			 shmlog__drain_fn take, shmlog__span_fn span,
+			 void *ctx);
 
 #endif

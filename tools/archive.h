@@ -26,7 +26,9 @@
 #define BUFS_MAX 256 /* buffer ids in one archive */
 #define BLOCK_TARGET (256u << 10) /* a write(2) once a block holds this */
 /* The most one record adds to a block: a FORMAT entry, a run's header and
- * the record, or a LOSS entry before it. */
+ * the record, or a LOSS entry before it. (A span's records come no longer
+ * than the room left and max_record, its FORMAT entries only while they
+ * fit: archive_block.c.) */
 #define ENTRY_MAX                                                              \
 	(sizeof(struct shmlog_arc_format) + SHMLOG_MSG_MAX + 8 +               \
 	 sizeof(struct shmlog_arc_run) + SHMLOG_ARC_RUN_REC_MAX +              \
@@ -124,6 +126,7 @@ struct archiver {
 	/* options */
 	const char *dir;
 	bool once, quiet;
+	bool compact; /* records in RUN entries, never SPAN entries */
 	uint64_t max_file_size, max_files, max_size, max_age_s;
 	/* state */
 	struct source src[SOURCES_MAX];
@@ -181,5 +184,8 @@ void put_loss(struct archiver *a, const struct source *s, unsigned lane,
 	      uint64_t first, uint64_t last, uint64_t torn);
 void take_record(struct archiver *a, struct source *s,
 		 const struct shmlog_record *r);
+struct shmlog__span;
+void take_span(struct archiver *a, struct source *s,
+	       const struct shmlog__span *sp, unsigned *took);
 
 #endif

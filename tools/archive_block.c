@@ -195,22 +195,31 @@ void put_format(struct archiver *a, unsigned id, struct fmtent *f)
 	f->file = a->file_no;
 }
 
+/* The format a deferred record of @s names by its message @msg (@len
+ * bytes) if the file lacks its FORMAT entry, else NULL. */
+static struct fmtent *format_needed(struct archiver *a, struct source *s,
+				    const void *msg, size_t len)
+{
+	uint32_t id;
+	if (len < 4)
+		return NULL;
+	memcpy(&id, msg, 4);
+	if (!id)
+		return NULL; /* no format has id 0: it reads "<no format>" */
+	struct fmtent *f = fmt_get(s, id);
+	if (!f || !f->len)
+		return NULL; /* none in the buffer: read as a reader of it would */
+	f->block = a->block_no;
+	return f->file != a->file_no ? f : NULL;
+}
+
 /* The FORMAT entry a deferred record @r of @s needs before it, unless
  * the file has it already. */
 static void need_format(struct archiver *a, struct source *s,
 			const struct shmlog_record *r)
 {
-	uint32_t id;
-	if (r->msg_len < 4)
-		return;
-	memcpy(&id, r->msg, 4);
-	if (!id)
-		return; /* no format has id 0: the record reads "<no format>" */
-	struct fmtent *f = fmt_get(s, id);
-	if (!f || !f->len)
-		return; /* none in the buffer: read as a reader of it would */
-	f->block = a->block_no;
-	if (f->file != a->file_no)
+	struct fmtent *f = format_needed(a, s, r->msg, r->msg_len);
+	if (f)
 		put_format(a, s->id, f);
 }
 
@@ -448,4 +457,92 @@ void take_record(struct archiver *a, struct source *s,
 	s->torn[lane] = 0;
 	b->next[lane] = r->seq + 1;
 	put_record(a, s, r);
+}
+
+/* ---- spans of records as stored ---- */
+
+/* The length of the record at @p of a span (checked by the reader). */
+static inline size_t span_rec_len(const unsigned char *p)
+{
+	struct shmlog_arc_span_rec h;
+	memcpy(&h, p, sizeof(h));
+	return h.len;
+}
+
+/* A span of @s's records (one lane's, as the buffer stores them) into a
+ * SPAN entry, after the FORMAT entries its printf-style records need and a
+ * LOSS entry if records before it are missing; those archived already are
+ * skipped. How many records it took into *@took: all, unless the block
+ * has no room for the formats of the rest. */
+void take_span(struct archiver *a, struct source *s,
+	       const struct shmlog__span *sp, unsigned *took)
+{
+	struct bufent *b = s->b;
+	unsigned lane = sp->lane;
+	*took = sp->count;
+	if (lane >= b->lanes)
+		return;
+	const unsigned char *p = sp->bytes, *end = sp->bytes + sp->len;
+	uint64_t seq = sp->first_seq;
+	unsigned skip = 0;
+	/* in the archive already (read again after a restart) */
+	while (skip < sp->count && (int64_t)(seq - b->next[lane]) < 0) {
+		p += span_rec_len(p);
+		seq++;
+		skip++;
+	}
+	if (skip == sp->count)
+		return;
+	if (seq != b->next[lane])
+		put_loss(a, s, lane, b->next[lane], seq - 1, s->torn[lane]);
+	s->torn[lane] = 0;
+	unsigned count = sp->count - skip;
+	const unsigned char *stop = end;
+	if (sp->deferred) {
+		/* the formats first: entries of their own, before the span */
+		const unsigned char *q = p;
+		for (unsigned i = 0; i < count; i++) {
+			struct shmlog_arc_span_rec h;
+			memcpy(&h, q, sizeof(h));
+			size_t next = (size_t)(q - p) + h.len;
+			struct fmtent *f =
+				h.flags & SHMLOG_ARC_REC_DEFERRED
+					? format_needed(a, s, q + sizeof(h) +
+								      h.tag_len,
+							h.msg_len)
+					: NULL;
+			if (f && a->out_len + format_size(f) +
+					     sizeof(struct shmlog_arc_span) +
+					     next >
+				     OUT_CAP) {
+				count = i; /* the rest in the next block */
+				*took = skip + i;
+				stop = q;
+				break;
+			}
+			if (f)
+				put_format(a, s->id, f);
+			q += h.len;
+		}
+		if (!count)
+			return;
+	}
+	size_t len = (size_t)(stop - p);
+	unsigned char *e = out_reserve(a, sizeof(struct shmlog_arc_span) + len);
+	struct shmlog_arc_span h = {
+		.e = {.size = (uint32_t)(sizeof(h) + len),
+		      .type = SHMLOG_ARC_SPAN,
+		      .buf = s->id},
+		.lane = (uint16_t)lane,
+		.shift = (uint8_t)sp->shift,
+		.count = count,
+		.first_seq = seq,
+		.base_raw = sp->base_raw,
+		.base_ns = sp->base_ns,
+		.mult = sp->mult,
+	};
+	memcpy(e, &h, sizeof(h));
+	memcpy(e + sizeof(h), p, len);
+	b->next[lane] = seq + count;
+	a->records += count;
 }

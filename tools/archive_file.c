@@ -177,8 +177,10 @@ static void scan_entries(struct archiver *a, const unsigned char *p,
 		} else if (e.type == SHMLOG_ARC_RECORD &&
 			   shmlog__arc_record_entry(q, e.size, &r)) {
 			scan_advance(a, r.buf, r.lane, r.seq + 1);
-		} else if (e.type == SHMLOG_ARC_RUN &&
-			   shmlog__arc_run_begin(a->scan, q, e.size)) {
+		} else if ((e.type == SHMLOG_ARC_RUN &&
+			    shmlog__arc_run_begin(a->scan, q, e.size)) ||
+			   (e.type == SHMLOG_ARC_SPAN &&
+			    shmlog__arc_span_begin(a->scan, q, e.size))) {
 			/* bounded by the run's bytes */
 			while (shmlog__arc_run_next(a->scan, &r) > 0)
 				scan_advance(a, r.buf, r.lane, r.seq + 1);

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * archive_check --entries DIR: the kinds of entries DIR's files hold, a
+ * line each ("span 12", "run 3", ...), for tests that check which form
+ * the archiver chose.
+ *
  * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq]: read an archive
  * through the library (shmlog_reader_open_archive) and check what
  * `shmlog archive` guarantees, exiting 1 with the reason otherwise:
@@ -11,13 +15,61 @@
  *    writer wrote `seq 1 N`), so none is missing, doubled or reordered.
  * Prints "records N lost N corrupt N".
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "archive_codec.h"
 #include "shmlog.h"
+
+/* --entries: every valid block of every file of @dir, its entries by
+ * type. */
+static int entries(const char *dir)
+{
+	static const char *const names[] = {"?", "record", "loss", "buffer",
+					    "format", "run", "span"};
+	uint64_t count[7] = {0};
+	DIR *d = opendir(dir);
+	if (!d) {
+		perror(dir);
+		return 1;
+	}
+	struct dirent *e;
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	while ((e = readdir(d))) {
+		uint64_t no;
+		if (!shmlog__arc_file_number(e->d_name, &no))
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		uint64_t off = sizeof(struct shmlog_arc_file);
+		uint32_t len;
+		/* each turn moves past a block: bounded by the file */
+		while (shmlog__arc_block_read(fd, off, &buf, &cap, &len) ==
+		       SHMLOG__ARC_BLK_OK) {
+			struct shmlog_arc_entry en;
+			for (size_t pos = 0;
+			     shmlog__arc_entry_at(buf, len, pos, &en);
+			     pos += en.size)
+				count[en.type < 7 ? en.type : 0]++;
+			off += sizeof(struct shmlog_arc_block) + len;
+		}
+		close(fd);
+	}
+	closedir(d);
+	free(buf);
+	for (int t = 0; t < 7; t++)
+		if (count[t])
+			printf("%s %" PRIu64 "\n", names[t], count[t]);
+	return 0;
+}
 
 static int fail(const char *what, unsigned lane, uint64_t a, uint64_t b)
 {
@@ -28,9 +80,12 @@ static int fail(const char *what, unsigned lane, uint64_t a, uint64_t b)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--entries"))
+		return entries(argv[2]);
 	if (argc < 2) {
 		fprintf(stderr, "usage: archive_check DIR [WRITTEN] "
-				"[--no-loss] [--msg-seq]\n");
+				"[--no-loss] [--msg-seq]\n"
+				"       archive_check --entries DIR\n");
 		return 2;
 	}
 	bool no_loss = false, msg_seq = false, have_written = false;

@@ -112,6 +112,11 @@ nobuf() { sed 's/"buffer":"[^"]*"//'; }
 live=$("$S" cat --no-pager -b $B-p -v json | nobuf)
 arc=$("$S" cat --no-pager --archive "$D" -v json | nobuf)
 same "printf-style: cat --archive -v json = cat -v json (msg, fmt, args)" "$live" "$arc"
+ok "printf-style, --compact: archived" "$S" archive -b $B-p -o "$T/pc" --once -q --compact
+same "printf-style, --compact: the same records, times to the ns" "$live" \
+	"$("$S" cat --no-pager --archive "$T/pc" -v json | nobuf)"
+has "printf-style: records as stored (SPAN entries)" "span" "$("$CHECK" --entries "$D")"
+hasnt "printf-style, --compact: no SPAN entry" "span" "$("$CHECK" --entries "$T/pc")"
 has "printf-style: the format and the values are there" \
 	'"msg":"rec 7999 \\"q\\" -7999 1999.75","fmt":"rec %lu %s %d %.2f","args":\[7999,"\\"q\\"",-7999,1999.75\]' "$arc"
 # each file carries the formats its records use: the oldest removed,
@@ -286,10 +291,13 @@ fi
 "$S" create -b $B-c --size 1M --lanes 4 || exit 1
 for t in $(seq 1 260); do echo "m$t" | "$S" write -b $B-c -t "tag$t"; done
 D=$T/c
-ok "260 contexts: archived" "$S" archive -b $B-c -o "$D" --once -q
-same "260 contexts: cat --archive -v json = cat -v json" \
-	"$("$S" cat --no-pager -b $B-c -v json | nobuf)" \
-	"$("$S" cat --no-pager --archive "$D" -v json | nobuf)"
+for how in "" --compact; do
+	rm -rf "$D"
+	ok "260 contexts${how:+, $how}: archived" "$S" archive -b $B-c -o "$D" --once -q $how
+	same "260 contexts${how:+, $how}: cat --archive -v json = cat -v json" \
+		"$("$S" cat --no-pager -b $B-c -v json | nobuf)" \
+		"$("$S" cat --no-pager --archive "$D" -v json | nobuf)"
+done
 
 # ---- an archive of format version 2 (before runs): read, and gone on ----
 D=$T/v2
@@ -302,14 +310,14 @@ has "version 2: its fields" '"pid":20574,"tid":20574,"prio":"I","tag":"old","msg
 "$S" create -b $B-v --size 64K || exit 1
 printf 'four\nfive\n' | "$S" write -b $B-v -t new
 ok "version 2: archived into" "$S" archive -b $B-v -o "$D" --once -q
-same "version 2: the records go on in a new file, version 3" "3" \
+same "version 2: the records go on in a new file, version 4" "4" \
 	"$(od -An -tu4 -j8 -N4 "$D/shmlog-0000000000000002.arc" | tr -d ' ')"
-same "version 2 then 3: every record, in order" "one
+same "version 2 then 4: every record, in order" "one
 two
 three
 four
 five" "$("$S" cat --no-pager --archive "$D" -v raw)"
-has "version 3: its fields" '"prio":"I","tag":"new","msg":"five","seq":1,' \
+has "version 4: its fields" '"prio":"I","tag":"new","msg":"five","seq":1,' \
 	"$("$S" cat --no-pager --archive "$D" -v json -n 1)"
 
 echo "test_archive: $checks checks, $fail failed"
