@@ -9,6 +9,8 @@
  *    writer alone, into a buffer nobody reads, in the same run, turns it
  *    into a ratio. The archiver's CPU (user + system, its whole life) per
  *    record kept;
+ *  - keep-all once more with `--compact` (records coded against each
+ *    other instead of kept as stored): its CPU and bytes per record;
  *  - paced: the writer at 10 M records/s into a 16 MiB buffer: records
  *    lost (written, and neither in the archive nor counted as lost by it
  *    is impossible: the archive's books are exact, so lost = written -
@@ -156,9 +158,10 @@ static bool fresh_buffer(const char *name, uint64_t size, shmlog_t **h)
 	return true;
 }
 
-/* `shmlog archive -b @name -o @dir -q`, following; -1 on failure. */
+/* `shmlog archive -b @name -o @dir -q` (and --compact if @compact),
+ * following; -1 on failure. */
 static pid_t start_archiver(const char *cli, const char *name,
-			    const char *dir)
+			    const char *dir, bool compact)
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -167,7 +170,8 @@ static pid_t start_archiver(const char *cli, const char *name,
 		if (null >= 0)
 			dup2(null, 1);
 		execl(cli, "shmlog", "archive", "-b", name, "-o", dir, "-q",
-		      "--max-size", "1G", (char *)NULL);
+		      "--max-size", "1G", compact ? "--compact" : (char *)NULL,
+		      (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -208,11 +212,13 @@ static double write_n(shmlog_t *h, const struct lb_work *w, uint64_t n,
 	return t ? (double)n * 1e9 / (double)t : 0;
 }
 
+enum run_kind { RUN_KEEP, RUN_COMPACT, RUN_PACED };
+
 /* One run: @n records into a buffer of @size bytes followed by the
  * archiver (full speed if @rps is 0). */
 static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 			double rps, uint64_t size, struct lb_archive *a,
-			bool keep)
+			enum run_kind kind)
 {
 	char name[64], dir[PATH_MAX];
 	shmlog_t *h;
@@ -222,7 +228,7 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	remove_dir(dir);
 	if (!fresh_buffer(name, size, &h))
 		return false;
-	pid_t pid = start_archiver(cli, name, dir);
+	pid_t pid = start_archiver(cli, name, dir, kind == RUN_COMPACT);
 	bool ok = pid > 0;
 	uint64_t kept = 0, lost = 0;
 	/* ready: it has archived a first record */
@@ -240,7 +246,16 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	if (!ok || cpu < 0 || !kept)
 		return false;
 	kept--; /* the first record, before the clock started */
-	if (keep) {
+	if (kind == RUN_COMPACT) {
+		a->compact_ok = true;
+		a->compact_kept = kept;
+		a->compact_lost = lost;
+		a->compact_rps = t1 > t0 ? (double)kept * 1e9 /
+						   (double)(t1 - t0)
+					 : 0;
+		a->compact_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
+		a->compact_bytes_per_rec = (double)bytes / (double)(kept + 1);
+	} else if (kind == RUN_KEEP) {
 		a->keep_written = n;
 		a->keep_kept = kept;
 		a->keep_lost = lost;
@@ -316,7 +331,7 @@ void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 		/* alone and followed in turn: a drifting load hits both */
 		alone[k] = writer_alone(&w, n);
 		if (!alone[k] || !archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER,
-					      &r, true))
+					      &r, RUN_KEEP))
 			continue;
 		keep[k] = r.keep_rps;
 		cpu[k] = r.cpu_ns_per_rec;
@@ -338,7 +353,8 @@ void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 	a->paced_buffer_bytes = ARC_PACED_BUFFER;
 	uint64_t pn = (uint64_t)(ARC_PACED_RPS * (cfg->quick ? 0.1 : 1.0));
 	a->paced_ok = archive_run(cli, &w, pn, ARC_PACED_RPS,
-				  ARC_PACED_BUFFER, a, false);
+				  ARC_PACED_BUFFER, a, RUN_PACED);
+	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_COMPACT);
 	a->disk_bytes_per_s = disk_rate(cfg->quick ? 32u << 20 : 512u << 20);
 	a->ok = true;
 }

@@ -184,6 +184,14 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 		jsonw_int(j, "paced_written", (long long)a->paced_written);
 		jsonw_int(j, "paced_lost", (long long)a->paced_lost);
 	}
+	if (a->ok && a->compact_ok) {
+		jsonw_num(j, "compact_records_per_s", a->compact_rps);
+		jsonw_int(j, "compact_lost", (long long)a->compact_lost);
+		jsonw_num(j, "compact_cpu_ns_per_record",
+			  a->compact_cpu_ns_per_rec);
+		jsonw_num(j, "compact_bytes_per_record",
+			  a->compact_bytes_per_rec);
+	}
 	jsonw_end_obj(j);
 }
 

@@ -292,6 +292,10 @@ struct lb_archive {
 	double paced_target_rps, paced_writer_rps;
 	uint64_t paced_buffer_bytes, paced_written, paced_lost;
 	double disk_bytes_per_s; /* 1 MiB write(2)s and an fdatasync */
+	/* keep-all again with `shmlog archive --compact` (one run) */
+	bool compact_ok;
+	uint64_t compact_kept, compact_lost;
+	double compact_rps, compact_cpu_ns_per_rec, compact_bytes_per_rec;
 };
 void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a);
 

@@ -350,6 +350,13 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			(unsigned long long)(a->paced_buffer_bytes >> 10),
 			(unsigned long long)a->paced_lost,
 			(unsigned long long)a->paced_written);
+	if (a->compact_ok)
+		fprintf(f,
+			"  with --compact: %s records/s kept (%llu lost), %s "
+			"of CPU and %.0f bytes of files a record\n",
+			E(a->compact_rps, ""),
+			(unsigned long long)a->compact_lost,
+			D(a->compact_cpu_ns_per_rec), a->compact_bytes_per_rec);
 }
 
 void lb_print_readers(FILE *f, const struct lb_readers *r)
