@@ -115,20 +115,27 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
  * shmlog_reader_wait() waits on one: returns the index in @r of a reader
  * that has something for shmlog_reader_next() (the lowest such index;
  * others may be ready too, so read them all before waiting again),
- * -ETIMEDOUT when @timeout_ms passes (-1: forever; 0: only look, as
- * shmlog_reader_wait() with 0), -EINTR if a signal arrived, or -EINVAL
- * (@r NULL, @n above SHMLOG_WAIT_ANY_MAX, or no reader and @timeout_ms
- * -1). NULL entries are skipped, as poll(2) skips a negative descriptor;
- * with no reader at all it sleeps @timeout_ms. A reader whose file was
+ * -ETIMEDOUT when @timeout_ms passes, never sooner (negative: forever;
+ * 0: only look, as shmlog_reader_wait() with 0), -EINTR if a signal
+ * interrupted its sleep (one handled while it looks between two sleeps
+ * does not end the wait), or -EINVAL at once (@r NULL, @n above
+ * SHMLOG_WAIT_ANY_MAX, or no reader and a negative @timeout_ms). NULL
+ * entries are skipped, as poll(2) skips a negative descriptor; with no
+ * reader at all it sleeps @timeout_ms. A reader whose file was
  * truncated under it is ready (its shmlog_reader_next() reports -EIO):
  * set its entry to NULL once that was reported. Watches, naps and
  * sleeps as shmlog_reader_wait() does, on every reader's buffer at
- * once (futex_waitv(2), Linux 5.16 and later; before, and for readers
- * of an archive or of a buffer whose header it may not write, it looks
- * every 10 ms). Thread-safety: not thread-safe with other calls on any
- * of the readers (each reader's own rule); different sets on different
- * threads are fine. Not async-signal-safe. Allocates nothing. Blocks
- * for up to @timeout_ms. */
+ * once: futex_waitv(2), Linux 5.16 and later. Where that call is
+ * missing or refused (an older kernel, a seccomp filter; after the first
+ * refusal the process no longer tries it), a set of more than one
+ * reader looks every 10 ms instead, and finds a record with its first
+ * look after the write; so does any set with a reader of an archive, of
+ * a buffer whose header it may not write, or without membarrier(2). One
+ * reader alone (the others NULL) sleeps on its futex on any kernel.
+ * Thread-safety: not thread-safe with other calls on any of the readers
+ * (each reader's own rule); different sets on different threads are
+ * fine. Not async-signal-safe. Allocates nothing. Blocks for up to
+ * @timeout_ms. */
 #define SHMLOG_WAIT_ANY_MAX 128
 int shmlog_reader_wait_any(shmlog_reader_t *const *r, size_t n,
 			   int timeout_ms);

@@ -233,6 +233,7 @@ static int set_poll(struct wait_set *w)
 			return -ETIMEDOUT;
 		uint64_t step = (uint64_t)POLL_MS * 1000000;
 		bool intr = nap_ns(step < left ? step : left);
+		TESTPOINT(17);
 		if (set_look(w, shmlog__clock_ns(CLOCK_MONOTONIC), false))
 			return 0;
 		if (intr)

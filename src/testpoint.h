@@ -2,7 +2,10 @@
 /*
  * Test points: compiled in with SHMLOG_TESTPOINTS only (the shmlog_tp
  * library of the crash tests), a hook called between the steps of the
- * write protocol, numbered as ring.c's step lists say.
+ * write protocol, numbered as ring.c's step lists say, and at one point
+ * of the reader's:
+ *   17  reader_wait.c set_poll(): a wait that cannot sleep on a futex
+ *       has napped, and is about to look (a test's sign that it polls).
  */
 #ifndef SHMLOG_TESTPOINT_H
 #define SHMLOG_TESTPOINT_H
