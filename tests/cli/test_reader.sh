@@ -115,6 +115,11 @@ second 3" "$("$S" cat -b $B -b $B-2 -v raw -e '(first|second)')"
 same "-b twice with tail -n" "second 2
 first 3
 second 3" "$("$S" tail -b $B -b $B-2 -v raw -n 3)"
+# which buffer each merged record came from: the buffer modifier
+has "-v buffer: each line starts with its buffer" "^$B-2 +[0-9-]+ [0-9:.]+ +[0-9]+ +[0-9]+ I two +: second 3$" \
+	"$("$S" tail -b $B -b $B-2 -v threadtime,buffer -n 1)"
+same "-v raw,buffer: the buffer, then the message" "$B first 3
+$B-2 second 3" "$("$S" tail -b $B -b $B-2 -v raw,buffer -n 2 | sed 's/  */ /')"
 
 # ---- -v modifiers ----
 line=$("$S" cat -b $B -p F)

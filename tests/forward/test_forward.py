@@ -1277,7 +1277,8 @@ def case_bad_input():
     stop_forwarder(p)
     # --dump gives up after --give-up seconds without a delivery: exit 1
     for url in ("syslog+tcp://127.0.0.1:%d" % free_port(),
-                "relp://127.0.0.1:%d" % free_port()):
+                "relp://127.0.0.1:%d" % free_port(),
+                "otlp://127.0.0.1:%d" % free_port()):
         t0 = time.monotonic()
         p = forward(url, "--cursor-file", cur, "--give-up", "1.5",
                     check_rc=False, timeout=60)
