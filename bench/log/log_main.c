@@ -190,7 +190,7 @@ int bench_log_main(int argc, char **argv)
 	lb_quiet_print(stdout, "beside these loops", &qb);
 	lb_core_print(stdout, "these loops' CPU", &bd.core);
 	struct lb_target t[LB_MAX_TARGETS];
-	int nt = lb_targets_collect(t, timer_ns, &bd);
+	int nt = lb_targets_collect(t, timer_ns, &bd, &rd.archive);
 	lb_print_targets(stdout, t, nt);
 	lb_print_legend(stdout);
 	printf("# total time %.1f s\n", (double)(bench_now_ns() - t0) / 1e9);

@@ -183,10 +183,11 @@ struct lb_target {
 	bool higher_better, known;
 	bool info; /* shown beside the targets, not one (no want) */
 };
-#define LB_MAX_TARGETS 24
-/* Evaluate every target on the entries; returns how many. */
+#define LB_MAX_TARGETS 32
+/* Evaluate every target on the entries (and the archiver's run, @a, NULL
+ * if not measured); returns how many. */
 int lb_targets_collect(struct lb_target *t, double timer_ns,
-		       const struct lb_breakdown *bd);
+		       const struct lb_breakdown *bd, const struct lb_archive *a);
 bool lb_target_met(const struct lb_target *t);
 void lb_print_targets(FILE *f, const struct lb_target *t, int n);
 

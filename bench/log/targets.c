@@ -35,7 +35,12 @@ enum measure {
 			 * main table's loop around each */
 	FLOOR_X, /* a shmlog_write_n() call over the floor (breakdown.c) */
 	PRINTF_FLOOR_X, /* shmlog-printf's call over its record's floor */
-	PRINTF_CXX_X /* that call compiled as C++ over compiled as C11 */
+	PRINTF_CXX_X, /* that call compiled as C++ over compiled as C11 */
+	ARC_KEEP_X, /* the archiver behind a full-speed writer: records/s
+		     * kept over the writer's alone (archive.c) */
+	ARC_KEEP_LOST, /* records that writer lost to the archiver */
+	ARC_CPU, /* the archiver's CPU per record, ns */
+	ARC_PACED_LOST /* records lost behind a writer paced at 10 M/s */
 };
 
 static const struct {
@@ -75,6 +80,10 @@ static const struct {
      false},
     {"printf-style call: from C++ / from C11", PRINTF_CXX_X, NULL, 1.1,
      false},
+    {"archive: kept records/s / writer alone", ARC_KEEP_X, NULL, 0.3, true},
+    {"  same, records lost", ARC_KEEP_LOST, NULL, 0, false},
+    {"archive: CPU per record (ns)", ARC_CPU, NULL, 40, false},
+    {"archive: lost behind 10 M records/s", ARC_PACED_LOST, NULL, 0, false},
 };
 
 /* What two writer processes of @e keep of one's records per CPU-second;
@@ -89,9 +98,20 @@ static double cpu_keep(const struct lb_entry *e)
 /* The value of measure @m, NaN where it was not measured. */
 static double measure(enum measure m, const struct lb_entry *s,
 		      const struct lb_entry *p, double timer_ns,
-		      const struct lb_breakdown *bd)
+		      const struct lb_breakdown *bd, const struct lb_archive *a)
 {
+	bool arc = a && a->ok;
 	switch (m) {
+	case ARC_KEEP_X:
+		return arc && a->writer_alone_rps > 0
+			       ? a->keep_rps / a->writer_alone_rps
+			       : NAN;
+	case ARC_KEEP_LOST:
+		return arc ? (double)a->keep_lost : NAN;
+	case ARC_CPU:
+		return arc ? a->cpu_ns_per_rec : NAN;
+	case ARC_PACED_LOST:
+		return arc && a->paced_ok ? (double)a->paced_lost : NAN;
 	case FLOOR_X:
 		return bd && bd->ok && bd->floor_ns > 0
 			       ? bd->write_ns / bd->floor_ns
@@ -150,14 +170,14 @@ static double measure(enum measure m, const struct lb_entry *s,
 }
 
 int lb_targets_collect(struct lb_target *t, double timer_ns,
-		       const struct lb_breakdown *bd)
+		       const struct lb_breakdown *bd, const struct lb_archive *a)
 {
 	const struct lb_entry *s = lb_entry_of(&lb_shmlog_default);
 	int n = (int)(sizeof(defs) / sizeof(defs[0]));
 	for (int i = 0; i < n && i < LB_MAX_TARGETS; i++) {
 		double v = lb_usable(s) ? measure(defs[i].m, s,
 						  lb_entry_of(defs[i].peer),
-						  timer_ns, bd)
+						  timer_ns, bd, a)
 					: NAN;
 		t[i] = (struct lb_target){defs[i].what, v, defs[i].want,
 					  defs[i].higher_better, !isnan(v),
@@ -175,7 +195,8 @@ bool lb_target_met(const struct lb_target *t)
 
 void lb_print_targets(FILE *f, const struct lb_target *t, int n)
 {
-	fprintf(f, "\n# targets for shmlog's write path, on this machine\n");
+	fprintf(f, "\n# targets for shmlog's write path and archiver, on this "
+		   "machine\n");
 	for (int i = 0; i < n; i++) {
 		if (!t[i].known) {
 			fprintf(f, "  %-40s  n/a (not measured)\n", t[i].what);
