@@ -286,14 +286,11 @@ bool shmlog__clockmap_stale(const struct shmlog__clockmap *m,
 				    memory_order_relaxed) != m->count;
 }
 
-int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
-			      const struct shmlog__clockmap *m, uint64_t raw)
+/* The anchor of @m (which has one at least) that converts @raw: the last
+ * one at or before it, else the first. */
+static unsigned anchor_of(const struct shmlog__clockmap *m, uint64_t raw)
 {
-	if (f->clock == SHMLOG_CLOCK_REALTIME)
-		return (int64_t)raw;
-	if (!m->n)
-		return shmlog__clock_to_ns(f, raw, 0, 0);
-	unsigned lo = 0, hi = m->n; /* the last anchor with a.raw <= raw */
+	unsigned lo = 0, hi = m->n;
 	while (hi - lo > 1) {
 		unsigned mid = lo + (hi - lo) / 2;
 		if (m->a[mid].raw <= raw)
@@ -301,6 +298,17 @@ int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int64_t shmlog__clock_convert(const struct shmlog__fixed *f,
+			      const struct shmlog__clockmap *m, uint64_t raw)
+{
+	if (f->clock == SHMLOG_CLOCK_REALTIME)
+		return (int64_t)raw;
+	if (!m->n)
+		return shmlog__clock_to_ns(f, raw, 0, 0);
+	unsigned lo = anchor_of(m, raw);
 	int64_t delta = (int64_t)(raw - m->a[lo].raw);
 	return (int64_t)((uint64_t)m->a[lo].wall_ns +
 			 (uint64_t)ticks_to_ns(delta, m->a[lo].mult));
@@ -322,14 +330,7 @@ void shmlog__clock_piece(const struct shmlog__fixed *f,
 		p->shift = f->cal_shift & 63;
 		return;
 	}
-	unsigned lo = 0, hi = m->n; /* as shmlog__clock_convert() finds it */
-	while (hi - lo > 1) {
-		unsigned mid = lo + (hi - lo) / 2;
-		if (m->a[mid].raw <= raw)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	unsigned lo = anchor_of(m, raw);
 	p->base_raw = m->a[lo].raw;
 	p->base_ns = m->a[lo].wall_ns;
 	p->mult = m->a[lo].mult;
