@@ -34,6 +34,7 @@
  *                                                      NODATA PERM NOENT NOMEM
  *                                                      MFILE
  * close                        no  no  free     mutex  -
+ * check                        yes yes no       no     STALE INVAL, lstat(2)'s
  * write, write_n, write_ex     yes ~   flt      1st    INVAL AGAIN BUSY IO
  *                                                      STALE
  * print, vprint                yes no  flt      1st    as write
@@ -198,6 +199,19 @@ int shmlog_open(const char *name, int flags, shmlog_t **out);
 /* Detach (NULL: nothing); this process's lanes are released, their records
  * stay. Not MT: no other thread may use @h during or after the call. */
 void shmlog_close(shmlog_t *h);
+
+/* Does @h still write where readers look: is the file its name leads to
+ * the one @h maps? 0 yes; -ESTALE no: the buffer was removed
+ * (shmlog_remove(), `shmlog rm`, rm(1)), and maybe created again. A
+ * writer keeps logging into the removed file's chunk it holds, where no
+ * reader finds the records, until the chunk is used up; only then do its
+ * writes say -ESTALE. A long-running writer that logs now and then calls
+ * this every so often, off its write path (say every 100 ms, before a
+ * write), and on -ESTALE closes @h and opens the buffer again by name.
+ * Errors: -EINVAL a NULL @h; lstat(2)'s (-EACCES, -ENOMEM, ...): nothing
+ * known, @h goes on as it was. One lstat(2), no byte of the buffer read.
+ * MT, AS; no allocation. */
+int shmlog_check(shmlog_t *h);
 
 /* Write one record if the buffer's filter wants it (`shmlog level`,
  * shmlog_set_filter(), $SHMLOG_TAGS; filtered out: 0). @prio outside

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "segment.h"
 
@@ -48,7 +49,8 @@ struct shmlog {
 	int lock_fd; /* the lanes' locks: a description never mapped */
 	int slot; /* our borrowers' slot (lane.c), -1: cannot borrow */
 	uint32_t slot_nonce;
-	char *lock_path; /* the file, to open it again after fork() */
+	char *lock_path; /* the file's path: opened again after fork(), looked
+			 * at by shmlog_check() */
 	bool no_ofd; /* the kernel has no OFD locks (Linux < 3.15) */
 	bool claims_refused; /* a fork child without a description of its own */
 	/* filter cache */
@@ -63,6 +65,10 @@ struct shmlog {
 	 * tag; one below the lowest is dropped whatever its tag; only one in
 	 * between looks its tag up. */
 	_Atomic uint64_t filter_fast;
+	/* the file mapped, as fstat(2) saw it at open: shmlog_check()
+	 * compares its name's file with it (last: off the write path) */
+	dev_t file_dev;
+	ino_t file_ino;
 };
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -191,6 +192,13 @@ static int writer_open(const char *name, int flags, shmlog_t **out)
 	err = !h->prefaulted || !h->holder ? -ENOMEM : 0;
 	if (!err && shmlog_path(name, path, sizeof(path)) < 0)
 		err = -EINVAL;
+	struct stat st;
+	if (!err && fstat(h->seg.fd, &st) < 0)
+		err = -errno;
+	if (!err) {
+		h->file_dev = st.st_dev;
+		h->file_ino = st.st_ino;
+	}
 	if (!err)
 		err = shmlog__owner_open(h, path);
 	if (!err)
@@ -298,6 +306,22 @@ void shmlog_close(shmlog_t *h)
 	shmlog__filter_free_all(h);
 	shmlog__defer_free(h);
 	free(h);
+}
+
+int shmlog_check(shmlog_t *h)
+{
+	if (!h || !h->lock_path)
+		return -EINVAL;
+	/* The name, not the mapping: shmlog_remove() unlinks before it
+	 * marks, a plain unlink(2) or rm(1) never marks, and a buffer
+	 * created again has a new file. No byte of the segment is read,
+	 * so a truncated file cannot fault here. */
+	struct stat st;
+	if (lstat(h->lock_path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ESTALE : -errno;
+	if (st.st_dev != h->file_dev || st.st_ino != h->file_ino)
+		return -ESTALE;
+	return 0;
 }
 
 /* Is a clock anchor due (clock.c: every 10 minutes at most)? A compare

@@ -265,8 +265,10 @@ static unsigned live_writer_pids(char *buf, size_t n)
 
 /* A writer keeps its mapping of a removed buffer: it fills its current
  * chunk there, where no reader finds the records, then its writes fail
- * (-ESTALE; `run` and `write` then open the buffer again once it is
- * created again). Say so, and remove only with --force. */
+ * (-ESTALE). `run` and `write` look at the name every 100 ms at most
+ * and open the buffer again once it is created again; a program using
+ * the library must do so itself (shmlog_check()). Say so, and remove
+ * only with --force. */
 static int cmd_rm(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -289,9 +291,11 @@ static int cmd_rm(int argc, char **argv)
 			       "Remove a buffer's file. Refused while writers are "
 			       "attached: their records\nwould be lost until it "
 			       "is created again. Then `shmlog run` and `shmlog "
-			       "write`\nlog into the new buffer from their next "
-			       "chunk; programs using the library get\n-ESTALE "
-			       "from their writes and must open it again.\n\n"
+			       "write`\nnotice it within 100 ms (at their next "
+			       "line) and log into the new buffer;\nprograms "
+			       "using the library must open it again (shmlog_check(),"
+			       "\nor -ESTALE from their writes once their chunk "
+			       "is used up).\n\n"
 			       CLI_HELP_BUFFER
 			       "  -f, --force         remove it even so\n"
 			       CLI_HELP_HELP);
@@ -326,9 +330,9 @@ static int cmd_rm(int argc, char **argv)
 			"shmlog rm: warning: removed buffer '%s' with %u live "
 			"writer%s (pid %s): what they log is lost from now "
 			"until the buffer is created again; `shmlog run` and "
-			"`shmlog write` then log into it from their next "
-			"chunk, other programs get -ESTALE and must open it "
-			"again (or be restarted)\n",
+			"`shmlog write` then log into it within 100 ms (at "
+			"their next line), other programs must open it again "
+			"(or be restarted)\n",
 			cli_buffer_name(), live, live == 1 ? "" : "s", pids);
 	return 0;
 }
@@ -664,7 +668,9 @@ static int cmd_write(int argc, char **argv)
 			dropped |= err == -ESTALE;
 		}
 		free(line);
-		if (!err && dropped)
+		/* removed under us: some lines may have gone where no
+		 * reader finds them, even if none was dropped */
+		if (!err && (dropped || cli_writer_lost()))
 			err = -ESTALE;
 	}
 	if (err == -ESTALE)

@@ -40,13 +40,19 @@ int cli_syslog_level_prio(int level);
  * next record: all of them, or at most SHMLOG_MSG_MAX. */
 size_t cli_line_piece(const char *line, size_t len);
 /* Log a line of @len bytes as records of cli_line_piece() bytes each,
- * with shmlog_write_ex()'s arguments, through *@hp. The buffer removed
- * (-ESTALE) and created again, *@hp is closed and the buffer opened again
- * by name: the line goes into the new one. Until it is created again the
- * lines are dropped with -ESTALE, said once on stderr. Returns 0 or the
- * first error. */
+ * with shmlog_write_ex()'s arguments, through *@hp. At most every 100 ms
+ * the buffer's name is looked at (shmlog_check()): the buffer removed,
+ * and created again, *@hp is closed and the buffer opened again by name,
+ * said once on stderr: the line goes into the new one. Until it is
+ * created again the lines are dropped with -ESTALE, said once on stderr.
+ * Returns 0 or the first error. */
 int cli_write_line(shmlog_t **hp, unsigned flags, pid_t pid, int prio,
 		   const char *tag, const char *line, size_t len);
+/* Was the buffer found removed under cli_write_line()? Lines written
+ * between its removal and the look (100 ms at most) went into the
+ * removed file, and those after it until it was created again were
+ * dropped. */
+bool cli_writer_lost(void);
 
 /* Open the buffer of -b (cli_buffer) to write, for command @cmd. A buffer
  * named with -b must exist unless @create (--create): a typo must not make

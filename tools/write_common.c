@@ -23,33 +23,43 @@ size_t cli_line_piece(const char *line, size_t len)
 
 /* The command cli_open_writer() opened the handle for, for messages. */
 static const char *writer_cmd = "write";
-/* The buffer was found removed: said on stderr; when to try again. */
+/* The buffer was found removed and not yet created again: said on
+ * stderr, lines dropped. */
 static bool removed_said;
-static struct timespec reopen_due;
+/* It was found removed at least once: lines may have been lost. */
+static bool removed_seen;
+/* When to look at the buffer's name again (CLOCK_MONOTONIC_COARSE). */
+static struct timespec look_due;
 
-/* The handle's buffer was removed (-ESTALE): open it again by name if it
- * was created again, at most every 100 ms (a failed open is a syscall:
- * not one per line of a program that prints without pause). It is never
- * created here: a buffer removed on purpose stays removed until someone
- * creates it. Returns 0 with *@hp the new handle, or -ESTALE. */
-static int reopen_removed(shmlog_t **hp)
+/* Is it time to look at the name (a stat(2) or an open(2))? At most every
+ * 100 ms: not a syscall per line of a program that prints without pause,
+ * yet a writer that logs now and then looks before each line. */
+static bool look_now(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	if (removed_said &&
-	    (now.tv_sec < reopen_due.tv_sec ||
-	     (now.tv_sec == reopen_due.tv_sec &&
-	      now.tv_nsec < reopen_due.tv_nsec)))
-		return -ESTALE;
+	if (now.tv_sec < look_due.tv_sec ||
+	    (now.tv_sec == look_due.tv_sec && now.tv_nsec < look_due.tv_nsec))
+		return false;
+	look_due = now;
+	look_due.tv_nsec += 100000000;
+	if (look_due.tv_nsec >= 1000000000) {
+		look_due.tv_sec++;
+		look_due.tv_nsec -= 1000000000;
+	}
+	return true;
+}
+
+/* The handle's buffer was removed: open it again by name if it was
+ * created again. It is never created here: a buffer removed on purpose
+ * stays removed until someone creates it. Returns 0 with *@hp the new
+ * handle, or -ESTALE. */
+static int reopen_removed(shmlog_t **hp)
+{
+	removed_seen = true;
 	shmlog_t *fresh;
 	int err = shmlog_open(cli_buffer, 0, &fresh);
 	if (err) {
-		reopen_due = now;
-		reopen_due.tv_nsec += 100000000;
-		if (reopen_due.tv_nsec >= 1000000000) {
-			reopen_due.tv_sec++;
-			reopen_due.tv_nsec -= 1000000000;
-		}
 		if (!removed_said)
 			fprintf(stderr,
 				"shmlog %s: buffer '%s' was removed (`shmlog "
@@ -60,23 +70,48 @@ static int reopen_removed(shmlog_t **hp)
 		removed_said = true;
 		return -ESTALE;
 	}
-	if (removed_said)
-		fprintf(stderr,
-			"shmlog %s: buffer '%s' was created again: logging "
-			"into it\n",
-			writer_cmd, cli_buffer_name());
+	fprintf(stderr,
+		removed_said ? "shmlog %s: buffer '%s' was created again: "
+			       "logging into it\n"
+			     : "shmlog %s: buffer '%s' was removed and created "
+			       "again: logging into the new one\n",
+		writer_cmd, cli_buffer_name());
 	removed_said = false;
 	shmlog_close(*hp);
 	*hp = fresh;
 	return 0;
 }
 
+/* Is *@hp still the buffer its name leads to? A writer keeps a removed
+ * file's chunk until it is used up, and only then do its writes say
+ * -ESTALE: a line every few seconds would go where no reader looks for
+ * hours. So the name is looked at (shmlog_check()), and the buffer
+ * opened again as soon as it differs. 0: write through *@hp (maybe a new
+ * handle); -ESTALE: the buffer is gone, drop the line. */
+static int writer_current(shmlog_t **hp)
+{
+	if (!look_now())
+		return removed_said ? -ESTALE : 0;
+	if (!removed_said && shmlog_check(*hp) != -ESTALE)
+		return 0; /* the same file, or nothing known: go on */
+	return reopen_removed(hp);
+}
+
+bool cli_writer_lost(void)
+{
+	return removed_seen;
+}
+
 int cli_write_line(shmlog_t **hp, unsigned flags, pid_t pid, int prio,
 		   const char *tag, const char *line, size_t len)
 {
+	int err = writer_current(hp);
+	if (err)
+		return err;
 	do {
 		size_t n = cli_line_piece(line, len);
-		int err = shmlog_write_ex(*hp, flags, pid, prio, tag, line, n);
+		err = shmlog_write_ex(*hp, flags, pid, prio, tag, line, n);
+		/* used up its chunk in the removed file before we looked */
 		if (err == -ESTALE && reopen_removed(hp) == 0)
 			err = shmlog_write_ex(*hp, flags, pid, prio, tag, line,
 					      n);
@@ -156,8 +191,11 @@ int cli_open_writer(const char *cmd, bool create, shmlog_t **out)
 {
 	writer_cmd = cmd;
 	bool named = cli_buffer != NULL;
-	return shmlog_open(cli_buffer, create || !named ? SHMLOG_OPEN_CREATE : 0,
-			   out);
+	int err = shmlog_open(cli_buffer,
+			      create || !named ? SHMLOG_OPEN_CREATE : 0, out);
+	if (!err)
+		look_now(); /* just opened: the name leads to it */
+	return err;
 }
 
 int cli_writer_fail(const char *cmd, int err)

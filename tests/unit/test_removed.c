@@ -5,7 +5,9 @@
  * writes say -ESTALE from then on, in every path (the leaf, the general
  * path, printf-style calls, a second thread); closed and opened
  * again by name it writes into the buffer created again. A buffer that is
- * not removed never says -ESTALE.
+ * not removed never says -ESTALE. shmlog_check() says -ESTALE at once,
+ * before any write does, whether the file was removed by shmlog_remove()
+ * or by a plain unlink(2), and 0 for the buffer created again.
  */
 #include <pthread.h>
 
@@ -76,9 +78,13 @@ int main(void)
 	long n = write_until_fail(h, 20 * per_chunk, &err);
 	CHECK_EQ(err, 0);
 	CHECK_EQ(n, 20 * per_chunk);
+	CHECK_EQ(shmlog_check(h), 0);
+	CHECK_EQ(shmlog_check(NULL), -EINVAL);
 
 	CHECK_EQ(shmlog_remove(name), 0);
 	CHECK_EQ(shmlog_remove(name), -ENOENT);
+	/* said at once, while the OPEN chunk still takes records */
+	CHECK_EQ(shmlog_check(h), -ESTALE);
 
 	/* the OPEN chunk goes on, then -ESTALE, and it stays so */
 	n = write_until_fail(h, per_chunk + 1, &err);
@@ -108,12 +114,27 @@ int main(void)
 	 * removed one); opened again by name, it writes into the new one */
 	REQUIRE(shmlog_create(name, &o) == 0);
 	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "rm", "still stale"), -ESTALE);
+	CHECK_EQ(shmlog_check(h), -ESTALE);
 	shmlog_close(h);
 	REQUIRE(shmlog_open(name, 0, &h) == 0);
+	CHECK_EQ(shmlog_check(h), 0);
 	CHECK_EQ(shmlog_write(h, SHMLOG_INFO, "rm", "after"), 0);
 	n = write_until_fail(h, 4 * per_chunk, &err);
 	CHECK_EQ(err, 0);
 	CHECK_EQ(count_records(name) >= 1, 1);
+	CHECK_EQ(shmlog_check(h), 0);
+
+	/* unlinked without shmlog_remove() (rm(1)): nothing marks the file,
+	 * so writes go on lapping it for good; the name tells. Then a new
+	 * buffer under the name: still not the file @h maps. */
+	char path[512];
+	REQUIRE(shmlog_path(name, path, sizeof(path)) > 0);
+	REQUIRE(unlink(path) == 0);
+	CHECK_EQ(shmlog_check(h), -ESTALE);
+	n = write_until_fail(h, 4 * per_chunk, &err);
+	CHECK_EQ(err, 0);
+	REQUIRE(shmlog_create(name, &o) == 0);
+	CHECK_EQ(shmlog_check(h), -ESTALE);
 	shmlog_close(h);
 	shmlog_remove(name);
 	return test_done("test_removed");
