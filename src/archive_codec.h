@@ -97,6 +97,97 @@ static inline bool shmlog__arc_buffer_entry(const unsigned char *p, size_t size,
 	return true;
 }
 
+/* ---- tables of formats by id ---- */
+
+/* A printf-style record names its format by id (nonzero; a multiple of 8
+ * as buffers make them, hence the shift in the hash, though any nonzero
+ * id works), and both the reader and the archiver keep a buffer's formats
+ * by id in a table of this kind: open addressing, linear probing, never
+ * more than half full (so a free slot ends every probe), doubled and
+ * rehashed when it would be. An entry is the user's struct of @esize
+ * bytes whose first member is its uint32_t id, 0 for a free slot; the
+ * table never looks past that member. */
+struct shmlog__arc_idtab {
+	void *v; /* @cap entries of esize bytes, calloc()ed; NULL while empty */
+	uint32_t cap; /* 0, or a power of two from 64 */
+	uint32_t count; /* ids in it: at most cap / 2 */
+};
+
+/* The id of slot @i. */
+static inline uint32_t shmlog__arc_idtab_id(const struct shmlog__arc_idtab *t,
+					    size_t esize, uint32_t i)
+{
+	uint32_t id;
+	memcpy(&id, (const unsigned char *)t->v + (size_t)i * esize, sizeof(id));
+	return id;
+}
+
+/* Id @id's slot in @t (t->cap > 0): its own, or the free one it goes
+ * to. */
+static inline void *shmlog__arc_idtab_slot(const struct shmlog__arc_idtab *t,
+					   size_t esize, uint32_t id)
+{
+	uint32_t mask = t->cap - 1;
+	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
+	uint32_t at;
+	/* at most half full: a free slot ends the probe */
+	while ((at = shmlog__arc_idtab_id(t, esize, i)) && at != id)
+		i = (i + 1) & mask;
+	return (unsigned char *)t->v + (size_t)i * esize;
+}
+
+/* The entry of id @id in @t, or NULL (none; id 0 is never one). */
+static inline void *shmlog__arc_idtab_find(const struct shmlog__arc_idtab *t,
+					   size_t esize, uint32_t id)
+{
+	if (!t->cap || !id)
+		return NULL;
+	void *e = shmlog__arc_idtab_slot(t, esize, id);
+	uint32_t at;
+	memcpy(&at, e, sizeof(at));
+	return at ? e : NULL;
+}
+
+/* Room in @t for one more id, the table doubled if it is half full, to
+ * hold at most @max: false if it is full to @max or without memory (the
+ * table is as it was). */
+static inline bool shmlog__arc_idtab_room(struct shmlog__arc_idtab *t,
+					  size_t esize, uint32_t max)
+{
+	if (t->count < t->cap / 2)
+		return true;
+	if (t->count >= max || t->cap > UINT32_MAX / 2)
+		return false;
+	struct shmlog__arc_idtab n = {
+		.cap = t->cap ? 2 * t->cap : 64,
+		.count = t->count,
+	};
+	if (!(n.v = calloc(n.cap, esize)))
+		return false;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		uint32_t id = shmlog__arc_idtab_id(t, esize, i);
+		if (id)
+			memcpy(shmlog__arc_idtab_slot(&n, esize, id),
+			       (const unsigned char *)t->v + (size_t)i * esize,
+			       esize);
+	}
+	free(t->v);
+	*t = n;
+	return true;
+}
+
+/* Put id @id in its free slot of @t (it is not in @t, and
+ * shmlog__arc_idtab_room() said yes): the entry, zeroed but for its id. */
+static inline void *shmlog__arc_idtab_add(struct shmlog__arc_idtab *t,
+					  size_t esize, uint32_t id)
+{
+	void *e = shmlog__arc_idtab_slot(t, esize, id);
+	memset(e, 0, esize);
+	memcpy(e, &id, sizeof(id));
+	t->count++;
+	return e;
+}
+
 /* ---- records ---- */
 
 /* A record as the file holds it: tag and message point into the block,

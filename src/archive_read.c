@@ -38,19 +38,20 @@
 /* Buffers one archive may name (BUFFER entries' @buf). */
 #define ARC_BUFS_MAX 256
 
-/* A format of a buffer's table, as a FORMAT entry gave it. */
+/* A format of a buffer's table, as a FORMAT entry gave it: an entry of
+ * the buffer's shmlog__arc_idtab. */
 struct arc_fmt {
-	uint32_t id; /* 0: a free slot (no format has id 0) */
+	uint32_t id; /* first: the table's key; 0, a free slot */
 	uint32_t len;
 	char *text; /* NUL-terminated */
 };
+_Static_assert(offsetof(struct arc_fmt, id) == 0, "an idtab entry");
 /* Formats one buffer may name: a table of 1 MiB holds fewer. */
 #define ARC_FMTS_MAX (1u << 17)
 
 struct arc_buf {
 	bool used;
-	struct arc_fmt *fmts; /* open addressing, fmt_cap slots */
-	uint32_t fmt_cap, fmt_count;
+	struct shmlog__arc_idtab fmts; /* of struct arc_fmt */
 	struct shmlog_archive_source src;
 	char path[SHMLOG_ARC_PATH_MAX + 1];
 	uint64_t *next; /* [lanes]: next sequence number, if known[] */
@@ -208,9 +209,10 @@ static struct arc_buf *buf_of(struct shmlog__arc *a, unsigned id)
 
 static void buf_free(struct arc_buf *b)
 {
-	for (uint32_t i = 0; i < b->fmt_cap; i++)
-		free(b->fmts[i].text);
-	free(b->fmts);
+	struct arc_fmt *f = b->fmts.v;
+	for (uint32_t i = 0; i < b->fmts.cap; i++)
+		free(f[i].text);
+	free(b->fmts.v);
 	free(b->next);
 	free(b->known);
 	memset(b, 0, sizeof(*b));
@@ -269,44 +271,10 @@ static void advance(struct shmlog__arc *a, unsigned id, unsigned lane,
 	}
 }
 
-/* Format @id's slot in @b's table: its own, or the free one it goes to. */
-static struct arc_fmt *fmt_slot(const struct arc_buf *b, uint32_t id)
+static struct arc_fmt *fmt_find(const struct arc_buf *b, uint32_t id)
 {
-	uint32_t mask = b->fmt_cap - 1;
-	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
-	/* the table is never full (half at most): a free slot ends it */
-	while (b->fmts[i].id && b->fmts[i].id != id)
-		i = (i + 1) & mask;
-	return &b->fmts[i];
-}
-
-static const struct arc_fmt *fmt_find(const struct arc_buf *b, uint32_t id)
-{
-	if (!b || !b->fmt_cap || !id)
-		return NULL;
-	const struct arc_fmt *f = fmt_slot(b, id);
-	return f->id ? f : NULL;
-}
-
-/* Room for one more format in @b's table: false if it cannot grow. */
-static bool fmt_room(struct arc_buf *b)
-{
-	if (b->fmt_count < b->fmt_cap / 2)
-		return true;
-	if (b->fmt_count >= ARC_FMTS_MAX)
-		return false;
-	uint32_t cap = b->fmt_cap ? 2 * b->fmt_cap : 64;
-	struct arc_fmt *old = b->fmts, *v = calloc(cap, sizeof(*v));
-	if (!v)
-		return false;
-	uint32_t old_cap = b->fmt_cap;
-	b->fmts = v;
-	b->fmt_cap = cap;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].id)
-			*fmt_slot(b, old[i].id) = old[i];
-	free(old);
-	return true;
+	return b ? shmlog__arc_idtab_find(&b->fmts, sizeof(struct arc_fmt), id)
+		 : NULL;
 }
 
 /* A FORMAT entry: the text of a format its buffer's records name. */
@@ -327,15 +295,13 @@ static bool take_format(struct shmlog__arc *a, const unsigned char *p,
 		return true; /* its records read "<no format>": not damage */
 	memcpy(text, p + sizeof(h), h.len);
 	text[h.len] = '\0';
-	struct arc_fmt *f = (struct arc_fmt *)fmt_find(b, h.id);
+	struct arc_fmt *f = fmt_find(b, h.id);
 	if (!f) {
-		if (!fmt_room(b)) {
+		if (!shmlog__arc_idtab_room(&b->fmts, sizeof(*f), ARC_FMTS_MAX)) {
 			free(text);
 			return true;
 		}
-		f = fmt_slot(b, h.id);
-		f->id = h.id;
-		b->fmt_count++;
+		f = shmlog__arc_idtab_add(&b->fmts, sizeof(*f), h.id);
 	}
 	free(f->text);
 	f->text = text;

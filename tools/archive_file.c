@@ -102,9 +102,10 @@ static int list_files(const struct archiver *a, struct file_info **out,
 
 void bufent_free(struct bufent *b)
 {
-	for (uint32_t i = 0; i < b->fmt_cap; i++)
-		free(b->fmts[i].text);
-	free(b->fmts);
+	struct fmtent *f = b->fmts.v;
+	for (uint32_t i = 0; i < b->fmts.cap; i++)
+		free(f[i].text);
+	free(b->fmts.v);
 	free(b->next);
 	free(b->flushed);
 	memset(b, 0, sizeof(*b));
@@ -358,9 +359,10 @@ int new_file(struct archiver *a)
 			continue;
 		cap += sizeof(struct shmlog_arc_buffer) + SHMLOG_ARC_PATH_MAX +
 		       8 + 16 * b->lanes;
-		for (uint32_t k = 0; k < b->fmt_cap; k++)
-			if (b->fmts[k].len && b->fmts[k].block == a->block_no)
-				cap += format_size(&b->fmts[k]);
+		const struct fmtent *f = b->fmts.v;
+		for (uint32_t k = 0; k < b->fmts.cap; k++)
+			if (f[k].len && f[k].block == a->block_no)
+				cap += format_size(&f[k]);
 	}
 	unsigned char *buf = malloc(cap);
 	if (!buf) {
@@ -394,8 +396,9 @@ int new_file(struct archiver *a)
 	/* the formats the block being filled names: it goes to this file */
 	for (unsigned i = 0; i < BUFS_MAX; i++) {
 		struct bufent *b = &a->bufs[i];
-		for (uint32_t k = 0; b->used && k < b->fmt_cap; k++) {
-			struct fmtent *f = &b->fmts[k];
+		struct fmtent *fmts = b->fmts.v;
+		for (uint32_t k = 0; b->used && k < b->fmts.cap; k++) {
+			struct fmtent *f = &fmts[k];
 			if (f->len && f->block == a->block_no) {
 				put_format(a, i, f);
 				f->file = no;
