@@ -101,12 +101,8 @@ static int find_file(const char *dir, uint64_t after, bool inclusive,
 	if (!d)
 		return -errno;
 	bool found = false;
-	uint64_t best = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		uint64_t no;
-		if (!shmlog__arc_file_number(e->d_name, &no))
-			continue;
+	uint64_t best = 0, no;
+	while (shmlog__arc_dir_next(d, &no, NULL)) {
 		if (newest) {
 			if (!found || no > best)
 				best = no;
@@ -155,12 +151,7 @@ static int open_file(struct shmlog__arc *a, uint64_t no)
 static bool read_file_header(struct shmlog__arc *a)
 {
 	struct shmlog_arc_file h;
-	if (pread(a->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		return false;
-	if (memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
-	    h.version < SHMLOG_ARC_VERSION_MIN ||
-	    h.version > SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
-	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
+	if (shmlog__arc_file_header(a->fd, &h))
 		return false;
 	memcpy(a->host, h.host, SHMLOG_ARC_HOST_MAX);
 	a->host[SHMLOG_ARC_HOST_MAX] = '\0';
@@ -250,10 +241,9 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 		if (h.lanes > a->lanes_max)
 			a->lanes_max = h.lanes;
 	}
-	for (uint32_t i = 0; i < h.known; i++, q += 16) {
+	for (uint32_t i = 0; i < h.known; i++) {
 		struct shmlog_arc_lanepos lp;
-		memcpy(&lp, q, sizeof(lp));
-		if (lp.lane < h.lanes) {
+		if (shmlog__arc_lanepos_at(&h, q, i, &lp)) {
 			b->next[lp.lane] = lp.next;
 			b->known[lp.lane] = true;
 		}
