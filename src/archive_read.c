@@ -67,7 +67,13 @@ struct shmlog__arc {
 	int fd; /* the current file, -1: none yet */
 	uint64_t file_no;
 	uint64_t off; /* the next block's offset in the file */
+	/* the host in the current file's header, and in that of the file
+	 * the last record or loss came from (the reader moves to the next
+	 * file before it knows whether the archive holds more) */
+	char file_host[SHMLOG_ARC_HOST_MAX + 1];
 	char host[SHMLOG_ARC_HOST_MAX + 1];
+	bool host_new; /* file_host is not yet an event's */
+	bool had_event;
 	unsigned char *blk; /* the current block's entries */
 	size_t blk_cap, blk_len, blk_pos;
 	bool in_run; /* decoding the RUN or SPAN entry before blk_pos */
@@ -147,14 +153,15 @@ static int open_file(struct shmlog__arc *a, uint64_t no)
 	return 0;
 }
 
-/* Is the file header at offset 0 whole and valid? Fills a->host. */
+/* Is the file header at offset 0 whole and valid? Fills a->file_host. */
 static bool read_file_header(struct shmlog__arc *a)
 {
 	struct shmlog_arc_file h;
 	if (shmlog__arc_file_header(a->fd, &h))
 		return false;
-	memcpy(a->host, h.host, SHMLOG_ARC_HOST_MAX);
-	a->host[SHMLOG_ARC_HOST_MAX] = '\0';
+	memcpy(a->file_host, h.host, SHMLOG_ARC_HOST_MAX);
+	a->file_host[SHMLOG_ARC_HOST_MAX] = '\0';
+	a->host_new = true;
 	a->off = sizeof(h);
 	return true;
 }
@@ -251,6 +258,17 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 	return true;
 }
 
+/* A record or loss of the current file was taken: its host is the
+ * file's. */
+static void event_taken(struct shmlog__arc *a)
+{
+	a->had_event = true;
+	if (a->host_new) {
+		memcpy(a->host, a->file_host, sizeof(a->host));
+		a->host_new = false;
+	}
+}
+
 static void advance(struct shmlog__arc *a, unsigned id, unsigned lane,
 		    uint64_t next)
 {
@@ -341,6 +359,7 @@ static bool take_record(struct shmlog__arc *a, const struct shmlog__arc_rec *h,
 	advance(a, h->buf, h->lane, h->seq + 1);
 	a->counts[h->lane].read++;
 	a->last_buf = b ? h->buf : -1;
+	event_taken(a);
 	if (a->skipping)
 		return true;
 	memcpy(a->tag, h->tag, h->tag_len);
@@ -383,6 +402,7 @@ static bool take_loss(struct shmlog__arc *a, const unsigned char *p,
 	a->counts[h.lane].overwritten += over;
 	a->counts[h.lane].torn += h.torn;
 	a->last_buf = b ? h.e.buf : -1;
+	event_taken(a);
 	if (a->skipping)
 		return true;
 	a->lost_known = true;
@@ -697,7 +717,7 @@ int shmlog__arc_source(const struct shmlog__arc *a, const char *path,
 	if (!b)
 		return -ENOENT;
 	*src = b->src;
-	src->host = a->host;
+	src->host = a->had_event ? a->host : a->file_host;
 	return 0;
 }
 
