@@ -232,7 +232,9 @@ struct shmlog_archive_source {
 	int64_t created_ns; /* its creation time (shmlog_info.created_ns) */
 	uint64_t ino; /* its file's inode */
 	unsigned lanes;
-	const char *host; /* host name of the archive file read last */
+	/* the host that wrote the archive file the last record or loss came
+	 * from (before any, the first file): its header's gethostname() */
+	const char *host;
 };
 
 /* The buffer with path @buffer (NULL: that of the last record or loss) in

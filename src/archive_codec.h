@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading an archive file's blocks and entries (archive_format.h): the one
- * parser both readers of the format use, the library's reader
+ * Reading an archive's files, blocks and entries (archive_format.h): the
+ * one parser both readers of the format use, the library's reader
  * (archive_read.c) and the archiver when it takes its position from the
- * newest file (tools/archive_file.c). Header-only, so that the CLI shares
- * it without the shared library exporting it.
+ * newest file (tools/archive_file.c), and the table of formats by id both
+ * keep. Header-only, so that the CLI shares it without the shared library
+ * exporting it.
  *
  * Hostile input: every length is checked against the block before it is
  * used, every loop is bounded by the bytes of a block or an entry, and a
@@ -14,12 +15,51 @@
 #ifndef SHMLOG_ARCHIVE_CODEC_H
 #define SHMLOG_ARCHIVE_CODEC_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "archive_format.h"
 #include "shmlog.h"
+
+/* ---- files ---- */
+
+/* The next archive file of directory stream @d (opendir()): its number
+ * into *@no (shmlog__arc_file_number()) and, unless @name is NULL, its
+ * name at *@name (valid until the next readdir() of @d); false when no
+ * entry is left. Other names are passed over. */
+static inline bool shmlog__arc_dir_next(DIR *d, uint64_t *no, const char **name)
+{
+	struct dirent *e;
+	/* each turn takes an entry: bounded by the directory */
+	while ((e = readdir(d)))
+		if (shmlog__arc_file_number(e->d_name, no)) {
+			if (name)
+				*name = e->d_name;
+			return true;
+		}
+	return false;
+}
+
+/* Read the file header of @fd into *@h and check it: 0 if it is whole
+ * and valid (magic, a version this code reads, size, CRC32C);
+ * -EPROTONOSUPPORT if its magic is right and its version a later one
+ * (nothing else checked: a later version may say more); -EBADMSG if it
+ * is short, unreadable or damaged. */
+static inline int shmlog__arc_file_header(int fd, struct shmlog_arc_file *h)
+{
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
+	    memcmp(h->magic, SHMLOG_ARC_MAGIC, 8))
+		return -EBADMSG;
+	if (h->version > SHMLOG_ARC_VERSION)
+		return -EPROTONOSUPPORT;
+	if (h->version < SHMLOG_ARC_VERSION_MIN ||
+	    h->header_size != sizeof(*h) ||
+	    h->crc != shmlog__crc32c(0, h, offsetof(struct shmlog_arc_file, crc)))
+		return -EBADMSG;
+	return 0;
+}
 
 /* ---- blocks ---- */
 
@@ -97,6 +137,109 @@ static inline bool shmlog__arc_buffer_entry(const unsigned char *p, size_t size,
 	return true;
 }
 
+/* Lane position @i (below h->known) of the BUFFER entry @h whose
+ * positions shmlog__arc_buffer_entry() found at @lanepos, into *@lp:
+ * false if it names a lane the buffer does not have (to be ignored). */
+static inline bool shmlog__arc_lanepos_at(const struct shmlog_arc_buffer *h,
+					  const unsigned char *lanepos,
+					  uint32_t i,
+					  struct shmlog_arc_lanepos *lp)
+{
+	memcpy(lp, lanepos + (size_t)i * sizeof(*lp), sizeof(*lp));
+	return lp->lane < h->lanes;
+}
+
+/* ---- tables of formats by id ---- */
+
+/* A printf-style record names its format by id (nonzero; a multiple of 8
+ * as buffers make them, hence the shift in the hash, though any nonzero
+ * id works), and both the reader and the archiver keep a buffer's formats
+ * by id in a table of this kind: open addressing, linear probing, never
+ * more than half full (so a free slot ends every probe), doubled and
+ * rehashed when it would be. An entry is the user's struct of @esize
+ * bytes whose first member is its uint32_t id, 0 for a free slot; the
+ * table never looks past that member. */
+struct shmlog__arc_idtab {
+	void *v; /* @cap entries of esize bytes, calloc()ed; NULL while empty */
+	uint32_t cap; /* 0, or a power of two from 64 */
+	uint32_t count; /* ids in it: at most cap / 2 */
+};
+
+/* The id of slot @i. */
+static inline uint32_t shmlog__arc_idtab_id(const struct shmlog__arc_idtab *t,
+					    size_t esize, uint32_t i)
+{
+	uint32_t id;
+	memcpy(&id, (const unsigned char *)t->v + (size_t)i * esize, sizeof(id));
+	return id;
+}
+
+/* Id @id's slot in @t (t->cap > 0): its own, or the free one it goes
+ * to. */
+static inline void *shmlog__arc_idtab_slot(const struct shmlog__arc_idtab *t,
+					   size_t esize, uint32_t id)
+{
+	uint32_t mask = t->cap - 1;
+	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
+	uint32_t at;
+	/* at most half full: a free slot ends the probe */
+	while ((at = shmlog__arc_idtab_id(t, esize, i)) && at != id)
+		i = (i + 1) & mask;
+	return (unsigned char *)t->v + (size_t)i * esize;
+}
+
+/* The entry of id @id in @t, or NULL (none; id 0 is never one). */
+static inline void *shmlog__arc_idtab_find(const struct shmlog__arc_idtab *t,
+					   size_t esize, uint32_t id)
+{
+	if (!t->cap || !id)
+		return NULL;
+	void *e = shmlog__arc_idtab_slot(t, esize, id);
+	uint32_t at;
+	memcpy(&at, e, sizeof(at));
+	return at ? e : NULL;
+}
+
+/* Room in @t for one more id, the table doubled if it is half full, to
+ * hold at most @max: false if it is full to @max or without memory (the
+ * table is as it was). */
+static inline bool shmlog__arc_idtab_room(struct shmlog__arc_idtab *t,
+					  size_t esize, uint32_t max)
+{
+	if (t->count < t->cap / 2)
+		return true;
+	if (t->count >= max || t->cap > UINT32_MAX / 2)
+		return false;
+	struct shmlog__arc_idtab n = {
+		.cap = t->cap ? 2 * t->cap : 64,
+		.count = t->count,
+	};
+	if (!(n.v = calloc(n.cap, esize)))
+		return false;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		uint32_t id = shmlog__arc_idtab_id(t, esize, i);
+		if (id)
+			memcpy(shmlog__arc_idtab_slot(&n, esize, id),
+			       (const unsigned char *)t->v + (size_t)i * esize,
+			       esize);
+	}
+	free(t->v);
+	*t = n;
+	return true;
+}
+
+/* Put id @id in its free slot of @t (it is not in @t, and
+ * shmlog__arc_idtab_room() said yes): the entry, zeroed but for its id. */
+static inline void *shmlog__arc_idtab_add(struct shmlog__arc_idtab *t,
+					  size_t esize, uint32_t id)
+{
+	void *e = shmlog__arc_idtab_slot(t, esize, id);
+	memset(e, 0, esize);
+	memcpy(e, &id, sizeof(id));
+	t->count++;
+	return e;
+}
+
 /* ---- records ---- */
 
 /* A record as the file holds it: tag and message point into the block,
@@ -170,6 +313,23 @@ struct shmlog__arc_run_dec {
 	bool lane_seen[SHMLOG_ARC_RUN_CTX_MAX];
 };
 
+/* The records of the RUN or SPAN entry of @size bytes at @p, after its
+ * header of @hsize bytes: @count of them, each of @least bytes at least.
+ * False if they cannot fit: a count no entry of this size holds is
+ * damage, found before anything is decoded. */
+static inline bool shmlog__arc_dec_records(struct shmlog__arc_run_dec *d,
+					   const unsigned char *p, size_t size,
+					   size_t hsize, uint32_t count,
+					   size_t least)
+{
+	if (count > (size - hsize) / least)
+		return false;
+	d->p = p + hsize;
+	d->end = p + size;
+	d->left = count;
+	return true;
+}
+
 /* Start decoding the RUN entry of @size bytes at @p: false if damaged. */
 static inline bool shmlog__arc_run_begin(struct shmlog__arc_run_dec *d,
 					 const unsigned char *p, size_t size)
@@ -178,13 +338,9 @@ static inline bool shmlog__arc_run_begin(struct shmlog__arc_run_dec *d,
 	if (size < sizeof(h))
 		return false;
 	memcpy(&h, p, sizeof(h));
-	/* a record takes 5 bytes at least: a count no entry of this size
-	 * holds is damage, found before anything is decoded */
-	if (h.count > (size - sizeof(h)) / 5)
+	/* a record takes 5 bytes at least */
+	if (!shmlog__arc_dec_records(d, p, size, sizeof(h), h.count, 5))
 		return false;
-	d->p = p + sizeof(h);
-	d->end = p + size;
-	d->left = h.count;
 	d->time_ns = h.base_time_ns;
 	d->raw_time = h.base_raw_time;
 	d->nctx = d->nlanes = 0;
@@ -202,14 +358,11 @@ static inline bool shmlog__arc_span_begin(struct shmlog__arc_run_dec *d,
 		return false;
 	memcpy(&h, p, sizeof(h));
 	/* a record takes 40 bytes at least */
-	if (!h.count || h.count > (size - sizeof(h)) / 40 ||
-	    h.lane >= SHMLOG_LANES_MAX || h.shift > 63)
+	if (!h.count || h.lane >= SHMLOG_LANES_MAX || h.shift > 63 ||
+	    !shmlog__arc_dec_records(d, p, size, sizeof(h), h.count, 40))
 		return false;
 	d->sh = h;
 	d->span = true;
-	d->p = p + sizeof(h);
-	d->end = p + size;
-	d->left = h.count;
 	d->seq = h.first_seq;
 	return true;
 }

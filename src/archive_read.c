@@ -38,19 +38,20 @@
 /* Buffers one archive may name (BUFFER entries' @buf). */
 #define ARC_BUFS_MAX 256
 
-/* A format of a buffer's table, as a FORMAT entry gave it. */
+/* A format of a buffer's table, as a FORMAT entry gave it: an entry of
+ * the buffer's shmlog__arc_idtab. */
 struct arc_fmt {
-	uint32_t id; /* 0: a free slot (no format has id 0) */
+	uint32_t id; /* first: the table's key; 0, a free slot */
 	uint32_t len;
 	char *text; /* NUL-terminated */
 };
+_Static_assert(offsetof(struct arc_fmt, id) == 0, "an idtab entry");
 /* Formats one buffer may name: a table of 1 MiB holds fewer. */
 #define ARC_FMTS_MAX (1u << 17)
 
 struct arc_buf {
 	bool used;
-	struct arc_fmt *fmts; /* open addressing, fmt_cap slots */
-	uint32_t fmt_cap, fmt_count;
+	struct shmlog__arc_idtab fmts; /* of struct arc_fmt */
 	struct shmlog_archive_source src;
 	char path[SHMLOG_ARC_PATH_MAX + 1];
 	uint64_t *next; /* [lanes]: next sequence number, if known[] */
@@ -66,7 +67,13 @@ struct shmlog__arc {
 	int fd; /* the current file, -1: none yet */
 	uint64_t file_no;
 	uint64_t off; /* the next block's offset in the file */
+	/* the host in the current file's header, and in that of the file
+	 * the last record or loss came from (the reader moves to the next
+	 * file before it knows whether the archive holds more) */
+	char file_host[SHMLOG_ARC_HOST_MAX + 1];
 	char host[SHMLOG_ARC_HOST_MAX + 1];
+	bool host_new; /* file_host is not yet an event's */
+	bool had_event;
 	unsigned char *blk; /* the current block's entries */
 	size_t blk_cap, blk_len, blk_pos;
 	bool in_run; /* decoding the RUN or SPAN entry before blk_pos */
@@ -100,12 +107,8 @@ static int find_file(const char *dir, uint64_t after, bool inclusive,
 	if (!d)
 		return -errno;
 	bool found = false;
-	uint64_t best = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		uint64_t no;
-		if (!shmlog__arc_file_number(e->d_name, &no))
-			continue;
+	uint64_t best = 0, no;
+	while (shmlog__arc_dir_next(d, &no, NULL)) {
 		if (newest) {
 			if (!found || no > best)
 				best = no;
@@ -150,19 +153,15 @@ static int open_file(struct shmlog__arc *a, uint64_t no)
 	return 0;
 }
 
-/* Is the file header at offset 0 whole and valid? Fills a->host. */
+/* Is the file header at offset 0 whole and valid? Fills a->file_host. */
 static bool read_file_header(struct shmlog__arc *a)
 {
 	struct shmlog_arc_file h;
-	if (pread(a->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+	if (shmlog__arc_file_header(a->fd, &h))
 		return false;
-	if (memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
-	    h.version < SHMLOG_ARC_VERSION_MIN ||
-	    h.version > SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
-	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
-		return false;
-	memcpy(a->host, h.host, SHMLOG_ARC_HOST_MAX);
-	a->host[SHMLOG_ARC_HOST_MAX] = '\0';
+	memcpy(a->file_host, h.host, SHMLOG_ARC_HOST_MAX);
+	a->file_host[SHMLOG_ARC_HOST_MAX] = '\0';
+	a->host_new = true;
 	a->off = sizeof(h);
 	return true;
 }
@@ -208,9 +207,10 @@ static struct arc_buf *buf_of(struct shmlog__arc *a, unsigned id)
 
 static void buf_free(struct arc_buf *b)
 {
-	for (uint32_t i = 0; i < b->fmt_cap; i++)
-		free(b->fmts[i].text);
-	free(b->fmts);
+	struct arc_fmt *f = b->fmts.v;
+	for (uint32_t i = 0; i < b->fmts.cap; i++)
+		free(f[i].text);
+	free(b->fmts.v);
 	free(b->next);
 	free(b->known);
 	memset(b, 0, sizeof(*b));
@@ -248,15 +248,25 @@ static bool take_buffer(struct shmlog__arc *a, const unsigned char *p,
 		if (h.lanes > a->lanes_max)
 			a->lanes_max = h.lanes;
 	}
-	for (uint32_t i = 0; i < h.known; i++, q += 16) {
+	for (uint32_t i = 0; i < h.known; i++) {
 		struct shmlog_arc_lanepos lp;
-		memcpy(&lp, q, sizeof(lp));
-		if (lp.lane < h.lanes) {
+		if (shmlog__arc_lanepos_at(&h, q, i, &lp)) {
 			b->next[lp.lane] = lp.next;
 			b->known[lp.lane] = true;
 		}
 	}
 	return true;
+}
+
+/* A record or loss of the current file was taken: its host is the
+ * file's. */
+static void event_taken(struct shmlog__arc *a)
+{
+	a->had_event = true;
+	if (a->host_new) {
+		memcpy(a->host, a->file_host, sizeof(a->host));
+		a->host_new = false;
+	}
 }
 
 static void advance(struct shmlog__arc *a, unsigned id, unsigned lane,
@@ -269,44 +279,10 @@ static void advance(struct shmlog__arc *a, unsigned id, unsigned lane,
 	}
 }
 
-/* Format @id's slot in @b's table: its own, or the free one it goes to. */
-static struct arc_fmt *fmt_slot(const struct arc_buf *b, uint32_t id)
+static struct arc_fmt *fmt_find(const struct arc_buf *b, uint32_t id)
 {
-	uint32_t mask = b->fmt_cap - 1;
-	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
-	/* the table is never full (half at most): a free slot ends it */
-	while (b->fmts[i].id && b->fmts[i].id != id)
-		i = (i + 1) & mask;
-	return &b->fmts[i];
-}
-
-static const struct arc_fmt *fmt_find(const struct arc_buf *b, uint32_t id)
-{
-	if (!b || !b->fmt_cap || !id)
-		return NULL;
-	const struct arc_fmt *f = fmt_slot(b, id);
-	return f->id ? f : NULL;
-}
-
-/* Room for one more format in @b's table: false if it cannot grow. */
-static bool fmt_room(struct arc_buf *b)
-{
-	if (b->fmt_count < b->fmt_cap / 2)
-		return true;
-	if (b->fmt_count >= ARC_FMTS_MAX)
-		return false;
-	uint32_t cap = b->fmt_cap ? 2 * b->fmt_cap : 64;
-	struct arc_fmt *old = b->fmts, *v = calloc(cap, sizeof(*v));
-	if (!v)
-		return false;
-	uint32_t old_cap = b->fmt_cap;
-	b->fmts = v;
-	b->fmt_cap = cap;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].id)
-			*fmt_slot(b, old[i].id) = old[i];
-	free(old);
-	return true;
+	return b ? shmlog__arc_idtab_find(&b->fmts, sizeof(struct arc_fmt), id)
+		 : NULL;
 }
 
 /* A FORMAT entry: the text of a format its buffer's records name. */
@@ -327,15 +303,13 @@ static bool take_format(struct shmlog__arc *a, const unsigned char *p,
 		return true; /* its records read "<no format>": not damage */
 	memcpy(text, p + sizeof(h), h.len);
 	text[h.len] = '\0';
-	struct arc_fmt *f = (struct arc_fmt *)fmt_find(b, h.id);
+	struct arc_fmt *f = fmt_find(b, h.id);
 	if (!f) {
-		if (!fmt_room(b)) {
+		if (!shmlog__arc_idtab_room(&b->fmts, sizeof(*f), ARC_FMTS_MAX)) {
 			free(text);
 			return true;
 		}
-		f = fmt_slot(b, h.id);
-		f->id = h.id;
-		b->fmt_count++;
+		f = shmlog__arc_idtab_add(&b->fmts, sizeof(*f), h.id);
 	}
 	free(f->text);
 	f->text = text;
@@ -385,6 +359,7 @@ static bool take_record(struct shmlog__arc *a, const struct shmlog__arc_rec *h,
 	advance(a, h->buf, h->lane, h->seq + 1);
 	a->counts[h->lane].read++;
 	a->last_buf = b ? h->buf : -1;
+	event_taken(a);
 	if (a->skipping)
 		return true;
 	memcpy(a->tag, h->tag, h->tag_len);
@@ -427,6 +402,7 @@ static bool take_loss(struct shmlog__arc *a, const unsigned char *p,
 	a->counts[h.lane].overwritten += over;
 	a->counts[h.lane].torn += h.torn;
 	a->last_buf = b ? h.e.buf : -1;
+	event_taken(a);
 	if (a->skipping)
 		return true;
 	a->lost_known = true;
@@ -741,7 +717,7 @@ int shmlog__arc_source(const struct shmlog__arc *a, const char *path,
 	if (!b)
 		return -ENOENT;
 	*src = b->src;
-	src->host = a->host;
+	src->host = a->had_event ? a->host : a->file_host;
 	return 0;
 }
 

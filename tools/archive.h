@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "archive_format.h"
+#include "archive_codec.h"
 #include "shmlog.h"
 
 #define CMD "archive"
@@ -44,22 +44,20 @@
 /* Files the syncer may hold, waiting for their fdatasync(). */
 #define SYNC_QUEUE 8
 
-struct shmlog__arc_run_dec;
-
 /* A format of a buffer's table that its records named. */
 struct fmtent {
-	uint32_t id; /* 0: a free slot */
+	uint32_t id; /* first: the table's key (shmlog__arc_idtab); 0, free */
 	uint32_t len; /* 0: the buffer holds no format of that id */
 	char *text;
 	uint64_t file; /* the file its FORMAT entry went to last */
 	uint64_t block; /* the block that named it last (archiver.block_no) */
 };
+_Static_assert(offsetof(struct fmtent, id) == 0, "an idtab entry");
 
 /* A buffer the archive knows: one being read now, or one named by the
  * newest file (kept so that every new file carries its position). */
 struct bufent {
-	struct fmtent *fmts; /* open addressing, fmt_cap slots */
-	uint32_t fmt_cap, fmt_count;
+	struct shmlog__arc_idtab fmts; /* of struct fmtent */
 	bool used;
 	char path[SHMLOG_ARC_PATH_MAX + 1];
 	int64_t created_ns;

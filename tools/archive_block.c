@@ -121,40 +121,16 @@ void put_loss(struct archiver *a, const struct source *s, unsigned lane,
 
 /* ---- formats of printf-style records ---- */
 
-/* Format @id's slot in @b's table: its own, or the free one it goes to
- * (the table is at most half full). */
-static struct fmtent *fmt_slot(const struct bufent *b, uint32_t id)
-{
-	uint32_t mask = b->fmt_cap - 1;
-	uint32_t i = (id >> 3) * 0x9e3779b1u & mask;
-	while (b->fmts[i].id && b->fmts[i].id != id)
-		i = (i + 1) & mask;
-	return &b->fmts[i];
-}
-
 /* Format @id of @s's buffer, looked up in the buffer's table the first
  * time; NULL only without memory. */
 static struct fmtent *fmt_get(struct source *s, uint32_t id)
 {
 	struct bufent *b = s->b;
-	if (b->fmt_cap) {
-		struct fmtent *f = fmt_slot(b, id);
-		if (f->id)
-			return f;
-	}
-	if (b->fmt_count + 1 > b->fmt_cap / 2) {
-		uint32_t cap = b->fmt_cap ? 2 * b->fmt_cap : 64;
-		struct fmtent *old = b->fmts, *v = calloc(cap, sizeof(*v));
-		if (!v)
-			return NULL;
-		uint32_t old_cap = b->fmt_cap;
-		b->fmts = v;
-		b->fmt_cap = cap;
-		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i].id)
-				*fmt_slot(b, old[i].id) = old[i];
-		free(old);
-	}
+	struct fmtent *f = shmlog__arc_idtab_find(&b->fmts, sizeof(*f), id);
+	if (f)
+		return f;
+	if (!shmlog__arc_idtab_room(&b->fmts, sizeof(*f), UINT32_MAX))
+		return NULL;
 	static char text[SHMLOG_MSG_MAX + 1];
 	int n = s->rd ? shmlog__reader_format_of(s->rd, id, text, sizeof(text))
 		      : -ENOENT;
@@ -163,13 +139,12 @@ static struct fmtent *fmt_get(struct source *s, uint32_t id)
 		return NULL;
 	if (copy)
 		memcpy(copy, text, (size_t)n + 1);
-	struct fmtent *f = fmt_slot(b, id);
+	f = shmlog__arc_idtab_add(&b->fmts, sizeof(*f), id);
 	*f = (struct fmtent){.id = id,
 			     .len = copy ? (uint32_t)n : 0,
 			     .text = copy,
 			     .file = UINT64_MAX,
 			     .block = UINT64_MAX};
-	b->fmt_count++;
 	return f;
 }
 

@@ -69,12 +69,11 @@ static int list_files(const struct archiver *a, struct file_info **out,
 		return -errno;
 	struct file_info *v = NULL;
 	size_t len = 0, cap = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		uint64_t no;
+	uint64_t no;
+	const char *name;
+	while (shmlog__arc_dir_next(d, &no, &name)) {
 		struct stat st;
-		if (!shmlog__arc_file_number(e->d_name, &no) ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		if (len == cap) {
@@ -102,9 +101,10 @@ static int list_files(const struct archiver *a, struct file_info **out,
 
 void bufent_free(struct bufent *b)
 {
-	for (uint32_t i = 0; i < b->fmt_cap; i++)
-		free(b->fmts[i].text);
-	free(b->fmts);
+	struct fmtent *f = b->fmts.v;
+	for (uint32_t i = 0; i < b->fmts.cap; i++)
+		free(f[i].text);
+	free(b->fmts.v);
 	free(b->next);
 	free(b->flushed);
 	memset(b, 0, sizeof(*b));
@@ -148,10 +148,9 @@ static void scan_buffer(struct archiver *a, const unsigned char *p,
 		       h.initial_seq, h.lanes))
 		return;
 	b->written = true;
-	for (uint32_t i = 0; i < h.known; i++, q += 16) {
+	for (uint32_t i = 0; i < h.known; i++) {
 		struct shmlog_arc_lanepos lp;
-		memcpy(&lp, q, sizeof(lp));
-		if (lp.lane < h.lanes)
+		if (shmlog__arc_lanepos_at(&h, q, i, &lp))
 			b->next[lp.lane] = b->flushed[lp.lane] = lp.next;
 	}
 }
@@ -193,22 +192,14 @@ static void scan_entries(struct archiver *a, const unsigned char *p,
 	}
 }
 
-/* Read file @no: its valid length in *@valid, its format version in
- * *@version, the buffers' positions into a->bufs. False if its header is
- * not valid (nothing usable). */
-static bool scan_file(struct archiver *a, int fd, uint64_t *valid,
-		      uint32_t *version)
+/* Read the blocks of file @fd, whose header @h is valid: its valid
+ * length in *@valid, the buffers' positions into a->bufs. False if it
+ * has no whole first block (nothing usable). */
+static bool scan_file(struct archiver *a, int fd,
+		      const struct shmlog_arc_file *h, uint64_t *valid)
 {
-	struct shmlog_arc_file h;
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) ||
-	    h.version < SHMLOG_ARC_VERSION_MIN ||
-	    h.version > SHMLOG_ARC_VERSION || h.header_size != sizeof(h) ||
-	    h.crc != shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_file, crc)))
-		return false;
-	a->file_created_ns = h.created_ns;
-	*version = h.version;
-	uint64_t off = sizeof(h);
+	a->file_created_ns = h->created_ns;
+	uint64_t off = sizeof(*h);
 	unsigned char *buf = NULL;
 	size_t cap = 0;
 	uint32_t len;
@@ -253,8 +244,9 @@ int recover(struct archiver *a)
 		}
 		for (unsigned i = 0; i < BUFS_MAX; i++)
 			bufent_free(&a->bufs[i]);
-		uint32_t version;
-		if (scan_file(a, fd, &valid, &version)) {
+		struct shmlog_arc_file h;
+		int hr = shmlog__arc_file_header(fd, &h);
+		if (!hr && scan_file(a, fd, &h, &valid)) {
 			struct stat st;
 			if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > valid) {
 				if (!a->quiet)
@@ -272,7 +264,7 @@ int recover(struct archiver *a)
 			a->file_no = no;
 			a->file_size = valid;
 			a->file_start = sizeof(struct shmlog_arc_file);
-			if (version == SHMLOG_ARC_VERSION) {
+			if (h.version == SHMLOG_ARC_VERSION) {
 				a->fd = fd;
 			} else {
 				/* an older version's: its positions hold, the
@@ -281,10 +273,7 @@ int recover(struct archiver *a)
 			}
 			break;
 		}
-		struct shmlog_arc_file h;
-		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-		    !memcmp(h.magic, SHMLOG_ARC_MAGIC, 8) &&
-		    h.version > SHMLOG_ARC_VERSION) {
+		if (hr == -EPROTONOSUPPORT) {
 			/* a later shmlog's: never cut nor removed */
 			a->newer_version = h.version;
 			close(fd);
@@ -358,9 +347,10 @@ int new_file(struct archiver *a)
 			continue;
 		cap += sizeof(struct shmlog_arc_buffer) + SHMLOG_ARC_PATH_MAX +
 		       8 + 16 * b->lanes;
-		for (uint32_t k = 0; k < b->fmt_cap; k++)
-			if (b->fmts[k].len && b->fmts[k].block == a->block_no)
-				cap += format_size(&b->fmts[k]);
+		const struct fmtent *f = b->fmts.v;
+		for (uint32_t k = 0; k < b->fmts.cap; k++)
+			if (f[k].len && f[k].block == a->block_no)
+				cap += format_size(&f[k]);
 	}
 	unsigned char *buf = malloc(cap);
 	if (!buf) {
@@ -394,8 +384,9 @@ int new_file(struct archiver *a)
 	/* the formats the block being filled names: it goes to this file */
 	for (unsigned i = 0; i < BUFS_MAX; i++) {
 		struct bufent *b = &a->bufs[i];
-		for (uint32_t k = 0; b->used && k < b->fmt_cap; k++) {
-			struct fmtent *f = &b->fmts[k];
+		struct fmtent *fmts = b->fmts.v;
+		for (uint32_t k = 0; b->used && k < b->fmts.cap; k++) {
+			struct fmtent *f = &fmts[k];
 			if (f->len && f->block == a->block_no) {
 				put_format(a, i, f);
 				f->file = no;

@@ -938,6 +938,7 @@ class OtlpReceiver:
         self.refusals = list(refusals)
         self.encoding = encoding
         self.records, self.resources, self.answers = [], [], []
+        self.requests = []  # (resource, its LogRecords) of each taken
         self.bytes_in = self.bytes_plain = 0
         recv = self
 
@@ -988,9 +989,12 @@ class OtlpReceiver:
                 doc = pb_logs_request(body) if pb else json.loads(body)
                 for rl in doc["resourceLogs"]:
                     recv.resources.append(rl["resource"])
+                    taken = []
                     for sl in rl["scopeLogs"]:
                         check(sl["scope"]["name"] == "shmlog", "scope")
-                        recv.records.extend(sl["logRecords"])
+                        taken.extend(sl["logRecords"])
+                    recv.records.extend(taken)
+                    recv.requests.append((rl["resource"], taken))
                 if pb:  # ExportLogsServiceResponse{}
                     self.answer(200, ctype, b"")
                 else:
@@ -1600,6 +1604,27 @@ def case_cursors():
 
 # ---------------------------------------------------------------- archives
 
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
+def set_archive_host(path, host):
+    """Rewrite the host in archive file @path's header (bytes 32..95,
+    NUL-padded), and its CRC32C (of bytes 0..123, at 124), as if an
+    archiver on @host had made it."""
+    with open(path, "r+b") as f:
+        h = bytearray(f.read(128))
+        h[32:96] = host.encode().ljust(64, b"\0")
+        h[124:128] = crc32c(bytes(h[:124])).to_bytes(4, "little")
+        f.seek(0)
+        f.write(h)
+
+
 def archive(d, *extra):
     subprocess.run([SHMLOG, "archive", "-b", BUF, "-o", d, "--once", "-q"]
                    + list(extra), check=True)
@@ -1819,7 +1844,7 @@ def case_archive_multi():
 
     def archive_both():
         subprocess.run([SHMLOG, "archive", "-b", BUF, "-b", other, "-o", d,
-                        "--once", "-q"], check=True)
+                        "--once", "-q", "--max-file-size", "64K"], check=True)
     try:
         create_buffer("4M", lanes=2)
         subprocess.run([SHMLOG, "create", "-b", other, "--size", "4M",
@@ -1851,6 +1876,60 @@ def case_archive_multi():
     check(len(keys) == len(set(keys)), "nothing twice")
     check_writer_order(((e["buffer"] + "/" + e["tag"], index_of(e["msg"].encode(
         "utf-8", "surrogateescape"))) for e in got), "jsonl")
+    check(all(e["host"] == socket.gethostname() for e in got),
+          "archived here: the records carry this host")
+    archive_hosts(d, want)
+
+
+def archive_hosts(d, want):
+    """The archive's files rewritten as if archived on two other hosts,
+    one file of each in turn (the second's name with a space, which a
+    syslog HOSTNAME cannot carry): a replay sends each record and loss as
+    of its file's host, in JSON lines and in OTLP's host.name, an OTLP
+    request per host."""
+    files = sorted(f for f in os.listdir(d) if f.endswith(".arc"))
+    check(len(files) >= 2, "the test premise: several files (%d)"
+          % len(files))
+    hosts = ["arc-host-one", "arc host two"]
+    sent_as = {"arc-host-one": "arc-host-one", "arc host two": "arc_host_two"}
+    host_of = {}  # (tag, message) -> the host its file names
+    for i, name in enumerate(files):
+        set_archive_host(os.path.join(d, name), hosts[i % 2])
+        alone = os.path.join(TMP, "alone%d" % i)
+        os.mkdir(alone)
+        shutil.copy(os.path.join(d, name), alone)
+        for e in archive_events(alone):
+            if "lost" not in e:
+                host_of[(e["tag"], e["msg"])] = sent_as[hosts[i % 2]]
+    check(len(host_of) == sum(want.values()),
+          "the files hold every record once (%d)" % len(host_of))
+    out = os.path.join(TMP, "hosts.jsonl")
+    replay(d, "jsonl:" + out, "--batch", "7")
+    got = jsonl_events(out)
+    check(len(got) == len(host_of), "jsonl: every record (%d of %d)"
+          % (len(got), len(host_of)))
+    bad = [e for e in got if "lost" not in e and
+           e["host"] != host_of.get((e["tag"], e["msg"]))]
+    check(not bad, "jsonl: each record as of its file's host (%d not: %s)"
+          % (len(bad), bad[:2]))
+    for scheme in ("otlp", "otlp+json"):
+        rcv = OtlpReceiver()
+        replay(d, "%s://127.0.0.1:%d" % (scheme, rcv.port), "--batch", "7")
+        rcv.stop()
+        n, bad = 0, 0
+        for res, recs in rcv.requests:
+            host = otlp_attrs(res["attributes"])["host.name"]
+            for lr in recs:
+                a = otlp_attrs(lr["attributes"])
+                n += 1
+                bad += host != host_of.get((a["shmlog.tag"],
+                                            lr["body"]["stringValue"]))
+        check(n == len(host_of) and not bad,
+              "%s: every record (%d of %d) in a request of its file's "
+              "host (%d not)" % (scheme, n, len(host_of), bad))
+        check(len({otlp_attrs(r["attributes"])["host.name"]
+                   for r, _ in rcv.requests}) == 2,
+              "%s: requests of both hosts" % scheme)
 
 
 CASES = {"syslog": case_syslog, "jsonl": case_jsonl, "journal": case_journal,

@@ -409,23 +409,21 @@ static int archived_attach(struct forwarder *f, struct source *s,
 	return 0;
 }
 
-/* The source of the archived buffer whose record or loss was read last:
+/* The source of archived buffer @as, whose record or loss was read last:
  * one per buffer path, as the cursor has one section per path. A buffer
  * removed and created again under its path takes the path's source over
  * with a fresh position (every record of the archive is read once all
  * the same; a cursor resumes the newer one, docs/forwarding.md). */
-static int archived_source(struct forwarder *f, struct source **out)
+static int archived_source(struct forwarder *f,
+			   const struct shmlog_archive_source *as,
+			   struct source **out)
 {
-	struct shmlog_archive_source as;
-	int err = shmlog_reader_archive_source(f->arc, NULL, &as);
-	if (err)
-		return err;
-	struct cursor_id id = {.created_ns = as.created_ns, .ino = as.ino,
-			       .lanes = as.lanes};
-	if (strlen(as.buffer) >= sizeof(id.path) || !as.lanes ||
-	    as.lanes > SHMLOG_LANES_MAX)
+	struct cursor_id id = {.created_ns = as->created_ns, .ino = as->ino,
+			       .lanes = as->lanes};
+	if (strlen(as->buffer) >= sizeof(id.path) || !as->lanes ||
+	    as->lanes > SHMLOG_LANES_MAX)
 		return -EBADMSG; /* the reader checked; never trusted */
-	strcpy(id.path, as.buffer);
+	strcpy(id.path, as->buffer);
 	struct source *s = NULL;
 	for (size_t i = 0; i < f->arc_n && !s; i++)
 		if (!strcmp(src_cursor(f, &f->arc_src[i])->id.path, id.path))
@@ -484,19 +482,42 @@ static int take_archived_loss(struct forwarder *f, struct source *s,
 }
 
 /* Read the archive into the batch until it is full or at the archive's
- * end. Returns 1 at the end, 0 if the batch filled, or a negative errno. */
+ * end. Returns 1 at the end, 0 if the batch filled (or the next event is
+ * of another host: held for the next batch), or a negative errno. Each
+ * record or loss goes out as of the host that wrote its archive file, as
+ * that file's header names it. */
 static int read_archive(struct forwarder *f)
 {
 	struct shmlog_record r;
 	struct shmlog_lost lost;
 	while (!batch_full(f)) {
-		int ev = shmlog_reader_next(f->arc, &r, &lost);
+		int ev = f->held_ev;
+		if (ev) {
+			r = f->held_rec;
+			lost = f->held_lost;
+			f->held_ev = 0;
+		} else {
+			ev = shmlog_reader_next(f->arc, &r, &lost);
+		}
 		if (ev == SHMLOG_EV_NONE)
 			return 1;
 		if (ev < 0)
 			return ev;
+		struct shmlog_archive_source as;
+		int err = shmlog_reader_archive_source(f->arc, NULL, &as);
+		if (err)
+			return err;
+		char host[sizeof(f->batch.host)];
+		sink_hostname(host, sizeof(host), as.host ? as.host : "");
+		if (f->batch.n && strcmp(host, f->batch.host)) {
+			f->held_ev = ev;
+			f->held_rec = r;
+			f->held_lost = lost;
+			return 0;
+		}
+		memcpy(f->batch.host, host, sizeof(host));
 		struct source *s;
-		int err = archived_source(f, &s);
+		err = archived_source(f, &as, &s);
 		if (!err && ev == SHMLOG_EV_LOST)
 			err = take_archived_loss(f, s, &lost);
 		else if (!err)

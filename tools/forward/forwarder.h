@@ -65,6 +65,12 @@ struct forwarder {
 	shmlog_reader_t *arc;
 	struct source *arc_src;
 	size_t arc_n;
+	/* the event read last, held for the next batch: it is of another
+	 * host than the batch's (a batch is of one host). The reader is not
+	 * called again before it is taken, so its strings hold. */
+	int held_ev; /* 0: none */
+	struct shmlog_record held_rec;
+	struct shmlog_lost held_lost;
 };
 
 /* The command line into @f (zeroed by the caller, defaults set here):

@@ -467,15 +467,16 @@ int otlp_pb_add_loss(struct batch *b, const struct sink_loss *l,
 }
 
 /* What comes before a batch of @body_len bytes of LogRecords: the
- * request, its one ResourceLogs (this host, the service) and its one
- * ScopeLogs, each with a length that counts the records. */
-int otlp_pb_envelope(const struct sink *s, size_t body_len,
-		     struct batch *head)
+ * request, its one ResourceLogs (@host, the host they are of, and the
+ * service) and its one ScopeLogs, each with a length that counts the
+ * records. */
+int otlp_pb_envelope(const struct sink *s, const char *host,
+		     size_t body_len, struct batch *head)
 {
 	struct batch res = {0};
 	struct pw r = {&res, 0};
 	size_t rs = pw_open(&r, 1); /* ResourceLogs.resource */
-	attr_str(&r, 1, "host.name", s->hostname, strlen(s->hostname));
+	attr_str(&r, 1, "host.name", host, strlen(host));
 	attr_str(&r, 1, "service.name", s->service, strlen(s->service));
 	pw_close(&r, rs);
 	size_t sc = pw_open(&r, 1); /* ScopeLogs.scope */

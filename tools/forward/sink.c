@@ -236,15 +236,19 @@ int sink_parse(const char *url, struct sink *s, char *why, size_t whylen)
 	}
 	if (err)
 		return err;
-	if (gethostname(out.hostname, sizeof(out.hostname) - 1) ||
-	    !out.hostname[0])
-		strcpy(out.hostname, "-");
-	for (char *c = out.hostname; *c; c++) /* PRINTUSASCII, no spaces */
-		if (*c <= 32 || *c >= 127)
-			*c = '_';
-	out.hostname[255] = '\0';
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1); /* "-" if it fails */
+	sink_hostname(out.hostname, sizeof(out.hostname), host);
 	*s = out;
 	return 0;
+}
+
+void sink_hostname(char *out, size_t n, const char *name)
+{
+	snprintf(out, n, "%s", *name ? name : "-");
+	for (char *c = out; *c; c++) /* PRINTUSASCII, no spaces */
+		if (*c <= 32 || *c >= 127)
+			*c = '_';
 }
 
 bool sink_reconnects(const struct sink *s)

@@ -32,12 +32,15 @@
 enum sink_kind { SINK_SYSLOG, SINK_RELP, SINK_JOURNAL, SINK_JSONL, SINK_OTLP };
 enum sink_dest { DEST_STDOUT, DEST_FILE, DEST_TCP, DEST_UNIX };
 
-/* A batch of formatted records, delivered (and acknowledged) as a whole. */
+/* A batch of formatted records, delivered (and acknowledged) as a whole.
+ * Its records are all of one host: @host (sink_hostname()'s form), or
+ * the sink's own when it is empty (batch_host()). */
 struct batch {
 	char *buf;
 	size_t len, cap;
 	size_t *ends; /* end offset of each message in buf */
 	size_t n, ncap;
+	char host[256]; /* "": this machine's */
 };
 
 /* A stream socket without acknowledgement (syslog+tcp, syslog+unix,
@@ -69,7 +72,7 @@ struct sink {
 	int fd; /* -1: not connected */
 	int timeout_ms; /* for connect, each write and each acknowledgement */
 	int facility; /* syslog facility, 0..23 */
-	char hostname[256]; /* RFC 5424 HOSTNAME */
+	char hostname[256]; /* RFC 5424 HOSTNAME: this machine's */
 	/* RELP */
 	uint64_t txnr;
 	char *rbuf;
@@ -103,6 +106,17 @@ struct sink_loss {
 	uint64_t overwritten, torn;
 	uint64_t first, last;
 };
+
+/* Host name @name as the sinks send it, into @out (@n bytes): RFC 5424's
+ * HOSTNAME, printable US-ASCII with no space (others become '_'), "-" if
+ * empty. */
+void sink_hostname(char *out, size_t n, const char *name);
+/* The host @b's records are of: b->host, else @s's machine's. */
+static inline const char *batch_host(const struct batch *b,
+				     const struct sink *s)
+{
+	return b->host[0] ? b->host : s->hostname;
+}
 
 /* Parse @url into @s. 0, or -EINVAL with a sentence in @why. */
 int sink_parse(const char *url, struct sink *s, char *why, size_t whylen);
@@ -167,8 +181,8 @@ int otlp_add_record(struct batch *b, const struct sink *s,
 		    const struct sink_rec *rec);
 int otlp_add_loss(struct batch *b, const struct sink *s,
 		  const struct sink_loss *l, const char *text);
-int otlp_envelope(const struct sink *s, struct batch *head,
-		  struct batch *tail);
+int otlp_envelope(const struct sink *s, const char *host,
+		  struct batch *head, struct batch *tail);
 /* OTLP's severity number (1 TRACE ... 21 FATAL) and text of @prio. */
 const char *otlp_severity(int prio, int *number);
 /* CLOCK_REALTIME in ns: a LogRecord's observed time. */
@@ -205,8 +219,8 @@ void otlp_args_walk(const char *args,
 int otlp_pb_add_record(struct batch *b, const struct sink_rec *rec);
 int otlp_pb_add_loss(struct batch *b, const struct sink_loss *l,
 		     const char *text);
-int otlp_pb_envelope(const struct sink *s, size_t body_len,
-		     struct batch *head);
+int otlp_pb_envelope(const struct sink *s, const char *host,
+		     size_t body_len, struct batch *head);
 uint64_t otlp_pb_rejected(const char *body, size_t n);
 size_t otlp_pb_status_message(const char *body, size_t n, const char **msg);
 

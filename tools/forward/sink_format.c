@@ -95,6 +95,7 @@ void batch_reset(struct batch *b)
 {
 	b->len = 0;
 	b->n = 0;
+	b->host[0] = '\0';
 }
 
 void batch_free(struct batch *b)
@@ -205,15 +206,15 @@ static void sb_param(struct sb *s, const char *name, const char *v,
 	sb_str(s, "\"");
 }
 
-static void sb_header(struct sb *s, struct sink *k, int severity,
-		      int64_t time_ns)
+static void sb_header(struct sb *s, struct sink *k, const char *host,
+		      int severity, int64_t time_ns)
 {
 	char pri[16];
 	snprintf(pri, sizeof(pri), "<%d>1 ", k->facility * 8 + severity);
 	sb_str(s, pri);
 	sb_time(s, k, time_ns);
 	sb_str(s, " ");
-	sb_str(s, k->hostname);
+	sb_str(s, host);
 	sb_str(s, " ");
 }
 
@@ -237,7 +238,7 @@ static int add_syslog(struct batch *b, struct sink *k,
 		      const struct shmlog_record *r)
 {
 	struct sb s = {&k->scratch, &k->scap, 0, 0};
-	sb_header(&s, k, sink_severity(r->prio), r->time_ns);
+	sb_header(&s, k, batch_host(b, k), sink_severity(r->prio), r->time_ns);
 	bool tag_changed = sb_app_name(&s, r->tag, r->tag_len);
 	sb_str(&s, " ");
 	sb_u64(&s, r->pid);
@@ -278,7 +279,8 @@ static int add_syslog_loss(struct batch *b, struct sink *k,
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct sb s = {&k->scratch, &k->scap, 0, 0};
-	sb_header(&s, k, 4, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	sb_header(&s, k, batch_host(b, k), 4,
+		  (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
 	sb_str(&s, "shmlog-forward ");
 	sb_u64(&s, (uint64_t)getpid());
 	sb_str(&s, " LOST [shmlog-lost@32473");
@@ -361,8 +363,8 @@ static int add_journal(struct batch *b, struct sink *k, const char *buffer,
 	err = err ? err
 		  : journal_num(b, "SYSLOG_FACILITY", (uint64_t)k->facility);
 	err = err ? err
-		  : journal_field(b, "_HOSTNAME", k->hostname,
-				  strlen(k->hostname));
+		  : journal_field(b, "_HOSTNAME", batch_host(b, k),
+				  strlen(batch_host(b, k)));
 	err = err ? err : journal_field(b, "SHMLOG_PRIORITY", prio, 1);
 	err = err ? err : journal_num(b, "SHMLOG_SEQ", r->seq);
 	err = err ? err : journal_num(b, "SHMLOG_LANE", r->lane);
@@ -390,8 +392,8 @@ static int add_journal_loss(struct batch *b, const struct sink *k,
 		  : journal_field(b, "SYSLOG_IDENTIFIER", "shmlog-forward", 14);
 	err = err ? err : journal_num(b, "SYSLOG_PID", (uint64_t)getpid());
 	err = err ? err
-		  : journal_field(b, "_HOSTNAME", k->hostname,
-				  strlen(k->hostname));
+		  : journal_field(b, "_HOSTNAME", batch_host(b, k),
+				  strlen(batch_host(b, k)));
 	err = err ? err
 		  : journal_field(b, "SHMLOG_BUFFER", l->buffer,
 				  strlen(l->buffer));
@@ -431,7 +433,7 @@ static int add_jsonl(struct batch *b, struct sink *k,
 	if (err)
 		return err;
 	static const struct fmt json = {.kind = FMT_JSON, .utc = true};
-	struct fmt_origin from = {rec->buffer, k->hostname};
+	struct fmt_origin from = {rec->buffer, batch_host(b, k)};
 	fmt_record_from(&k->json, &json, &from, rec->r, rec->fmt, rec->args,
 			rec->args_cut);
 	return jsonl_take(b, k);
@@ -453,7 +455,8 @@ static int add_jsonl_loss(struct batch *b, struct sink *k,
 	err = err ? err : batch_put(b, ",\"buffer\":", 10);
 	err = err ? err : batch_json_str(b, l->name, strlen(l->name));
 	err = err ? err : batch_put(b, ",\"host\":", 8);
-	err = err ? err : batch_json_str(b, k->hostname, strlen(k->hostname));
+	err = err ? err : batch_json_str(b, batch_host(b, k),
+					 strlen(batch_host(b, k)));
 	err = err ? err : batch_put(b, "}\n", 2);
 	return err ? err : batch_end_message(b);
 }

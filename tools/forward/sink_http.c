@@ -142,8 +142,10 @@ int otlp_send(struct sink *s, const struct batch *b,
 	s->retry_after_ms = 0;
 	batch_reset(&http_head);
 	batch_reset(&http_tail);
-	int err = s->otlp_protobuf ? otlp_pb_envelope(s, b->len, &http_head)
-				   : otlp_envelope(s, &http_head, &http_tail);
+	const char *host = batch_host(b, s);
+	int err = s->otlp_protobuf
+			  ? otlp_pb_envelope(s, host, b->len, &http_head)
+			  : otlp_envelope(s, host, &http_head, &http_tail);
 	if (err)
 		return err;
 	const struct batch *body[3] = {&http_head, b, &http_tail};

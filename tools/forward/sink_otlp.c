@@ -371,15 +371,15 @@ int otlp_add_loss(struct batch *b, const struct sink *s,
 	return end_record(b, &w);
 }
 
-/* The envelope around the batch's LogRecords: one resource (this host,
- * the service), one scope. */
-int otlp_envelope(const struct sink *s, struct batch *head,
-		  struct batch *tail)
+/* The envelope around the batch's LogRecords: one resource (the host
+ * they are of, the service), one scope. */
+int otlp_envelope(const struct sink *s, const char *host,
+		  struct batch *head, struct batch *tail)
 {
 	struct jw w = {head, 0};
 	struct jattrs a = {&w, true};
 	jw_s(&w, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
-	attr_str(&a, "host.name", s->hostname, strlen(s->hostname));
+	attr_str(&a, "host.name", host, strlen(host));
 	attr_str(&a, "service.name", s->service, strlen(s->service));
 	jw_s(&w, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"shmlog\"},"
 		 "\"logRecords\":[");
