@@ -436,6 +436,9 @@ static int run(struct archiver *a)
 	}
 	/* what was read is written, if the disk lets it */
 	int err = flush(a);
+	int put_err = put_end(a);
+	if (!err)
+		err = put_err;
 	if (!err && a->fd < 0)
 		err = new_file(a); /* an archive of nothing still says where */
 	sync_end(a);
@@ -618,6 +621,7 @@ static int open_dir(struct archiver *a)
 
 static void archiver_free(struct archiver *a)
 {
+	put_end(a);
 	release_reserved(a);
 	sync_end(a);
 	for (int i = 0; i < a->nsrc; i++) {
@@ -690,6 +694,7 @@ int cmd_archive(int argc, char **argv)
 		}
 	}
 	sync_start(&a);
+	put_start(&a);
 	err = run(&a);
 	if (err) {
 		fprintf(stderr, "shmlog " CMD ": cannot write to %s: %s%s\n",
