@@ -6,7 +6,9 @@
  *
  * How it stays exact across crashes:
  *  - Records go to the file in blocks, each one write(2) of up to
- *    BLOCK_TARGET bytes with a CRC32C. Whatever a SIGKILL leaves is a
+ *    BLOCK_TARGET bytes with a CRC32C, made by the writer thread
+ *    (archive_file.c) so that file-system stalls do not stop the drain;
+ *    a new file starts only once every block before it is written. Whatever a SIGKILL leaves is a
  *    prefix of whole blocks and perhaps a torn one; on start the newest
  *    file is scanned, the torn tail cut (ftruncate) and the position per
  *    buffer and lane taken from what the file holds: its first block's
