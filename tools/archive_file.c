@@ -540,6 +540,41 @@ void release_reserved(struct archiver *a)
 
 /* ---- the writer thread ---- */
 
+/* A helper thread running @fn(@arg), its lock and condition made first:
+ * false if any could not be. Signals are the drain's: the thread is made
+ * with all of them blocked. */
+static bool helper_start(pthread_t *t, pthread_mutex_t *mu, pthread_cond_t *cv,
+			 void *(*fn)(void *), void *arg)
+{
+	if (pthread_mutex_init(mu, NULL))
+		return false;
+	if (pthread_cond_init(cv, NULL)) {
+		pthread_mutex_destroy(mu);
+		return false;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	bool started = pthread_create(t, NULL, fn, arg) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!started) {
+		pthread_cond_destroy(cv);
+		pthread_mutex_destroy(mu);
+	}
+	return started;
+}
+
+/* CLOCK_REALTIME @ms from now, for pthread_cond_timedwait(). */
+static struct timespec deadline_ms(long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
+
 /* @p's block into its file: the reservation first, then the bytes at
  * their offset; on failure the file is cut back to whole blocks. */
 static int put_write(struct putter *q, const struct put *p)
@@ -590,11 +625,7 @@ static void *putter_main(void *arg)
 			pthread_cond_broadcast(&q->cv);
 			if (q->stop) /* the end: what is queued is not written */
 				break;
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += RETRY_MS * 1000000L;
-			ts.tv_sec += ts.tv_nsec / 1000000000L;
-			ts.tv_nsec %= 1000000000L;
+			struct timespec ts = deadline_ms(RETRY_MS);
 			pthread_cond_timedwait(&q->cv, &q->mu, &ts);
 			continue;
 		}
@@ -611,23 +642,8 @@ static void *putter_main(void *arg)
 void put_start(struct archiver *a)
 {
 	struct putter *q = &a->put;
-	if (pthread_mutex_init(&q->mu, NULL))
-		return;
-	if (pthread_cond_init(&q->cv, NULL)) {
-		pthread_mutex_destroy(&q->mu);
-		return;
-	}
 	q->made = 1; /* a->out */
-	/* signals are the drain's: the writer is made with all blocked */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	q->started = pthread_create(&q->thread, NULL, putter_main, q) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!q->started) {
-		pthread_cond_destroy(&q->cv);
-		pthread_mutex_destroy(&q->mu);
-	}
+	q->started = helper_start(&q->thread, &q->mu, &q->cv, putter_main, q);
 }
 
 /* Hand the sealed block a->out to the writer and take a free one to fill:
@@ -640,11 +656,7 @@ static int put_block(struct archiver *a)
 	pthread_mutex_lock(&q->mu);
 	/* bounded: the writer frees a place or fails; a signal ends it */
 	while (!q->nspare && q->made > PUT_QUEUE && !q->err && !cli_stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = deadline_ms(100);
 		pthread_cond_timedwait(&q->cv, &q->mu, &ts);
 	}
 	unsigned char *next = NULL;
@@ -837,22 +849,7 @@ static void *syncer_main(void *arg)
 void sync_start(struct archiver *a)
 {
 	struct syncer *y = &a->sync;
-	if (pthread_mutex_init(&y->mu, NULL))
-		return;
-	if (pthread_cond_init(&y->cv, NULL)) {
-		pthread_mutex_destroy(&y->mu);
-		return;
-	}
-	/* signals are the drain's: the syncer is made with all blocked */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	y->started = pthread_create(&y->thread, NULL, syncer_main, y) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!y->started) {
-		pthread_cond_destroy(&y->cv);
-		pthread_mutex_destroy(&y->mu);
-	}
+	y->started = helper_start(&y->thread, &y->mu, &y->cv, syncer_main, y);
 }
 
 /* Hand @fd to the syncer, which syncs and closes it (and those handed to
