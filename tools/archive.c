@@ -6,9 +6,7 @@
  *
  * How it stays exact across crashes:
  *  - Records go to the file in blocks, each one write(2) of up to
- *    BLOCK_TARGET bytes with a CRC32C, made by the writer thread
- *    (archive_file.c) so that file-system stalls do not stop the drain;
- *    a new file starts only once every block before it is written. Whatever a SIGKILL leaves is a
+ *    BLOCK_TARGET bytes with a CRC32C. Whatever a SIGKILL leaves is a
  *    prefix of whole blocks and perhaps a torn one; on start the newest
  *    file is scanned, the torn tail cut (ftruncate) and the position per
  *    buffer and lane taken from what the file holds: its first block's
@@ -438,9 +436,6 @@ static int run(struct archiver *a)
 	}
 	/* what was read is written, if the disk lets it */
 	int err = flush(a);
-	int put_err = put_end(a);
-	if (!err)
-		err = put_err;
 	if (!err && a->fd < 0)
 		err = new_file(a); /* an archive of nothing still says where */
 	sync_end(a);
@@ -623,7 +618,6 @@ static int open_dir(struct archiver *a)
 
 static void archiver_free(struct archiver *a)
 {
-	put_end(a);
 	release_reserved(a);
 	sync_end(a);
 	for (int i = 0; i < a->nsrc; i++) {
@@ -696,7 +690,6 @@ int cmd_archive(int argc, char **argv)
 		}
 	}
 	sync_start(&a);
-	put_start(&a);
 	err = run(&a);
 	if (err) {
 		fprintf(stderr, "shmlog " CMD ": cannot write to %s: %s%s\n",

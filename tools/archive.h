@@ -43,11 +43,6 @@
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
 /* Files the syncer may hold, waiting for their fdatasync(). */
 #define SYNC_QUEUE 8
-/* Blocks the writer thread may hold, waiting for their write(2): a stall
- * of the file system (a journal commit under a sync or an allocation:
- * tens of ms on ext4) is taken by them, not by the drain. Made as they
- * are needed, at most about 40 MiB. */
-#define PUT_QUEUE 128
 
 /* A format of a buffer's table that its records named. */
 struct fmtent {
@@ -125,32 +120,6 @@ struct syncer {
 	unsigned head, len; /* the queue; len counts one being synced */
 };
 
-/* write(2) off the drain's thread: blocks handed to it are written to
- * their file, in order, each at its offset; a failed write is cut off and
- * tried again every RETRY_MS. */
-struct put {
-	unsigned char *buf;
-	size_t len;
-	int fd;
-	uint64_t off; /* where in the file */
-	uint64_t reserve_to; /* fallocate() the file up to here first (0:
-			      * nothing to reserve) */
-};
-
-struct putter {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool started, stop;
-	struct put q[PUT_QUEUE];
-	unsigned head, len; /* the queue; len counts one being written */
-	unsigned char *spare[PUT_QUEUE + 1]; /* blocks free to fill */
-	unsigned nspare, made; /* spare ones; all made (a->out too) */
-	int err; /* the last write's error; 0 once one went through */
-	uint64_t fail_off; /* the file was cut back to this, on error */
-	bool no_reserve; /* fallocate() failed: not asked again */
-};
-
 struct archiver {
 	/* options */
 	const char *dir;
@@ -183,7 +152,6 @@ struct archiver {
 	uint32_t newer_version; /* the version of a file too new to append to */
 	size_t block_target; /* BLOCK_TARGET, less for small files */
 	struct syncer sync;
-	struct putter put;
 	struct shmlog__arc_run_dec *scan; /* recovery's, while it runs */
 };
 
@@ -199,9 +167,6 @@ int new_file(struct archiver *a);
 bool disk_full_err(int err);
 int flush(struct archiver *a);
 void release_reserved(struct archiver *a);
-void put_start(struct archiver *a);
-int put_drain(struct archiver *a);
-int put_end(struct archiver *a);
 void sync_start(struct archiver *a);
 void sync_now(struct archiver *a);
 void sync_close(struct archiver *a, int fd);

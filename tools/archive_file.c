@@ -24,7 +24,6 @@
 
 #include "archive.h"
 #include "archive_codec.h"
-#include "cli.h"
 
 uint64_t mono_ms(void)
 {
@@ -493,27 +492,11 @@ static void say_disk_full(struct archiver *a, int err)
  * and the size limits see the bytes written, no more), within
  * --max-file-size and --max-size. Only a saving: a filesystem without
  * fallocate(2), or without the room, gets plain writes. */
-static uint64_t reserve_want(struct archiver *a, size_t len);
-
 static void reserve_ahead(struct archiver *a, size_t len)
-{
-	uint64_t want = reserve_want(a, len);
-	if (!want)
-		return;
-	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
-		      (off_t)(want - a->file_size)) == 0)
-		a->reserved = want;
-	else
-		a->reserved = UINT64_MAX;
-}
-
-/* Where the current file's reservation should reach before @len more
- * bytes are written at its end: 0 if it is far enough (or not to be). */
-static uint64_t reserve_want(struct archiver *a, size_t len)
 {
 	uint64_t end = a->file_size + len;
 	if (end <= a->reserved)
-		return 0; /* reserved already, or not to be */
+		return; /* reserved already, or not to be */
 	uint64_t want = a->file_size + RESERVE_STEP;
 	if (a->max_file_size && want > a->max_file_size)
 		want = a->max_file_size;
@@ -525,8 +508,12 @@ static uint64_t reserve_want(struct archiver *a, size_t len)
 			want = a->file_size + room;
 	}
 	if (want < end + RESERVE_STEP / 4)
-		return 0; /* too little to be worth a call */
-	return want;
+		return; /* too little to be worth a call */
+	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
+		      (off_t)(want - a->file_size)) == 0)
+		a->reserved = want;
+	else
+		a->reserved = UINT64_MAX;
 }
 
 /* The current file's blocks past its end given back, a killed run's
@@ -538,261 +525,25 @@ void release_reserved(struct archiver *a)
 		a->reserved = 0;
 }
 
-/* ---- the writer thread ---- */
-
-/* A helper thread running @fn(@arg), its lock and condition made first:
- * false if any could not be. Signals are the drain's: the thread is made
- * with all of them blocked. */
-static bool helper_start(pthread_t *t, pthread_mutex_t *mu, pthread_cond_t *cv,
-			 void *(*fn)(void *), void *arg)
-{
-	if (pthread_mutex_init(mu, NULL))
-		return false;
-	if (pthread_cond_init(cv, NULL)) {
-		pthread_mutex_destroy(mu);
-		return false;
-	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	bool started = pthread_create(t, NULL, fn, arg) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!started) {
-		pthread_cond_destroy(cv);
-		pthread_mutex_destroy(mu);
-	}
-	return started;
-}
-
-/* CLOCK_REALTIME @ms from now, for pthread_cond_timedwait(). */
-static struct timespec deadline_ms(long ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += ms * 1000000L;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	return ts;
-}
-
-/* @p's block into its file: the reservation first, then the bytes at
- * their offset; on failure the file is cut back to whole blocks. */
-static int put_write(struct putter *q, const struct put *p)
-{
-	if (p->reserve_to &&
-	    fallocate(p->fd, FALLOC_FL_KEEP_SIZE, (off_t)p->off,
-		      (off_t)(p->reserve_to - p->off))) {
-		pthread_mutex_lock(&q->mu);
-		q->no_reserve = true;
-		pthread_mutex_unlock(&q->mu);
-	}
-	const unsigned char *b = p->buf;
-	size_t n = p->len;
-	uint64_t off = p->off;
-	while (n) { /* each turn writes something or fails */
-		ssize_t w = pwrite(p->fd, b, n, (off_t)off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int err = w < 0 ? -errno : -ENOSPC;
-			if (ftruncate(p->fd, (off_t)p->off))
-				err = -errno;
-			return err;
-		}
-		b += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-static void *putter_main(void *arg)
-{
-	struct putter *q = arg;
-	pthread_mutex_lock(&q->mu);
-	for (;;) { /* each turn writes a block, or waits to try again */
-		while (!q->len && !q->stop)
-			pthread_cond_wait(&q->cv, &q->mu);
-		if (!q->len)
-			break;
-		struct put p = q->q[q->head];
-		pthread_mutex_unlock(&q->mu);
-		int err = put_write(q, &p);
-		pthread_mutex_lock(&q->mu);
-		if (err) {
-			q->err = err;
-			q->fail_off = p.off;
-			pthread_cond_broadcast(&q->cv);
-			if (q->stop) /* the end: what is queued is not written */
-				break;
-			struct timespec ts = deadline_ms(RETRY_MS);
-			pthread_cond_timedwait(&q->cv, &q->mu, &ts);
-			continue;
-		}
-		q->err = 0;
-		q->spare[q->nspare++] = p.buf;
-		q->head = (q->head + 1) % PUT_QUEUE;
-		q->len--;
-		pthread_cond_broadcast(&q->cv);
-	}
-	pthread_mutex_unlock(&q->mu);
-	return NULL;
-}
-
-void put_start(struct archiver *a)
-{
-	struct putter *q = &a->put;
-	q->made = 1; /* a->out */
-	q->started = helper_start(&q->thread, &q->mu, &q->cv, putter_main, q);
-}
-
-/* Hand the sealed block a->out to the writer and take a free one to fill:
- * 0, or the writer's error when it can take no more (the block stays).
- * Waits while the queue is full and the writer makes progress. */
-static int put_block(struct archiver *a)
-{
-	struct putter *q = &a->put;
-	uint64_t want = reserve_want(a, a->out_len);
-	pthread_mutex_lock(&q->mu);
-	/* bounded: the writer frees a place or fails; a signal ends it */
-	while (!q->nspare && q->made > PUT_QUEUE && !q->err && !cli_stop) {
-		struct timespec ts = deadline_ms(100);
-		pthread_cond_timedwait(&q->cv, &q->mu, &ts);
-	}
-	unsigned char *next = NULL;
-	if (q->nspare)
-		next = q->spare[--q->nspare];
-	else if (q->made <= PUT_QUEUE && (next = malloc(OUT_CAP)))
-		q->made++;
-	int err = next ? 0 : q->err ? q->err : cli_stop ? -EINTR : -ENOMEM;
-	if (next) {
-		if (q->no_reserve)
-			a->reserved = UINT64_MAX;
-		else if (want)
-			a->reserved = want;
-		else
-			want = 0;
-		q->q[(q->head + q->len) % PUT_QUEUE] = (struct put){
-			.buf = a->out,
-			.len = a->out_len,
-			.fd = a->fd,
-			.off = a->file_size,
-			.reserve_to = q->no_reserve ? 0 : want,
-		};
-		q->len++;
-		pthread_cond_broadcast(&q->cv);
-		a->out = next;
-	}
-	pthread_mutex_unlock(&q->mu);
-	return err;
-}
-
-/* Wait until every block handed to the writer is written: 0, or its
- * error (the file then holds the blocks before the one that failed). */
-int put_drain(struct archiver *a)
-{
-	struct putter *q = &a->put;
-	if (!q->started)
-		return 0;
-	pthread_mutex_lock(&q->mu);
-	/* bounded: each write ends, and a failed one says so */
-	while (q->len && !q->err)
-		pthread_cond_wait(&q->cv, &q->mu);
-	int err = q->len ? q->err : 0;
-	pthread_mutex_unlock(&q->mu);
-	return err;
-}
-
-/* The end: what the writer holds written (or, if the disk refuses it,
- * cut off), the thread gone; the current file's size as written. 0, or
- * the error that left blocks unwritten. */
-int put_end(struct archiver *a)
-{
-	struct putter *q = &a->put;
-	if (!q->started)
-		return 0;
-	pthread_mutex_lock(&q->mu);
-	q->stop = true;
-	pthread_cond_broadcast(&q->cv);
-	pthread_mutex_unlock(&q->mu);
-	pthread_join(q->thread, NULL);
-	int err = q->len ? q->err : 0;
-	if (q->len) {
-		/* written up to the block that failed, in the current file
-		 * (blocks of older files were written before it started) */
-		a->file_size = q->fail_off;
-		a->reserved = 0;
-		for (unsigned i = 0; i < q->len; i++)
-			free(q->q[(q->head + i) % PUT_QUEUE].buf);
-		q->len = 0;
-	}
-	for (unsigned i = 0; i < q->nspare; i++)
-		free(q->spare[i]);
-	q->nspare = 0;
-	pthread_cond_destroy(&q->cv);
-	pthread_mutex_destroy(&q->mu);
-	q->started = false;
-	return err;
-}
-
-/* The disk takes data again: say so, once. */
-static void say_writing_again(struct archiver *a)
-{
-	if (!a->disk_full)
-		return;
-	a->disk_full = false;
-	fprintf(stderr,
-		"shmlog " CMD ": writing to %s again; records lost so "
-		"far: %" PRIu64 " (shown as losses)\n",
-		a->dir, a->lost_records);
-}
-
-/* The writer thread's last error, 0 if its last write went through. */
-static int put_status(struct archiver *a)
-{
-	struct putter *q = &a->put;
-	if (!q->started)
-		return 0;
-	pthread_mutex_lock(&q->mu);
-	int err = q->err;
-	pthread_mutex_unlock(&q->mu);
-	return err;
-}
-
 int flush(struct archiver *a)
 {
 	run_end(a);
-	/* the writer failing: the block stays here, reading stops, the
-	 * writer tries its block again every RETRY_MS */
-	int err = put_status(a);
-	if (err) {
-		if (disk_full_err(err))
-			say_disk_full(a, err);
-		return err;
-	}
-	if (a->put.started)
-		say_writing_again(a);
 	if (a->out_len <= sizeof(struct shmlog_arc_block))
 		return 0;
+	int err = 0;
 	bool rotated = false;
 	if (want_rotate(a, a->out_len)) {
-		/* the new file's BUFFER entries say what the files hold:
-		 * every block handed to the writer is in them first */
-		err = put_drain(a);
-		if (!err)
-			err = new_file(a);
+		err = new_file(a);
 		rotated = !err;
 	}
 	if (!err) {
 		seal_block(a, a->out, a->out_len, a->out_entries);
-		if (a->put.started) {
-			err = put_block(a);
-		} else {
-			reserve_ahead(a, a->out_len);
-			err = write_all(a->fd, a->out, a->out_len);
-			/* cut what part of the block made it: the file
-			 * ends with whole blocks */
-			if (err && ftruncate(a->fd, (off_t)a->file_size) == 0)
+		reserve_ahead(a, a->out_len);
+		err = write_all(a->fd, a->out, a->out_len);
+		if (err) {
+			/* cut what part of the block made it: the file ends
+			 * with whole blocks */
+			if (ftruncate(a->fd, (off_t)a->file_size) == 0)
 				lseek(a->fd, (off_t)a->file_size, SEEK_SET);
 		}
 	}
@@ -818,7 +569,13 @@ int flush(struct archiver *a)
 		if (a->bufs[i].used)
 			memcpy(a->bufs[i].flushed, a->bufs[i].next,
 			       a->bufs[i].lanes * sizeof(uint64_t));
-	say_writing_again(a);
+	if (a->disk_full) {
+		a->disk_full = false;
+		fprintf(stderr,
+			"shmlog " CMD ": writing to %s again; records lost so "
+			"far: %" PRIu64 " (shown as losses)\n",
+			a->dir, a->lost_records);
+	}
 	return 0;
 }
 
@@ -849,7 +606,22 @@ static void *syncer_main(void *arg)
 void sync_start(struct archiver *a)
 {
 	struct syncer *y = &a->sync;
-	y->started = helper_start(&y->thread, &y->mu, &y->cv, syncer_main, y);
+	if (pthread_mutex_init(&y->mu, NULL))
+		return;
+	if (pthread_cond_init(&y->cv, NULL)) {
+		pthread_mutex_destroy(&y->mu);
+		return;
+	}
+	/* signals are the drain's: the syncer is made with all blocked */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	y->started = pthread_create(&y->thread, NULL, syncer_main, y) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!y->started) {
+		pthread_cond_destroy(&y->cv);
+		pthread_mutex_destroy(&y->mu);
+	}
 }
 
 /* Hand @fd to the syncer, which syncs and closes it (and those handed to
