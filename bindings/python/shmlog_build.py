@@ -111,6 +111,7 @@ void shmlog_close(shmlog_t *h);
 int shmlog_write_n(shmlog_t *h, int prio, const char *tag, const char *msg,
                    size_t len);
 int shmlog_enabled(shmlog_t *h, int prio, const char *tag);
+int shmlog_check(shmlog_t *h);
 
 int shmlog_set_filter(const char *name, const char *spec, size_t *bad_offset);
 int shmlog_get_filter(const char *name, char *buf, size_t buflen);

@@ -245,6 +245,14 @@ class Buffer:
         (`shmlog level`, else $SHMLOG_TAGS, else everything)?"""
         return _lib.shmlog_enabled(self._handle(), prio, _cstr(tag, "tag")) > 0
 
+    def removed(self):
+        """Was the buffer removed, or replaced by another of its name, since
+        it was opened (`shmlog rm`, then `shmlog create`)? Then writes go
+        to the removed copy, until its chunk is used up, and nobody reads
+        them: open the name again. One lstat(2); call it now and then
+        (`shmlog write` does every 100 ms), not per record."""
+        return _lib.shmlog_check(self._handle()) == -_errno.ESTALE
+
     def close(self):
         self._h = None
 

@@ -195,13 +195,21 @@ def test_removed_buffer_drops_quietly(bufname):
     seen = []
     h.handleError = lambda record: seen.append(record)
     assert buf.write(shmlog.INFO, "rm", "before")
+    assert not buf.removed()
     shmlog.remove(bufname)
+    assert buf.removed()
     # a chunk holds fewer records than a buffer of 64 KiB: the bound
     results = [buf.write(shmlog.INFO, "rm", "x" * 40) for _ in range(2000)]
     assert results[0] is True and results[-1] is False
     assert results.index(False) < 1500 and not any(results[results.index(False):])
     h.handle(logging.LogRecord("rm", logging.INFO, __file__, 1, "y", None, None))
     assert seen == []
+    # created again: the old handle still says removed, a new one not
+    shmlog.create(bufname, size=64 * 1024)
+    assert buf.removed()
+    again = shmlog.open(bufname)
+    assert not again.removed()
+    again.close()
     h.close()
     buf.close()
 

@@ -135,6 +135,7 @@ extern "C" {
         len: usize,
     ) -> c_int;
     pub fn shmlog_enabled(h: *mut shmlog_t, prio: c_int, tag: *const c_char) -> c_int;
+    pub fn shmlog_check(h: *mut shmlog_t) -> c_int;
 
     pub fn shmlog_set_filter(
         name: *const c_char,

@@ -129,6 +129,22 @@ impl From<Error> for io::Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// errno's ESTALE on Linux: 70 on MIPS and SPARC, 116 elsewhere.
+#[cfg(any(
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+))]
+const ESTALE: c_int = 70;
+#[cfg(not(any(
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+)))]
+const ESTALE: c_int = 116;
+
 fn check(rc: c_int) -> Result<c_int> {
     if rc < 0 {
         Err(Error::from_rc(rc))
@@ -287,6 +303,16 @@ impl Buffer {
             })
         })
         .map(|_| ())
+    }
+
+    /// Was the buffer removed, or replaced by another of its name, since it
+    /// was opened (`shmlog rm`, then `shmlog create`)? Then writes go to
+    /// the removed copy, until its chunk is used up, and nobody reads
+    /// them: open the name again. One lstat(2): call it now and then
+    /// (`shmlog write` does every 100 ms), not per record.
+    pub fn removed(&self) -> bool {
+        // SAFETY: the handle is live.
+        unsafe { sys::shmlog_check(self.h.as_ptr()) == -ESTALE }
     }
 
     /// Is a record of @prio with @tag wanted by the buffer's live filter

@@ -256,3 +256,16 @@ fn corrupt_file_is_an_error() {
     // EBADMSG, ENODATA or EPROTONOSUPPORT
     assert!([74, 61, 93].contains(&e.errno()), "{:?}", e);
 }
+
+#[test]
+fn removed_and_created_again() {
+    let b = TestBuf::new("removed");
+    let buf = Buffer::open_or_create(b.name()).unwrap();
+    assert!(!buf.removed());
+    shmlog::remove(b.name()).unwrap();
+    assert!(buf.removed());
+    // created again: the old handle still says removed, a new one not
+    let again = Buffer::open_or_create(b.name()).unwrap();
+    assert!(buf.removed());
+    assert!(!again.removed());
+}
