@@ -470,7 +470,7 @@ static int usage(void)
 	       "s m h d)\n"
 	       "      --compact       code each record against the one "
 	       "before (files about\n"
-	       "                      40%% smaller, several times the CPU "
+	       "                      40%% smaller, about twice the CPU "
 	       "a record)\n"
 	       "  -q, --quiet         say nothing but errors\n" CLI_HELP_HELP
 	       "BYTES take a suffix K, M or G (powers of 1024).\n");

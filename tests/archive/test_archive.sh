@@ -24,7 +24,8 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
-	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c; do "$S" rm -b $b >/dev/null 2>&1; done
+	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
+		$B-k-coarse $B-m; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -127,6 +128,42 @@ hasnt "printf-style: every file reads alone" "no format" \
 "$S" rm -b $B-p
 same "printf-style: read with the buffer gone" "$(echo "$arc" | tail -n 4)" \
 	"$("$S" cat --no-pager --archive "$D" -v json | nobuf | tail -n 4)"
+
+# ---- every clock: times read back as a reader of the buffer makes them ----
+# (records kept as stored carry the piece of the clock's conversion they
+# fall in: calibration, anchors, or the wall clock itself)
+for c in tsc realtime coarse; do
+	"$S" create -b $B-k-$c --size 1M --clock $c 2>/dev/null || {
+		echo "note: no $c clock here" >&2; continue; }
+	seq 1 3000 | "$S" write -b $B-k-$c -t clk
+	ok "clock $c: archived" "$S" archive -b $B-k-$c -o "$T/k-$c" --once -q
+	same "clock $c: cat --archive -v json = cat -v json, times to the ns" \
+		"$("$S" cat --no-pager -b $B-k-$c -v json | nobuf)" \
+		"$("$S" cat --no-pager --archive "$T/k-$c" -v json | nobuf)"
+	has "clock $c: records as stored (SPAN entries)" "span" \
+		"$("$CHECK" --entries "$T/k-$c")"
+done
+
+# ---- a large buffer, many lanes, writer processes at once, followed ----
+# Each writer's share of 64 MiB holds all it writes: nothing may be lost,
+# however little CPU the archiver gets; lanes interleave, so spans of a
+# lane alone and runs of merged records mix (which, depends on timing).
+"$S" create -b $B-m --size 64M --lanes 64 || exit 1
+D=$T/m
+"$S" archive -b $B-m -o "$D" -q 2>"$T/m.err" & apid=$!
+pids+=($apid)
+wpids=()
+for w in $(seq 1 8); do
+	seq 1 40000 | sed "s/\$/ from writer $w/" | "$S" write -b $B-m -t w$w & wpids+=($!)
+done
+pids+=("${wpids[@]}")
+wait "${wpids[@]}"
+kill -TERM $apid; wait $apid
+ok "many writers: the last run drains the rest" "$S" archive -b $B-m -o "$D" --once -q
+ok "many writers: archived = written, none lost (320000)" "$CHECK" "$D" 320000 --no-loss
+same "many writers: the records, in any order" \
+	"$("$S" cat --no-pager -b $B-m -v json | nobuf | sort)" \
+	"$("$S" cat --no-pager --archive "$D" -v json | nobuf | sort)"
 
 # ---- crash torture: archiver and writers killed at random instants ----
 "$S" create -b $B-t --size 64K || exit 1
