@@ -40,8 +40,12 @@
 #define RESERVE_STEP (8u << 20)
 #define RETRY_MS 200 /* a full disk is tried again this often */
 #define SYNC_MS 1000 /* written data is fdatasync'ed this often */
+/* Written data is handed to the disk, and its pages dropped from the page
+ * cache, in steps of this many bytes (docs/archive.md, "Page cache"). */
+#define STREAM_STEP (4u << 20)
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
-/* Files the syncer may hold, waiting for their fdatasync(). */
+/* Chores the syncer may hold (files waiting for their fdatasync(), ranges
+ * to write out). */
 #define SYNC_QUEUE 8
 
 /* A format of a buffer's table that its records named. */
@@ -111,13 +115,28 @@ struct run {
 
 /* fdatasync() off the drain's thread: files handed to it are synced and
  * closed in order. */
+/* A chore for the syncer: the descriptor is its own, closed when done. */
+enum sync_op {
+	SYNC_DATA, /* fdatasync() */
+	SYNC_FILE, /* a finished file: fdatasync(), its pages dropped */
+	SYNC_RANGE, /* bytes off .. off + len written out, their pages dropped */
+};
+
+struct sync_job {
+	int fd;
+	enum sync_op op;
+	bool sent; /* a range: sent to the disk already */
+	uint64_t off, len;
+};
+
 struct syncer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool started, stop;
-	int fds[SYNC_QUEUE];
-	unsigned head, len; /* the queue; len counts one being synced */
+	bool data_queued; /* a SYNC_DATA in the queue or being done */
+	struct sync_job q[SYNC_QUEUE];
+	unsigned head, len; /* the queue; len counts one being done */
 };
 
 struct archiver {
@@ -135,6 +154,7 @@ struct archiver {
 	uint64_t file_no, file_size;
 	uint64_t total_size; /* of all files, at the last prune() and since */
 	uint64_t file_start; /* bytes of the file before its first records */
+	uint64_t streamed; /* handed to the syncer to write out up to here */
 	uint64_t reserved; /* its blocks are reserved up to here; 0: none
 			    * asked, UINT64_MAX: none to be asked */
 	int64_t file_created_ns;

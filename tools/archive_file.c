@@ -4,10 +4,12 @@
  * position from the newest file (archive_codec.h parses it, as the
  * library's reader does); blocks go to the current file one write(2)
  * each; a new file starts with every known buffer's identity and
- * position; the oldest files go first when a limit is passed. fdatasync()
- * runs on a thread of its own (the syncer), so that the drain never
- * waits for the disk: a power cut loses what was not synced yet, and a
- * reader finds the cut as it finds a torn block.
+ * position; the oldest files go first when a limit is passed. The disk's
+ * chores run on a thread of its own (the syncer), so that the drain never
+ * waits for the disk: fdatasync() every SYNC_MS and of each finished file
+ * (a power cut loses what was not synced yet, and a reader finds the cut
+ * as it finds a torn block), and every STREAM_STEP bytes written, those
+ * bytes written out and their pages dropped from the page cache.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -413,6 +415,7 @@ int new_file(struct archiver *a)
 	a->reserved = 0;
 	a->file_no = no;
 	a->file_size = a->file_start = len;
+	a->streamed = 0;
 	a->file_created_ns = h.created_ns;
 	a->unsynced = len;
 	return 0;
@@ -525,6 +528,8 @@ void release_reserved(struct archiver *a)
 		a->reserved = 0;
 }
 
+static void stream(struct archiver *a);
+
 int flush(struct archiver *a)
 {
 	run_end(a);
@@ -554,6 +559,7 @@ int flush(struct archiver *a)
 	}
 	a->file_size += a->out_len;
 	a->unsynced += a->out_len;
+	stream(a);
 	a->block_no++;
 	/* the total grows with the current file too; a look lists the
 	 * directory, so it is taken at a new file, past --max-size by the
@@ -581,20 +587,62 @@ int flush(struct archiver *a)
 
 /* ---- the syncer ---- */
 
+/* Do @j, and close its descriptor. Errors are the write(2)s' to report
+ * (a page the disk refused stays dirty, and in the cache): here they only
+ * end the chore. */
+static void sync_do(const struct sync_job *j)
+{
+	switch (j->op) {
+	case SYNC_RANGE:
+		/* the range written out and waited for, then its pages given
+		 * back: clean pages only, so nothing unwritten is lost */
+		if (sync_file_range(j->fd, (off_t)j->off, (off_t)j->len,
+				    SYNC_FILE_RANGE_WAIT_BEFORE |
+					    SYNC_FILE_RANGE_WRITE |
+					    SYNC_FILE_RANGE_WAIT_AFTER) == 0)
+			posix_fadvise(j->fd, (off_t)j->off, (off_t)j->len,
+				      POSIX_FADV_DONTNEED);
+		break;
+	case SYNC_FILE:
+		if (fdatasync(j->fd) == 0)
+			posix_fadvise(j->fd, 0, 0, POSIX_FADV_DONTNEED);
+		break;
+	case SYNC_DATA:
+		fdatasync(j->fd);
+		break;
+	}
+	close(j->fd);
+}
+
 static void *syncer_main(void *arg)
 {
 	struct syncer *y = arg;
 	pthread_mutex_lock(&y->mu);
-	for (;;) { /* each turn syncs a file, or ends when told to */
+	for (;;) { /* each turn does a chore, or ends when told to */
 		while (!y->len && !y->stop)
 			pthread_cond_wait(&y->cv, &y->mu);
 		if (!y->len)
 			break;
-		int fd = y->fds[y->head];
+		/* every range waiting is sent to the disk now, before the
+		 * wait for the first: the disk gets them back to back */
+		struct sync_job start[SYNC_QUEUE];
+		unsigned n = 0;
+		for (unsigned i = 0; i < y->len; i++) {
+			struct sync_job *q = &y->q[(y->head + i) % SYNC_QUEUE];
+			if (q->op == SYNC_RANGE && !q->sent) {
+				q->sent = true;
+				start[n++] = *q;
+			}
+		}
+		struct sync_job j = y->q[y->head];
 		pthread_mutex_unlock(&y->mu);
-		fdatasync(fd);
-		close(fd);
+		for (unsigned i = 0; i < n; i++)
+			sync_file_range(start[i].fd, (off_t)start[i].off,
+					(off_t)start[i].len, SYNC_FILE_RANGE_WRITE);
+		sync_do(&j);
 		pthread_mutex_lock(&y->mu);
+		if (j.op == SYNC_DATA)
+			y->data_queued = false;
 		y->head = (y->head + 1) % SYNC_QUEUE;
 		y->len--;
 		pthread_cond_broadcast(&y->cv);
@@ -624,41 +672,59 @@ void sync_start(struct archiver *a)
 	}
 }
 
-/* Hand @fd to the syncer, which syncs and closes it (and those handed to
- * it before, in order). @wait: even if its queue is full; else false
- * then, and @fd is not taken. Without a syncer, here and now. */
-static bool sync_hand(struct archiver *a, int fd, bool wait)
+/* Hand @j to the syncer, which does it and closes its descriptor (after
+ * those handed to it before). @wait: even if its queue is full; else false
+ * then, and @j is not taken. Without a syncer, here and now. */
+static bool sync_hand(struct archiver *a, const struct sync_job *j, bool wait)
 {
 	struct syncer *y = &a->sync;
 	if (!y->started) {
-		fdatasync(fd);
-		close(fd);
+		sync_do(j);
 		return true;
 	}
 	pthread_mutex_lock(&y->mu);
-	/* bounded by the syncer's progress: each file it takes frees a place */
+	/* bounded by the syncer's progress: each chore it ends frees a place */
 	while (y->len == SYNC_QUEUE && wait)
 		pthread_cond_wait(&y->cv, &y->mu);
 	bool taken = y->len < SYNC_QUEUE;
 	if (taken) {
-		y->fds[(y->head + y->len) % SYNC_QUEUE] = fd;
+		y->q[(y->head + y->len) % SYNC_QUEUE] = *j;
 		y->len++;
+		if (j->op == SYNC_DATA)
+			y->data_queued = true;
 		pthread_cond_broadcast(&y->cv);
 	}
 	pthread_mutex_unlock(&y->mu);
 	return taken;
 }
 
-/* The current file is done with: synced and closed by the syncer. */
+/* The current file is done with: synced, dropped from the page cache and
+ * closed by the syncer. */
 void sync_close(struct archiver *a, int fd)
 {
-	sync_hand(a, fd, true);
+	struct sync_job j = {.fd = fd, .op = SYNC_FILE};
+	sync_hand(a, &j, true);
 	a->unsynced = 0;
 }
 
-/* What was written reaches the disk, soon: the syncer gets a copy of the
- * current file's descriptor, unless it is busy still with the last one
- * (the disk is slower than the archive: the next chore tries again). */
+/* A chore on a copy of the current file's descriptor, unless the syncer's
+ * queue is full (the disk is slower than the archive: a later call tries
+ * again). */
+static bool sync_current(struct archiver *a, enum sync_op op, uint64_t off,
+			 uint64_t len)
+{
+	struct sync_job j = {.fd = dup(a->fd), .op = op, .off = off, .len = len};
+	if (j.fd < 0)
+		return false;
+	if (!sync_hand(a, &j, false)) {
+		close(j.fd);
+		return false;
+	}
+	return true;
+}
+
+/* What was written reaches the disk, soon: an fdatasync() of the current
+ * file, unless one is waiting still. */
 void sync_now(struct archiver *a)
 {
 	if (a->fd < 0 || !a->unsynced)
@@ -666,21 +732,31 @@ void sync_now(struct archiver *a)
 	struct syncer *y = &a->sync;
 	if (y->started) {
 		pthread_mutex_lock(&y->mu);
-		bool busy = y->len > 0;
+		bool busy = y->data_queued;
 		pthread_mutex_unlock(&y->mu);
 		if (busy)
 			return;
 	}
-	int fd = dup(a->fd);
-	if (fd < 0 || !sync_hand(a, fd, false)) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	a->unsynced = 0;
+	if (sync_current(a, SYNC_DATA, 0, 0))
+		a->unsynced = 0;
 }
 
-/* The end: every file handed over synced, the current one too, here. */
+/* Every STREAM_STEP bytes written, the syncer writes them out and drops
+ * their pages: the archive then holds at most a few steps of dirty pages,
+ * and the pages it writes next are the ones it gave back (docs/archive.md,
+ * "Page cache"). From the page the last range ended in: it was not whole
+ * then. */
+static void stream(struct archiver *a)
+{
+	if (a->file_size - a->streamed < STREAM_STEP)
+		return;
+	uint64_t off = a->streamed & ~(uint64_t)4095;
+	if (sync_current(a, SYNC_RANGE, off, a->file_size - off))
+		a->streamed = a->file_size;
+}
+
+/* The end: every file handed over synced, the current one too, here, and
+ * its pages dropped as the others'. */
 void sync_end(struct archiver *a)
 {
 	struct syncer *y = &a->sync;
@@ -694,8 +770,10 @@ void sync_end(struct archiver *a)
 		pthread_mutex_destroy(&y->mu);
 		y->started = false;
 	}
-	if (a->fd >= 0 && a->unsynced) {
-		fdatasync(a->fd);
-		a->unsynced = 0;
-	}
+	if (a->fd < 0)
+		return;
+	if (a->unsynced && fdatasync(a->fd))
+		return;
+	a->unsynced = 0;
+	posix_fadvise(a->fd, 0, 0, POSIX_FADV_DONTNEED);
 }

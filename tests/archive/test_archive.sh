@@ -25,7 +25,7 @@ cleanup() {
 	wait 2>/dev/null
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -164,6 +164,28 @@ ok "many writers: archived = written, none lost (320000)" "$CHECK" "$D" 320000 -
 same "many writers: the records, in any order" \
 	"$("$S" cat --no-pager -b $B-m -v json | nobuf | sort)" \
 	"$("$S" cat --no-pager --archive "$D" -v json | nobuf | sort)"
+
+# ---- the page cache: written out and dropped as the archive grows ----
+# The archiver hands every 4 MiB it writes to the disk and drops those
+# pages, and drops the rest at its end: what it wrote is not left in the
+# page cache (a filesystem that keeps every page in memory, as tmpfs
+# does, cannot drop them: skipped there).
+D=$T/pc
+fs=$(stat -f -c %T "$T")
+if [ "$fs" = tmpfs ] || ! command -v fincore >/dev/null; then
+	skip "page cache: the archive is on $fs, or fincore(1) is missing"
+else
+	"$S" create -b $B-pc --size 64M || exit 1
+	pad=$(printf '%0200d' 0)
+	seq 1 150000 | sed "s/\$/ $pad/" | "$S" write -b $B-pc -t pc
+	"$S" archive -b $B-pc -o "$D" --once -q
+	bytes=$(size_of "$D"/*.arc)
+	cached=$(fincore -b -n -o RES "$D"/*.arc | awk '{s += $1} END {print s + 0}')
+	ok "page cache: an archive of more than 6 steps ($bytes bytes)" \
+		test "$bytes" -gt $((24 << 20))
+	ok "page cache: none of it left cached ($cached bytes)" \
+		test "$cached" -le $((1 << 20))
+fi
 
 # ---- crash torture: archiver and writers killed at random instants ----
 "$S" create -b $B-t --size 64K || exit 1
