@@ -74,7 +74,8 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * over once (shmlog_lane_stats.corrupt); no record comes twice or out of
  * its lane's order, so a loop until SHMLOG_EV_NONE ends whatever the file
  * holds. -EIO once if the file was truncated under the reader
- * (docs/SECURITY.md), SHMLOG_EV_NONE after. Per reader; never blocks;
+ * (docs/SECURITY.md), SHMLOG_EV_NONE after; -ENOTSUP once for an archive
+ * it cannot unpack (shmlog_reader_open_archive()). Per reader; never blocks;
  * allocates for an archive reader only. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost);
@@ -218,7 +219,11 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
  * starts after the newest. At its end SHMLOG_EV_NONE; shmlog_reader_wait()
  * waits for more (looking every 10 ms). A damaged or hostile file ends
  * early (counted as @corrupt in lane 0), never crashing or hanging the
- * reader. shmlog_reader_lane_stats() counts what this reader read and the
+ * reader. Blocks compressed by `shmlog archive --zstd` are read by a
+ * library built with zstd (cmake -DSHMLOG_ZSTD=ON); one built without
+ * skips the files that hold them (counted as @corrupt) and its
+ * shmlog_reader_next() says -ENOTSUP once, then goes on.
+ * shmlog_reader_lane_stats() counts what this reader read and the
  * losses it reported, per lane number (of every buffer);
  * shmlog_reader_lane_next_seq() is the archive's position in the buffer
  * (-ENOENT unknown). Errors: -ENOENT, -ENOTDIR, -EACCES, -EINVAL (bad

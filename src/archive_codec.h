@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "archive_format.h"
+#include "archive_zstd.h"
 #include "shmlog.h"
 
 /* ---- files ---- */
@@ -67,31 +68,88 @@ enum shmlog__arc_blk {
 	SHMLOG__ARC_BLK_OK,
 	SHMLOG__ARC_BLK_NOT_YET, /* the file ends inside it: being written, or torn */
 	SHMLOG__ARC_BLK_BAD, /* damaged, or no memory for it */
+	SHMLOG__ARC_BLK_NOZSTD, /* compressed, and this build has no zstd */
 };
 
-/* Load the block at @off of @fd, its entries into *@buf (@*cap bytes,
- * grown with realloc() as needed), their length into *@len, and check its
- * CRC32C. */
+/* Grow *@buf (@*cap bytes) to @want bytes at least: false if no memory. */
+static inline bool shmlog__arc_grow(unsigned char **buf, size_t *cap,
+				    size_t want)
+{
+	if (want <= *cap)
+		return true;
+	if (want < 65536)
+		want = 65536;
+	unsigned char *p = (unsigned char *)realloc(*buf, want);
+	if (!p)
+		return false;
+	*buf = p;
+	*cap = want;
+	return true;
+}
+
+/* A ZBLK's @clen bytes at @off of @fd (its header @b checked but for its
+ * CRC) unpacked into *@buf: their length, or -1 (damaged, or no memory),
+ * -2 (the file ends inside it), -3 (no zstd in this build). */
+static inline long shmlog__arc_zblock_read(int fd, uint64_t off,
+					   const struct shmlog_arc_block *b,
+					   unsigned char **buf, size_t *cap)
+{
+	if (!shmlog__zstd_available())
+		return -3;
+	unsigned char *z = (unsigned char *)malloc(b->len ? b->len : 1);
+	if (!z)
+		return -1;
+	ssize_t n = pread(fd, z, b->len, (off_t)off);
+	long len = -1;
+	if (n >= 0 && (size_t)n < b->len) {
+		len = -2;
+	} else if (n >= 0) {
+		uint32_t crc = shmlog__crc32c(
+			0, b, offsetof(struct shmlog_arc_block, crc));
+		long want = shmlog__zstd_size(z, b->len, SHMLOG_ARC_BLOCK_MAX);
+		if (shmlog__crc32c(crc, z, b->len) == b->crc && want >= 0 &&
+		    shmlog__arc_grow(buf, cap, (size_t)want)) {
+			len = shmlog__zstd_unpack(z, b->len, *buf, (size_t)want);
+			if (len != want)
+				len = -1;
+		}
+	}
+	free(z);
+	return len;
+}
+
+/* Load the block at *@at of @fd, its entries into *@buf (@*cap bytes,
+ * grown with realloc() as needed; a ZBLK's unpacked), their length into
+ * *@len, and check its CRC32C; *@at then past it. */
 static inline enum shmlog__arc_blk
-shmlog__arc_block_read(int fd, uint64_t off, unsigned char **buf, size_t *cap,
+shmlog__arc_block_read(int fd, uint64_t *at, unsigned char **buf, size_t *cap,
 		       uint32_t *len)
 {
 	struct shmlog_arc_block b;
+	uint64_t off = *at;
 	ssize_t n = pread(fd, &b, sizeof(b), (off_t)off);
 	if (n < 0)
 		return SHMLOG__ARC_BLK_BAD;
 	if (n < (ssize_t)sizeof(b))
 		return SHMLOG__ARC_BLK_NOT_YET;
+	if (b.magic == SHMLOG_ARC_ZBLOCK_MAGIC &&
+	    b.len <= SHMLOG_ARC_BLOCK_MAX) {
+		long k = shmlog__arc_zblock_read(fd, off + sizeof(b), &b, buf,
+						 cap);
+		if (k == -2)
+			return SHMLOG__ARC_BLK_NOT_YET;
+		if (k == -3)
+			return SHMLOG__ARC_BLK_NOZSTD;
+		if (k < 0)
+			return SHMLOG__ARC_BLK_BAD;
+		*len = (uint32_t)k;
+		*at = off + sizeof(b) + b.len;
+		return SHMLOG__ARC_BLK_OK;
+	}
 	if (b.magic != SHMLOG_ARC_BLOCK_MAGIC || b.len > SHMLOG_ARC_BLOCK_MAX)
 		return SHMLOG__ARC_BLK_BAD;
-	if (b.len > *cap) {
-		size_t want = b.len < 65536 ? 65536 : b.len;
-		unsigned char *p = (unsigned char *)realloc(*buf, want);
-		if (!p)
-			return SHMLOG__ARC_BLK_BAD;
-		*buf = p;
-		*cap = want;
-	}
+	if (!shmlog__arc_grow(buf, cap, b.len))
+		return SHMLOG__ARC_BLK_BAD;
 	n = pread(fd, *buf, b.len, (off_t)(off + sizeof(b)));
 	if (n < 0)
 		return SHMLOG__ARC_BLK_BAD;
@@ -101,6 +159,7 @@ shmlog__arc_block_read(int fd, uint64_t off, unsigned char **buf, size_t *cap,
 	if (shmlog__crc32c(crc, *buf, b.len) != b.crc)
 		return SHMLOG__ARC_BLK_BAD;
 	*len = b.len;
+	*at = off + sizeof(b) + b.len;
 	return SHMLOG__ARC_BLK_OK;
 }
 

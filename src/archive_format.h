@@ -14,7 +14,8 @@
  *   entry  = entry header (8 bytes: size, type), then the type's body
  *
  * A block is written by one write(2) and carries a CRC32C over its header's
- * first 12 bytes and its entries: a block whose checksum fails, or that
+ * first 12 bytes and its entries (or, compressed, version 5, the zstd
+ * frame that holds them): a block whose checksum fails, or that
  * runs past the end of the file, is where the valid file ends (a torn tail:
  * the archiver cuts it off when it starts again). Readers never trust a
  * length: each is checked against the block and the file before use.
@@ -62,10 +63,20 @@
  * files of every earlier version: they hold no SPAN entries (before 4), no
  * RUN entries (before 3), no FORMAT entries (1), so every record of theirs
  * reads as it did. */
-#define SHMLOG_ARC_VERSION 4
+#define SHMLOG_ARC_VERSION 5
 #define SHMLOG_ARC_VERSION_MIN 1
+/* 5: blocks may be compressed (ZBLK, below). A file holds them only if it
+ * says 5: `shmlog archive` without --zstd writes version 4, which readers
+ * of version 4 take. */
+#define SHMLOG_ARC_VERSION_PLAIN 4
 #define SHMLOG_ARC_HOST_MAX 64
 #define SHMLOG_ARC_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" */
+/* A compressed block (version 5): its @len bytes after the header are one
+ * zstd frame, its content size in the frame's header, at most
+ * SHMLOG_ARC_BLOCK_MAX; unpacked, the entries of a block. The CRC32C is
+ * of the header's first 12 bytes and the frame, checked before it is
+ * unpacked. */
+#define SHMLOG_ARC_ZBLOCK_MAGIC 0x4b4c425au /* "ZBLK" */
 /* A block's entries: at most this many bytes (readers refuse more). */
 #define SHMLOG_ARC_BLOCK_MAX (4u << 20)
 /* A file name: "shmlog-" 16 digits ".arc". */

@@ -83,6 +83,7 @@ struct shmlog__arc {
 	unsigned lanes_max;
 	struct arc_lane_count counts[SHMLOG_LANES_MAX];
 	uint64_t corrupt;
+	bool said_nozstd; /* -ENOTSUP returned for a compressed block */
 	int last_buf; /* buffer of the last event, -1: none */
 	bool lost_known;
 	uint64_t lost_first, lost_last;
@@ -173,10 +174,9 @@ static enum shmlog__arc_blk read_block(struct shmlog__arc *a)
 {
 	uint32_t len;
 	enum shmlog__arc_blk r =
-		shmlog__arc_block_read(a->fd, a->off, &a->blk, &a->blk_cap, &len);
+		shmlog__arc_block_read(a->fd, &a->off, &a->blk, &a->blk_cap, &len);
 	if (r != SHMLOG__ARC_BLK_OK)
 		return r;
-	a->off += sizeof(struct shmlog_arc_block) + len;
 	a->blk_len = len;
 	a->blk_pos = 0;
 	a->in_run = false;
@@ -520,6 +520,20 @@ int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
 		enum shmlog__arc_blk br = read_block(a);
 		if (br == SHMLOG__ARC_BLK_OK)
 			continue;
+		if (br == SHMLOG__ARC_BLK_NOZSTD) {
+			/* the rest of this file is out of reach: skipped,
+			 * said once */
+			a->corrupt++;
+			if (!next_file(a) && a->fd >= 0) {
+				close(a->fd);
+				a->fd = -1;
+			}
+			if (!a->said_nozstd) {
+				a->said_nozstd = true;
+				return -ENOTSUP;
+			}
+			continue;
+		}
 		/* the end of this file: go on with the next one if any;
 		 * else this is the archive's end for now */
 		uint64_t no;

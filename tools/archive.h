@@ -144,6 +144,8 @@ struct archiver {
 	const char *dir;
 	bool once, quiet;
 	bool compact; /* records in RUN entries, never SPAN entries */
+	bool zstd; /* blocks compressed (ZBLK), at zstd_level */
+	int zstd_level;
 	uint64_t max_file_size, max_files, max_size, max_age_s;
 	/* state */
 	struct source src[SOURCES_MAX];
@@ -172,6 +174,9 @@ struct archiver {
 	uint32_t newer_version; /* the version of a file too new to append to */
 	size_t block_target; /* BLOCK_TARGET, less for small files */
 	struct syncer sync;
+	unsigned char *zout; /* --zstd: the compressed block, its header first */
+	size_t zout_cap;
+	void *zctx; /* the compressor */
 	struct shmlog__arc_run_dec *scan; /* recovery's, while it runs */
 };
 

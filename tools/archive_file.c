@@ -26,6 +26,7 @@
 
 #include "archive.h"
 #include "archive_codec.h"
+#include "archive_zstd.h"
 
 uint64_t mono_ms(void)
 {
@@ -100,6 +101,13 @@ static int list_files(const struct archiver *a, struct file_info **out,
 }
 
 /* ---- buffers known to the archive ---- */
+
+/* The version this run's files say: the oldest that holds what it
+ * writes (readers of version 4 read an archive made without --zstd). */
+static uint32_t file_version(const struct archiver *a)
+{
+	return a->zstd ? SHMLOG_ARC_VERSION : SHMLOG_ARC_VERSION_PLAIN;
+}
 
 void bufent_free(struct bufent *b)
 {
@@ -208,10 +216,9 @@ static bool scan_file(struct archiver *a, int fd,
 	bool any = false;
 	a->scan = malloc(sizeof(*a->scan));
 	/* each turn moves past a block: bounded by the file */
-	while (a->scan && shmlog__arc_block_read(fd, off, &buf, &cap, &len) ==
+	while (a->scan && shmlog__arc_block_read(fd, &off, &buf, &cap, &len) ==
 				  SHMLOG__ARC_BLK_OK) {
 		scan_entries(a, buf, len);
-		off += sizeof(struct shmlog_arc_block) + len;
 		any = true;
 	}
 	free(buf);
@@ -248,6 +255,9 @@ int recover(struct archiver *a)
 			bufent_free(&a->bufs[i]);
 		struct shmlog_arc_file h;
 		int hr = shmlog__arc_file_header(fd, &h);
+		if (!hr && h.version > SHMLOG_ARC_VERSION_PLAIN &&
+		    !shmlog__zstd_available())
+			hr = -EPROTONOSUPPORT; /* blocks it cannot read: never cut */
 		if (!hr && scan_file(a, fd, &h, &valid)) {
 			struct stat st;
 			if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > valid) {
@@ -266,11 +276,12 @@ int recover(struct archiver *a)
 			a->file_no = no;
 			a->file_size = valid;
 			a->file_start = sizeof(struct shmlog_arc_file);
-			if (h.version == SHMLOG_ARC_VERSION) {
-				a->fd = fd;
+			if (h.version >= file_version(a)) {
+				a->fd = fd; /* it may hold what this run writes */
 			} else {
-				/* an older version's: its positions hold, the
-				 * records go on in a new file of this one */
+				/* an older version's (or plain, and this run
+				 * compresses): its positions hold, the records
+				 * go on in a new file of this one */
 				close(fd);
 			}
 			break;
@@ -363,7 +374,7 @@ int new_file(struct archiver *a)
 	struct shmlog_arc_file h;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, SHMLOG_ARC_MAGIC, 8);
-	h.version = SHMLOG_ARC_VERSION;
+	h.version = file_version(a);
 	h.header_size = sizeof(h);
 	h.file_no = no;
 	h.created_ns = wall_ns();
@@ -530,6 +541,38 @@ void release_reserved(struct archiver *a)
 
 static void stream(struct archiver *a);
 
+/* --zstd: the sealed block a->out compressed into a->zout, a ZBLK, and
+ * *@blk, *@len moved to it; left as they are if it does not shrink (or
+ * zstd fails: a plain block is as good). */
+static void zstd_block(struct archiver *a, const unsigned char **blk,
+		       size_t *len)
+{
+	const size_t hdr = sizeof(struct shmlog_arc_block);
+	size_t need = hdr + shmlog__zstd_bound(a->out_len - hdr);
+	if (need > a->zout_cap) {
+		unsigned char *p = realloc(a->zout, need);
+		if (!p)
+			return;
+		a->zout = p;
+		a->zout_cap = need;
+	}
+	long k = shmlog__zstd_pack(&a->zctx, a->zstd_level, a->out + hdr,
+				   a->out_len - hdr, a->zout + hdr,
+				   a->zout_cap - hdr);
+	if (k <= 0 || (size_t)k >= a->out_len - hdr)
+		return;
+	struct shmlog_arc_block h = {
+		.magic = SHMLOG_ARC_ZBLOCK_MAGIC,
+		.len = (uint32_t)k,
+		.entries = a->out_entries,
+	};
+	uint32_t crc = shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_block, crc));
+	h.crc = shmlog__crc32c(crc, a->zout + hdr, (size_t)k);
+	memcpy(a->zout, &h, hdr);
+	*blk = a->zout;
+	*len = hdr + (size_t)k;
+}
+
 int flush(struct archiver *a)
 {
 	run_end(a);
@@ -541,10 +584,14 @@ int flush(struct archiver *a)
 		err = new_file(a);
 		rotated = !err;
 	}
+	const unsigned char *blk = a->out;
+	size_t blk_len = a->out_len;
 	if (!err) {
 		seal_block(a, a->out, a->out_len, a->out_entries);
-		reserve_ahead(a, a->out_len);
-		err = write_all(a->fd, a->out, a->out_len);
+		if (a->zstd)
+			zstd_block(a, &blk, &blk_len);
+		reserve_ahead(a, blk_len);
+		err = write_all(a->fd, blk, blk_len);
 		if (err) {
 			/* cut what part of the block made it: the file ends
 			 * with whole blocks */
@@ -557,14 +604,14 @@ int flush(struct archiver *a)
 			say_disk_full(a, err);
 		return err;
 	}
-	a->file_size += a->out_len;
-	a->unsynced += a->out_len;
+	a->file_size += blk_len;
+	a->unsynced += blk_len;
 	stream(a);
 	a->block_no++;
 	/* the total grows with the current file too; a look lists the
 	 * directory, so it is taken at a new file, past --max-size by the
 	 * count kept since the last look, or every CHECK_MS for --max-age */
-	a->total_size += a->out_len;
+	a->total_size += blk_len;
 	if (rotated || (a->max_size && a->total_size > a->max_size) ||
 	    (a->max_age_s && mono_ms() - a->last_prune_ms >= CHECK_MS)) {
 		a->last_prune_ms = mono_ms();

@@ -10,7 +10,9 @@
  *    into a ratio. The archiver's CPU (user + system, its whole life) per
  *    record kept;
  *  - keep-all once more with `--compact` (records coded against each
- *    other instead of kept as stored): its CPU and bytes per record;
+ *    other instead of kept as stored), and with `--zstd` (blocks
+ *    compressed; if the CLI was built with zstd): CPU and bytes per
+ *    record;
  *  - paced: the writer at 10 M records/s into a 16 MiB buffer: records
  *    lost (written, and neither in the archive nor counted as lost by it
  *    is impossible: the archive's books are exact, so lost = written -
@@ -158,10 +160,10 @@ static bool fresh_buffer(const char *name, uint64_t size, shmlog_t **h)
 	return true;
 }
 
-/* `shmlog archive -b @name -o @dir -q` (and --compact if @compact),
- * following; -1 on failure. */
+/* `shmlog archive -b @name -o @dir -q`, and @opt if not NULL (--compact,
+ * --zstd), following; -1 on failure. */
 static pid_t start_archiver(const char *cli, const char *name,
-			    const char *dir, bool compact)
+			    const char *dir, const char *opt)
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -170,11 +172,32 @@ static pid_t start_archiver(const char *cli, const char *name,
 		if (null >= 0)
 			dup2(null, 1);
 		execl(cli, "shmlog", "archive", "-b", name, "-o", dir, "-q",
-		      "--max-size", "1G", compact ? "--compact" : (char *)NULL,
+		      "--max-size", "1G", opt,
 		      (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Does `shmlog archive` take --zstd (a shmlog built with zstd)? */
+static bool cli_has_zstd(const char *cli)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		/* refused at the option if built without; else refused for
+		 * the missing -o: exit 2 either way, so ask --help after it */
+		execl(cli, "shmlog", "archive", "--zstd", "--help", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	return pid > 0 && waitpid(pid, &status, 0) == pid &&
+	       WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* SIGTERM, then its CPU seconds (user + system) of all its life. */
@@ -212,7 +235,7 @@ static double write_n(shmlog_t *h, const struct lb_work *w, uint64_t n,
 	return t ? (double)n * 1e9 / (double)t : 0;
 }
 
-enum run_kind { RUN_KEEP, RUN_COMPACT, RUN_PACED };
+enum run_kind { RUN_KEEP, RUN_COMPACT, RUN_ZSTD, RUN_PACED };
 
 /* One run: @n records into a buffer of @size bytes followed by the
  * archiver (full speed if @rps is 0). */
@@ -228,7 +251,10 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	remove_dir(dir);
 	if (!fresh_buffer(name, size, &h))
 		return false;
-	pid_t pid = start_archiver(cli, name, dir, kind == RUN_COMPACT);
+	pid_t pid = start_archiver(cli, name, dir,
+				   kind == RUN_COMPACT ? "--compact"
+				   : kind == RUN_ZSTD  ? "--zstd"
+						       : NULL);
 	bool ok = pid > 0;
 	uint64_t kept = 0, lost = 0;
 	/* ready: it has archived a first record */
@@ -255,6 +281,14 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 					 : 0;
 		a->compact_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
 		a->compact_bytes_per_rec = (double)bytes / (double)(kept + 1);
+	} else if (kind == RUN_ZSTD) {
+		a->zstd_ok = true;
+		a->zstd_kept = kept;
+		a->zstd_lost = lost;
+		a->zstd_rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
+				      : 0;
+		a->zstd_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
+		a->zstd_bytes_per_rec = (double)bytes / (double)(kept + 1);
 	} else if (kind == RUN_KEEP) {
 		a->keep_written = n;
 		a->keep_kept = kept;
@@ -355,6 +389,8 @@ void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 	a->paced_ok = archive_run(cli, &w, pn, ARC_PACED_RPS,
 				  ARC_PACED_BUFFER, a, RUN_PACED);
 	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_COMPACT);
+	if (cli_has_zstd(cli))
+		archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_ZSTD);
 	a->disk_bytes_per_s = disk_rate(cfg->quick ? 32u << 20 : 512u << 20);
 	a->ok = true;
 }

@@ -192,6 +192,12 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 		jsonw_num(j, "compact_bytes_per_record",
 			  a->compact_bytes_per_rec);
 	}
+	if (a->ok && a->zstd_ok) {
+		jsonw_num(j, "zstd_records_per_s", a->zstd_rps);
+		jsonw_int(j, "zstd_lost", (long long)a->zstd_lost);
+		jsonw_num(j, "zstd_cpu_ns_per_record", a->zstd_cpu_ns_per_rec);
+		jsonw_num(j, "zstd_bytes_per_record", a->zstd_bytes_per_rec);
+	}
 	jsonw_end_obj(j);
 }
 

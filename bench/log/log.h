@@ -296,6 +296,11 @@ struct lb_archive {
 	bool compact_ok;
 	uint64_t compact_kept, compact_lost;
 	double compact_rps, compact_cpu_ns_per_rec, compact_bytes_per_rec;
+	/* keep-all again with `shmlog archive --zstd` (one run; not run by
+	 * a shmlog built without zstd) */
+	bool zstd_ok;
+	uint64_t zstd_kept, zstd_lost;
+	double zstd_rps, zstd_cpu_ns_per_rec, zstd_bytes_per_rec;
 };
 void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a);
 

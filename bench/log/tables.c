@@ -357,6 +357,12 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			E(a->compact_rps, ""),
 			(unsigned long long)a->compact_lost,
 			D(a->compact_cpu_ns_per_rec), a->compact_bytes_per_rec);
+	if (a->zstd_ok)
+		fprintf(f,
+			"  with --zstd: %s records/s kept (%llu lost), %s "
+			"of CPU and %.1f bytes of files a record\n",
+			E(a->zstd_rps, ""), (unsigned long long)a->zstd_lost,
+			D(a->zstd_cpu_ns_per_rec), a->zstd_bytes_per_rec);
 }
 
 void lb_print_readers(FILE *f, const struct lb_readers *r)

@@ -28,12 +28,12 @@
 #include "shmlog.h"
 
 /* --entries: every valid block of every file of @dir, its entries by
- * type. */
+ * type, and how many blocks were zstd-compressed ("zblock N"). */
 static int entries(const char *dir)
 {
 	static const char *const names[] = {"?", "record", "loss", "buffer",
 					    "format", "run", "span"};
-	uint64_t count[7] = {0};
+	uint64_t count[7] = {0}, zblocks = 0;
 	DIR *d = opendir(dir);
 	if (!d) {
 		perror(dir);
@@ -52,14 +52,18 @@ static int entries(const char *dir)
 		uint64_t off = sizeof(struct shmlog_arc_file);
 		uint32_t len;
 		/* each turn moves past a block: bounded by the file */
-		while (shmlog__arc_block_read(fd, off, &buf, &cap, &len) ==
-		       SHMLOG__ARC_BLK_OK) {
+		for (;;) {
+			uint32_t magic = 0;
+			if (pread(fd, &magic, 4, (off_t)off) != 4 ||
+			    shmlog__arc_block_read(fd, &off, &buf, &cap, &len) !=
+				    SHMLOG__ARC_BLK_OK)
+				break;
+			zblocks += magic == SHMLOG_ARC_ZBLOCK_MAGIC;
 			struct shmlog_arc_entry en;
 			for (size_t pos = 0;
 			     shmlog__arc_entry_at(buf, len, pos, &en);
 			     pos += en.size)
 				count[en.type < 7 ? en.type : 0]++;
-			off += sizeof(struct shmlog_arc_block) + len;
 		}
 		close(fd);
 	}
@@ -68,6 +72,8 @@ static int entries(const char *dir)
 	for (int t = 0; t < 7; t++)
 		if (count[t])
 			printf("%s %" PRIu64 "\n", names[t], count[t]);
+	if (zblocks)
+		printf("zblock %" PRIu64 "\n", zblocks);
 	return 0;
 }
 

@@ -25,7 +25,7 @@ cleanup() {
 	wait 2>/dev/null
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m $B-pc; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc $B-z; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -350,7 +350,8 @@ fi
 "$S" create -b $B-c --size 1M --lanes 4 || exit 1
 for t in $(seq 1 260); do echo "m$t" | "$S" write -b $B-c -t "tag$t"; done
 D=$T/c
-for how in "" --compact; do
+zstd=; "$S" archive --zstd --help >/dev/null 2>&1 && zstd=--zstd
+for how in "" --compact $zstd; do
 	rm -rf "$D"
 	ok "260 contexts${how:+, $how}: archived" "$S" archive -b $B-c -o "$D" --once -q $how
 	same "260 contexts${how:+, $how}: cat --archive -v json = cat -v json" \
@@ -378,6 +379,48 @@ four
 five" "$("$S" cat --no-pager --archive "$D" -v raw)"
 has "version 4: its fields" '"prio":"I","tag":"new","msg":"five","seq":1,' \
 	"$("$S" cat --no-pager --archive "$D" -v json -n 1)"
+
+# ---- --zstd: compressed blocks, read as the buffer ----
+if [ -z "$zstd" ]; then
+	skip "--zstd: this shmlog was built without zstd (cmake -DSHMLOG_ZSTD=ON)"
+else
+	D=$T/z
+	ok "--zstd: archived" "$S" archive -b $B-m -o "$D" --once -q --zstd
+	ok "--zstd: archived = written, none lost (320000)" "$CHECK" "$D" 320000 --no-loss
+	has "--zstd: compressed blocks" "zblock" "$("$CHECK" --entries "$D")"
+	same "--zstd: the records, as the buffer's" \
+		"$("$S" cat --no-pager -b $B-m -v json | nobuf | sort)" \
+		"$("$S" cat --no-pager --archive "$D" -v json | nobuf | sort)"
+	zs=$(size_of "$D"/*.arc) ps=$(size_of "$T/m"/*.arc)
+	ok "--zstd: a third of the size at most ($zs bytes against $ps)" \
+		test $((zs * 3)) -le "$ps"
+	# plain, then --zstd (a new file, version 5), a torn compressed
+	# block cut, then plain again (on in the same file)
+	D=$T/zmix
+	version() { od -An -tu4 -j8 -N4 "$D/shmlog-000000000000000$1.arc" | tr -d ' '; }
+	"$S" create -b $B-z --size 1M || exit 1
+	printf 'a\nb\n' | "$S" write -b $B-z -t mix
+	ok "plain then --zstd: plain" "$S" archive -b $B-z -o "$D" --once -q
+	printf 'c\nd\n' | "$S" write -b $B-z -t mix
+	ok "plain then --zstd: --zstd" "$S" archive -b $B-z -o "$D" --once -q --zstd
+	same "plain then --zstd: version 4, then a new file of version 5" "4 5" \
+		"$(version 1) $(version 2)"
+	f2=$D/shmlog-0000000000000002.arc
+	truncate -s $(($(stat -c %s "$f2") - 5)) "$f2"
+	printf 'e\nf\n' | "$S" write -b $B-z -t mix
+	"$S" archive -b $B-z -o "$D" --once --zstd 2>"$T/zmix.err"
+	has "a torn compressed block: cut" "cut a torn tail" "$(cat "$T/zmix.err")"
+	printf 'g\n' | "$S" write -b $B-z -t mix
+	ok "--zstd then plain: plain" "$S" archive -b $B-z -o "$D" --once -q
+	same "--zstd then plain: on in the version 5 file" "2" \
+		"$(ls "$D"/*.arc | wc -l)"
+	same "plain, --zstd, torn, plain: every record once, in order" \
+		"a b c d e f g" "$("$S" cat --no-pager --archive "$D" -v raw | tr '\n' ' ' | sed 's/ $//')"
+	ok "plain, --zstd, torn, plain: none lost" "$CHECK" "$D" 7 --no-loss
+	ok "--zstd=-5: a level" "$S" archive -b $B-z -o "$T/zl" --once -q --zstd=-5
+	bad "--zstd=0: refused, the levels said" "bad --zstd level .0.: give -[0-9]* to -1" \
+		"$S" archive -b $B-z -o "$T/zl" --once -q --zstd=0
+fi
 
 echo "test_archive: $checks checks, $fail failed"
 [ $fail -gt 0 ] && exit 1
