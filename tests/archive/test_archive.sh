@@ -297,7 +297,14 @@ pids+=($cpid)
 has2000() { [ "$(wc -l <"$T/seam")" -ge 2000 ]; }
 ok "the seam: the follower catches up" poll 300 has2000
 "$S" write -b $B-s -t s 2001
-ok "the seam: a new record ends -m 2001" poll 300 bash -c "! kill -0 $cpid 2>/dev/null"
+ended() { ! kill -0 $cpid 2>/dev/null; }
+if poll 300 ended; then
+	seam_end=ended
+else
+	seam_end="still running: state $(awk '{print $3}' /proc/$cpid/stat 2>/dev/null), wchan $(cat /proc/$cpid/wchan 2>/dev/null), last lines $(tail -n 2 "$T/seam" | tr '\n' ' ')"
+	cat /proc/$cpid/stack >&2 2>/dev/null
+fi
+same "the seam: a new record ends -m 2001" ended "$seam_end"
 wait $cpid
 same "the seam: 1..2001, none twice, none missing" "$(seq 1 2001)" "$(cat "$T/seam")"
 
