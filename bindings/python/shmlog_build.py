@@ -159,6 +159,10 @@ def _library_sources():
     return out
 
 
+# SHMLOG_ZSTD=1: read archives with zstd-compressed blocks (`shmlog archive
+# --zstd`), linking libzstd, as cmake -DSHMLOG_ZSTD=ON builds the library
+ZSTD = os.environ.get("SHMLOG_ZSTD") == "1"
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
@@ -166,7 +170,9 @@ ffibuilder.set_source(
     "#include <shmlog.h>\n",
     sources=_library_sources(),
     include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src")],
-    define_macros=[("_GNU_SOURCE", None)],
+    define_macros=[("_GNU_SOURCE", None)] +
+    ([("SHMLOG_HAVE_ZSTD", "1")] if ZSTD else []),
+    libraries=["zstd"] if ZSTD else [],
     extra_compile_args=["-std=gnu11", "-O2"],
     extra_link_args=["-pthread"],
 )

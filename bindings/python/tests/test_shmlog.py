@@ -444,9 +444,20 @@ def _cli():
     return cli
 
 
-def _archive(cli, bufname, directory):
+def _archive(cli, bufname, directory, *opts):
     subprocess.run([cli, "archive", "-b", bufname, "-o", str(directory),
-                    "--once", "-q"], check=True, timeout=60)
+                    "--once", "-q", *opts], check=True, timeout=60)
+
+
+def _zstd_opts(cli):
+    """--zstd where the CLI has it (a build with cmake -DSHMLOG_ZSTD=ON,
+    which also builds this binding with it: CTest's SHMLOG_ZSTD=1)."""
+    has = subprocess.run([cli, "archive", "--zstd", "--help"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         timeout=60).returncode == 0
+    if not has and os.environ.get("SHMLOG_ZSTD") == "1":
+        pytest.fail("SHMLOG_ZSTD=1, yet the CLI has no --zstd")
+    return ("--zstd",) if has else None
 
 
 def _cat_archive(cli, directory):
@@ -456,8 +467,14 @@ def _cat_archive(cli, directory):
     return [json.loads(l.decode("utf-8", "surrogateescape")) for l in out.splitlines()]
 
 
-def test_archive_reads_what_cat_shows(bufname, tmp_path):
+@pytest.mark.parametrize("compressed", [False, True])
+def test_archive_reads_what_cat_shows(bufname, tmp_path, compressed):
     cli = _cli()
+    opts = ()
+    if compressed:
+        opts = _zstd_opts(cli)
+        if opts is None:
+            pytest.skip("the CLI was built without zstd (cmake -DSHMLOG_ZSTD=ON)")
     # a small ring the writer overruns before the archiver comes: the
     # archive starts with a loss
     shmlog.create(bufname, size=64 * 1024, lanes=1)
@@ -467,7 +484,7 @@ def test_archive_reads_what_cat_shows(bufname, tmp_path):
             buf.write(shmlog.INFO + i % 3, "arc%d" % (i % 2),
                       "record %06d caf\u00e9 %s" % (i, "x" * (i % 50)))
     d = tmp_path / "arc"
-    _archive(cli, bufname, d)
+    _archive(cli, bufname, d, *opts)
     shmlog.remove(bufname)  # the archive outlives its buffer
     want = _cat_archive(cli, d)
     got = list(shmlog.Reader.open_archive(str(d)))

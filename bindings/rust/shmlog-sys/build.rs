@@ -57,7 +57,17 @@ fn build_from_tree(root: &Path) {
         .define("_GNU_SOURCE", None)
         .flag_if_supported("-std=gnu11")
         .warnings(false);
+    // SHMLOG_ZSTD=1: archives with zstd-compressed blocks, as cmake
+    // -DSHMLOG_ZSTD=ON builds the library (libzstd linked)
+    println!("cargo:rerun-if-env-changed=SHMLOG_ZSTD");
+    let zstd = env::var("SHMLOG_ZSTD").map_or(false, |v| v == "1");
+    if zstd {
+        b.define("SHMLOG_HAVE_ZSTD", "1");
+    }
     b.compile("shmlog");
+    if zstd {
+        println!("cargo:rustc-link-lib=zstd");
+    }
     println!("cargo:rustc-link-lib=pthread");
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed={}", header.display());
