@@ -113,8 +113,6 @@ struct run {
 	uint8_t hash[512]; /* a context's number + 1, 0: free */
 };
 
-/* fdatasync() off the drain's thread: files handed to it are synced and
- * closed in order. */
 /* A chore for the syncer: the descriptor is its own, closed when done. */
 enum sync_op {
 	SYNC_DATA, /* fdatasync() */
@@ -129,6 +127,8 @@ struct sync_job {
 	uint64_t off, len;
 };
 
+/* The disk's chores off the drain's thread (archive_file.c, "the
+ * syncer"), done in the order handed over. */
 struct syncer {
 	pthread_t thread;
 	pthread_mutex_t mu;
