@@ -65,6 +65,7 @@ int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
 struct span_out {
 	shmlog__drain_fn take;
 	shmlog__span_fn span;
+	shmlog__room_fn room;
 	void *ctx;
 };
 
@@ -164,12 +165,17 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		n = SPAN_CAP;
 	const unsigned char *data = seg_chunk_data(s, c->chunk);
 	uint64_t off0 = c->pos - c->cbase;
-	copy_bytes(r->span, data + off0, (size_t)n);
+	/* handed whole: copied where the caller wants it, if it says */
+	unsigned char *buf = out->span && out->room ? out->room(out->ctx, n)
+						    : NULL;
+	if (!buf)
+		buf = r->span;
+	copy_bytes(buf, data + off0, (size_t)n);
 	/* handed whole: the clock piece of the first record */
 	struct shmlog__clock_piece piece = {.lo = 0, .hi = UINT64_MAX};
 	if (out->span && n >= REC_HDR) {
 		struct shmlog__rec h;
-		memcpy(&h, r->span, REC_HDR);
+		memcpy(&h, buf, REC_HDR);
 		if (shmlog__clockmap_stale(&r->clock, s->hdr, h.time))
 			reader_anchor(r);
 		shmlog__clock_piece(f, &r->clock, h.time, &piece);
@@ -181,7 +187,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 	uint64_t first_word = 0;
 	while (at + REC_HDR <= n && k < max) {
 		struct shmlog__rec h;
-		memcpy(&h, r->span + at, REC_HDR);
+		memcpy(&h, buf + at, REC_HDR);
 		uint32_t len = 0;
 		unsigned st = shmlog__rec_check(f, &h, c->pos + at,
 						c->cend - (c->pos + at), &len);
@@ -211,7 +217,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			.lane = lane,
 			.count = k,
 			.first_seq = c->last_seq + 1,
-			.bytes = r->span,
+			.bytes = buf,
 			.len = at,
 			.base_raw = piece.base_raw,
 			.base_ns = piece.base_ns,
@@ -228,7 +234,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			pos = 0;
 			for (unsigned i = 0; i < d; i++) {
 				struct shmlog__rec h;
-				memcpy(&h, r->span + pos, REC_HDR);
+				memcpy(&h, buf + pos, REC_HDR);
 				pos += h.len;
 			}
 		}
@@ -250,9 +256,10 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 
 int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
 			 shmlog__drain_fn take, shmlog__span_fn span,
-			 void *ctx)
+			 shmlog__room_fn room, void *ctx)
 {
-	const struct span_out out = {.take = take, .span = span, .ctx = ctx};
+	const struct span_out out = {
+		.take = take, .span = span, .room = room, .ctx = ctx};
 	if (r->arc)
 		return -EINVAL;
 	if (r->failed)

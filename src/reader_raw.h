@@ -59,6 +59,11 @@ struct shmlog__span {
 typedef bool (*shmlog__span_fn)(void *ctx, const struct shmlog__span *s,
 				unsigned *took);
 
+/* Called by shmlog__reader_drain() before it copies a span of @n bytes
+ * that goes to @span whole: where to copy it (@n bytes of room), or NULL
+ * for the reader's own copy. The span handed to @span is then there. */
+typedef unsigned char *(*shmlog__room_fn)(void *ctx, size_t n);
+
 /* shmlog_reader_next() up to @max times, each event handed to @take, the
  * mapping guarded once for the batch instead of once per record: the
  * records and losses taken (0: nothing new), or shmlog_reader_next()'s
@@ -67,10 +72,11 @@ typedef bool (*shmlog__span_fn)(void *ctx, const struct shmlog__span *s,
  * is copied no longer). After shmlog__reader_keep_raw(), while one lane
  * alone holds records, they come from one copy of its chunk, checked as
  * shmlog_reader_next() checks each (reader_raw.c, "Spans"): handed to
- * @span whole if it is not NULL, else to @take one by one, their tag and
- * message then not NUL-terminated (use the lengths). */
+ * @span whole if it is not NULL (copied where @room says, if not NULL),
+ * else to @take one by one, their tag and message then not NUL-terminated
+ * (use the lengths). */
 int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
 			 shmlog__drain_fn take, shmlog__span_fn span,
-			 void *ctx);
+			 shmlog__room_fn room, void *ctx);
 
 #endif

@@ -66,9 +66,6 @@
  * buffer written at 10 M records/s takes about 15 ms to wrap. */
 #define BATCH_SMALL 1024
 #define BATCH_NAP_US 1000
-/* A block is written when full, when a turn finds nothing new, or once it
- * is this old: what was read reaches the file within it. */
-#define BLOCK_MS 100
 
 static void nap_us(long us)
 {
@@ -248,6 +245,13 @@ static bool drain_span(void *ctx, const struct shmlog__span *sp,
 	return a->out_len < a->block_target && !cli_stop;
 }
 
+/* shmlog__reader_drain()'s room for a span's copy: in the block, where
+ * its SPAN entry's records go (take_span()). */
+static unsigned char *drain_room(void *ctx, size_t n)
+{
+	return span_room(ctx, n);
+}
+
 /* One source: its events in batches, straight into the block. */
 static uint64_t drain_one(struct archiver *a)
 {
@@ -256,7 +260,8 @@ static uint64_t drain_one(struct archiver *a)
 		return 0;
 	int n = shmlog__reader_drain(s->rd, 4096,
 				     a->block_target - a->out_len, drain_take,
-				     a->compact ? NULL : drain_span, a);
+				     a->compact ? NULL : drain_span,
+				     a->compact ? NULL : drain_room, a);
 	if (n < 0) {
 		fprintf(stderr, "shmlog " CMD ": %s: %s: archiving what was "
 				"read\n", s->path, shmlog_strerror(n));
@@ -367,13 +372,17 @@ static void wait_for_records(struct archiver *a)
 	shmlog_reader_t *rd[SOURCES_MAX];
 	for (int i = 0; i < a->nsrc; i++)
 		rd[i] = a->src[i].rd;
-	if (shmlog_reader_wait_any(rd, (size_t)a->nsrc, 100) >= 0)
+	int ms = stage_wait_ms(a, 100);
+	if (shmlog_reader_wait_any(rd, (size_t)a->nsrc, ms ? ms : 1) >= 0)
 		nap_us(BATCH_NAP_US); /* what comes with it, too */
 }
 
-/* The periodic chores: sync, buffers created again. */
+/* The periodic chores: what waits in the stage to the file, sync, buffers
+ * created again. */
 static void chores(struct archiver *a)
 {
+	if (!stage_wait_ms(a, BLOCK_MS))
+		stage_write_out(a); /* if refused, the stage's write has it */
 	uint64_t now = mono_ms();
 	if (now - a->last_sync_ms >= SYNC_MS) {
 		a->last_sync_ms = now;
@@ -439,8 +448,9 @@ static int run(struct archiver *a)
 	int err = flush(a);
 	if (!err && a->fd < 0)
 		err = new_file(a); /* an archive of nothing still says where */
+	int end = stage_finish(a);
 	sync_end(a);
-	return err;
+	return err ? err : end;
 }
 
 /* ---- options ---- */
@@ -657,8 +667,8 @@ static int open_dir(struct archiver *a)
 
 static void archiver_free(struct archiver *a)
 {
-	release_reserved(a);
 	sync_end(a);
+	release_reserved(a);
 	for (int i = 0; i < a->nsrc; i++) {
 		if (a->src[i].rd)
 			shmlog_reader_close(a->src[i].rd);
@@ -671,8 +681,9 @@ static void archiver_free(struct archiver *a)
 		close(a->fd);
 	if (a->lockfd >= 0)
 		close(a->lockfd);
-	free(a->out);
+	stage_release(a);
 	free(a->zout);
+	free(a->aside);
 	shmlog__zstd_free(a->zctx);
 }
 
@@ -680,14 +691,18 @@ int cmd_archive(int argc, char **argv)
 {
 	static struct archiver a; /* large: keep it off the stack */
 	memset(&a, 0, sizeof(a));
-	a.fd = a.lockfd = -1;
+	a.fd = a.lockfd = a.dfd = -1;
 	a.max_file_size = 64u << 20;
 	int rc = parse(&a, argc, argv);
 	if (rc >= 0)
 		return rc;
-	a.out = malloc(OUT_CAP);
-	if (!a.out)
-		return cli_fail(CMD, -ENOMEM);
+	int err = stage_init(&a);
+	if (!err)
+		err = sync_start(&a);
+	if (err) {
+		archiver_free(&a);
+		return cli_fail(CMD, err);
+	}
 	out_reset(&a);
 	/* a block, its header and the largest record fit in a file of
 	 * --max-file-size, after the file's first block */
@@ -698,7 +713,7 @@ int cmd_archive(int argc, char **argv)
 		a.block_target = 4096;
 	if ((rc = open_dir(&a)) != 0)
 		goto out;
-	int err = recover(&a);
+	err = recover(&a);
 	if (err == -EPROTONOSUPPORT && a.newer_version == SHMLOG_ARC_VERSION &&
 	    !shmlog__zstd_available()) {
 		fprintf(stderr,
@@ -741,7 +756,6 @@ int cmd_archive(int argc, char **argv)
 			goto out;
 		}
 	}
-	sync_start(&a);
 	err = run(&a);
 	if (err) {
 		fprintf(stderr, "shmlog " CMD ": cannot write to %s: %s%s\n",

@@ -38,15 +38,24 @@
  * past its end, its size unchanged): ext4 then skips the per-page
  * reservation of delayed allocation in each write(2). */
 #define RESERVE_STEP (8u << 20)
+/* A block is sealed when full, when a turn finds nothing new, or once it
+ * is this old; what was read reaches the file within about twice that. */
+#define BLOCK_MS 100
 #define RETRY_MS 200 /* a full disk is tried again this often */
 #define SYNC_MS 1000 /* written data is fdatasync'ed this often */
-/* Written data is handed to the disk, and its pages dropped from the page
- * cache, in steps of this many bytes (docs/archive.md, "Page cache"). */
-#define STREAM_STEP (4u << 20)
+/* Sealed blocks gather in a stage on their way to the disk; each
+ * STAGE_STEP bytes of it the syncer writes with O_DIRECT, in whole
+ * DIO_ALIGN units (archive_disk.c). */
+#define STAGE_STEP (1u << 20)
+#define DIO_ALIGN 4096u
+#define STAGE_CAP ((STAGE_STEP + OUT_CAP + 2 * DIO_ALIGN - 1) & ~(DIO_ALIGN - 1))
+#define STAGES 4 /* one filled, the others the syncer's to write */
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
-/* Chores the syncer may hold (files waiting for their fdatasync(), ranges
- * to write out). */
+/* Chores the syncer may hold: every stage's write, a sync and a file. */
 #define SYNC_QUEUE 8
+_Static_assert(SYNC_QUEUE >= STAGES + 2, "the syncer's queue");
+_Static_assert(STAGE_CAP % DIO_ALIGN == 0 && STAGE_STEP % DIO_ALIGN == 0,
+	       "O_DIRECT writes of whole units from aligned stages");
 
 /* A format of a buffer's table that its records named. */
 struct fmtent {
@@ -113,17 +122,25 @@ struct run {
 	uint8_t hash[512]; /* a context's number + 1, 0: free */
 };
 
+/* A buffer of blocks on their way to the file: the file's bytes from
+ * .off on (archive_disk.c). */
+struct stage {
+	unsigned char *buf; /* STAGE_CAP bytes, DIO_ALIGN-aligned */
+	uint64_t off; /* the file offset of buf[0]: a multiple of DIO_ALIGN */
+	bool busy; /* the syncer's, to write (under syncer.mu) */
+};
+
 /* A chore for the syncer: the descriptor is its own, closed when done. */
 enum sync_op {
+	SYNC_WRITE, /* a stage's bytes off .. off + len written */
 	SYNC_DATA, /* fdatasync() */
 	SYNC_FILE, /* a finished file: fdatasync(), its pages dropped */
-	SYNC_RANGE, /* bytes off .. off + len written out, their pages dropped */
 };
 
 struct sync_job {
 	int fd;
 	enum sync_op op;
-	bool sent; /* a range: sent to the disk already */
+	struct stage *st; /* SYNC_WRITE: its stage, freed when written */
 	uint64_t off, len;
 };
 
@@ -133,8 +150,11 @@ struct syncer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	bool ready; /* its lock and condition made */
 	bool started, stop;
 	bool data_queued; /* a SYNC_DATA in the queue or being done */
+	int werr; /* errno of a write failing now (tried again), or 0 */
+	bool gave_up; /* a write failed for good: the later ones are skipped */
 	struct sync_job q[SYNC_QUEUE];
 	unsigned head, len; /* the queue; len counts one being done */
 };
@@ -156,11 +176,16 @@ struct archiver {
 	uint64_t file_no, file_size;
 	uint64_t total_size; /* of all files, at the last prune() and since */
 	uint64_t file_start; /* bytes of the file before its first records */
-	uint64_t streamed; /* handed to the syncer to write out up to here */
+	int dfd; /* the current file again, O_DIRECT if it takes it */
+	struct stage stage[STAGES];
+	unsigned cur; /* the stage being filled: its bytes end at file_size */
+	uint64_t queued; /* the file's bytes handed to the disk up to here */
+	uint64_t queued_ms; /* mono_ms() when the rest began to wait */
 	uint64_t reserved; /* its blocks are reserved up to here; 0: none
 			    * asked, UINT64_MAX: none to be asked */
 	int64_t file_created_ns;
-	unsigned char *out; /* the block being filled: header, then entries */
+	unsigned char *out; /* the block being filled, in the current stage
+			    * after its sealed ones: header, then entries */
 	size_t out_len;
 	uint32_t out_entries;
 	struct run run;
@@ -178,6 +203,8 @@ struct archiver {
 	size_t zout_cap;
 	void *zctx; /* the compressor */
 	struct shmlog__arc_run_dec *scan; /* recovery's, while it runs */
+	unsigned char *aside; /* a span's copy moved out of the block's way */
+	size_t aside_cap;
 };
 
 /* archive_file.c */
@@ -192,7 +219,17 @@ int new_file(struct archiver *a);
 bool disk_full_err(int err);
 int flush(struct archiver *a);
 void release_reserved(struct archiver *a);
-void sync_start(struct archiver *a);
+
+/* archive_disk.c */
+int stage_init(struct archiver *a);
+void stage_release(struct archiver *a);
+int stage_begin(struct archiver *a, const char *path);
+int stage_room(struct archiver *a, size_t len);
+void stage_add(struct archiver *a, size_t len, uint64_t since_ms);
+int stage_write_out(struct archiver *a);
+int stage_finish(struct archiver *a);
+int stage_wait_ms(const struct archiver *a, int most);
+int sync_start(struct archiver *a);
 void sync_now(struct archiver *a);
 void sync_close(struct archiver *a, int fd);
 void sync_end(struct archiver *a);
@@ -210,5 +247,6 @@ void take_record(struct archiver *a, struct source *s,
 struct shmlog__span;
 void take_span(struct archiver *a, struct source *s,
 	       const struct shmlog__span *sp, unsigned *took);
+unsigned char *span_room(struct archiver *a, size_t n);
 
 #endif

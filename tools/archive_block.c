@@ -444,11 +444,41 @@ static inline size_t span_rec_len(const unsigned char *p)
 	return h.len;
 }
 
+/* Where a span of @n bytes is copied to go into the block as it is: the
+ * records of the SPAN entry put next, if nothing goes before it (NULL if
+ * the block has no room: the reader's own copy then). */
+unsigned char *span_room(struct archiver *a, size_t n)
+{
+	size_t at = a->out_len + sizeof(struct shmlog_arc_span);
+	return at + n <= OUT_CAP ? a->out + at : NULL;
+}
+
+/* Does a span of @s, copied into the block (span_room()), need entries
+ * before it, which would overwrite it: a LOSS entry, records to skip, or
+ * FORMAT entries? */
+static bool span_needs_room(struct archiver *a, struct source *s,
+			    const struct shmlog__span *sp)
+{
+	if (sp->first_seq != s->b->next[sp->lane])
+		return true;
+	const unsigned char *q = sp->bytes;
+	for (unsigned i = 0; sp->deferred && i < sp->count; i++) {
+		struct shmlog_arc_span_rec h;
+		memcpy(&h, q, sizeof(h));
+		if ((h.flags & SHMLOG_ARC_REC_DEFERRED) &&
+		    format_needed(a, s, q + sizeof(h) + h.tag_len, h.msg_len))
+			return true;
+		q += h.len;
+	}
+	return false;
+}
+
 /* A span of @s's records (one lane's, as the buffer stores them) into a
  * SPAN entry, after the FORMAT entries its printf-style records need and a
  * LOSS entry if records before it are missing; those archived already are
  * skipped. How many records it took into *@took: all, unless the block
- * has no room for the formats of the rest. */
+ * has no room for the formats of the rest. Copied into the block already
+ * (span_room()), it stays there unless entries must go before it. */
 void take_span(struct archiver *a, struct source *s,
 	       const struct shmlog__span *sp, unsigned *took)
 {
@@ -458,6 +488,19 @@ void take_span(struct archiver *a, struct source *s,
 	if (lane >= b->lanes)
 		return;
 	const unsigned char *p = sp->bytes, *end = sp->bytes + sp->len;
+	bool in_place = p == span_room(a, sp->len);
+	if (in_place && span_needs_room(a, s, sp)) {
+		/* out of the way of the entries before it (rare: after a
+		 * loss or a restart, or at a file's first use of a format) */
+		if (!shmlog__arc_grow(&a->aside, &a->aside_cap, sp->len)) {
+			*took = 0;
+			return;
+		}
+		memcpy(a->aside, p, sp->len);
+		p = a->aside;
+		end = p + sp->len;
+		in_place = false;
+	}
 	uint64_t seq = sp->first_seq;
 	unsigned skip = 0;
 	/* in the archive already (read again after a restart) */
@@ -517,7 +560,8 @@ void take_span(struct archiver *a, struct source *s,
 		.mult = sp->mult,
 	};
 	memcpy(e, &h, sizeof(h));
-	memcpy(e + sizeof(h), p, len);
+	if (!in_place)
+		memcpy(e + sizeof(h), p, len);
 	b->next[lane] = seq + count;
 	a->records += count;
 }

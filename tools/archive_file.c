@@ -2,14 +2,10 @@
 /*
  * `shmlog archive`: the directory's files (archive.h). Recovery takes the
  * position from the newest file (archive_codec.h parses it, as the
- * library's reader does); blocks go to the current file one write(2)
- * each; a new file starts with every known buffer's identity and
- * position; the oldest files go first when a limit is passed. The disk's
- * chores run on a thread of its own (the syncer), so that the drain never
- * waits for the disk: fdatasync() every SYNC_MS and of each finished file
- * (a power cut loses what was not synced yet, and a reader finds the cut
- * as it finds a torn block), and every STREAM_STEP bytes written, those
- * bytes written out and their pages dropped from the page cache.
+ * library's reader does); blocks are sealed into the stage that takes them
+ * to the current file (archive_disk.c); a new file starts with every
+ * known buffer's identity and position; the oldest files go first when a
+ * limit is passed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -278,6 +274,7 @@ int recover(struct archiver *a)
 			a->file_start = sizeof(struct shmlog_arc_file);
 			if (h.version >= file_version(a)) {
 				a->fd = fd; /* it may hold what this run writes */
+				err = stage_begin(a, path);
 			} else {
 				/* an older version's (or plain, and this run
 				 * compresses): its positions hold, the records
@@ -301,11 +298,7 @@ int recover(struct archiver *a)
 		}
 	}
 	free(files);
-	if (err)
-		return err;
-	if (a->fd >= 0 && lseek(a->fd, (off_t)a->file_size, SEEK_SET) < 0)
-		return -errno;
-	return 0;
+	return err;
 }
 
 /* ---- writing blocks, files, rotation ---- */
@@ -345,10 +338,14 @@ static void seal_block(struct archiver *a, unsigned char *blk, size_t len,
  * buffer's BUFFER entry, one write(2). */
 int new_file(struct archiver *a)
 {
+	/* the current file whole first: the new one's positions say so */
+	int err = a->fd >= 0 ? stage_finish(a) : 0;
+	if (err)
+		return err;
 	uint64_t no = a->file_no + 1;
 	char path[PATH_MAX];
 	file_path(a, no, path, sizeof(path));
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		      0640);
 	if (fd < 0)
 		return -errno;
@@ -411,7 +408,7 @@ int new_file(struct archiver *a)
 	a->out = saved_out;
 	a->out_len = saved_len;
 	a->out_entries = saved_entries;
-	int err = write_all(fd, buf, len);
+	err = write_all(fd, buf, len);
 	free(buf);
 	if (err) {
 		close(fd);
@@ -426,10 +423,10 @@ int new_file(struct archiver *a)
 	a->reserved = 0;
 	a->file_no = no;
 	a->file_size = a->file_start = len;
-	a->streamed = 0;
 	a->file_created_ns = h.created_ns;
 	a->unsynced = len;
-	return 0;
+	/* its first block went through the page cache; the rest is staged */
+	return stage_begin(a, path);
 }
 
 /* Remove the oldest files while a limit is passed; never the current. */
@@ -442,8 +439,11 @@ static void prune(struct archiver *a)
 	if (list_files(a, &f, &n))
 		return;
 	uint64_t total = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].no == a->file_no)
+			f[i].size = a->file_size; /* some of it staged still */
 		total += f[i].size;
+	}
 	a->total_size = total;
 	int64_t now = (int64_t)time(NULL);
 	for (size_t i = 0; i + 1 < n && f[i].no != a->file_no; i++) {
@@ -504,13 +504,16 @@ static void say_disk_full(struct archiver *a, int err)
 /* Blocks for the next @len bytes of the current file and RESERVE_STEP
  * more, reserved beyond its end (FALLOC_FL_KEEP_SIZE: readers, recovery
  * and the size limits see the bytes written, no more), within
- * --max-file-size and --max-size. Only a saving: a filesystem without
- * fallocate(2), or without the room, gets plain writes. */
-static void reserve_ahead(struct archiver *a, size_t len)
+ * --max-file-size and --max-size; without the room for the step, the
+ * room for the @len bytes alone. This is how a full disk is found before
+ * a block is sealed, while the block can still wait (the syncer's writes
+ * then land in room reserved): -ENOSPC or -EDQUOT. A filesystem without
+ * fallocate(2) gets plain writes, and the syncer finds a full disk. */
+static int reserve_ahead(struct archiver *a, size_t len)
 {
 	uint64_t end = a->file_size + len;
-	if (end <= a->reserved)
-		return; /* reserved already, or not to be */
+	if (end <= a->reserved || a->reserved == UINT64_MAX)
+		return 0; /* reserved already, or not to be */
 	uint64_t want = a->file_size + RESERVE_STEP;
 	if (a->max_file_size && want > a->max_file_size)
 		want = a->max_file_size;
@@ -521,13 +524,21 @@ static void reserve_ahead(struct archiver *a, size_t len)
 		if (want - a->file_size > room)
 			want = a->file_size + room;
 	}
-	if (want < end + RESERVE_STEP / 4)
-		return; /* too little to be worth a call */
-	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
-		      (off_t)(want - a->file_size)) == 0)
+	if (want >= end + RESERVE_STEP / 4 &&
+	    fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
+		      (off_t)(want - a->file_size)) == 0) {
 		a->reserved = want;
-	else
-		a->reserved = UINT64_MAX;
+		return 0;
+	}
+	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
+		      (off_t)len) == 0) {
+		a->reserved = end;
+		return 0;
+	}
+	if (disk_full_err(-errno))
+		return -errno;
+	a->reserved = UINT64_MAX;
+	return 0;
 }
 
 /* The current file's blocks past its end given back, a killed run's
@@ -535,24 +546,27 @@ static void reserve_ahead(struct archiver *a, size_t len)
  * costs space, not correctness.) */
 void release_reserved(struct archiver *a)
 {
-	if (a->fd >= 0 && ftruncate(a->fd, (off_t)a->file_size) == 0)
+	/* never past what the file holds: writes given up at the end left
+	 * it shorter */
+	struct stat st;
+	if (a->fd >= 0 && fstat(a->fd, &st) == 0 &&
+	    ftruncate(a->fd, (off_t)((uint64_t)st.st_size < a->file_size
+					     ? (uint64_t)st.st_size
+					     : a->file_size)) == 0)
 		a->reserved = 0;
 }
 
-static void stream(struct archiver *a);
-
-/* --zstd: the sealed block a->out compressed into a->zout, a ZBLK, and
- * *@blk, *@len moved to it; left as they are if it does not shrink (or
- * zstd fails: a plain block is as good). */
-static void zstd_block(struct archiver *a, const unsigned char **blk,
-		       size_t *len)
+/* --zstd: the sealed block a->out compressed, a ZBLK, in its place: its
+ * length; as it was if it does not shrink (or zstd fails: a plain block
+ * is as good). */
+static size_t zstd_block(struct archiver *a)
 {
 	const size_t hdr = sizeof(struct shmlog_arc_block);
 	size_t need = hdr + shmlog__zstd_bound(a->out_len - hdr);
 	if (need > a->zout_cap) {
 		unsigned char *p = realloc(a->zout, need);
 		if (!p)
-			return;
+			return a->out_len;
 		a->zout = p;
 		a->zout_cap = need;
 	}
@@ -560,7 +574,7 @@ static void zstd_block(struct archiver *a, const unsigned char **blk,
 				   a->out_len - hdr, a->zout + hdr,
 				   a->zout_cap - hdr);
 	if (k <= 0 || (size_t)k >= a->out_len - hdr)
-		return;
+		return a->out_len;
 	struct shmlog_arc_block h = {
 		.magic = SHMLOG_ARC_ZBLOCK_MAGIC,
 		.len = (uint32_t)k,
@@ -568,11 +582,13 @@ static void zstd_block(struct archiver *a, const unsigned char **blk,
 	};
 	uint32_t crc = shmlog__crc32c(0, &h, offsetof(struct shmlog_arc_block, crc));
 	h.crc = shmlog__crc32c(crc, a->zout + hdr, (size_t)k);
-	memcpy(a->zout, &h, hdr);
-	*blk = a->zout;
-	*len = hdr + (size_t)k;
+	memcpy(a->out, &h, hdr);
+	memcpy(a->out + hdr, a->zout + hdr, (size_t)k);
+	return hdr + (size_t)k;
 }
 
+/* Seal the block being filled into the stage, on its way to the file. 0,
+ * or -ENOSPC and the like (the block kept as it is), or another error. */
 int flush(struct archiver *a)
 {
 	run_end(a);
@@ -584,29 +600,19 @@ int flush(struct archiver *a)
 		err = new_file(a);
 		rotated = !err;
 	}
-	const unsigned char *blk = a->out;
-	size_t blk_len = a->out_len;
-	if (!err) {
-		seal_block(a, a->out, a->out_len, a->out_entries);
-		if (a->zstd)
-			zstd_block(a, &blk, &blk_len);
-		reserve_ahead(a, blk_len);
-		err = write_all(a->fd, blk, blk_len);
-		if (err) {
-			/* cut what part of the block made it: the file ends
-			 * with whole blocks */
-			if (ftruncate(a->fd, (off_t)a->file_size) == 0)
-				lseek(a->fd, (off_t)a->file_size, SEEK_SET);
-		}
-	}
+	if (!err)
+		err = stage_room(a, a->out_len);
+	if (!err)
+		err = reserve_ahead(a, a->out_len); /* more than a ZBLK needs */
 	if (err) {
 		if (disk_full_err(err))
 			say_disk_full(a, err);
 		return err;
 	}
-	a->file_size += blk_len;
+	seal_block(a, a->out, a->out_len, a->out_entries);
+	size_t blk_len = a->zstd ? zstd_block(a) : a->out_len;
+	stage_add(a, blk_len, a->block_ms ? a->block_ms : mono_ms());
 	a->unsynced += blk_len;
-	stream(a);
 	a->block_no++;
 	/* the total grows with the current file too; a look lists the
 	 * directory, so it is taken at a new file, past --max-size by the
@@ -618,6 +624,7 @@ int flush(struct archiver *a)
 		prune(a);
 	}
 	out_reset(a);
+	a->block_ms = 0; /* the next block's age counts from its first entry */
 	for (unsigned i = 0; i < BUFS_MAX; i++)
 		if (a->bufs[i].used)
 			memcpy(a->bufs[i].flushed, a->bufs[i].next,
@@ -630,197 +637,4 @@ int flush(struct archiver *a)
 			a->dir, a->lost_records);
 	}
 	return 0;
-}
-
-/* ---- the syncer ---- */
-
-/* Do @j, and close its descriptor. Errors are the write(2)s' to report
- * (a page the disk refused stays dirty, and in the cache): here they only
- * end the chore. */
-static void sync_do(const struct sync_job *j)
-{
-	switch (j->op) {
-	case SYNC_RANGE:
-		/* the range written out and waited for, then its pages given
-		 * back: clean pages only, so nothing unwritten is lost */
-		if (sync_file_range(j->fd, (off_t)j->off, (off_t)j->len,
-				    SYNC_FILE_RANGE_WAIT_BEFORE |
-					    SYNC_FILE_RANGE_WRITE |
-					    SYNC_FILE_RANGE_WAIT_AFTER) == 0)
-			posix_fadvise(j->fd, (off_t)j->off, (off_t)j->len,
-				      POSIX_FADV_DONTNEED);
-		break;
-	case SYNC_FILE:
-		if (fdatasync(j->fd) == 0)
-			posix_fadvise(j->fd, 0, 0, POSIX_FADV_DONTNEED);
-		break;
-	case SYNC_DATA:
-		fdatasync(j->fd);
-		break;
-	}
-	close(j->fd);
-}
-
-static void *syncer_main(void *arg)
-{
-	struct syncer *y = arg;
-	pthread_mutex_lock(&y->mu);
-	for (;;) { /* each turn does a chore, or ends when told to */
-		while (!y->len && !y->stop)
-			pthread_cond_wait(&y->cv, &y->mu);
-		if (!y->len)
-			break;
-		/* every range waiting is sent to the disk now, before the
-		 * wait for the first: the disk gets them back to back */
-		struct sync_job start[SYNC_QUEUE];
-		unsigned n = 0;
-		for (unsigned i = 0; i < y->len; i++) {
-			struct sync_job *q = &y->q[(y->head + i) % SYNC_QUEUE];
-			if (q->op == SYNC_RANGE && !q->sent) {
-				q->sent = true;
-				start[n++] = *q;
-			}
-		}
-		struct sync_job j = y->q[y->head];
-		pthread_mutex_unlock(&y->mu);
-		for (unsigned i = 0; i < n; i++)
-			sync_file_range(start[i].fd, (off_t)start[i].off,
-					(off_t)start[i].len, SYNC_FILE_RANGE_WRITE);
-		sync_do(&j);
-		pthread_mutex_lock(&y->mu);
-		if (j.op == SYNC_DATA)
-			y->data_queued = false;
-		y->head = (y->head + 1) % SYNC_QUEUE;
-		y->len--;
-		pthread_cond_broadcast(&y->cv);
-	}
-	pthread_mutex_unlock(&y->mu);
-	return NULL;
-}
-
-void sync_start(struct archiver *a)
-{
-	struct syncer *y = &a->sync;
-	if (pthread_mutex_init(&y->mu, NULL))
-		return;
-	if (pthread_cond_init(&y->cv, NULL)) {
-		pthread_mutex_destroy(&y->mu);
-		return;
-	}
-	/* signals are the drain's: the syncer is made with all blocked */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	y->started = pthread_create(&y->thread, NULL, syncer_main, y) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!y->started) {
-		pthread_cond_destroy(&y->cv);
-		pthread_mutex_destroy(&y->mu);
-	}
-}
-
-/* Hand @j to the syncer, which does it and closes its descriptor (after
- * those handed to it before). @wait: even if its queue is full; else false
- * then, and @j is not taken. Without a syncer, here and now. */
-static bool sync_hand(struct archiver *a, const struct sync_job *j, bool wait)
-{
-	struct syncer *y = &a->sync;
-	if (!y->started) {
-		sync_do(j);
-		return true;
-	}
-	pthread_mutex_lock(&y->mu);
-	/* bounded by the syncer's progress: each chore it ends frees a place */
-	while (y->len == SYNC_QUEUE && wait)
-		pthread_cond_wait(&y->cv, &y->mu);
-	bool taken = y->len < SYNC_QUEUE;
-	if (taken) {
-		y->q[(y->head + y->len) % SYNC_QUEUE] = *j;
-		y->len++;
-		if (j->op == SYNC_DATA)
-			y->data_queued = true;
-		pthread_cond_broadcast(&y->cv);
-	}
-	pthread_mutex_unlock(&y->mu);
-	return taken;
-}
-
-/* The current file is done with: synced, dropped from the page cache and
- * closed by the syncer. */
-void sync_close(struct archiver *a, int fd)
-{
-	struct sync_job j = {.fd = fd, .op = SYNC_FILE};
-	sync_hand(a, &j, true);
-	a->unsynced = 0;
-}
-
-/* A chore on a copy of the current file's descriptor, unless the syncer's
- * queue is full (the disk is slower than the archive: a later call tries
- * again). */
-static bool sync_current(struct archiver *a, enum sync_op op, uint64_t off,
-			 uint64_t len)
-{
-	struct sync_job j = {.fd = dup(a->fd), .op = op, .off = off, .len = len};
-	if (j.fd < 0)
-		return false;
-	if (!sync_hand(a, &j, false)) {
-		close(j.fd);
-		return false;
-	}
-	return true;
-}
-
-/* What was written reaches the disk, soon: an fdatasync() of the current
- * file, unless one is waiting still. */
-void sync_now(struct archiver *a)
-{
-	if (a->fd < 0 || !a->unsynced)
-		return;
-	struct syncer *y = &a->sync;
-	if (y->started) {
-		pthread_mutex_lock(&y->mu);
-		bool busy = y->data_queued;
-		pthread_mutex_unlock(&y->mu);
-		if (busy)
-			return;
-	}
-	if (sync_current(a, SYNC_DATA, 0, 0))
-		a->unsynced = 0;
-}
-
-/* Every STREAM_STEP bytes written, the syncer writes them out and drops
- * their pages: the archive then holds at most a few steps of dirty pages,
- * and the pages it writes next are the ones it gave back (docs/archive.md,
- * "Page cache"). From the page the last range ended in: it was not whole
- * then. */
-static void stream(struct archiver *a)
-{
-	if (a->file_size - a->streamed < STREAM_STEP)
-		return;
-	uint64_t off = a->streamed & ~(uint64_t)4095;
-	if (sync_current(a, SYNC_RANGE, off, a->file_size - off))
-		a->streamed = a->file_size;
-}
-
-/* The end: every file handed over synced, the current one too, here, and
- * its pages dropped as the others'. */
-void sync_end(struct archiver *a)
-{
-	struct syncer *y = &a->sync;
-	if (y->started) {
-		pthread_mutex_lock(&y->mu);
-		y->stop = true;
-		pthread_cond_broadcast(&y->cv);
-		pthread_mutex_unlock(&y->mu);
-		pthread_join(y->thread, NULL); /* it syncs its queue first */
-		pthread_cond_destroy(&y->cv);
-		pthread_mutex_destroy(&y->mu);
-		y->started = false;
-	}
-	if (a->fd < 0)
-		return;
-	if (a->unsynced && fdatasync(a->fd))
-		return;
-	a->unsynced = 0;
-	posix_fadvise(a->fd, 0, 0, POSIX_FADV_DONTNEED);
 }

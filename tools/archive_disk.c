@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `shmlog archive`: the way to the disk (archive.h).
+ *
+ * Sealed blocks gather in a stage: an aligned buffer holding the current
+ * file's bytes from a DIO_ALIGN boundary on, the block being filled after
+ * them. Once a stage holds STAGE_STEP bytes, the syncer thread writes its
+ * whole DIO_ALIGN units with one O_DIRECT pwrite(), straight from the
+ * stage to the disk, while the drain fills the next stage; the bytes past
+ * the last whole unit begin that next stage. No copy into the page cache,
+ * no dirty pages for the kernel to write back and reclaim: on a virtual
+ * machine whose host takes freed memory back, fresh page-cache pages
+ * were the archiver's largest cost (docs/archive.md, "Page cache").
+ *
+ * What gathers slower than that goes through the page cache: a plain
+ * pwrite() of the drain's once the oldest of it is BLOCK_MS old (or when
+ * a file ends, or the archiver), so that a slow writer's records reach the
+ * file as soon as before. The stage's O_DIRECT write covers those bytes
+ * again later; the kernel keeps the two views one. Writes never overlap
+ * while in flight: a stage is written only up to its last whole unit, and
+ * the page-cache writes only touch the current stage, past every unit
+ * handed over.
+ *
+ * Where the filesystem refuses O_DIRECT, the syncer's writes go through
+ * the page cache, each written out and its pages dropped after.
+ *
+ * The syncer's chores are done in the order handed over, so an fdatasync()
+ * covers every write before it. A write refused for want of room (ENOSPC,
+ * EDQUOT) is tried again every RETRY_MS, its stage held: the drain, then
+ * finding no stage free, stops reading and says the disk is full
+ * (archive_file.c). At the end (SIGTERM), a write still refused is given
+ * up, and the ones after it too: the file ends with whole blocks and
+ * perhaps a torn one, as after a crash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "cli.h"
+
+/* ---- the syncer ---- */
+
+/* A write's pages, where it went through the page cache, written out and
+ * given back: the archive holds no more of it than a stage's worth. */
+static void drop_written(int fd, uint64_t off, uint64_t len)
+{
+	if (sync_file_range(fd, (off_t)off, (off_t)len,
+			    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				    SYNC_FILE_RANGE_WAIT_AFTER) == 0)
+		posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+}
+
+/* Wait @ms on the syncer's condition (its mutex held). */
+static void timed_wait(struct syncer *y, int ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&y->cv, &y->mu, &ts);
+}
+
+/* Write @j's bytes: 0, or the error it gave up on (one room does not
+ * cure, or the end came while the disk was full). Each turn writes them,
+ * or waits RETRY_MS for room: bounded by the end (cli_stop, y->stop). */
+static int write_stage(struct syncer *y, const struct sync_job *j)
+{
+	const unsigned char *p = j->st->buf + (j->off - j->st->off);
+	int fl = fcntl(j->fd, F_GETFL);
+	for (;;) {
+		ssize_t w = pwrite(j->fd, p, j->len, (off_t)j->off);
+		if (w == (ssize_t)j->len)
+			break;
+		/* a short write is out of room: the whole again, later */
+		int err = w < 0 ? errno : ENOSPC;
+		if (err == EINTR)
+			continue;
+		if (err == EINVAL && fl >= 0 && (fl & O_DIRECT) &&
+		    fcntl(j->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
+			fl &= ~O_DIRECT; /* not on this file after all */
+			continue;
+		}
+		if (!disk_full_err(-err))
+			return -err;
+		pthread_mutex_lock(&y->mu);
+		y->werr = err;
+		pthread_cond_broadcast(&y->cv);
+		bool end = y->stop || cli_stop;
+		if (!end)
+			timed_wait(y, RETRY_MS);
+		pthread_mutex_unlock(&y->mu);
+		if (end)
+			return -err;
+	}
+	if (fl < 0 || !(fl & O_DIRECT))
+		drop_written(j->fd, j->off, j->len);
+	return 0;
+}
+
+/* Do @j (a write is skipped once one was given up), and close its
+ * descriptor. Errors of syncs only end the chore: a page the disk refused
+ * stays dirty, and in the cache. */
+static void sync_do(struct syncer *y, const struct sync_job *j)
+{
+	switch (j->op) {
+	case SYNC_WRITE:
+		if (!y->gave_up) {
+			int err = write_stage(y, j);
+			pthread_mutex_lock(&y->mu);
+			y->werr = err ? -err : 0;
+			y->gave_up = err != 0;
+			pthread_mutex_unlock(&y->mu);
+		}
+		break;
+	case SYNC_FILE:
+		if (fdatasync(j->fd) == 0)
+			posix_fadvise(j->fd, 0, 0, POSIX_FADV_DONTNEED);
+		break;
+	case SYNC_DATA:
+		fdatasync(j->fd);
+		break;
+	}
+	close(j->fd);
+}
+
+/* A chore done: its place in the queue, and its stage, free again. */
+static void sync_done(struct syncer *y, const struct sync_job *j)
+{
+	if (j->op == SYNC_DATA)
+		y->data_queued = false;
+	if (j->op == SYNC_WRITE)
+		j->st->busy = false;
+	y->head = (y->head + 1) % SYNC_QUEUE;
+	y->len--;
+	pthread_cond_broadcast(&y->cv);
+}
+
+static void *syncer_main(void *arg)
+{
+	struct syncer *y = arg;
+	pthread_mutex_lock(&y->mu);
+	for (;;) { /* each turn does a chore, or ends when told to */
+		while (!y->len && !y->stop)
+			pthread_cond_wait(&y->cv, &y->mu);
+		if (!y->len)
+			break;
+		struct sync_job j = y->q[y->head];
+		pthread_mutex_unlock(&y->mu);
+		sync_do(y, &j);
+		pthread_mutex_lock(&y->mu);
+		sync_done(y, &j);
+	}
+	pthread_mutex_unlock(&y->mu);
+	return NULL;
+}
+
+/* The syncer's lock and condition (on CLOCK_MONOTONIC), then its thread:
+ * without one, chores are done where they are handed over. */
+int sync_start(struct archiver *a)
+{
+	struct syncer *y = &a->sync;
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca))
+		return -ENOMEM;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int err = pthread_cond_init(&y->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err)
+		return -err;
+	if ((err = pthread_mutex_init(&y->mu, NULL))) {
+		pthread_cond_destroy(&y->cv);
+		return -err;
+	}
+	y->ready = true;
+	/* signals are the drain's: the syncer is made with all blocked */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	y->started = pthread_create(&y->thread, NULL, syncer_main, y) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+/* Hand @j to the syncer, which does it and closes its descriptor (after
+ * those handed to it before). @wait: even if its queue is full; else false
+ * then, and @j is not taken. Without a syncer, here and now. */
+static bool sync_hand(struct archiver *a, const struct sync_job *j, bool wait)
+{
+	struct syncer *y = &a->sync;
+	if (!y->started) {
+		sync_do(y, j);
+		if (j->op == SYNC_WRITE)
+			j->st->busy = false;
+		return true;
+	}
+	pthread_mutex_lock(&y->mu);
+	/* bounded by the syncer's progress: each chore it ends frees a place */
+	while (y->len == SYNC_QUEUE && wait)
+		pthread_cond_wait(&y->cv, &y->mu);
+	bool taken = y->len < SYNC_QUEUE;
+	if (taken) {
+		y->q[(y->head + y->len) % SYNC_QUEUE] = *j;
+		y->len++;
+		if (j->op == SYNC_DATA)
+			y->data_queued = true;
+		pthread_cond_broadcast(&y->cv);
+	}
+	pthread_mutex_unlock(&y->mu);
+	return taken;
+}
+
+/* The current file is done with: synced, dropped from the page cache and
+ * closed by the syncer. */
+void sync_close(struct archiver *a, int fd)
+{
+	struct sync_job j = {.fd = fd, .op = SYNC_FILE};
+	sync_hand(a, &j, true);
+	a->unsynced = 0;
+}
+
+/* What was written reaches the disk, soon: an fdatasync() of the current
+ * file, unless one is waiting still. */
+void sync_now(struct archiver *a)
+{
+	if (a->fd < 0 || !a->unsynced)
+		return;
+	struct syncer *y = &a->sync;
+	if (y->started) {
+		pthread_mutex_lock(&y->mu);
+		bool busy = y->data_queued;
+		pthread_mutex_unlock(&y->mu);
+		if (busy)
+			return;
+	}
+	struct sync_job j = {.fd = dup(a->fd), .op = SYNC_DATA};
+	if (j.fd < 0)
+		return;
+	if (!sync_hand(a, &j, false)) {
+		close(j.fd); /* the disk is slower than the archive: later */
+		return;
+	}
+	a->unsynced = 0;
+}
+
+/* The end: every chore handed over done (the syncer's queue), the current
+ * file synced here, and its pages dropped as the others'. */
+void sync_end(struct archiver *a)
+{
+	struct syncer *y = &a->sync;
+	if (y->started) {
+		pthread_mutex_lock(&y->mu);
+		y->stop = true;
+		pthread_cond_broadcast(&y->cv);
+		pthread_mutex_unlock(&y->mu);
+		pthread_join(y->thread, NULL); /* it does its queue first */
+		y->started = false;
+	}
+	if (y->ready) {
+		pthread_cond_destroy(&y->cv);
+		pthread_mutex_destroy(&y->mu);
+		y->ready = false;
+	}
+	if (a->fd < 0)
+		return;
+	if (a->unsynced && fdatasync(a->fd))
+		return;
+	a->unsynced = 0;
+	posix_fadvise(a->fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+/* ---- stages ---- */
+
+int stage_init(struct archiver *a)
+{
+	for (unsigned i = 0; i < STAGES; i++) {
+		a->stage[i].buf = aligned_alloc(DIO_ALIGN, STAGE_CAP);
+		if (!a->stage[i].buf)
+			return -ENOMEM;
+	}
+	a->cur = 0;
+	a->out = a->stage[0].buf;
+	a->dfd = -1;
+	return 0;
+}
+
+void stage_release(struct archiver *a)
+{
+	for (unsigned i = 0; i < STAGES; i++) {
+		free(a->stage[i].buf);
+		a->stage[i].buf = NULL;
+	}
+	if (a->dfd >= 0)
+		close(a->dfd);
+	a->dfd = -1;
+	a->out = NULL;
+}
+
+/* The error of the syncer's writes: one failing now (tried again), or
+ * one given up; else 0. */
+static int write_error(struct archiver *a)
+{
+	struct syncer *y = &a->sync;
+	pthread_mutex_lock(&y->mu);
+	int err = -y->werr;
+	pthread_mutex_unlock(&y->mu);
+	return err;
+}
+
+/* A stage other than the current one that no write holds, waited for
+ * while the syncer writes; NULL if its writes fail (their error into
+ * *@err: the disk is full, say). Bounded by the syncer: each write ends,
+ * done or given up. */
+static struct stage *stage_free(struct archiver *a, int *err)
+{
+	struct syncer *y = &a->sync;
+	struct stage *free_st = NULL;
+	pthread_mutex_lock(&y->mu);
+	for (;;) { /* each turn finds one, fails, or waits for a write */
+		for (unsigned i = 1; i < STAGES && !free_st; i++) {
+			struct stage *st = &a->stage[(a->cur + i) % STAGES];
+			if (!st->busy)
+				free_st = st;
+		}
+		if (free_st || y->werr)
+			break;
+		timed_wait(y, RETRY_MS);
+	}
+	*err = free_st ? 0 : -y->werr;
+	pthread_mutex_unlock(&y->mu);
+	return free_st;
+}
+
+/* The current stage's bytes: from its start to the file's end. */
+static size_t staged(const struct archiver *a)
+{
+	return (size_t)(a->file_size - a->stage[a->cur].off);
+}
+
+/* Before a block of @len bytes is sealed into the current stage: 0 if it
+ * can go to the disk after it, else the error of the syncer's writes,
+ * one failing now too (nothing sealed then: the block stays as it is,
+ * and the drain reads no more until the disk takes what it holds). */
+int stage_room(struct archiver *a, size_t len)
+{
+	int err = write_error(a);
+	if (err || staged(a) + len < STAGE_STEP)
+		return err;
+	return stage_free(a, &err) ? 0 : err;
+}
+
+/* @from (@n bytes, a stage's) to the start of @to, for file offset @off:
+ * the current stage from there on. */
+static void stage_move(struct archiver *a, struct stage *to, uint64_t off,
+		       const unsigned char *from, size_t n)
+{
+	memmove(to->buf, from, n);
+	to->off = off;
+	a->cur = (unsigned)(to - a->stage);
+}
+
+/* The block sealed at a->out (@len bytes, its oldest record read at
+ * @since_ms) is the file's. Once the stage holds STAGE_STEP bytes, its
+ * whole units go to the syncer, and the rest begins the next stage (which
+ * stage_room() found). */
+void stage_add(struct archiver *a, size_t len, uint64_t since_ms)
+{
+	if (a->queued == a->file_size)
+		a->queued_ms = since_ms;
+	a->file_size += len;
+	struct stage *st = &a->stage[a->cur];
+	size_t n = staged(a);
+	size_t whole = n & ~(size_t)(DIO_ALIGN - 1);
+	int err;
+	struct stage *next;
+	if (n < STAGE_STEP || !(next = stage_free(a, &err))) {
+		a->out = st->buf + n;
+		return;
+	}
+	/* from the first unit not handed over yet: a page-cache write may
+	 * have taken some */
+	uint64_t from = a->queued > st->off ? a->queued & ~(uint64_t)(DIO_ALIGN - 1)
+					    : st->off;
+	struct sync_job j = {.fd = dup(a->dfd),
+			     .op = SYNC_WRITE,
+			     .st = st,
+			     .off = from,
+			     .len = st->off + whole - from};
+	if (j.fd >= 0 && j.len) {
+		st->busy = true; /* the syncer's now; under its lock when
+				  * a syncer runs, as it frees it */
+		sync_hand(a, &j, true);
+	} else if (j.fd >= 0) {
+		close(j.fd);
+	}
+	if (j.fd < 0) {
+		/* no descriptor: the stage goes through the page cache */
+		stage_write_out(a);
+	}
+	if (a->queued < st->off + whole) {
+		a->queued = st->off + whole;
+		a->queued_ms = since_ms;
+	}
+	stage_move(a, next, st->off + whole, st->buf + whole, n - whole);
+	a->out = next->buf + (n - whole);
+}
+
+/* The current stage's bytes not handed over yet, through the page cache
+ * now: 0, or the error of the write (the file then as it was). */
+int stage_write_out(struct archiver *a)
+{
+	if (a->fd < 0 || a->queued >= a->file_size)
+		return 0;
+	const struct stage *st = &a->stage[a->cur];
+	const unsigned char *p = st->buf + (a->queued - st->off);
+	size_t n = (size_t)(a->file_size - a->queued);
+	uint64_t off = a->queued;
+	while (n) { /* each turn writes something or fails */
+		ssize_t w = pwrite(a->fd, p, n, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -ENOSPC;
+		p += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+		a->queued = off; /* the file holds it: blocks past are whole */
+	}
+	return 0;
+}
+
+/* How long the loop may wait before stage_write_out() is due (at most
+ * @most ms). */
+int stage_wait_ms(const struct archiver *a, int most)
+{
+	if (a->queued >= a->file_size)
+		return most;
+	int64_t left = (int64_t)(a->queued_ms + BLOCK_MS) - (int64_t)mono_ms();
+	return left <= 0 ? 0 : left < most ? (int)left : most;
+}
+
+/* Every byte of the current file on its way to the disk: the syncer's
+ * writes waited for, the rest written through the page cache. 0, or the
+ * error of a write: the bytes after a failed one are not written (a file
+ * has no hole). */
+int stage_finish(struct archiver *a)
+{
+	struct syncer *y = &a->sync;
+	pthread_mutex_lock(&y->mu);
+	/* bounded by the syncer: each write ends, done or given up (at the
+	 * end, if the disk is still full) */
+	for (;;) {
+		bool busy = false;
+		for (unsigned i = 0; i < STAGES; i++)
+			busy |= a->stage[i].busy;
+		if (!busy)
+			break;
+		if (y->werr && !y->gave_up && !cli_stop) {
+			/* the disk is full: the drain keeps what it holds */
+			int err = -y->werr;
+			pthread_mutex_unlock(&y->mu);
+			return err;
+		}
+		timed_wait(y, RETRY_MS);
+	}
+	int err = -y->werr;
+	pthread_mutex_unlock(&y->mu);
+	return err ? err : stage_write_out(a);
+}
+
+/* The current file is now a->fd, @path, a->file_size bytes long: the
+ * stage from its last whole unit on, the bytes of that unit read back, the
+ * block being filled moved after them; its O_DIRECT descriptor opened
+ * (plain where the filesystem takes no O_DIRECT). Every stage is free
+ * (stage_finish()). */
+int stage_begin(struct archiver *a, const char *path)
+{
+	uint64_t off = a->file_size & ~(uint64_t)(DIO_ALIGN - 1);
+	size_t tail = (size_t)(a->file_size - off);
+	struct stage *st = &a->stage[(a->cur + 1) % STAGES];
+	memcpy(st->buf + tail, a->out, a->out_len);
+	if (tail && pread(a->fd, st->buf, tail, (off_t)off) != (ssize_t)tail)
+		return errno ? -errno : -EIO;
+	int dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (getenv("NODIRECT") ? 0 : O_DIRECT));
+	if (dfd < 0 && errno == EINVAL)
+		dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return -errno;
+	if (a->dfd >= 0)
+		close(a->dfd);
+	a->dfd = dfd;
+	st->off = off;
+	a->cur = (unsigned)(st - a->stage);
+	a->out = st->buf + tail;
+	a->queued = a->file_size;
+	return 0;
+}
