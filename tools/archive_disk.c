@@ -71,17 +71,29 @@ static void timed_wait(struct syncer *y, int ms)
 }
 
 /* Write @j's bytes: 0, or the error it gave up on (one room does not
- * cure, or the end came while the disk was full). Each turn writes them,
- * or waits RETRY_MS for room: bounded by the end (cli_stop, y->stop). */
+ * cure, or the end came while the disk was full). Each turn writes some
+ * of them, or waits RETRY_MS for room: bounded by the end (cli_stop,
+ * y->stop) and the bytes. */
 static int write_stage(struct syncer *y, const struct sync_job *j)
 {
 	const unsigned char *p = j->st->buf + (j->off - j->st->off);
+	uint64_t off = j->off, end = j->off + j->len;
 	int fl = fcntl(j->fd, F_GETFL);
-	for (;;) {
-		ssize_t w = pwrite(j->fd, p, j->len, (off_t)j->off);
-		if (w == (ssize_t)j->len)
-			break;
-		/* a short write is out of room: the whole again, later */
+	while (off < end) {
+		ssize_t w = pwrite(j->fd, p, (size_t)(end - off), (off_t)off);
+		if (w > 0) {
+			/* a short write is out of room; the rest from the
+			 * last whole unit, as O_DIRECT takes it */
+			uint64_t done = (uint64_t)w;
+			if (off + done < end)
+				done &= ~(uint64_t)(DIO_ALIGN - 1);
+			off += done;
+			p += done;
+			if (off >= end)
+				break;
+			if (done)
+				continue;
+		}
 		int err = w < 0 ? errno : ENOSPC;
 		if (err == EINTR)
 			continue;
@@ -95,11 +107,11 @@ static int write_stage(struct syncer *y, const struct sync_job *j)
 		pthread_mutex_lock(&y->mu);
 		y->werr = err;
 		pthread_cond_broadcast(&y->cv);
-		bool end = y->stop || cli_stop;
-		if (!end)
+		bool stop = y->stop || cli_stop;
+		if (!stop)
 			timed_wait(y, RETRY_MS);
 		pthread_mutex_unlock(&y->mu);
-		if (end)
+		if (stop)
 			return -err;
 	}
 	if (fl < 0 || !(fl & O_DIRECT))
@@ -490,7 +502,7 @@ int stage_begin(struct archiver *a, const char *path)
 	memcpy(st->buf + tail, a->out, a->out_len);
 	if (tail && pread(a->fd, st->buf, tail, (off_t)off) != (ssize_t)tail)
 		return errno ? -errno : -EIO;
-	int dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (getenv("NODIRECT") ? 0 : O_DIRECT));
+	int dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
 	if (dfd < 0 && errno == EINVAL)
 		dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)

@@ -35,17 +35,14 @@
  * - a reader whose file was truncated is ready, and reports -EIO.
  * Every buffer is removed at the end, also when a REQUIRE stops the test.
  */
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "internal.h"
 #include "reader.h"
+#include "seccomp_errno.h"
 #include "test.h"
 
 #define NBUF 3
@@ -158,32 +155,7 @@ static void at_point(int point)
  * as on a kernel that does not have it. 0, or -errno. */
 static int refuse_waitv(void)
 {
-#if defined(__x86_64__)
-	const uint32_t arch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-	const uint32_t arch = AUDIT_ARCH_AARCH64;
-#else
-#define NO_FILTER_ARCH
-	return -ENOTSUP;
-#endif
-#ifndef NO_FILTER_ARCH
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex_waitv, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-		return -errno;
-	return 0;
-#endif
+	return seccomp_errno(SYS_futex_waitv, ENOSYS);
 }
 
 /* Does the kernel take futex_waitv(2)? With no futex it answers EINVAL;
