@@ -5,9 +5,9 @@
  * so that nothing is lost to the ring's wrap while the archiver keeps up.
  *
  * How it stays exact across crashes:
- *  - Records go to the file in blocks, each one write(2) of up to
- *    BLOCK_TARGET bytes with a CRC32C. Whatever a SIGKILL leaves is a
- *    prefix of whole blocks and perhaps a torn one; on start the newest
+ *  - Records go to the file in blocks of up to BLOCK_TARGET bytes, each
+ *    with a CRC32C, written in order (archive_disk.c). Whatever a SIGKILL
+ *    leaves is a prefix of whole blocks and perhaps a torn one; on start the newest
  *    file is scanned, the torn tail cut (ftruncate) and the position per
  *    buffer and lane taken from what the file holds: its first block's
  *    BUFFER entries advanced by its records and LOSS entries. There is no
@@ -19,10 +19,11 @@
  *    position of a lane is the buffer's first sequence number, so the
  *    archive accounts for every record a writer ever started: archived +
  *    lost = written.
- *  - A full disk (ENOSPC, EDQUOT): the partial block is cut off, the
+ *  - A full disk (ENOSPC, EDQUOT), found by fallocate() before a block
+ *    is sealed (or by the syncer's writes, without fallocate()): the
  *    archiver says so once and stops reading (the records it holds stay
- *    in memory), tries again every RETRY_MS, and when the write goes
- *    through reads on; what the ring overwrote meanwhile becomes LOSS
+ *    in memory), tries again every RETRY_MS, and when the disk takes
+ *    them reads on; what the ring overwrote meanwhile becomes LOSS
  *    entries. Writers never wait for it.
  *  - One archiver per DIR: it holds an flock(2) on DIR/.lock.
  *

@@ -6,7 +6,9 @@
  *  - archive_block.c: the block being filled: records coded into RUN
  *    entries, the formats they name, losses, buffers' identities;
  *  - archive_file.c: the directory's files: recovery from the newest one,
- *    writing blocks, new files, rotation, syncing in the background.
+ *    sealing blocks, new files, rotation;
+ *  - archive_disk.c: the way to the disk: stages of sealed blocks written
+ *    with O_DIRECT, and the syncer thread that writes and syncs them.
  * The format is src/archive_format.h's; archive.c's opening comment says
  * how it stays exact across crashes.
  */

@@ -3,7 +3,8 @@
 # SIGKILLs of the archiver (and of writers), losses counted exactly,
 # writers dead inside a write counted as `shmlog info` counts them,
 # printf-style records kept as stored and shown as live, rotation limits,
-# damaged files, a full disk, and the seam between an archive and its live
+# damaged files, a full disk (found by fallocate() or by the writes),
+# O_DIRECT and the page cache, and the seam between an archive and its live
 # buffer. Every wait is a bounded poll.
 # usage: test_archive.sh SHMLOG ARCHIVE_CHECK ARCHIVE_WRITER WITHOUT_FALLOCATE
 #        [--kill-writers]
