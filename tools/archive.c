@@ -67,6 +67,9 @@
  * buffer written at 10 M records/s takes about 15 ms to wrap. */
 #define BATCH_SMALL 1024
 #define BATCH_NAP_US 1000
+/* Bytes staged for the disk wait this long for more records before they
+ * go to the file through the page cache (wait_for_records()). */
+#define IDLE_MS 5
 
 static void nap_us(long us)
 {
@@ -367,15 +370,24 @@ _Static_assert(SOURCES_MAX <= SHMLOG_WAIT_ANY_MAX, "one wait over all sources");
 
 /* Until a record may be there in any source (one wait over all of them),
  * at most 100 ms: the chores and cli_stop are looked at in between. A
- * truncated buffer is ready at once: its next read drops it. */
+ * truncated buffer is ready at once: its next read drops it. With bytes
+ * staged and not in the file yet, the wait is at most IDLE_MS: if no
+ * record came meanwhile, the writers paused, and the bytes go to the file
+ * now (stage_write_out()) rather than BLOCK_MS after they were read. */
 static void wait_for_records(struct archiver *a)
 {
 	shmlog_reader_t *rd[SOURCES_MAX];
 	for (int i = 0; i < a->nsrc; i++)
 		rd[i] = a->src[i].rd;
+	bool staged = stage_wait_ms(a, -1) >= 0;
 	int ms = stage_wait_ms(a, 100);
-	if (shmlog_reader_wait_any(rd, (size_t)a->nsrc, ms ? ms : 1) >= 0)
+	if (staged && ms > IDLE_MS)
+		ms = IDLE_MS;
+	int rc = shmlog_reader_wait_any(rd, (size_t)a->nsrc, ms ? ms : 1);
+	if (rc >= 0)
 		nap_us(BATCH_NAP_US); /* what comes with it, too */
+	else if (rc == -ETIMEDOUT && staged)
+		stage_write_out(a); /* if refused, the stage's write has it */
 }
 
 /* The periodic chores: what waits in the stage to the file, sync, buffers

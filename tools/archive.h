@@ -51,10 +51,13 @@
 #define STAGE_STEP (1u << 20)
 #define DIO_ALIGN 4096u
 #define STAGE_CAP ((STAGE_STEP + OUT_CAP + 2 * DIO_ALIGN - 1) & ~(DIO_ALIGN - 1))
-#define STAGES 4 /* one filled, the others the syncer's to write */
+/* One being filled, the others the syncer's to write: two at first, more
+ * (up to STAGES) made while the disk lags behind, so that a hiccup of the
+ * disk does not stop the drain. */
+#define STAGES 16
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
 /* Chores the syncer may hold: every stage's write, a sync and a file. */
-#define SYNC_QUEUE 8
+#define SYNC_QUEUE (STAGES + 2)
 _Static_assert(SYNC_QUEUE >= STAGES + 2, "the syncer's queue");
 _Static_assert(STAGE_CAP % DIO_ALIGN == 0 && STAGE_STEP % DIO_ALIGN == 0,
 	       "O_DIRECT writes of whole units from aligned stages");
@@ -180,6 +183,7 @@ struct archiver {
 	uint64_t file_start; /* bytes of the file before its first records */
 	int dfd; /* the current file again, O_DIRECT if it takes it */
 	struct stage stage[STAGES];
+	unsigned nstages; /* made so far */
 	unsigned cur; /* the stage being filled: its bytes end at file_size */
 	uint64_t queued; /* the file's bytes handed to the disk up to here */
 	uint64_t queued_ms; /* mono_ms() when the rest began to wait */

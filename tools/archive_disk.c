@@ -14,8 +14,12 @@
  *
  * What gathers slower than that goes through the page cache: a plain
  * pwrite() of the drain's once the oldest of it is BLOCK_MS old (or when
- * a file ends, or the archiver), so that a slow writer's records reach the
- * file as soon as before. The stage's O_DIRECT write covers those bytes
+ * a file ends, or the archiver), or when no record came for IDLE_MS (the
+ * writers paused: archive.c), so that records still reach the file soon.
+ * (Not at once when a turn finds nothing new: behind a fast writer that
+ * is every few turns, and the page cache's pages would then be written
+ * again under each O_DIRECT write, and dropped: measured, it lost records
+ * behind a writer paced at 10 M records/s.) The stage's O_DIRECT write covers those bytes
  * again later; the kernel keeps the two views one. Writes never overlap
  * while in flight: a stage is written only up to its last whole unit, and
  * the page-cache writes only touch the current stage, past every unit
@@ -292,13 +296,22 @@ void sync_end(struct archiver *a)
 
 /* ---- stages ---- */
 
+/* Make one more stage: false without memory (or at STAGES). */
+static bool stage_make(struct archiver *a)
+{
+	if (a->nstages == STAGES)
+		return false;
+	void *p = aligned_alloc(DIO_ALIGN, STAGE_CAP);
+	if (!p)
+		return false;
+	a->stage[a->nstages++] = (struct stage){.buf = p};
+	return true;
+}
+
 int stage_init(struct archiver *a)
 {
-	for (unsigned i = 0; i < STAGES; i++) {
-		a->stage[i].buf = aligned_alloc(DIO_ALIGN, STAGE_CAP);
-		if (!a->stage[i].buf)
-			return -ENOMEM;
-	}
+	if (!stage_make(a) || !stage_make(a))
+		return -ENOMEM;
 	a->cur = 0;
 	a->out = a->stage[0].buf;
 	a->dfd = -1;
@@ -307,10 +320,11 @@ int stage_init(struct archiver *a)
 
 void stage_release(struct archiver *a)
 {
-	for (unsigned i = 0; i < STAGES; i++) {
+	for (unsigned i = 0; i < a->nstages; i++) {
 		free(a->stage[i].buf);
 		a->stage[i].buf = NULL;
 	}
+	a->nstages = 0;
 	if (a->dfd >= 0)
 		close(a->dfd);
 	a->dfd = -1;
@@ -328,23 +342,29 @@ static int write_error(struct archiver *a)
 	return err;
 }
 
-/* A stage other than the current one that no write holds, waited for
- * while the syncer writes; NULL if its writes fail (their error into
- * *@err: the disk is full, say). Bounded by the syncer: each write ends,
- * done or given up. */
+/* A stage other than the current one that no write holds: a new one
+ * while there may be more, else waited for while the syncer writes; NULL
+ * if its writes fail (their error into *@err: the disk is full, say).
+ * Bounded by the syncer: each write ends, done or given up. */
 static struct stage *stage_free(struct archiver *a, int *err)
 {
 	struct syncer *y = &a->sync;
 	struct stage *free_st = NULL;
 	pthread_mutex_lock(&y->mu);
 	for (;;) { /* each turn finds one, fails, or waits for a write */
-		for (unsigned i = 1; i < STAGES && !free_st; i++) {
-			struct stage *st = &a->stage[(a->cur + i) % STAGES];
+		for (unsigned i = 1; i < a->nstages && !free_st; i++) {
+			struct stage *st = &a->stage[(a->cur + i) % a->nstages];
 			if (!st->busy)
 				free_st = st;
 		}
 		if (free_st || y->werr)
 			break;
+		if (stage_make(a)) {
+			/* the syncer holds the others: only the drain makes
+			 * stages or picks them */
+			free_st = &a->stage[a->nstages - 1];
+			break;
+		}
 		timed_wait(y, RETRY_MS);
 	}
 	*err = free_st ? 0 : -y->werr;
@@ -451,13 +471,13 @@ int stage_write_out(struct archiver *a)
 }
 
 /* How long the loop may wait before stage_write_out() is due (at most
- * @most ms). */
+ * @most ms); @most if nothing waits for it. */
 int stage_wait_ms(const struct archiver *a, int most)
 {
 	if (a->queued >= a->file_size)
 		return most;
 	int64_t left = (int64_t)(a->queued_ms + BLOCK_MS) - (int64_t)mono_ms();
-	return left <= 0 ? 0 : left < most ? (int)left : most;
+	return left <= 0 ? 0 : most < 0 || left < most ? (int)left : most;
 }
 
 /* Every byte of the current file on its way to the disk: the syncer's
@@ -472,7 +492,7 @@ int stage_finish(struct archiver *a)
 	 * end, if the disk is still full) */
 	for (;;) {
 		bool busy = false;
-		for (unsigned i = 0; i < STAGES; i++)
+		for (unsigned i = 0; i < a->nstages; i++)
 			busy |= a->stage[i].busy;
 		if (!busy)
 			break;
@@ -498,7 +518,7 @@ int stage_begin(struct archiver *a, const char *path)
 {
 	uint64_t off = a->file_size & ~(uint64_t)(DIO_ALIGN - 1);
 	size_t tail = (size_t)(a->file_size - off);
-	struct stage *st = &a->stage[(a->cur + 1) % STAGES];
+	struct stage *st = &a->stage[(a->cur + 1) % a->nstages];
 	memcpy(st->buf + tail, a->out, a->out_len);
 	if (tail && pread(a->fd, st->buf, tail, (off_t)off) != (ssize_t)tail)
 		return errno ? -errno : -EIO;

@@ -204,13 +204,8 @@ static void source_failed(struct cat_opts *o, struct source *s, int err)
 {
 	if (s->archive && err == -ENOTSUP) {
 		/* the reader goes on past the files it cannot read */
-		fprintf(stderr,
-			"shmlog %s: the archive in %s holds zstd-compressed "
-			"blocks (`shmlog archive --zstd`), and this shmlog was "
-			"built without zstd: the files that hold them are "
-			"skipped. Build shmlog with cmake -DSHMLOG_ZSTD=ON "
-			"(Debian: libzstd-dev) to read them\n",
-			o->cmd, o->archive);
+		cli_say_no_zstd(o->cmd, o->archive,
+				"the files that hold them are skipped");
 		s->ev = SHMLOG_EV_NONE;
 		return;
 	}

@@ -145,6 +145,16 @@ static void explain_eperm(const char *what, const char *path, const char *b)
 	}
 }
 
+void cli_say_no_zstd(const char *cmd, const char *dir, const char *then)
+{
+	fprintf(stderr,
+		"shmlog %s: the archive in %s holds zstd-compressed blocks "
+		"(`shmlog archive --zstd`), and this shmlog was built without "
+		"zstd: %s. Build shmlog with cmake -DSHMLOG_ZSTD=ON (Debian: "
+		"libzstd-dev) to read them\n",
+		cmd, dir, then);
+}
+
 int cli_fail(const char *what, int err)
 {
 	const char *b = cli_buffer_name();

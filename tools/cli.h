@@ -31,6 +31,10 @@ int cli_set_buffer(const char *cmd, const char *name);
 
 /* Print what went wrong with the buffer and what to do; returns 1. */
 int cli_fail(const char *what, int err);
+/* Say that the archive in @dir holds zstd-compressed blocks this build
+ * cannot read, and how to build one that can; @then: what @cmd does
+ * about it. */
+void cli_say_no_zstd(const char *cmd, const char *dir, const char *then);
 /* Print a usage error ("shmlog CMD: " fmt with @arg) and where the help
  * is; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);

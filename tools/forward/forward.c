@@ -317,6 +317,12 @@ static int fill_batch(struct forwarder *f)
 {
 	if (f->arc) {
 		int ret = read_archive(f);
+		if (ret == -ENOTSUP) {
+			/* a forwarder never skips records silently */
+			cli_say_no_zstd("forward", f->archive,
+					"forwarding stops at the first of them");
+			return ret;
+		}
 		if (ret < 0) {
 			fprintf(stderr, "shmlog forward: reading the archive "
 				"%s: %s\n", f->archive, shmlog_strerror(ret));
