@@ -784,6 +784,12 @@ int cmd_archive(int argc, char **argv)
 			" lost (%" PRIu64 " losses) into %s\n",
 			a.records, a.lost_records, a.losses, a.dir);
 	}
+	if (!a.quiet && a.overflows)
+		fprintf(stderr,
+			"shmlog " CMD ": the disk lagged behind: %" PRIu64
+			" MiB went through the page cache instead of straight "
+			"to the disk\n",
+			a.overflows * (STAGE_STEP >> 20));
 out:
 	archiver_free(&a);
 	return rc;

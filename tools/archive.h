@@ -138,6 +138,7 @@ struct stage {
 /* A chore for the syncer: the descriptor is its own, closed when done. */
 enum sync_op {
 	SYNC_WRITE, /* a stage's bytes off .. off + len written */
+	SYNC_DROP, /* bytes off .. off + len written out, their pages dropped */
 	SYNC_DATA, /* fdatasync() */
 	SYNC_FILE, /* a finished file: fdatasync(), its pages dropped */
 };
@@ -184,6 +185,8 @@ struct archiver {
 	int dfd; /* the current file again, O_DIRECT if it takes it */
 	struct stage stage[STAGES];
 	unsigned nstages; /* made so far */
+	uint64_t overflows; /* stages that went through the page cache, every
+			     * stage waiting for the disk */
 	unsigned cur; /* the stage being filled: its bytes end at file_size */
 	uint64_t queued; /* the file's bytes handed to the disk up to here */
 	uint64_t queued_ms; /* mono_ms() when the rest began to wait */

@@ -25,6 +25,11 @@
  * the page-cache writes only touch the current stage, past every unit
  * handed over.
  *
+ * When every stage waits for the disk (it lags, or writes back other
+ * programs' data), the current stage goes through the page cache instead
+ * and is filled again: the drain never waits for a disk that takes data,
+ * as it never did with plain writes (stage_overflow()).
+ *
  * Where the filesystem refuses O_DIRECT, the syncer's writes go through
  * the page cache, each written out and its pages dropped after.
  *
@@ -137,6 +142,9 @@ static void sync_do(struct syncer *y, const struct sync_job *j)
 			y->gave_up = err != 0;
 			pthread_mutex_unlock(&y->mu);
 		}
+		break;
+	case SYNC_DROP:
+		drop_written(j->fd, j->off, j->len);
 		break;
 	case SYNC_FILE:
 		if (fdatasync(j->fd) == 0)
@@ -343,10 +351,11 @@ static int write_error(struct archiver *a)
 }
 
 /* A stage other than the current one that no write holds: a new one
- * while there may be more, else waited for while the syncer writes; NULL
- * if its writes fail (their error into *@err: the disk is full, say).
- * Bounded by the syncer: each write ends, done or given up. */
-static struct stage *stage_free(struct archiver *a, int *err)
+ * while there may be more, else (if @wait) waited for while the syncer
+ * writes; NULL if none, or if its writes fail (their error into *@err:
+ * the disk is full, say; else 0). Bounded by the syncer: each write ends,
+ * done or given up. */
+static struct stage *stage_free(struct archiver *a, int *err, bool wait)
 {
 	struct syncer *y = &a->sync;
 	struct stage *free_st = NULL;
@@ -365,6 +374,8 @@ static struct stage *stage_free(struct archiver *a, int *err)
 			free_st = &a->stage[a->nstages - 1];
 			break;
 		}
+		if (!wait)
+			break;
 		timed_wait(y, RETRY_MS);
 	}
 	*err = free_st ? 0 : -y->werr;
@@ -378,6 +389,36 @@ static size_t staged(const struct archiver *a)
 	return (size_t)(a->file_size - a->stage[a->cur].off);
 }
 
+static void stage_move(struct archiver *a, struct stage *to, uint64_t off,
+		       const unsigned char *from, size_t n);
+
+/* Every stage waits for the disk (it lags, or is busy with others'
+ * writes): the current one goes through the page cache, like a slow
+ * writer's bytes, and is filled again from its last unit on; the syncer
+ * writes those pages out and drops them when it can. The drain never waits
+ * for the disk. 0, or the error of the write. */
+static int stage_overflow(struct archiver *a)
+{
+	uint64_t from = a->queued;
+	int err = stage_write_out(a);
+	if (err)
+		return err;
+	struct sync_job j = {.fd = dup(a->fd),
+			     .op = SYNC_DROP,
+			     .off = from,
+			     .len = a->file_size - from};
+	if (j.fd >= 0 && !sync_hand(a, &j, false))
+		close(j.fd); /* its pages go with the file's, at its end */
+	/* the block being filled follows the staged bytes: it moves too */
+	struct stage *st = &a->stage[a->cur];
+	uint64_t off = a->file_size & ~(uint64_t)(DIO_ALIGN - 1);
+	size_t tail = (size_t)(a->file_size - off);
+	stage_move(a, st, off, st->buf + (off - st->off), tail + a->out_len);
+	a->out = st->buf + tail;
+	a->overflows++;
+	return 0;
+}
+
 /* Before a block of @len bytes is sealed into the current stage: 0 if it
  * can go to the disk after it, else the error of the syncer's writes,
  * one failing now too (nothing sealed then: the block stays as it is,
@@ -387,7 +428,9 @@ int stage_room(struct archiver *a, size_t len)
 	int err = write_error(a);
 	if (err || staged(a) + len < STAGE_STEP)
 		return err;
-	return stage_free(a, &err) ? 0 : err;
+	if (stage_free(a, &err, false))
+		return 0;
+	return err ? err : stage_overflow(a);
 }
 
 /* @from (@n bytes, a stage's) to the start of @to, for file offset @off:
@@ -414,7 +457,7 @@ void stage_add(struct archiver *a, size_t len, uint64_t since_ms)
 	size_t whole = n & ~(size_t)(DIO_ALIGN - 1);
 	int err;
 	struct stage *next;
-	if (n < STAGE_STEP || !(next = stage_free(a, &err))) {
+	if (n < STAGE_STEP || !(next = stage_free(a, &err, true))) {
 		a->out = st->buf + n;
 		return;
 	}

@@ -28,8 +28,9 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
+	rmdir /sys/fs/cgroup/blkio/shmlog-test-$$ 2>/dev/null
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m $B-pc $B-z $B-sf; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -232,6 +233,36 @@ kill -TERM $apid; wait $apid
 same "slow, then fast: the records, in order" \
 	"$("$S" cat --no-pager -b $B-sf -v raw | nobuf)" \
 	"$("$S" cat --no-pager --archive "$D" -v raw | nobuf)"
+
+# ---- a disk that lags: stages through the page cache, nothing lost ----
+# The archiver's O_DIRECT writes throttled to 8 MB/s (a cgroup v1 blkio
+# throttle, which holds back direct writes and not the page cache's):
+# every stage soon waits for the disk, and the drain goes on through the
+# page cache instead of waiting (or losing records to the ring's wrap).
+cg=/sys/fs/cgroup/blkio/shmlog-test-$$
+dev=$(findmnt -n -o MAJ:MIN -T "$T" 2>/dev/null | tr -d ' ')
+if [ "$(id -u)" != 0 ] || [ ! -w /sys/fs/cgroup/blkio ] || [ -z "$dev" ] ||
+	! mkdir "$cg" 2>/dev/null; then
+	skip "a disk that lags: needs root and a cgroup v1 blkio throttle"
+elif ! echo "$dev 8388608" >"$cg/blkio.throttle.write_bps_device" 2>/dev/null; then
+	rmdir "$cg"
+	skip "a disk that lags: no throttle on $T's device ($dev)"
+else
+	"$S" create -b $B-lag --size 64M || exit 1
+	D=$T/lag
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+		"$S" archive -b $B-lag -o "$D" 2>"$T/lag.err" & apid=$!
+	pids+=($apid)
+	pad=$(printf '%0100d' 0)
+	seq 1 250000 | sed "s/\$/ $pad/" | "$S" write -b $B-lag -t lag
+	ok "a disk that lags: all there" poll 600 "$CHECK" "$D" "$(written $B-lag)" --no-loss
+	kill -TERM $apid; wait $apid
+	has "a disk that lags: it said so" "the disk lagged behind" "$(cat "$T/lag.err")"
+	same "a disk that lags: the records, in order" \
+		"$("$S" cat --no-pager -b $B-lag -v raw | nobuf)" \
+		"$("$S" cat --no-pager --archive "$D" -v raw | nobuf)"
+	rmdir "$cg"
+fi
 
 # ---- crash torture: archiver and writers killed at random instants ----
 "$S" create -b $B-t --size 64K || exit 1
