@@ -403,14 +403,14 @@ ok "SIGTERM: all there" "$CHECK" "$D" "$(written $B-s)" --no-loss
 # full_disk NAME [LAUNCHER]: found by fallocate() before a block is sealed
 # (as on ext4 and tmpfs), or with LAUNCHER without_fallocate, by the
 # syncer's O_DIRECT writes (as on a filesystem without fallocate). The
-# disk has 8 MiB, 200 KiB of it free; then the archiver may hold 4 MiB
+# disk has 24 MiB, 200 KiB of it free; then the archiver may hold 16 MiB
 # (docs/archive.md, "A full disk"), and space returns for all of it.
 full_disk() {
 	local name=$1; shift
 	"$S" rm -b $B-f >/dev/null 2>&1
 	"$S" create -b $B-f --size 64K || exit 1
 	D=$T/full/$name
-	head -c 7992K /dev/zero >"$T/full/filler"
+	head -c 24376K /dev/zero >"$T/full/filler"
 	"$@" "$S" archive -b $B-f -o "$D" 2>"$T/full.err" & apid=$!
 	pids+=($apid)
 	said() { grep -q "cannot write" "$T/full.err"; }
@@ -434,7 +434,7 @@ full_disk() {
 	rm -rf "$D"
 }
 if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/full" ||
-	! mount -t tmpfs -o size=8M tmpfs "$T/full" 2>/dev/null; then
+	! mount -t tmpfs -o size=24M tmpfs "$T/full" 2>/dev/null; then
 	echo "SKIP: full disk: needs root and a tmpfs mount" >&2
 	skipped=1
 else
