@@ -15,10 +15,12 @@
 #ifndef SHMLOG_TOOLS_ARCHIVE_H
 #define SHMLOG_TOOLS_ARCHIVE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "archive_codec.h"
 #include "shmlog.h"
@@ -216,16 +218,33 @@ struct archiver {
 	size_t aside_cap;
 };
 
+static inline uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Is @err (negative) the disk having no room (for us)? */
+static inline bool disk_full_err(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
 /* archive_file.c */
-uint64_t mono_ms(void);
-int64_t wall_ns(void);
 void bufent_free(struct bufent *b);
 int bufent_set(struct bufent *b, const char *path, size_t path_len,
 	       int64_t created_ns, uint64_t ino, uint64_t initial_seq,
 	       unsigned lanes);
 int recover(struct archiver *a);
 int new_file(struct archiver *a);
-bool disk_full_err(int err);
 int flush(struct archiver *a);
 void release_reserved(struct archiver *a);
 

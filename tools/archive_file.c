@@ -24,20 +24,6 @@
 #include "archive_codec.h"
 #include "archive_zstd.h"
 
-uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-int64_t wall_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void file_path(const struct archiver *a, uint64_t no, char *buf,
 		      size_t n)
 {
@@ -479,11 +465,6 @@ static bool want_rotate(const struct archiver *a, size_t len)
 			return true;
 	}
 	return false;
-}
-
-bool disk_full_err(int err)
-{
-	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
 }
 
 static void say_disk_full(struct archiver *a, int err)
