@@ -137,6 +137,23 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
 #endif
 }
 
+/* copy_bytes() for a span of records (up to 64 KiB): in 64-byte moves,
+ * not the string instruction (rep movsb) memcpy() picks at this size.
+ * Measured on AMD EPYC (Zen 4): `shmlog archive --once` of 4 M records
+ * took 6.5 % less CPU (median of 15 runs each, taken in turn). */
+static inline void copy_span_bytes(void *dst, const void *src, size_t n)
+{
+#ifdef READER_TSAN
+	shmlog__copy_out(dst, src, n);
+#else
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	for (; n >= 64; n -= 64, d += 64, s += 64)
+		__builtin_memcpy(d, s, 64);
+	memcpy(d, s, n);
+#endif
+}
+
 /* Could a writer of ours have committed this header? Anything else is a
  * damaged (or forged) record: a TORN header flipped to COMMITTED has
  * priority 0, for one. */

@@ -170,7 +170,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 						    : NULL;
 	if (!buf)
 		buf = r->span;
-	copy_bytes(buf, data + off0, (size_t)n);
+	copy_span_bytes(buf, data + off0, (size_t)n);
 	/* handed whole: the clock piece of the first record */
 	struct shmlog__clock_piece piece = {.lo = 0, .hi = UINT64_MAX};
 	if (out->span && n >= REC_HDR) {
