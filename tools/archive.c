@@ -390,10 +390,12 @@ static void wait_for_records(struct archiver *a)
 		stage_write_out(a); /* if refused, the stage's write has it */
 }
 
-/* The periodic chores: what waits in the stage to the file, sync, buffers
- * created again. */
+/* The periodic chores: files past the limits removed, what waits in the
+ * stage to the file, sync, buffers created again. */
 static void chores(struct archiver *a)
 {
+	if (a->prune_due)
+		prune_files(a);
 	if (!stage_wait_ms(a, BLOCK_MS))
 		stage_write_out(a); /* if refused, the stage's write has it */
 	uint64_t now = mono_ms();
@@ -413,6 +415,14 @@ static int run(struct archiver *a)
 	 * bound, as writers may never stop */
 	unsigned rounds = 0;
 	uint64_t last_gaps_ms = mono_ms();
+	/* the first file now, not at the first block: made then, it stopped
+	 * the drain 8 ms while a writer may log at full speed (if the disk is
+	 * full, the first block tries again) */
+	if (a->fd < 0) {
+		int err = new_file(a);
+		if (err && !disk_full_err(err))
+			return err;
+	}
 	while (!cli_stop) {
 		if (a->disk_full) {
 			nap_ms(RETRY_MS);
@@ -462,6 +472,8 @@ static int run(struct archiver *a)
 	if (!err && a->fd < 0)
 		err = new_file(a); /* an archive of nothing still says where */
 	int end = stage_finish(a);
+	if (a->prune_due)
+		prune_files(a); /* every file named now */
 	sync_end(a);
 	return err ? err : end;
 }

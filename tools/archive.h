@@ -39,9 +39,12 @@
 	 sizeof(struct shmlog_arc_loss))
 #define OUT_CAP (BLOCK_TARGET + 64 * 1024 + ENTRY_MAX)
 /* A file's blocks are reserved this far ahead of its writes (fallocate
- * past its end, its size unchanged): ext4 then skips the per-page
- * reservation of delayed allocation in each write(2). */
-#define RESERVE_STEP (8u << 20)
+ * past its end, its size unchanged), within --max-file-size: with the
+ * default size, once a file, when it is new. (A fallocate() while the
+ * syncer's O_DIRECT write extends the file waits for that write: in 8 MiB
+ * steps it stopped the drain for 4-6 ms each, measured, and a writer paced
+ * at 10 M records/s into 16 MiB lost records.) */
+#define RESERVE_STEP (64u << 20)
 /* A block is sealed when full, when a turn finds nothing new, or once it
  * is this old; what was read reaches the file within about twice that. */
 #define BLOCK_MS 100
@@ -50,17 +53,20 @@
 /* Sealed blocks gather in a stage on their way to the disk; each
  * STAGE_STEP bytes of it the syncer writes with O_DIRECT, in whole
  * DIO_ALIGN units (archive_disk.c). */
-#define STAGE_STEP (1u << 20)
+#define STAGE_STEP (2u << 20)
 #define DIO_ALIGN 4096u
 #define STAGE_CAP ((STAGE_STEP + OUT_CAP + 2 * DIO_ALIGN - 1) & ~(DIO_ALIGN - 1))
 /* One being filled, the others the syncer's to write: two at first, more
  * (up to STAGES) made while the disk lags behind, so that a hiccup of the
  * disk does not stop the drain. */
-#define STAGES 16
+#define STAGES 32
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
-/* Chores the syncer may hold: every stage's write, a sync and a file. */
-#define SYNC_QUEUE (STAGES + 2)
-_Static_assert(SYNC_QUEUE >= STAGES + 2, "the syncer's queue");
+/* Chores the syncer may hold: a stage's writes (two at a file's end: its
+ * whole units, then the rest) and, for each file ended, its end and the
+ * next one's name; every file ended holds a stage till written, so at
+ * most STAGES wait. Then a sync. A full queue would stop the drain as the
+ * disk's pace, not the stages', and the page cache never taken. */
+#define SYNC_QUEUE (4 * STAGES + 2)
 _Static_assert(STAGE_CAP % DIO_ALIGN == 0 && STAGE_STEP % DIO_ALIGN == 0,
 	       "O_DIRECT writes of whole units from aligned stages");
 
@@ -134,7 +140,7 @@ struct run {
 struct stage {
 	unsigned char *buf; /* STAGE_CAP bytes, DIO_ALIGN-aligned */
 	uint64_t off; /* the file offset of buf[0]: a multiple of DIO_ALIGN */
-	bool busy; /* the syncer's, to write (under syncer.mu) */
+	unsigned busy; /* the syncer's writes of it to do (under syncer.mu) */
 };
 
 /* A chore for the syncer: the descriptor is its own, closed when done. */
@@ -142,7 +148,11 @@ enum sync_op {
 	SYNC_WRITE, /* a stage's bytes off .. off + len written */
 	SYNC_DROP, /* bytes off .. off + len written out, their pages dropped */
 	SYNC_DATA, /* fdatasync() */
-	SYNC_FILE, /* a finished file: fdatasync(), its pages dropped */
+	SYNC_FILE, /* a finished file: cut to .len (its blocks reserved past
+		    * that given back), fdatasync(), its pages dropped */
+	SYNC_NAME, /* a new file: its blocks reserved up to .off (if not 0),
+		    * .data's .len bytes at 0, then renamed from its hidden
+		    * name to its own (.names: both) */
 };
 
 struct sync_job {
@@ -150,6 +160,8 @@ struct sync_job {
 	enum sync_op op;
 	struct stage *st; /* SYNC_WRITE: its stage, freed when written */
 	uint64_t off, len;
+	unsigned char *data; /* SYNC_NAME: its bytes, freed when done */
+	char *names; /* SYNC_NAME: the hidden name, '\0', the name */
 };
 
 /* The disk's chores off the drain's thread (archive_file.c, "the
@@ -161,6 +173,9 @@ struct syncer {
 	bool ready; /* its lock and condition made */
 	bool started, stop;
 	bool data_queued; /* a SYNC_DATA in the queue or being done */
+	unsigned naming; /* SYNC_NAMEs in the queue or being done: the
+			  * files before are not whole on disk yet */
+	bool unreserved; /* a SYNC_NAME's reservation failed */
 	int werr; /* errno of a write failing now (tried again), or 0 */
 	bool gave_up; /* a write failed for good: the later ones are skipped */
 	struct sync_job q[SYNC_QUEUE];
@@ -194,6 +209,8 @@ struct archiver {
 	uint64_t queued_ms; /* mono_ms() when the rest began to wait */
 	uint64_t reserved; /* its blocks are reserved up to here; 0: none
 			    * asked, UINT64_MAX: none to be asked */
+	bool reserve_async; /* reserved by the syncer, with its first bytes
+			     * (sync_unreserved(): unless it could not) */
 	int64_t file_created_ns;
 	unsigned char *out; /* the block being filled, in the current stage
 			    * after its sealed ones: header, then entries */
@@ -201,6 +218,8 @@ struct archiver {
 	uint32_t out_entries;
 	struct run run;
 	bool disk_full;
+	bool prune_due; /* a limit may be passed: prune_files() once every
+			 * file has its name */
 	uint64_t block_no; /* blocks written so far: the one filled has it */
 	uint64_t block_ms; /* mono_ms() when its first entry went in */
 	uint64_t unsynced; /* bytes written since the last fdatasync */
@@ -246,12 +265,16 @@ int bufent_set(struct bufent *b, const char *path, size_t path_len,
 int recover(struct archiver *a);
 int new_file(struct archiver *a);
 int flush(struct archiver *a);
+void prune_files(struct archiver *a);
 void release_reserved(struct archiver *a);
 
 /* archive_disk.c */
 int stage_init(struct archiver *a);
 void stage_release(struct archiver *a);
 int stage_begin(struct archiver *a, const char *path);
+int stage_next_file(struct archiver *a, int fd, const char *hidden,
+		    const char *path, unsigned char *head, size_t len,
+		    uint64_t reserve);
 int stage_room(struct archiver *a, size_t len);
 void stage_add(struct archiver *a, size_t len, uint64_t since_ms);
 int stage_write_out(struct archiver *a);
@@ -259,7 +282,8 @@ int stage_finish(struct archiver *a);
 int stage_wait_ms(const struct archiver *a, int most);
 int sync_start(struct archiver *a);
 void sync_now(struct archiver *a);
-void sync_close(struct archiver *a, int fd);
+bool sync_unreserved(struct archiver *a);
+bool sync_naming(struct archiver *a);
 void sync_end(struct archiver *a);
 
 /* archive_block.c */

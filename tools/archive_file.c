@@ -31,6 +31,41 @@ static void file_path(const struct archiver *a, uint64_t no, char *buf,
 		 a->dir, no);
 }
 
+/* A new file's name until its header is on disk: no archive file's to
+ * readers and recovery (shmlog__arc_file_number()). */
+#define HIDDEN_SUFFIX ".new"
+
+static void hidden_path(const struct archiver *a, uint64_t no, char *buf,
+			size_t n)
+{
+	snprintf(buf, n,
+		 "%s/" SHMLOG_ARC_PREFIX "%016" PRIu64 SHMLOG_ARC_SUFFIX
+			 HIDDEN_SUFFIX,
+		 a->dir, no);
+}
+
+/* Remove new files a killed run left unnamed: they hold a header and no
+ * record (nothing is written to a file before its name). */
+static void remove_hidden(const struct archiver *a)
+{
+	DIR *d = opendir(a->dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	size_t plen = strlen(SHMLOG_ARC_PREFIX),
+	       slen = strlen(SHMLOG_ARC_SUFFIX HIDDEN_SUFFIX);
+	/* each turn takes an entry: bounded by the directory */
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n == plen + 16 + slen &&
+		    !strncmp(e->d_name, SHMLOG_ARC_PREFIX, plen) &&
+		    !strcmp(e->d_name + plen + 16,
+			    SHMLOG_ARC_SUFFIX HIDDEN_SUFFIX))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 /* ---- the archive's files ---- */
 
 struct file_info {
@@ -217,6 +252,7 @@ int recover(struct archiver *a)
 {
 	struct file_info *files;
 	size_t n;
+	remove_hidden(a);
 	int err = list_files(a, &files, &n);
 	if (err)
 		return err;
@@ -289,23 +325,6 @@ int recover(struct archiver *a)
 
 /* ---- writing blocks, files, rotation ---- */
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) { /* each turn writes something or fails */
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (w == 0)
-			return -ENOSPC;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void seal_block(struct archiver *a, unsigned char *blk, size_t len,
 		       uint32_t entries)
 {
@@ -320,19 +339,35 @@ static void seal_block(struct archiver *a, unsigned char *blk, size_t len,
 	(void)a;
 }
 
+/* Where the current file's blocks are reserved to: RESERVE_STEP past
+ * its end, within --max-file-size and --max-size. */
+static uint64_t reserve_target(const struct archiver *a)
+{
+	uint64_t want = a->file_size + RESERVE_STEP;
+	if (a->max_file_size && want > a->max_file_size)
+		want = a->max_file_size;
+	if (a->max_size) {
+		uint64_t room = a->max_size > a->total_size
+					? a->max_size - a->total_size
+					: 0;
+		if (want - a->file_size > room)
+			want = a->file_size + room;
+	}
+	return want;
+}
+
 /* Start file a->file_no + 1: its header and a first block of every known
- * buffer's BUFFER entry, one write(2). */
+ * buffer's BUFFER entry. The current file's last bytes, its end, then
+ * these and the new file's name go to the syncer, in that order
+ * (stage_next_file()): its positions say the file before is whole. */
 int new_file(struct archiver *a)
 {
-	/* the current file whole first: the new one's positions say so */
-	int err = a->fd >= 0 ? stage_finish(a) : 0;
-	if (err)
-		return err;
 	uint64_t no = a->file_no + 1;
-	char path[PATH_MAX];
+	char path[PATH_MAX], hidden[PATH_MAX];
 	file_path(a, no, path, sizeof(path));
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		      0640);
+	hidden_path(a, no, hidden, sizeof(hidden));
+	int fd = open(hidden,
+		      O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0)
 		return -errno;
 	size_t cap = sizeof(struct shmlog_arc_file) +
@@ -351,7 +386,7 @@ int new_file(struct archiver *a)
 	unsigned char *buf = malloc(cap);
 	if (!buf) {
 		close(fd);
-		unlink(path);
+		unlink(hidden);
 		return -ENOMEM;
 	}
 	struct shmlog_arc_file h;
@@ -394,31 +429,37 @@ int new_file(struct archiver *a)
 	a->out = saved_out;
 	a->out_len = saved_len;
 	a->out_entries = saved_entries;
-	err = write_all(fd, buf, len);
-	free(buf);
+	uint64_t size = a->file_size;
+	a->file_size = len;
+	uint64_t reserve = reserve_target(a);
+	a->file_size = size;
+	int err = stage_next_file(a, fd, hidden, path, buf, len,
+				  reserve > len ? reserve : 0);
 	if (err) {
+		free(buf);
 		close(fd);
-		unlink(path);
+		unlink(hidden);
 		return err;
 	}
-	if (a->fd >= 0) {
-		release_reserved(a);
-		sync_close(a, a->fd);
-	}
 	a->fd = fd;
-	a->reserved = 0;
+	a->reserved = reserve > len ? reserve : 0;
+	a->reserve_async = a->reserved != 0;
 	a->file_no = no;
 	a->file_size = a->file_start = len;
 	a->file_created_ns = h.created_ns;
 	a->unsynced = len;
-	/* its first block went through the page cache; the rest is staged */
-	return stage_begin(a, path);
+	return 0;
 }
 
-/* Remove the oldest files while a limit is passed; never the current. */
-static void prune(struct archiver *a)
+/* Remove the oldest files while a limit is passed; never the current.
+ * Not while a new file waits for its name (sync_naming()): the files are
+ * counted once they all have one (a->prune_due, the drain's chores). */
+void prune_files(struct archiver *a)
 {
 	if (!a->max_files && !a->max_size && !a->max_age_s)
+		return;
+	a->prune_due = sync_naming(a);
+	if (a->prune_due)
 		return;
 	struct file_info *f;
 	size_t n;
@@ -480,8 +521,6 @@ static void say_disk_full(struct archiver *a, int err)
 		a->dir, strerror(-err), RETRY_MS);
 }
 
-/* Write the block being filled. 0, -ENOSPC and the like (the block kept,
- * the file as it was before), or another error. */
 /* Blocks for the next @len bytes of the current file and RESERVE_STEP
  * more, reserved beyond its end (FALLOC_FL_KEEP_SIZE: readers, recovery
  * and the size limits see the bytes written, no more), within
@@ -489,23 +528,18 @@ static void say_disk_full(struct archiver *a, int err)
  * room for the @len bytes alone. This is how a full disk is found before
  * a block is sealed, while the block can still wait (the syncer's writes
  * then land in room reserved): -ENOSPC or -EDQUOT. A filesystem without
- * fallocate(2) gets plain writes, and the syncer finds a full disk. */
+ * fallocate(2) gets plain writes, and the syncer finds a full disk.
+ * (A new file's first reservation is the syncer's, with its first bytes,
+ * so that the drain does not wait for it: a->reserve_async.) */
 static int reserve_ahead(struct archiver *a, size_t len)
 {
 	uint64_t end = a->file_size + len;
+	if (a->reserve_async && sync_unreserved(a))
+		a->reserved = a->file_size; /* the syncer could not: here */
 	if (end <= a->reserved || a->reserved == UINT64_MAX)
 		return 0; /* reserved already, or not to be */
-	uint64_t want = a->file_size + RESERVE_STEP;
-	if (a->max_file_size && want > a->max_file_size)
-		want = a->max_file_size;
-	if (a->max_size) {
-		uint64_t room = a->max_size > a->total_size
-					? a->max_size - a->total_size
-					: 0;
-		if (want - a->file_size > room)
-			want = a->file_size + room;
-	}
-	if (want >= end + RESERVE_STEP / 4 &&
+	uint64_t want = reserve_target(a);
+	if (want > end &&
 	    fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
 		      (off_t)(want - a->file_size)) == 0) {
 		a->reserved = want;
@@ -602,7 +636,7 @@ int flush(struct archiver *a)
 	if (rotated || (a->max_size && a->total_size > a->max_size) ||
 	    (a->max_age_s && mono_ms() - a->last_prune_ms >= CHECK_MS)) {
 		a->last_prune_ms = mono_ms();
-		prune(a);
+		prune_files(a);
 	}
 	out_reset(a);
 	a->block_ms = 0; /* the next block's age counts from its first entry */

@@ -204,9 +204,9 @@ else
 		else
 			has "O_DIRECT: the file opened with it" "O_DIRECT" \
 				"$(grep '\.arc' "$T/pc.strace" | grep openat)"
-			big=$(awk '/pwrite64\(/ && $NF + 0 >= 1048576 && $NF % 4096 == 0 {n++}
+			big=$(awk '/pwrite64\(/ && $NF + 0 >= 1048576 && $NF % 4096 == 0 {n += $NF}
 				END {print n + 0}' "$T/pc.strace")
-			ok "O_DIRECT: whole stages written ($big)" test "$big" -ge 24
+			ok "O_DIRECT: whole stages written ($big bytes)" test "$big" -ge $((24 << 20))
 			hasnt "O_DIRECT: never taken back" "F_SETFL" \
 				"$(grep fcntl "$T/pc.strace")"
 		fi
@@ -248,13 +248,14 @@ elif ! echo "$dev 8388608" >"$cg/blkio.throttle.write_bps_device" 2>/dev/null; t
 	rmdir "$cg"
 	skip "a disk that lags: no throttle on $T's device ($dev)"
 else
-	"$S" create -b $B-lag --size 64M || exit 1
+	"$S" create -b $B-lag --size 256M || exit 1
 	D=$T/lag
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
 		"$S" archive -b $B-lag -o "$D" 2>"$T/lag.err" & apid=$!
 	pids+=($apid)
 	pad=$(printf '%0100d' 0)
-	seq 1 250000 | sed "s/\$/ $pad/" | "$S" write -b $B-lag -t lag
+	# twice what the stages hold (STAGES of STAGE_STEP: 64 MiB)
+	seq 1 1200000 | sed "s/\$/ $pad/" | "$S" write -b $B-lag -t lag
 	ok "a disk that lags: all there" poll 600 "$CHECK" "$D" "$(written $B-lag)" --no-loss
 	kill -TERM $apid; wait $apid
 	has "a disk that lags: it said so" "the disk lagged behind" "$(cat "$T/lag.err")"
