@@ -713,16 +713,20 @@ int stage_next_file(struct archiver *a, int fd, const char *hidden,
 	memcpy(names + hidden_len, path, path_len);
 	int err;
 	struct stage *next = stage_free(a, &err, true);
-	struct sync_job h = {.fd = next ? dup(fd) : -1, .op = SYNC_NAME,
-			     .off = reserve, .data = head, .len = len,
-			     .names = names};
-	int dfd = h.fd < 0 ? -1
-			   : open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW |
-						  O_DIRECT);
-	if (dfd < 0 && errno == EINVAL)
-		dfd = open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (!next) {
+		free(names);
+		return err ? err : -ENOMEM;
+	}
+	struct sync_job h = {.fd = dup(fd), .op = SYNC_NAME, .off = reserve,
+			     .data = head, .len = len, .names = names};
+	int dfd = -1;
+	if (h.fd >= 0) {
+		dfd = open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
+		if (dfd < 0 && errno == EINVAL)
+			dfd = open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
 	if (dfd < 0) {
-		err = err ? err : -errno;
+		err = -errno;
 		if (h.fd >= 0)
 			close(h.fd);
 		free(names);
