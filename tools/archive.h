@@ -52,10 +52,11 @@
 #define SYNC_MS 1000 /* written data is fdatasync'ed this often */
 /* Sealed blocks gather in a stage on their way to the disk; each
  * STAGE_STEP bytes of it the syncer writes with O_DIRECT, in whole
- * DIO_ALIGN units (archive_disk.c). */
-#define STAGE_STEP (2u << 20)
+ * DIO_ALIGN units (archive_disk.c). A stage is one huge page (STAGE_CAP),
+ * its step what leaves room for a block and two units' slack after it. */
 #define DIO_ALIGN 4096u
-#define STAGE_CAP ((STAGE_STEP + OUT_CAP + 2 * DIO_ALIGN - 1) & ~(DIO_ALIGN - 1))
+#define STAGE_CAP (2u << 20)
+#define STAGE_STEP ((STAGE_CAP - OUT_CAP - 2 * DIO_ALIGN) & ~(DIO_ALIGN - 1))
 /* One being filled, the others the syncer's to write: two at first, more
  * (up to STAGES) made while the disk lags behind, so that a hiccup of the
  * disk does not stop the drain. */

@@ -254,7 +254,7 @@ else
 		"$S" archive -b $B-lag -o "$D" 2>"$T/lag.err" & apid=$!
 	pids+=($apid)
 	pad=$(printf '%0100d' 0)
-	# twice what the stages hold (STAGES of STAGE_STEP: 64 MiB)
+	# twice what the stages hold (STAGES of STAGE_CAP: 64 MiB)
 	seq 1 1200000 | sed "s/\$/ $pad/" | "$S" write -b $B-lag -t lag
 	ok "a disk that lags: all there" poll 600 "$CHECK" "$D" "$(written $B-lag)" --no-loss
 	kill -TERM $apid; wait $apid
