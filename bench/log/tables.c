@@ -331,7 +331,7 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 		"%s records/s kept\n  (%llu of %llu lost; the writer alone: "
 		"%s/s, %.2fx); the archiver spends %s of CPU a\n  record "
 		"(user + system), %.0f bytes of files a record; the disk "
-		"writes %s/s: %s records/s at most\n",
+		"writes %s/s: %s records/s reach it at most%s\n",
 		a->runs, E(a->keep_rps, ""),
 		(unsigned long long)a->keep_lost,
 		(unsigned long long)a->keep_written,
@@ -341,7 +341,12 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 		E(a->disk_bytes_per_s, "B"),
 		E(a->bytes_per_rec > 0 ? a->disk_bytes_per_s / a->bytes_per_rec
 				       : 0,
-		  ""));
+		  ""),
+		a->bytes_per_rec > 0 &&
+				a->keep_rps * a->bytes_per_rec > a->disk_bytes_per_s
+			? "\n  (kept faster than that, the files' newest pages "
+			  "wait in the page cache)"
+			: "");
 	if (a->paced_ok)
 		fprintf(f,
 			"  one writer paced at %s records/s (it wrote %s/s) "
