@@ -429,12 +429,11 @@ int new_file(struct archiver *a)
 	a->out = saved_out;
 	a->out_len = saved_len;
 	a->out_entries = saved_entries;
-	uint64_t size = a->file_size;
-	a->file_size = len;
-	uint64_t reserve = reserve_target(a);
-	a->file_size = size;
-	int err = stage_next_file(a, fd, hidden, path, buf, len,
-				  reserve > len ? reserve : 0);
+	/* its blocks are reserved by the drain at its first block, before
+	 * that is sealed (reserve_ahead()): a reservation of the syncer's
+	 * came after blocks were sealed, and a full disk was then found by
+	 * the writes (a torn block, measured under ASan) */
+	int err = stage_next_file(a, fd, hidden, path, buf, len, 0);
 	if (err) {
 		free(buf);
 		close(fd);
@@ -442,8 +441,8 @@ int new_file(struct archiver *a)
 		return err;
 	}
 	a->fd = fd;
-	a->reserved = reserve > len ? reserve : 0;
-	a->reserve_async = a->reserved != 0;
+	a->reserved = 0;
+	a->reserve_async = false;
 	a->file_no = no;
 	a->file_size = a->file_start = len;
 	a->file_created_ns = h.created_ns;
