@@ -20,7 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "archive_codec.h"
 #include "shmlog.h"
@@ -151,9 +153,8 @@ enum sync_op {
 	SYNC_DATA, /* fdatasync() */
 	SYNC_FILE, /* a finished file: cut to .len (its blocks reserved past
 		    * that given back), fdatasync(), its pages dropped */
-	SYNC_NAME, /* a new file: its blocks reserved up to .off (if not 0),
-		    * .data's .len bytes at 0, then renamed from its hidden
-		    * name to its own (.names: both) */
+	SYNC_NAME, /* a new file: .data's .len bytes at 0, then renamed from
+		    * its hidden name to its own (.names: both) */
 };
 
 struct sync_job {
@@ -176,7 +177,6 @@ struct syncer {
 	bool data_queued; /* a SYNC_DATA in the queue or being done */
 	unsigned naming; /* SYNC_NAMEs in the queue or being done: the
 			  * files before are not whole on disk yet */
-	bool unreserved; /* a SYNC_NAME's reservation failed */
 	int werr; /* errno of a write failing now (tried again), or 0 */
 	bool gave_up; /* a write failed for good: the later ones are skipped */
 	struct sync_job q[SYNC_QUEUE];
@@ -210,8 +210,6 @@ struct archiver {
 	uint64_t queued_ms; /* mono_ms() when the rest began to wait */
 	uint64_t reserved; /* its blocks are reserved up to here; 0: none
 			    * asked, UINT64_MAX: none to be asked */
-	bool reserve_async; /* reserved by the syncer, with its first bytes
-			     * (sync_unreserved(): unless it could not) */
 	int64_t file_created_ns;
 	unsigned char *out; /* the block being filled, in the current stage
 			    * after its sealed ones: header, then entries */
@@ -252,6 +250,19 @@ static inline int64_t wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Cut file @fd to @size bytes, never past what it holds (writes given up
+ * at the end left it shorter): the blocks reserved past its end given
+ * back. 0, or -1 (a failure costs space, not correctness). */
+static inline int file_cut(int fd, uint64_t size)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return -1;
+	if ((uint64_t)st.st_size < size)
+		size = (uint64_t)st.st_size;
+	return ftruncate(fd, (off_t)size);
+}
+
 /* Is @err (negative) the disk having no room (for us)? */
 static inline bool disk_full_err(int err)
 {
@@ -274,8 +285,7 @@ int stage_init(struct archiver *a);
 void stage_release(struct archiver *a);
 int stage_begin(struct archiver *a, const char *path);
 int stage_next_file(struct archiver *a, int fd, const char *hidden,
-		    const char *path, unsigned char *head, size_t len,
-		    uint64_t reserve);
+		    const char *path, unsigned char *head, size_t len);
 int stage_room(struct archiver *a, size_t len);
 void stage_add(struct archiver *a, size_t len, uint64_t since_ms);
 int stage_write_out(struct archiver *a);
@@ -283,7 +293,6 @@ int stage_finish(struct archiver *a);
 int stage_wait_ms(const struct archiver *a, int most);
 int sync_start(struct archiver *a);
 void sync_now(struct archiver *a);
-bool sync_unreserved(struct archiver *a);
 bool sync_naming(struct archiver *a);
 void sync_end(struct archiver *a);
 

@@ -20,10 +20,10 @@
  * is every few turns, and the page cache's pages would then be written
  * again under each O_DIRECT write, and dropped: measured, it lost records
  * behind a writer paced at 10 M records/s.) The stage's O_DIRECT write
- * covers those bytes again later; the kernel keeps the two views one. Writes never overlap
- * while in flight: a stage is written only up to its last whole unit, and
- * the page-cache writes only touch the current stage, past every unit
- * handed over.
+ * covers those bytes again later; the kernel keeps the two views one.
+ * Writes never overlap while in flight: a stage is written only up to its
+ * last whole unit, and the page-cache writes only touch the current stage,
+ * past every unit handed over.
  *
  * When every stage waits for the disk (it lags, or writes back other
  * programs' data), the current stage goes through the page cache instead
@@ -152,11 +152,6 @@ static int write_bytes(struct syncer *y, int fd, const unsigned char *p,
  * 0, or the error given up on. */
 static int name_file(struct syncer *y, const struct sync_job *j)
 {
-	if (j->off && fallocate(j->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)j->off)) {
-		pthread_mutex_lock(&y->mu);
-		y->unreserved = true; /* the drain reserves as it goes */
-		pthread_mutex_unlock(&y->mu);
-	}
 	int err = write_bytes(y, j->fd, j->data, 0, j->len);
 	const char *hidden = j->names, *path = hidden + strlen(hidden) + 1;
 	/* each turn names it, fails, or waits RETRY_MS for room: bounded
@@ -200,21 +195,11 @@ static void sync_do(struct syncer *y, const struct sync_job *j)
 		sync_file_range(j->fd, (off_t)j->off, (off_t)j->len,
 				SYNC_FILE_RANGE_WRITE);
 		break;
-	case SYNC_FILE: {
-		/* never past what the file holds: writes given up at the end
-		 * left it shorter (a failure costs space, not correctness) */
-		struct stat st;
-		if (fstat(j->fd, &st) == 0) {
-			uint64_t keep = (uint64_t)st.st_size < j->len
-						? (uint64_t)st.st_size
-						: j->len;
-			int rc = ftruncate(j->fd, (off_t)keep);
-			(void)rc; /* its reserved blocks stay: room, not records */
-		}
+	case SYNC_FILE:
+		file_cut(j->fd, j->len);
 		if (fdatasync(j->fd) == 0)
 			posix_fadvise(j->fd, 0, 0, POSIX_FADV_DONTNEED);
 		break;
-	}
 	case SYNC_DATA:
 		fdatasync(j->fd);
 		break;
@@ -334,18 +319,6 @@ void sync_now(struct archiver *a)
 		return;
 	}
 	a->unsynced = 0;
-}
-
-/* Did the syncer fail to reserve a new file's blocks (SYNC_NAME)? Said
- * once. */
-bool sync_unreserved(struct archiver *a)
-{
-	struct syncer *y = &a->sync;
-	pthread_mutex_lock(&y->mu);
-	bool failed = y->unreserved;
-	y->unreserved = false;
-	pthread_mutex_unlock(&y->mu);
-	return failed;
 }
 
 /* The end: every chore handed over done (the syncer's queue), the current
@@ -709,13 +682,10 @@ static void stage_hand(struct archiver *a, int fd, struct stage *st,
  * waits for none of it. A file's end used to wait for every stage to be
  * written, which took 17-35 ms behind a writer at 10 M records/s, and
  * records were overwritten meanwhile. The block being filled follows the
- * first bytes in a stage of the new file's. The syncer also reserves the
- * new file's blocks up to @reserve (0: none), which took the drain 8 ms
- * on a new file. 0, or an error (nothing changed then; @head is the
- * caller's still). */
+ * first bytes in a stage of the new file's. 0, or an error (nothing
+ * changed then; @head is the caller's still). */
 int stage_next_file(struct archiver *a, int fd, const char *hidden,
-		    const char *path, unsigned char *head, size_t len,
-		    uint64_t reserve)
+		    const char *path, unsigned char *head, size_t len)
 {
 	size_t hidden_len = strlen(hidden) + 1, path_len = strlen(path) + 1;
 	char *names = malloc(hidden_len + path_len);
@@ -729,8 +699,8 @@ int stage_next_file(struct archiver *a, int fd, const char *hidden,
 		free(names);
 		return err ? err : -ENOMEM;
 	}
-	struct sync_job h = {.fd = dup(fd), .op = SYNC_NAME, .off = reserve,
-			     .data = head, .len = len, .names = names};
+	struct sync_job h = {.fd = dup(fd), .op = SYNC_NAME, .data = head,
+			     .len = len, .names = names};
 	int dfd = -1;
 	if (h.fd >= 0) {
 		dfd = open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);

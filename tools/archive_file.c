@@ -44,23 +44,26 @@ static void hidden_path(const struct archiver *a, uint64_t no, char *buf,
 		 a->dir, no);
 }
 
-/* Remove new files a killed run left unnamed: they hold a header and no
- * record (nothing is written to a file before its name). */
+/* Remove new files a killed run left unnamed (an archive file's name and
+ * HIDDEN_SUFFIX). The positions are the named files', so whatever blocks
+ * they hold are read again from the buffers, or counted lost. */
 static void remove_hidden(const struct archiver *a)
 {
 	DIR *d = opendir(a->dir);
 	if (!d)
 		return;
 	struct dirent *e;
-	size_t plen = strlen(SHMLOG_ARC_PREFIX),
-	       slen = strlen(SHMLOG_ARC_SUFFIX HIDDEN_SUFFIX);
+	size_t slen = strlen(HIDDEN_SUFFIX);
 	/* each turn takes an entry: bounded by the directory */
 	while ((e = readdir(d))) {
+		char name[sizeof(e->d_name)];
 		size_t n = strlen(e->d_name);
-		if (n == plen + 16 + slen &&
-		    !strncmp(e->d_name, SHMLOG_ARC_PREFIX, plen) &&
-		    !strcmp(e->d_name + plen + 16,
-			    SHMLOG_ARC_SUFFIX HIDDEN_SUFFIX))
+		uint64_t no;
+		if (n <= slen || strcmp(e->d_name + n - slen, HIDDEN_SUFFIX))
+			continue;
+		memcpy(name, e->d_name, n - slen);
+		name[n - slen] = '\0';
+		if (shmlog__arc_file_number(name, &no))
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
@@ -339,23 +342,6 @@ static void seal_block(struct archiver *a, unsigned char *blk, size_t len,
 	(void)a;
 }
 
-/* Where the current file's blocks are reserved to: RESERVE_STEP past
- * its end, within --max-file-size and --max-size. */
-static uint64_t reserve_target(const struct archiver *a)
-{
-	uint64_t want = a->file_size + RESERVE_STEP;
-	if (a->max_file_size && want > a->max_file_size)
-		want = a->max_file_size;
-	if (a->max_size) {
-		uint64_t room = a->max_size > a->total_size
-					? a->max_size - a->total_size
-					: 0;
-		if (want - a->file_size > room)
-			want = a->file_size + room;
-	}
-	return want;
-}
-
 /* Start file a->file_no + 1: its header and a first block of every known
  * buffer's BUFFER entry. The current file's last bytes, its end, then
  * these and the new file's name go to the syncer, in that order
@@ -433,7 +419,7 @@ int new_file(struct archiver *a)
 	 * that is sealed (reserve_ahead()): a reservation of the syncer's
 	 * came after blocks were sealed, and a full disk was then found by
 	 * the writes (a torn block, measured under ASan) */
-	int err = stage_next_file(a, fd, hidden, path, buf, len, 0);
+	int err = stage_next_file(a, fd, hidden, path, buf, len);
 	if (err) {
 		free(buf);
 		close(fd);
@@ -442,7 +428,6 @@ int new_file(struct archiver *a)
 	}
 	a->fd = fd;
 	a->reserved = 0;
-	a->reserve_async = false;
 	a->file_no = no;
 	a->file_size = a->file_start = len;
 	a->file_created_ns = h.created_ns;
@@ -527,17 +512,22 @@ static void say_disk_full(struct archiver *a, int err)
  * room for the @len bytes alone. This is how a full disk is found before
  * a block is sealed, while the block can still wait (the syncer's writes
  * then land in room reserved): -ENOSPC or -EDQUOT. A filesystem without
- * fallocate(2) gets plain writes, and the syncer finds a full disk.
- * (A new file's first reservation is the syncer's, with its first bytes,
- * so that the drain does not wait for it: a->reserve_async.) */
+ * fallocate(2) gets plain writes, and the syncer finds a full disk. */
 static int reserve_ahead(struct archiver *a, size_t len)
 {
 	uint64_t end = a->file_size + len;
-	if (a->reserve_async && sync_unreserved(a))
-		a->reserved = a->file_size; /* the syncer could not: here */
 	if (end <= a->reserved || a->reserved == UINT64_MAX)
 		return 0; /* reserved already, or not to be */
-	uint64_t want = reserve_target(a);
+	uint64_t want = a->file_size + RESERVE_STEP;
+	if (a->max_file_size && want > a->max_file_size)
+		want = a->max_file_size;
+	if (a->max_size) {
+		uint64_t room = a->max_size > a->total_size
+					? a->max_size - a->total_size
+					: 0;
+		if (want - a->file_size > room)
+			want = a->file_size + room;
+	}
 	if (want > end &&
 	    fallocate(a->fd, FALLOC_FL_KEEP_SIZE, (off_t)a->file_size,
 		      (off_t)(want - a->file_size)) == 0) {
@@ -560,13 +550,7 @@ static int reserve_ahead(struct archiver *a, size_t len)
  * costs space, not correctness.) */
 void release_reserved(struct archiver *a)
 {
-	/* never past what the file holds: writes given up at the end left
-	 * it shorter */
-	struct stat st;
-	if (a->fd >= 0 && fstat(a->fd, &st) == 0 &&
-	    ftruncate(a->fd, (off_t)((uint64_t)st.st_size < a->file_size
-					     ? (uint64_t)st.st_size
-					     : a->file_size)) == 0)
+	if (a->fd >= 0 && file_cut(a->fd, a->file_size) == 0)
 		a->reserved = 0;
 }
 

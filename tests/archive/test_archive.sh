@@ -418,7 +418,8 @@ ok "SIGTERM: all there" "$CHECK" "$D" "$(written $B-s)" --no-loss
 # full_disk NAME [LAUNCHER]: found by fallocate() before a block is sealed
 # (as on ext4 and tmpfs), or with LAUNCHER without_fallocate, by the
 # syncer's O_DIRECT writes (as on a filesystem without fallocate). The
-# disk has 24 MiB, 200 KiB of it free; then the archiver may hold 16 MiB
+# disk has 24 MiB, 200 KiB of it free; then the archiver holds what it
+# read (up to 64 MiB of stages; a few rounds of records here)
 # (docs/archive.md, "A full disk"), and space returns for all of it.
 full_disk() {
 	local name=$1; shift
