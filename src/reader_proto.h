@@ -32,11 +32,37 @@ static inline bool pos_before(uint64_t a, uint64_t b)
 bool shmlog__chunk_find(const struct shmlog__seg *s, unsigned lane,
 			uint64_t from, uint64_t limit, unsigned states,
 			unsigned *idx, uint64_t *word);
-/* Is @r, found at @pos with @room bytes left in its chunk, a well-formed
- * record? Its state (0: not a record), its length in *@len. */
-unsigned shmlog__rec_check(const struct shmlog__fixed *f,
-			   const struct shmlog__rec *r, uint64_t pos,
-			   uint64_t room, uint32_t *len);
+/* Is @r, found at @pos, a well-formed record of some state, with @room
+ * bytes left in its chunk? Returns the state (0: not a record) and its
+ * length in *@len. Only the first word of a PAD is read: a PAD always runs
+ * to the end of the chunk and may be shorter than a header. Inline: a
+ * reader's drain calls it for every record of a span (reader_raw.c). */
+static inline unsigned shmlog__rec_check(const struct shmlog__fixed *f,
+					 const struct shmlog__rec *r,
+					 uint64_t pos, uint64_t room,
+					 uint32_t *len)
+{
+	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
+	unsigned state = (unsigned)(word & REC_STATE_MASK);
+	if ((word & ~(uint64_t)REC_STATE_MASK) != pos)
+		return 0;
+	if (state == REC_PAD) {
+		*len = (uint32_t)room;
+		return state;
+	}
+	if (state != REC_COMMITTED && state != REC_TORN)
+		return 0;
+	if (room < REC_HDR)
+		return 0;
+	uint32_t l = r->len;
+	if (l < REC_HDR || l % REC_ALIGN || l > f->max_record || l > room)
+		return 0;
+	if (state == REC_COMMITTED &&
+	    (uint32_t)r->tag_len + r->msg_len > l - REC_HDR)
+		return 0;
+	*len = l;
+	return state;
+}
 /* Copy out of the mapping, a writer possibly writing (checked after). */
 void shmlog__copy_out(void *dst, const void *src, size_t n);
 /* After a copy of the record at @off in chunk @chunk, whose word was

@@ -180,6 +180,14 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			reader_anchor(r);
 		shmlog__clock_piece(f, &r->clock, h.time, &piece);
 	}
+	/* No anchor published since the copy of them: none is missing for
+	 * any record of the span (each was stamped before head, read before
+	 * the copy, and an anchor before the stamp), so one look here, not
+	 * one a record. */
+	bool anchors_held =
+		!r->clock.pending &&
+		atomic_load_explicit(&hdr_anchors(s->hdr)->count,
+				     memory_order_relaxed) == r->clock.count;
 	/* the copy's records, each the one after the last */
 	size_t at = 0;
 	unsigned k = 0;
@@ -197,7 +205,8 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			break;
 		if (out->span &&
 		    (h.time < piece.lo || h.time >= piece.hi ||
-		     shmlog__clockmap_stale(&r->clock, s->hdr, h.time)))
+		     (!anchors_held &&
+		      shmlog__clockmap_stale(&r->clock, s->hdr, h.time))))
 			break; /* the next span takes it on its own piece */
 		if (!k)
 			first_word = atomic_load_explicit(&h.word,

@@ -4,8 +4,9 @@
  * the steps of a write and of a read, the memory-ordering pairs between
  * them and what is trusted. The code here is the record checks, the
  * chunk table's searches and the record protocol readers follow to copy
- * records out (copy, check, re-check: shmlog__rec_check, shmlog__copy_out,
- * shmlog__rec_recheck). The rest of the protocol lives with its code:
+ * records out (copy, check, re-check: shmlog__copy_out, shmlog__rec_recheck,
+ * and shmlog__rec_check, inline in reader_proto.h). The rest of the
+ * protocol lives with its code:
  *
  *   space.c  which chunk a writer takes (the space policy), the chunk
  *            switch, the append's slow path
@@ -286,39 +287,6 @@
 #ifdef SHMLOG_TESTPOINTS
 void (*shmlog__testpoint_hook)(int point);
 #endif
-
-/* ---- reading a record header (shared by claimers and readers) ------- */
-
-/* Is @r, found at @pos, a well-formed record of some state, with @room
- * bytes left in its chunk? Returns the state (0: not a record) and its
- * length in *@len. Only the first word of a PAD is read: a PAD always runs
- * to the end of the chunk and may be shorter than a header. */
-unsigned shmlog__rec_check(const struct shmlog__fixed *f,
-			  const struct shmlog__rec *r, uint64_t pos,
-			  uint64_t room, uint32_t *len)
-{
-	uint64_t word = atomic_load_explicit(&r->word, memory_order_relaxed);
-	unsigned state = (unsigned)(word & REC_STATE_MASK);
-	if ((word & ~(uint64_t)REC_STATE_MASK) != pos)
-		return 0;
-	if (state == REC_PAD) {
-		*len = (uint32_t)room;
-		return state;
-	}
-	if (state != REC_COMMITTED && state != REC_TORN)
-		return 0;
-	if (room < REC_HDR)
-		return 0;
-	uint32_t l = r->len;
-	if (l < REC_HDR || l % REC_ALIGN || l > f->max_record || l > room)
-		return 0;
-	if (state == REC_COMMITTED &&
-	    (uint32_t)r->tag_len + r->msg_len > l - REC_HDR)
-		return 0;
-	*len = l;
-	return state;
-}
-
 
 /* ---- the chunk table ------------------------------------------------- */
 
