@@ -51,6 +51,7 @@ struct shmlog__rlane {
 	 * when it last went on reading the lane, its head then, and until
 	 * when it leaves the lane alone (0: it does not) */
 	uint64_t read_from_ns, read_from_head, rest_until_ns;
+	bool no_rest; /* never rests: shmlog__reader_no_rest() */
 	uint64_t next_seq;
 	uint64_t last_seq; /* of the newest record taken (seq_seen) */
 	uint64_t chained; /* end of that record (and of PADs after it) */

@@ -434,13 +434,15 @@ static void cursor_overtaken(const struct shmlog__seg *s, unsigned lane,
  * FOLLOW_REST_MAX_NS; afterwards the follower goes on at the lane's
  * newest half. A writer slower than FOLLOW_FAST_BYTES_US between two
  * overtakings (a follower that just falls behind a busy writer now and
- * then) is not rested from. */
+ * then) is not rested from. Nor is any writer by a reader whose job is to
+ * keep records (the archiver: shmlog__reader_no_rest()). */
 #define FOLLOW_REST_SHARE 4
 #define FOLLOW_REST_MAX_NS 10000000
 
 static void cursor_rest(struct shmlog__rlane *c, uint64_t head, uint64_t now)
 {
-	if (lane_ran_fast(head - c->read_from_head, c->read_from_ns, now)) {
+	if (!c->no_rest &&
+	    lane_ran_fast(head - c->read_from_head, c->read_from_ns, now)) {
 		uint64_t rest = (now - c->read_from_ns) * (FOLLOW_REST_SHARE - 1);
 		if (rest > FOLLOW_REST_MAX_NS)
 			rest = FOLLOW_REST_MAX_NS;

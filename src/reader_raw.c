@@ -28,6 +28,15 @@ int shmlog__reader_keep_raw(shmlog_reader_t *r)
 	return 0;
 }
 
+int shmlog__reader_no_rest(shmlog_reader_t *r)
+{
+	if (r->arc)
+		return -EINVAL;
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
+		r->lanes[i].no_rest = true;
+	return 0;
+}
+
 int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
 			     char *buf, size_t cap)
 {

@@ -21,6 +21,13 @@
  * reader of an archive. Not thread-safe (the reader's own rule). */
 int shmlog__reader_keep_raw(shmlog_reader_t *r);
 
+/* From now on, the reader never rests from a writer at full speed that
+ * overtakes it (docs/DESIGN.md, "rests when it cannot keep up"): it reads
+ * on at once, at the lane's newest half. For a reader whose job is to keep
+ * records (the archiver); it costs such a writer more misses. 0, or
+ * -EINVAL for a reader of an archive. Not thread-safe. */
+int shmlog__reader_no_rest(shmlog_reader_t *r);
+
 /* The format whose id is @id in the buffer's format table, copied into
  * @buf (@cap bytes, NUL-terminated): its length; -ENOENT if @id names no
  * format, -EIO if the file was truncated under the reader, -EINVAL for a

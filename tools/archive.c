@@ -115,6 +115,8 @@ static int source_open(struct archiver *a, struct source *s)
 	/* printf-style records as stored: formatted when the archive is
 	 * read */
 	shmlog__reader_keep_raw(rd);
+	/* it keeps what it can: no rest from a writer that overtakes it */
+	shmlog__reader_no_rest(rd);
 	struct shmlog_info info;
 	struct stat st;
 	uint64_t first;

@@ -24,9 +24,15 @@
  * could not have failed (a machine too slow for the threshold: skipped,
  * 77). Without the wait's end of rests most rounds fail.
  *
+ * A second follower, made never to rest (shmlog__reader_no_rest(), the
+ * archiver's), reads beside it: it must never rest where the first one
+ * did, and its books must hold the same way.
+ *
  * usage: test_rest [ROUNDS]
  */
 #include "hostile.h"
+#include "reader.h"
+#include "reader_raw.h"
 
 #define MSG 3000 /* bytes a record: the writer moves ~10 bytes a ns */
 #define LAPS 4
@@ -77,6 +83,15 @@ static bool read_some(shmlog_reader_t *r, struct books *b)
 	return any;
 }
 
+/* Is @r resting on a lane now (cursor_rest())? */
+static bool resting(const shmlog_reader_t *r)
+{
+	for (unsigned k = 0; k < r->seg.fixed.lane_count; k++)
+		if (r->lanes[k].rest_until_ns > 1)
+			return true;
+	return false;
+}
+
 /* Records the reader has not consumed yet: written - read - overwritten
  * - torn - skipped, over every lane. */
 static uint64_t pending(shmlog_reader_t *r)
@@ -104,26 +119,37 @@ int main(int argc, char **argv)
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
+	shmlog_reader_t *k; /* the one that never rests */
+	REQUIRE(shmlog_reader_open(b, 0, &k) == 0);
+	REQUIRE(shmlog__reader_no_rest(k) == 0);
 	struct shmlog_info in;
 	REQUIRE(shmlog_stat(b, &in) == 0);
 	/* records in a lap of the writer's lane */
 	uint32_t lap = (uint32_t)(in.capacity / in.lanes / MSG) + 1;
 
-	struct books bk;
+	struct books bk, kb;
 	memset(&bk, 0, sizeof(bk));
-	unsigned rested = 0, looks = 0;
+	memset(&kb, 0, sizeof(kb));
+	unsigned rested = 0, looks = 0, r_rests = 0, k_rests = 0;
 	shmlog_reader_wait(r, 0); /* a follower from now on */
+	shmlog_reader_wait(k, 0);
 	for (uint32_t round = 1; round <= rounds; round++) {
 		uint32_t index = 0;
 		/* twice overtaken: the second time is judged for speed */
 		for (int turn = 0; turn < 3; turn++) {
 			write_one(h, round, index++);
 			read_some(r, &bk);
+			read_some(k, &kb);
+			r_rests += resting(r);
+			k_rests += resting(k);
 			for (uint32_t i = 0; i < lap * LAPS; i++)
 				write_one(h, round, index++);
 		}
 		write_one(h, round, index); /* the round's last */
 		read_some(r, &bk);
+		read_some(k, &kb);
+		r_rests += resting(r);
+		k_rests += resting(k);
 		if (pending(r))
 			rested++; /* NONE, records still to come */
 		/* shmlog.h: NONE, then a wait that only looks finds nothing */
@@ -136,6 +162,13 @@ int main(int argc, char **argv)
 		CHECK_EQ(bk.last.round, round);
 		CHECK_EQ(bk.last.index, index);
 		CHECK_EQ(pending(r), 0);
+		bound = 1000;
+		while (shmlog_reader_wait(k, 0) == 0 && bound--)
+			read_some(k, &kb);
+		CHECK(bound <= 1000);
+		CHECK_EQ(kb.last.round, round);
+		CHECK_EQ(kb.last.index, index);
+		CHECK_EQ(pending(k), 0);
 	}
 	struct shmlog_lane_stats sum = hw_sum(r);
 	CHECK_EQ(bk.bad, 0);
@@ -143,14 +176,25 @@ int main(int argc, char **argv)
 	CHECK_EQ(sum.torn, 0);
 	CHECK_EQ(sum.read, bk.got);
 	CHECK_EQ(sum.written, sum.read + sum.overwritten);
+	struct shmlog_lane_stats ksum = hw_sum(k);
+	CHECK_EQ(kb.bad, 0);
+	CHECK_EQ(kb.disorder, 0);
+	CHECK_EQ(ksum.read, kb.got);
+	CHECK_EQ(ksum.written, ksum.read + ksum.overwritten);
+	/* where the first follower rested, the second one did not */
+	CHECK_EQ(k_rests, 0);
 	printf("rest: %u rounds, %u with a rest pending at the first NONE, "
-	       "%u looks to finish; %llu records read, %llu overwritten\n",
+	       "%u looks to finish; %llu records read, %llu overwritten; "
+	       "resting after %u reads, the one that never rests after %u "
+	       "(%llu read)\n",
 	       rounds, rested, looks, (unsigned long long)sum.read,
-	       (unsigned long long)sum.overwritten);
+	       (unsigned long long)sum.overwritten, r_rests, k_rests,
+	       (unsigned long long)ksum.read);
+	shmlog_reader_close(k);
 	shmlog_reader_close(r);
 	shmlog_close(h);
 	shmlog_remove(b);
-	if (!test_failures && !rested) {
+	if (!test_failures && (!rested || !r_rests)) {
 		printf("test_rest: no round rested (a writer below the rest's "
 		       "threshold on this machine): skipped\n");
 		return 77;
