@@ -59,10 +59,12 @@
 #define DIO_ALIGN 4096u
 #define STAGE_CAP (2u << 20)
 #define STAGE_STEP ((STAGE_CAP - OUT_CAP - 2 * DIO_ALIGN) & ~(DIO_ALIGN - 1))
-/* One being filled, the others the syncer's to write: two at first, more
- * (up to STAGES) made while the disk lags behind, so that a hiccup of the
- * disk does not stop the drain. */
+/* One being filled, the others the syncer's to write: STAGES_FIRST at
+ * first (huge pages), more (up to STAGES, 4 KiB pages) made while the
+ * disk lags behind, so that a hiccup of the disk does not stop the drain
+ * (archive_disk.c, stage_make()). */
 #define STAGES 32
+#define STAGES_FIRST 2
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
 /* Chores the syncer may hold: a stage's writes (two at a file's end: its
  * whole units, then the rest) and, for each file ended, its end and the

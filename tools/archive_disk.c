@@ -349,11 +349,19 @@ void sync_end(struct archiver *a)
 
 /* ---- stages ---- */
 
-/* Make one more stage: false without memory (or at STAGES). It is
- * mapped on a huge page's boundary and asked to be one (transparent huge
- * pages, where the system gives them on request): one page fault instead
- * of 512, and one page for the O_DIRECT write to pin. */
-static bool stage_make(struct archiver *a)
+/* Make one more stage: false without memory (or at STAGES). @huge: it
+ * is asked to be one huge page (transparent huge pages, where the system
+ * gives them on request), and faulted now: one page fault instead of 512,
+ * and one page for each O_DIRECT write to pin, which took the archiver 6
+ * ns a record less than 4 KiB pages behind a writer at 10 M records/s.
+ * But a fresh huge page can cost milliseconds: 5-8 ms measured on a
+ * virtual machine whose host takes freed memory back (virtio-balloon's
+ * free page reporting), where 4 KiB pages took 1.3 ms for the same 2 MiB.
+ * So the first stages are huge and made before the drain starts; those
+ * made while it runs (the disk lags) are 4 KiB pages, faulted one at a
+ * time as the drain fills them: a stall of 7 ms there lost more records
+ * than the stage could hold. */
+static bool stage_make(struct archiver *a, bool huge)
 {
 	if (a->nstages == STAGES)
 		return false;
@@ -367,15 +375,21 @@ static bool stage_make(struct archiver *a)
 	if (p > m)
 		munmap(m, (size_t)(p - m));
 	munmap(p + STAGE_CAP, (size_t)(m + span - (p + STAGE_CAP)));
-	madvise(p, STAGE_CAP, MADV_HUGEPAGE); /* a hint: without, 4 KiB pages */
+	/* hints: where refused, the system's default pages, faulted as
+	 * the drain fills them */
+	if (!huge)
+		madvise(p, STAGE_CAP, MADV_NOHUGEPAGE);
+	else if (madvise(p, STAGE_CAP, MADV_HUGEPAGE) == 0)
+		*(volatile unsigned char *)p = 0;
 	a->stage[a->nstages++] = (struct stage){.buf = p};
 	return true;
 }
 
 int stage_init(struct archiver *a)
 {
-	if (!stage_make(a) || !stage_make(a))
-		return -ENOMEM;
+	for (unsigned i = 0; i < STAGES_FIRST; i++)
+		if (!stage_make(a, true))
+			return -ENOMEM;
 	a->cur = 0;
 	a->out = a->stage[0].buf;
 	a->dfd = -1;
@@ -439,7 +453,7 @@ static struct stage *stage_free(struct archiver *a, int *err, bool wait)
 		}
 		if (free_st || y->werr)
 			break;
-		if (stage_make(a)) {
+		if (stage_make(a, false)) {
 			/* the syncer holds the others: only the drain makes
 			 * stages or picks them */
 			free_st = &a->stage[a->nstages - 1];
