@@ -39,6 +39,10 @@ enum measure {
 	ARC_KEEP_X, /* the archiver behind a full-speed writer: records/s
 		     * kept over the writer's alone (archive.c) */
 	ARC_KEEP_LOST, /* records that writer lost to the archiver */
+	ARC_DISK_X, /* the disk's bound (records/s its write rate takes at
+		     * the archive's bytes a record) over the writer alone:
+		     * what ARC_KEEP_X can reach once the page cache is full
+		     * (information) */
 	ARC_CPU, /* the archiver's CPU per record, ns */
 	ARC_PACED_LOST /* records lost behind a writer paced at 10 M/s */
 };
@@ -82,6 +86,8 @@ static const struct {
      false},
     {"archive: kept records/s / writer alone", ARC_KEEP_X, NULL, 0.3, true},
     {"  same, records lost", ARC_KEEP_LOST, NULL, 0, false},
+    {"  same, the disk's bound / writer alone", ARC_DISK_X, NULL, 0, true,
+     true},
     {"archive: CPU per record (ns)", ARC_CPU, NULL, 40, false},
     {"archive: lost behind 10 M records/s", ARC_PACED_LOST, NULL, 0, false},
 };
@@ -108,6 +114,12 @@ static double measure(enum measure m, const struct lb_entry *s,
 			       : NAN;
 	case ARC_KEEP_LOST:
 		return arc ? (double)a->keep_lost : NAN;
+	case ARC_DISK_X:
+		return arc && a->writer_alone_rps > 0 && a->bytes_per_rec > 0 &&
+				       a->disk_bytes_per_s > 0
+			       ? a->disk_bytes_per_s / a->bytes_per_rec /
+					 a->writer_alone_rps
+			       : NAN;
 	case ARC_CPU:
 		return arc ? a->cpu_ns_per_rec : NAN;
 	case ARC_PACED_LOST:
