@@ -60,11 +60,12 @@
 #define STAGE_CAP (2u << 20)
 #define STAGE_STEP ((STAGE_CAP - OUT_CAP - 2 * DIO_ALIGN) & ~(DIO_ALIGN - 1))
 /* One being filled, the others the syncer's to write: STAGES_FIRST at
- * first (huge pages), more (up to STAGES, 4 KiB pages) made while the
- * disk lags behind, so that a hiccup of the disk does not stop the drain
- * (archive_disk.c, stage_make()). */
+ * first, more (up to STAGES) made while the disk lags behind, so that a
+ * hiccup of the disk does not stop the drain. Huge pages, unless one
+ * took longer than HUGE_SLOW_NS to fault (archive_disk.c, stage_make()). */
 #define STAGES 32
 #define STAGES_FIRST 2
+#define HUGE_SLOW_NS 1000000
 #define CHECK_MS 500 /* removed or recreated buffers are looked for */
 /* Chores the syncer may hold: a stage's writes (two at a file's end: its
  * whole units, then the rest) and, for each file ended, its end and the
@@ -205,6 +206,7 @@ struct archiver {
 	int dfd; /* the current file again, O_DIRECT if it takes it */
 	struct stage stage[STAGES];
 	unsigned nstages; /* made so far */
+	bool huge_slow; /* a huge page took long to fault: 4 KiB pages now */
 	uint64_t overflows; /* stages that went through the page cache, every
 			     * stage waiting for the disk */
 	unsigned cur; /* the stage being filled: its bytes end at file_size */
@@ -243,6 +245,13 @@ static inline uint64_t mono_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 static inline int64_t wall_ns(void)

@@ -349,19 +349,22 @@ void sync_end(struct archiver *a)
 
 /* ---- stages ---- */
 
-/* Make one more stage: false without memory (or at STAGES). @huge: it
- * is asked to be one huge page (transparent huge pages, where the system
- * gives them on request), and faulted now: one page fault instead of 512,
- * and one page for each O_DIRECT write to pin, which took the archiver 6
- * ns a record less than 4 KiB pages behind a writer at 10 M records/s.
- * But a fresh huge page can cost milliseconds: 5-8 ms measured on a
- * virtual machine whose host takes freed memory back (virtio-balloon's
- * free page reporting), where 4 KiB pages took 1.3 ms for the same 2 MiB.
- * So the first stages are huge and made before the drain starts; those
- * made while it runs (the disk lags) are 4 KiB pages, faulted one at a
- * time as the drain fills them: a stall of 7 ms there lost more records
- * than the stage could hold. */
-static bool stage_make(struct archiver *a, bool huge)
+/* Make one more stage: false without memory (or at STAGES). It is asked
+ * to be one huge page (transparent huge pages, where the system gives
+ * them on request) and faulted now: one page fault instead of 512, and
+ * one page for each O_DIRECT write to pin (behind a writer paced at 10 M
+ * records/s, 29 against 37 ns of CPU a record with 4 KiB pages). Unless
+ * huge pages were found slow (a->huge_slow): a fresh one cost 5-8 ms on
+ * a virtual machine whose host takes freed memory back (virtio-balloon's
+ * free page reporting), where 4 KiB pages took 1.3 ms for the same 2 MiB,
+ * and a stall that long on the drain's thread lost more records behind a
+ * full-speed writer than the stage holds. Each huge page's fault is timed:
+ * one slower than HUGE_SLOW_NS (a fresh one on bare metal takes about a
+ * tenth of that, and so does one the system had just freed) makes every
+ * later stage 4 KiB pages, faulted one at a time as the drain fills it.
+ * The first stages are made before the drain starts, so that their faults
+ * tell before any record waits. */
+static bool stage_make(struct archiver *a)
 {
 	if (a->nstages == STAGES)
 		return false;
@@ -377,10 +380,13 @@ static bool stage_make(struct archiver *a, bool huge)
 	munmap(p + STAGE_CAP, (size_t)(m + span - (p + STAGE_CAP)));
 	/* hints: where refused, the system's default pages, faulted as
 	 * the drain fills them */
-	if (!huge)
+	if (a->huge_slow) {
 		madvise(p, STAGE_CAP, MADV_NOHUGEPAGE);
-	else if (madvise(p, STAGE_CAP, MADV_HUGEPAGE) == 0)
+	} else if (madvise(p, STAGE_CAP, MADV_HUGEPAGE) == 0) {
+		uint64_t t0 = mono_ns();
 		*(volatile unsigned char *)p = 0;
+		a->huge_slow = mono_ns() - t0 > HUGE_SLOW_NS;
+	}
 	a->stage[a->nstages++] = (struct stage){.buf = p};
 	return true;
 }
@@ -388,7 +394,7 @@ static bool stage_make(struct archiver *a, bool huge)
 int stage_init(struct archiver *a)
 {
 	for (unsigned i = 0; i < STAGES_FIRST; i++)
-		if (!stage_make(a, true))
+		if (!stage_make(a))
 			return -ENOMEM;
 	a->cur = 0;
 	a->out = a->stage[0].buf;
@@ -453,7 +459,7 @@ static struct stage *stage_free(struct archiver *a, int *err, bool wait)
 		}
 		if (free_st || y->werr)
 			break;
-		if (stage_make(a, false)) {
+		if (stage_make(a)) {
 			/* the syncer holds the others: only the drain makes
 			 * stages or picks them */
 			free_st = &a->stage[a->nstages - 1];
