@@ -93,13 +93,21 @@ _Static_assert(offsetof(struct shmlog_arc_span_rec, seq) ==
 _Static_assert(REC_FLAG_DEFERRED == SHMLOG_ARC_REC_DEFERRED, "deferred flag");
 
 /* Hand the @k records checked in r->span (@bytes of them) to @out->take
- * one by one, as cursor_fetch() and fill_record() would: how many it took
- * (*@stop if it said to stop), and their bytes into *@took. */
+ * one by one, as cursor_fetch() and fill_record() would, their times on
+ * the clock piece @pc they all fall in (the same nanoseconds as
+ * shmlog__clock_convert(), without a search of the anchors for each):
+ * how many it took (*@stop if it said to stop), and their bytes into
+ * *@took. */
 static unsigned span_records(struct shmlog_reader *r, unsigned lane,
-			     unsigned k, const struct span_out *out,
-			     size_t *took, bool *stop)
+			     unsigned k, const struct shmlog__clock_piece *pc,
+			     const struct span_out *out, size_t *took,
+			     bool *stop)
 {
-	const struct shmlog__fixed *f = &r->seg.fixed;
+	/* the piece as a SPAN entry holds it: its conversion */
+	const struct shmlog_arc_span piece = {.shift = (uint8_t)pc->shift,
+					      .base_raw = pc->base_raw,
+					      .base_ns = pc->base_ns,
+					      .mult = pc->mult};
 	size_t pos = 0;
 	unsigned d = 0;
 	while (d < k) {
@@ -122,9 +130,7 @@ static unsigned span_records(struct shmlog_reader *r, unsigned lane,
 			.msg = tag + h.tag_len,
 			.msg_len = h.msg_len,
 		};
-		if (shmlog__clockmap_stale(&r->clock, r->seg.hdr, h.time))
-			reader_anchor(r);
-		rec.time_ns = shmlog__clock_convert(f, &r->clock, h.time);
+		rec.time_ns = shmlog__arc_span_time(&piece, h.time);
 		pos += h.len;
 		d++;
 		if (!out->take(out->ctx, SHMLOG_EV_RECORD, &rec, NULL)) {
@@ -180,9 +186,10 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 	if (!buf)
 		buf = r->span;
 	copy_span_bytes(buf, data + off0, (size_t)n);
-	/* handed whole: the clock piece of the first record */
+	/* the clock piece of the first record: the span's records are all
+	 * on it, handed whole or one by one */
 	struct shmlog__clock_piece piece = {.lo = 0, .hi = UINT64_MAX};
-	if (out->span && n >= REC_HDR) {
+	if (n >= REC_HDR) {
 		struct shmlog__rec h;
 		memcpy(&h, buf, REC_HDR);
 		if (shmlog__clockmap_stale(&r->clock, s->hdr, h.time))
@@ -212,10 +219,9 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		    h.seq != c->last_seq + 1 + k ||
 		    (clear && (int64_t)(h.time - clear) < 0))
 			break;
-		if (out->span &&
-		    (h.time < piece.lo || h.time >= piece.hi ||
-		     (!anchors_held &&
-		      shmlog__clockmap_stale(&r->clock, s->hdr, h.time))))
+		if (h.time < piece.lo || h.time >= piece.hi ||
+		    (!anchors_held &&
+		     shmlog__clockmap_stale(&r->clock, s->hdr, h.time)))
 			break; /* the next span takes it on its own piece */
 		if (!k)
 			first_word = atomic_load_explicit(&h.word,
@@ -257,7 +263,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			}
 		}
 	} else {
-		d = span_records(r, lane, k, out, &pos, stop);
+		d = span_records(r, lane, k, &piece, out, &pos, stop);
 	}
 	/* the cursor past what was handed out, as cursor_seq() leaves it */
 	c->pos += pos;

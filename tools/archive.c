@@ -242,16 +242,12 @@ static bool drain_take(void *ctx, int ev, const struct shmlog_record *rec,
 	return a->out_len < a->block_target && !cli_stop;
 }
 
-/* shmlog__reader_drain()'s hand for a span: into a SPAN entry, or with
- * --compact into RUN entries. */
+/* shmlog__reader_drain()'s hand for a span: into a SPAN entry. */
 static bool drain_span(void *ctx, const struct shmlog__span *sp,
 		       unsigned *took)
 {
 	struct archiver *a = ctx;
-	if (a->compact)
-		take_span_runs(a, &a->src[0], sp, took);
-	else
-		take_span(a, &a->src[0], sp, took);
+	take_span(a, &a->src[0], sp, took);
 	return a->out_len < a->block_target && !cli_stop;
 }
 
@@ -270,8 +266,8 @@ static uint64_t drain_one(struct archiver *a)
 		return 0;
 	int n = shmlog__reader_drain(s->rd, 4096,
 				     a->block_target - a->out_len, drain_take,
-				     drain_span, a->compact ? NULL : drain_room,
-				     a);
+				     a->compact ? NULL : drain_span,
+				     a->compact ? NULL : drain_room, a);
 	if (n < 0) {
 		fprintf(stderr, "shmlog " CMD ": %s: %s: archiving what was "
 				"read\n", s->path, shmlog_strerror(n));

@@ -320,8 +320,6 @@ void take_record(struct archiver *a, struct source *s,
 struct shmlog__span;
 void take_span(struct archiver *a, struct source *s,
 	       const struct shmlog__span *sp, unsigned *took);
-void take_span_runs(struct archiver *a, struct source *s,
-		    const struct shmlog__span *sp, unsigned *took);
 unsigned char *span_room(struct archiver *a, size_t n);
 
 #endif

@@ -436,48 +436,6 @@ void take_record(struct archiver *a, struct source *s,
 
 /* ---- spans of records as stored ---- */
 
-/* A span of @s's records into RUN entries (--compact), each as
- * take_record() takes a record, its time on the span's piece of the
- * clock conversion (the conversion every reader of the buffer makes, to
- * the nanosecond: archive_format.h), until the block is full: how many it
- * took into *@took. The reader's own copy of the span, checked: no
- * record handed over one by one, no conversion searched for each. */
-void take_span_runs(struct archiver *a, struct source *s,
-		    const struct shmlog__span *sp, unsigned *took)
-{
-	const struct shmlog_arc_span piece = {.shift = (uint8_t)sp->shift,
-					      .base_raw = sp->base_raw,
-					      .base_ns = sp->base_ns,
-					      .mult = sp->mult};
-	const unsigned char *p = sp->bytes;
-	unsigned i = 0;
-	for (; i < sp->count && a->out_len < a->block_target; i++) {
-		struct shmlog_arc_span_rec h;
-		memcpy(&h, p, sizeof(h));
-		const char *tag = (const char *)p + sizeof(h);
-		struct shmlog_record r = {
-			.seq = sp->first_seq + i,
-			.time_ns = shmlog__arc_span_time(&piece, h.raw_time),
-			.raw_time = h.raw_time,
-			.pid = h.pid,
-			.tid = h.tid,
-			.prio = h.prio,
-			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
-				 (h.flags & SHMLOG_ARC_REC_DEFERRED
-					  ? SHMLOG_REC_DEFERRED
-					  : 0),
-			.lane = sp->lane,
-			.tag = tag,
-			.tag_len = h.tag_len,
-			.msg = tag + h.tag_len,
-			.msg_len = h.msg_len,
-		};
-		take_record(a, s, &r);
-		p += h.len;
-	}
-	*took = i;
-}
-
 /* The length of the record at @p of a span (checked by the reader). */
 static inline size_t span_rec_len(const unsigned char *p)
 {

@@ -147,6 +147,13 @@ for c in tsc realtime coarse; do
 		"$("$S" cat --no-pager --archive "$T/k-$c" -v json | nobuf)"
 	has "clock $c: records as stored (SPAN entries)" "span" \
 		"$("$CHECK" --entries "$T/k-$c")"
+	# --compact: RUN entries, their times converted by the reader on
+	# the piece of a chunk's copy (reader_raw.c), as a SPAN entry's
+	ok "clock $c, --compact: archived" "$S" archive -b $B-k-$c \
+		-o "$T/kc-$c" --once -q --compact
+	same "clock $c, --compact: times to the ns" \
+		"$("$S" cat --no-pager -b $B-k-$c -v json | nobuf)" \
+		"$("$S" cat --no-pager --archive "$T/kc-$c" -v json | nobuf)"
 done
 
 # ---- a large buffer, many lanes, writer processes at once, followed ----
