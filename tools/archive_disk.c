@@ -353,14 +353,15 @@ void sync_end(struct archiver *a)
  * to be one huge page (transparent huge pages, where the system gives
  * them on request) and faulted now: one page fault instead of 512, and
  * one page for each O_DIRECT write to pin (behind a writer paced at 10 M
- * records/s, 29 against 37 ns of CPU a record with 4 KiB pages). Unless
+ * records/s, 29 against 37 ns of CPU a record with 4 KiB pages, AMD EPYC
+ * guest). Unless
  * huge pages were found slow (a->huge_slow): a fresh one cost 5-8 ms on
  * a virtual machine whose host takes freed memory back (virtio-balloon's
  * free page reporting), where 4 KiB pages took 1.3 ms for the same 2 MiB,
  * and a stall that long on the drain's thread lost more records behind a
  * full-speed writer than the stage holds. Each huge page's fault is timed:
- * one slower than HUGE_SLOW_NS (a fresh one on bare metal takes about a
- * tenth of that, and so does one the system had just freed) makes every
+ * one slower than HUGE_SLOW_NS (one the system had just freed took 0.1
+ * ms there: 2 MiB cleared at memory speed) makes every
  * later stage 4 KiB pages, faulted one at a time as the drain fills it.
  * The first stages are made before the drain starts, so that their faults
  * tell before any record waits. */
