@@ -37,6 +37,14 @@ int shmlog__reader_no_rest(shmlog_reader_t *r)
 	return 0;
 }
 
+int shmlog__reader_initial_seq(const shmlog_reader_t *r, uint64_t *seq)
+{
+	if (r->arc)
+		return -EINVAL;
+	*seq = r->seg.fixed.initial_seq;
+	return 0;
+}
+
 int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
 			     char *buf, size_t cap)
 {

@@ -28,6 +28,13 @@ int shmlog__reader_keep_raw(shmlog_reader_t *r);
  * -EINVAL for a reader of an archive. Not thread-safe. */
 int shmlog__reader_no_rest(shmlog_reader_t *r);
 
+/* The sequence number every lane of the buffer began at, its copy taken
+ * when the reader opened it: what a lane that wrote nothing numbers its
+ * next record. Deriving it from a lane's next number and count instead
+ * reads two things a writer moves. 0, or -EINVAL for a reader of an
+ * archive. */
+int shmlog__reader_initial_seq(const shmlog_reader_t *r, uint64_t *seq);
+
 /* The format whose id is @id in the buffer's format table, copied into
  * @buf (@cap bytes, NUL-terminated): its length; -ENOENT if @id names no
  * format, -EIO if the file was truncated under the reader, -EINVAL for a

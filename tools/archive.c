@@ -84,20 +84,6 @@ static void nap_ms(int ms)
 
 /* ---- sources ---- */
 
-/* The buffer's first sequence number: what a lane that wrote nothing
- * would number its next record. */
-static int initial_seq(shmlog_reader_t *rd, uint64_t *out)
-{
-	uint64_t next;
-	struct shmlog_lane_stats st;
-	int err = shmlog_reader_lane_next_seq(rd, 0, &next);
-	if (!err)
-		err = shmlog_reader_lane_stats(rd, 0, &st);
-	if (!err)
-		*out = next - st.written;
-	return err;
-}
-
 /* Open @s's buffer and find (or make) its place among the archive's
  * buffers: the same buffer as the archive's entry of that path resumes
  * at its positions; another one (created again) starts anew. */
@@ -124,7 +110,7 @@ static int source_open(struct archiver *a, struct source *s)
 	if (!err && stat(s->path, &st))
 		err = -errno;
 	if (!err)
-		err = initial_seq(rd, &first);
+		err = shmlog__reader_initial_seq(rd, &first);
 	if (err) {
 		shmlog_reader_close(rd);
 		return err;

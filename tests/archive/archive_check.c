@@ -4,12 +4,15 @@
  * line each ("span 12", "run 3", ...), for tests that check which form
  * the archiver chose.
  *
- * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq]: read an archive
- * through the library (shmlog_reader_open_archive) and check what
- * `shmlog archive` guarantees, exiting 1 with the reason otherwise:
+ * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq] [--first SEQ]: read
+ * an archive through the library (shmlog_reader_open_archive) and check
+ * what `shmlog archive` guarantees, exiting 1 with the reason otherwise:
  *  - per lane, records and losses follow each other with no overlap and
  *    no hole: each starts where the one before ended (no record twice);
  *  - with WRITTEN: records + records lost = WRITTEN, exactly;
+ *  - with --first: each lane's first record or loss begins at SEQ (the
+ *    buffer's first sequence number: the archive accounts for every
+ *    record its buffer numbered);
  *  - with --no-loss: no loss at all;
  *  - with --msg-seq: messages are 1, 2, 3 ... in archive order (one
  *    writer wrote `seq 1 N`), so none is missing, doubled or reordered.
@@ -90,14 +93,18 @@ int main(int argc, char **argv)
 		return entries(argv[2]);
 	if (argc < 2) {
 		fprintf(stderr, "usage: archive_check DIR [WRITTEN] "
-				"[--no-loss] [--msg-seq]\n"
+				"[--no-loss] [--msg-seq] [--first SEQ]\n"
 				"       archive_check --entries DIR\n");
 		return 2;
 	}
 	bool no_loss = false, msg_seq = false, have_written = false;
-	uint64_t written = 0;
+	bool have_first = false;
+	uint64_t written = 0, first_seq = 0;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--no-loss"))
+		if (!strcmp(argv[i], "--first") && i + 1 < argc) {
+			first_seq = strtoull(argv[++i], NULL, 10);
+			have_first = true;
+		} else if (!strcmp(argv[i], "--no-loss"))
 			no_loss = true;
 		else if (!strcmp(argv[i], "--msg-seq"))
 			msg_seq = true;
@@ -131,6 +138,11 @@ int main(int argc, char **argv)
 			else if (known[l.lane] && first != next[l.lane])
 				rc = fail("a loss does not start where the lane "
 					  "stood", l.lane, first, next[l.lane]);
+			else if (!known[l.lane] && have_first &&
+				 first != first_seq)
+				rc = fail("a lane's first loss does not start at "
+					  "the buffer's first number",
+					  l.lane, first, first_seq);
 			else if (no_loss)
 				rc = fail("a loss", l.lane, first, last);
 			lost += l.overwritten + l.torn;
@@ -145,6 +157,9 @@ int main(int argc, char **argv)
 					  ? "a record twice or out of order"
 					  : "a hole with no loss",
 				  rec.lane, rec.seq, next[rec.lane]);
+		else if (!known[rec.lane] && have_first && rec.seq != first_seq)
+			rc = fail("a lane's first record is not the buffer's "
+				  "first number", rec.lane, rec.seq, first_seq);
 		if (!rc && msg_seq) {
 			char buf[32];
 			snprintf(buf, sizeof(buf), "%" PRIu64, expect_msg);

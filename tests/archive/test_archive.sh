@@ -30,7 +30,7 @@ cleanup() {
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
 	rmdir /sys/fs/cgroup/blkio/shmlog-test-$$ 2>/dev/null
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -263,7 +263,8 @@ else
 	pad=$(printf '%0100d' 0)
 	# twice what the stages hold (STAGES of STAGE_CAP: 64 MiB)
 	seq 1 1200000 | sed "s/\$/ $pad/" | "$S" write -b $B-lag -t lag
-	ok "a disk that lags: all there" poll 600 "$CHECK" "$D" "$(written $B-lag)" --no-loss
+	ok "a disk that lags: all there" poll 600 "$CHECK" "$D" "$(written $B-lag)" \
+		--no-loss --first 0
 	kill -TERM $apid; wait $apid
 	has "a disk that lags: it said so" "the disk lagged behind" "$(cat "$T/lag.err")"
 	same "a disk that lags: the records, in order" \
@@ -271,6 +272,23 @@ else
 		"$("$S" cat --no-pager --archive "$D" -v raw | nobuf)"
 	rmdir "$cg"
 fi
+
+# ---- archivers started while a writer writes ----
+# Each accounts for every record the buffer numbered, from its first
+# number on: the records before it opened the buffer are lost ones, not
+# more or fewer (the first number is the buffer's own, not derived from a
+# lane the writer moves meanwhile).
+"$S" create -b $B-race --size 4M || exit 1
+yes "a writer that does not pause" | "$S" write -b $B-race -t race 2>/dev/null &
+wpid=$!
+pids+=($wpid)
+for i in $(seq 1 12); do
+	"$S" archive -b $B-race -o "$T/race$i" --once -q
+	ok "started while a writer writes ($i): from the first number" \
+		"$CHECK" "$T/race$i" --first 0
+	rm -rf "$T/race$i"
+done
+kill -TERM $wpid; wait $wpid 2>/dev/null
 
 # ---- crash torture: archiver and writers killed at random instants ----
 "$S" create -b $B-t --size 64K || exit 1
