@@ -658,8 +658,10 @@ static int cmd_write(int argc, char **argv)
 		ssize_t n;
 		bool dropped = false;
 		/* a removed buffer (-ESTALE, said once by cli_write_line())
-		 * drops lines until it is created again: read on */
-		while ((!err || err == -ESTALE) &&
+		 * drops lines until it is created again: read on. SIGINT or
+		 * SIGTERM ends it after the line being logged, also while
+		 * input flows without a pause (getline() never sees EINTR) */
+		while ((!err || err == -ESTALE) && !cli_stop &&
 		       (n = getline(&line, &cap, stdin)) >= 0) {
 			if (n && line[n - 1] == '\n')
 				line[--n] = '\0';
@@ -672,6 +674,12 @@ static int cmd_write(int argc, char **argv)
 		 * reader finds them, even if none was dropped */
 		if (!err && (dropped || cli_writer_lost()))
 			err = -ESTALE;
+		if (!err && cli_stop && !feof(stdin)) {
+			fprintf(stderr, "shmlog write: interrupted: the lines "
+					"read are logged, the rest of the "
+					"input is not\n");
+			rc = 130; /* as a shell reports it */
+		}
 	}
 	if (err == -ESTALE)
 		rc = 1; /* cli_write_line() said why */

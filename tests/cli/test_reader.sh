@@ -366,6 +366,27 @@ until_ok 20 live_writers $B-3 0
 has "demo interrupted: its writers stopped" "writers: +0 live" "$("$S" info -b $B-3)"
 "$S" rm -b $B-3
 
+# write: SIGTERM ends it while its input flows without a pause (its
+# getline() never sees EINTR); what it logged stays
+"$S" create -b $B-3 --size 1M
+yes "to the end of time" | "$S" write -b $B-3 -t sig 2>/tmp/$B.werr &
+wp=$!
+has_some() { [ "$("$S" info -b $B-3 | awk '/^written:/ {print $2}')" -gt 0 ]; }
+until_ok 20 has_some
+kill -TERM $wp
+until_ok 20 gone $wp
+checks=$((checks + 1))
+if kill -0 $wp 2>/dev/null; then
+	echo "FAIL: write ignored SIGTERM while its input flowed" >&2
+	fail=$((fail + 1)); kill -9 $wp
+fi
+wait $wp
+same "write interrupted: exit status" 130 $?
+has "write interrupted: said" "interrupted" "$(cat /tmp/$B.werr)"
+same "write interrupted: what it logged stays" "to the end of time" \
+	"$("$S" cat --no-pager -b $B-3 -v raw -m 1)"
+"$S" rm -b $B-3
+
 # a lane whose head is not on a record boundary (hostile): the drains of
 # info and tail -n must still obey SIGINT, whatever the library does
 if [ -n "$PY" ]; then
