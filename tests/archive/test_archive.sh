@@ -30,7 +30,7 @@ cleanup() {
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
 	rmdir /sys/fs/cgroup/blkio/shmlog-test-$$ 2>/dev/null
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race $B-4k; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race $B-4k $B-bk; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -249,6 +249,45 @@ else
 		"$("$S" cat --no-pager -b $B-4k -v raw | nobuf)" \
 		"$("$S" cat --no-pager --archive "$D" -v raw | nobuf)"
 	"$S" rm -b $B-4k
+fi
+
+# ---- a backlog is drained without a pause ----
+# A turn of the drain that found fewer than 1024 records is followed by a
+# 1 ms nap (the writers are slower than the archiver: more come with the
+# nap), but a turn that a full block ended found as many records as it
+# had room for, and more wait. With 100,000 records waiting in the buffer,
+# every turn but the last takes 4096 records or fills the block: no nap
+# until the backlog is drained. The messages are sized so that a block
+# ends a few hundred records into a turn: `seq` with a 4-byte tag as
+# stored (56 bytes, 4,681 a block), and messages of about 50 bytes with
+# --compact (about 4,500 records a block), where
+# the archiver napped once a block and kept a quarter of what a writer at
+# full speed wrote.
+if ! command -v strace >/dev/null; then
+	skip "a backlog: strace(1) is missing"
+else
+	pad=$(printf '%045d' 0)
+	for how in "as stored:" "--compact:$pad"; do
+		mode=${how%%:*} p=${how#*:}
+		name="a backlog $mode"
+		"$S" rm -b $B-bk >/dev/null 2>&1
+		"$S" create -b $B-bk --size 64M || exit 1
+		seq 1 100000 | sed "s/\$/${p:+ $p}/" | "$S" write -b $B-bk -t bklg
+		D=$T/bk
+		rm -rf "$D"
+		copt=; [ "$mode" = --compact ] && copt=--compact
+		LSAN_OPTIONS=detect_leaks=0 strace -f -o "$T/bk.strace" \
+			-e trace=nanosleep,clock_nanosleep \
+			"$S" archive -b $B-bk -o "$D" -q $copt & spid=$!
+		pids+=($spid)
+		ok "$name: all there" poll 600 "$CHECK" "$D" 100000 --no-loss
+		apid=$(pgrep -P $spid)
+		[ -n "$apid" ] && kill -TERM $apid
+		wait $spid
+		naps=$(grep -c nanosleep "$T/bk.strace")
+		ok "$name: no nap while records wait ($naps)" test "$naps" -le 2
+	done
+	"$S" rm -b $B-bk
 fi
 
 # ---- slow, then fast: the page cache's bytes, then O_DIRECT over them ----
