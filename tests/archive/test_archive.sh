@@ -259,23 +259,42 @@ fi
 # every turn but the last takes 4096 records or fills the block: no nap
 # until the backlog is drained. The messages are sized so that a block
 # ends a few hundred records into a turn: `seq` with a 4-byte tag as
-# stored (56 bytes, 4,681 a block), and messages of about 50 bytes with
-# --compact (about 4,500 records a block), where
-# the archiver napped once a block and kept a quarter of what a writer at
-# full speed wrote.
+# stored (56 bytes, 4,681 a block); messages of about 50 bytes with
+# --compact, or from two writers at once (their records then coded one
+# by one, about 4,500 a block). There the archiver napped once a block,
+# and kept a quarter of what a writer at full speed wrote.
 if ! command -v strace >/dev/null; then
 	skip "a backlog: strace(1) is missing"
 else
 	pad=$(printf '%045d' 0)
-	for how in "as stored:" "--compact:$pad"; do
-		mode=${how%%:*} p=${how#*:}
-		name="a backlog $mode"
+	for how in "as stored" "--compact" "two writers"; do
+		name="a backlog, $how"
 		"$S" rm -b $B-bk >/dev/null 2>&1
 		"$S" create -b $B-bk --size 64M || exit 1
-		seq 1 100000 | sed "s/\$/${p:+ $p}/" | "$S" write -b $B-bk -t bklg
+		case $how in
+		"as stored")
+			seq 1 100000 | "$S" write -b $B-bk -t bklg ;;
+		--compact)
+			seq 1 100000 | sed "s/\$/ $pad/" | "$S" write -b $B-bk -t bklg ;;
+		*)
+			# both alive throughout (each holds its lane), their
+			# records in turns of 25,000
+			rm -f "$T/bk1" "$T/bk2"
+			mkfifo "$T/bk1" "$T/bk2"
+			"$S" write -b $B-bk -t bklg <"$T/bk1" & w1=$!
+			"$S" write -b $B-bk -t bklg <"$T/bk2" & w2=$!
+			pids+=($w1 $w2)
+			exec 5>"$T/bk1" 6>"$T/bk2"
+			for i in 0 25000; do
+				seq $((i + 1)) $((i + 25000)) | sed "s/\$/ $pad/" >&5
+				seq $((i + 1)) $((i + 25000)) | sed "s/\$/ $pad/" >&6
+			done
+			exec 5>&- 6>&-
+			wait $w1 $w2 ;;
+		esac
+		copt=; [ "$how" = --compact ] && copt=--compact
 		D=$T/bk
 		rm -rf "$D"
-		copt=; [ "$mode" = --compact ] && copt=--compact
 		LSAN_OPTIONS=detect_leaks=0 strace -f -o "$T/bk.strace" \
 			-e trace=nanosleep,clock_nanosleep \
 			"$S" archive -b $B-bk -o "$D" -q $copt & spid=$!
@@ -286,6 +305,9 @@ else
 		wait $spid
 		naps=$(grep -c nanosleep "$T/bk.strace")
 		ok "$name: no nap while records wait ($naps)" test "$naps" -le 2
+		[ "$how" = "two writers" ] &&
+			has "$name: their records coded one by one" "run" \
+				"$("$CHECK" --entries "$D")"
 	done
 	"$S" rm -b $B-bk
 fi
