@@ -64,12 +64,12 @@
  * at most every BATCH_NAP_US: a turn that found fewer than BATCH_SMALL
  * records is followed by a nap, so that each turn's fixed costs (a look
  * at every lane's head, the wait) are shared by many records. Not a turn
- * that a full block ended: records wait behind it (with --compact, a
- * block holds about 4300 records of the benchmark's, and a turn of 4096
- * left the next one 178 records to take before the block filled; each
- * block then cost a 1 ms nap, and a writer at full speed overwrote
- * three quarters of what it wrote). A 16 MiB
- * buffer written at 10 M records/s takes about 15 ms to wrap. */
+ * that a full block ended: records wait behind it (records coded one by
+ * one, with --compact or from several busy lanes: a block holds about
+ * 4300 of the benchmark's, and a turn of 4096 left the next one 178 to
+ * take before the block filled; each block then cost a 1 ms nap, and a
+ * writer at full speed overwrote three quarters of what it wrote). A
+ * 16 MiB buffer written at 10 M records/s takes about 15 ms to wrap. */
 #define BATCH_SMALL 1024
 #define BATCH_NAP_US 1000
 /* Bytes staged for the disk wait this long for more records before they
