@@ -9,6 +9,9 @@
  *    writer alone, into a buffer nobody reads, in the same run, turns it
  *    into a ratio. The archiver's CPU (user + system, its whole life) per
  *    record kept;
+ *  - keep-all once more with the records written by two processes at
+ *    once, half each (several busy lanes: their records are coded one by
+ *    one against each other, as with `--compact`);
  *  - keep-all once more with `--compact` (records coded against each
  *    other instead of kept as stored), and with `--zstd` (blocks
  *    compressed; if the CLI was built with zstd): CPU and bytes per
@@ -235,7 +238,31 @@ static double write_n(shmlog_t *h, const struct lb_work *w, uint64_t n,
 	return t ? (double)n * 1e9 / (double)t : 0;
 }
 
-enum run_kind { RUN_KEEP, RUN_COMPACT, RUN_ZSTD, RUN_PACED };
+enum run_kind { RUN_KEEP, RUN_TWO, RUN_COMPACT, RUN_ZSTD, RUN_PACED };
+
+/* RUN_TWO's second writer: a process of its own (a lane of its own) that
+ * writes records @from .. @n - 1 of @w into buffer @name at full speed;
+ * -1 on failure. */
+static pid_t second_writer(const char *name, const struct lb_work *w,
+			   uint64_t from, uint64_t n)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		shmlog_t *h;
+		if (shmlog_open(name, 0, &h) < 0)
+			_exit(1);
+		for (uint64_t i = from; i < n; i++) {
+			const struct lb_msg *m = &w->m[i % LB_WORK_N];
+			if (shmlog_write_n(h, m->prio, m->tag, m->msg,
+					   m->len) < 0)
+				_exit(1);
+		}
+		shmlog_close(h);
+		_exit(0);
+	}
+	return pid;
+}
 
 /* One run: @n records into a buffer of @size bytes followed by the
  * archiver (full speed if @rps is 0). */
@@ -261,7 +288,16 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	ok = ok && shmlog_write(h, SHMLOG_INFO, "bench", "start") == 0 &&
 	     archive_count(dir, 1, &kept, &lost);
 	uint64_t t0 = realtime_ns();
-	double wrote = ok ? write_n(h, w, n, rps) : 0;
+	double wrote = 0;
+	if (ok && kind == RUN_TWO) {
+		pid_t w2 = second_writer(name, w, n / 2, n);
+		int status = 0;
+		wrote = w2 > 0 ? write_n(h, w, n / 2, 0) : 0;
+		ok = w2 > 0 && waitpid(w2, &status, 0) == w2 &&
+		     WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	} else if (ok) {
+		wrote = write_n(h, w, n, rps);
+	}
 	ok = ok && wrote > 0 && archive_count(dir, n + 1, &kept, &lost);
 	uint64_t t1, bytes;
 	dir_files(dir, &t1, &bytes);
@@ -272,7 +308,14 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	if (!ok || cpu < 0 || !kept)
 		return false;
 	kept--; /* the first record, before the clock started */
-	if (kind == RUN_COMPACT) {
+	if (kind == RUN_TWO) {
+		a->two_ok = true;
+		a->two_kept = kept;
+		a->two_lost = lost;
+		a->two_rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
+				     : 0;
+		a->two_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
+	} else if (kind == RUN_COMPACT) {
 		a->compact_ok = true;
 		a->compact_kept = kept;
 		a->compact_lost = lost;
@@ -388,6 +431,7 @@ void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 	uint64_t pn = (uint64_t)(ARC_PACED_RPS * (cfg->quick ? 0.1 : 1.0));
 	a->paced_ok = archive_run(cli, &w, pn, ARC_PACED_RPS,
 				  ARC_PACED_BUFFER, a, RUN_PACED);
+	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_TWO);
 	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_COMPACT);
 	if (cli_has_zstd(cli))
 		archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_ZSTD);

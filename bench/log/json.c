@@ -184,6 +184,12 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 		jsonw_int(j, "paced_written", (long long)a->paced_written);
 		jsonw_int(j, "paced_lost", (long long)a->paced_lost);
 	}
+	if (a->ok && a->two_ok) {
+		jsonw_num(j, "two_writers_records_per_s", a->two_rps);
+		jsonw_int(j, "two_writers_lost", (long long)a->two_lost);
+		jsonw_num(j, "two_writers_cpu_ns_per_record",
+			  a->two_cpu_ns_per_rec);
+	}
 	if (a->ok && a->compact_ok) {
 		jsonw_num(j, "compact_records_per_s", a->compact_rps);
 		jsonw_int(j, "compact_lost", (long long)a->compact_lost);

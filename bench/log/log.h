@@ -292,6 +292,11 @@ struct lb_archive {
 	double paced_target_rps, paced_writer_rps;
 	uint64_t paced_buffer_bytes, paced_written, paced_lost;
 	double disk_bytes_per_s; /* 1 MiB write(2)s and an fdatasync */
+	/* keep-all again with two writer processes at full speed, half of
+	 * the records each (one run): their records are coded one by one */
+	bool two_ok;
+	uint64_t two_kept, two_lost;
+	double two_rps, two_cpu_ns_per_rec;
 	/* keep-all again with `shmlog archive --compact` (one run) */
 	bool compact_ok;
 	uint64_t compact_kept, compact_lost;

@@ -355,6 +355,12 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			(unsigned long long)(a->paced_buffer_bytes >> 10),
 			(unsigned long long)a->paced_lost,
 			(unsigned long long)a->paced_written);
+	if (a->two_ok)
+		fprintf(f,
+			"  two writers at full speed, half the records each: "
+			"%s records/s kept (%llu lost), %s of CPU a record\n",
+			E(a->two_rps, ""), (unsigned long long)a->two_lost,
+			D(a->two_cpu_ns_per_rec));
 	if (a->compact_ok)
 		fprintf(f,
 			"  with --compact: %s records/s kept (%llu lost), %s "
