@@ -308,30 +308,23 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	if (!ok || cpu < 0 || !kept)
 		return false;
 	kept--; /* the first record, before the clock started */
-	if (kind == RUN_TWO) {
-		a->two_ok = true;
-		a->two_kept = kept;
-		a->two_lost = lost;
-		a->two_rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
-				     : 0;
-		a->two_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
-	} else if (kind == RUN_COMPACT) {
-		a->compact_ok = true;
-		a->compact_kept = kept;
-		a->compact_lost = lost;
-		a->compact_rps = t1 > t0 ? (double)kept * 1e9 /
-						   (double)(t1 - t0)
-					 : 0;
-		a->compact_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
-		a->compact_bytes_per_rec = (double)bytes / (double)(kept + 1);
-	} else if (kind == RUN_ZSTD) {
-		a->zstd_ok = true;
-		a->zstd_kept = kept;
-		a->zstd_lost = lost;
-		a->zstd_rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
-				      : 0;
-		a->zstd_cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1);
-		a->zstd_bytes_per_rec = (double)bytes / (double)(kept + 1);
+	struct lb_archive_variant *v = NULL;
+	if (kind == RUN_TWO)
+		v = &a->two;
+	else if (kind == RUN_COMPACT)
+		v = &a->compact;
+	else if (kind == RUN_ZSTD)
+		v = &a->zstd;
+	if (v) {
+		*v = (struct lb_archive_variant){
+			.ok = true,
+			.kept = kept,
+			.lost = lost,
+			.rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
+				       : 0,
+			.cpu_ns_per_rec = cpu * 1e9 / (double)(kept + 1),
+			.bytes_per_rec = (double)bytes / (double)(kept + 1),
+		};
 	} else if (kind == RUN_KEEP) {
 		a->keep_written = n;
 		a->keep_kept = kept;

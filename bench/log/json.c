@@ -184,25 +184,25 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 		jsonw_int(j, "paced_written", (long long)a->paced_written);
 		jsonw_int(j, "paced_lost", (long long)a->paced_lost);
 	}
-	if (a->ok && a->two_ok) {
-		jsonw_num(j, "two_writers_records_per_s", a->two_rps);
-		jsonw_int(j, "two_writers_lost", (long long)a->two_lost);
+	if (a->ok && a->two.ok) {
+		jsonw_num(j, "two_writers_records_per_s", a->two.rps);
+		jsonw_int(j, "two_writers_lost", (long long)a->two.lost);
 		jsonw_num(j, "two_writers_cpu_ns_per_record",
-			  a->two_cpu_ns_per_rec);
+			  a->two.cpu_ns_per_rec);
 	}
-	if (a->ok && a->compact_ok) {
-		jsonw_num(j, "compact_records_per_s", a->compact_rps);
-		jsonw_int(j, "compact_lost", (long long)a->compact_lost);
+	if (a->ok && a->compact.ok) {
+		jsonw_num(j, "compact_records_per_s", a->compact.rps);
+		jsonw_int(j, "compact_lost", (long long)a->compact.lost);
 		jsonw_num(j, "compact_cpu_ns_per_record",
-			  a->compact_cpu_ns_per_rec);
+			  a->compact.cpu_ns_per_rec);
 		jsonw_num(j, "compact_bytes_per_record",
-			  a->compact_bytes_per_rec);
+			  a->compact.bytes_per_rec);
 	}
-	if (a->ok && a->zstd_ok) {
-		jsonw_num(j, "zstd_records_per_s", a->zstd_rps);
-		jsonw_int(j, "zstd_lost", (long long)a->zstd_lost);
-		jsonw_num(j, "zstd_cpu_ns_per_record", a->zstd_cpu_ns_per_rec);
-		jsonw_num(j, "zstd_bytes_per_record", a->zstd_bytes_per_rec);
+	if (a->ok && a->zstd.ok) {
+		jsonw_num(j, "zstd_records_per_s", a->zstd.rps);
+		jsonw_int(j, "zstd_lost", (long long)a->zstd.lost);
+		jsonw_num(j, "zstd_cpu_ns_per_record", a->zstd.cpu_ns_per_rec);
+		jsonw_num(j, "zstd_bytes_per_record", a->zstd.bytes_per_rec);
 	}
 	jsonw_end_obj(j);
 }

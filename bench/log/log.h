@@ -274,6 +274,15 @@ void lb_core_after(struct lb_core *c, bool together);
 void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
 
 /* ---- shmlog's archiver behind one writer (archive.c) ---- */
+/* One more keep-all run, another way. */
+struct lb_archive_variant {
+	bool ok;
+	uint64_t kept, lost;
+	double rps; /* records kept per second, first write to last
+		     * archive write */
+	double cpu_ns_per_rec; /* the archiver's user + system */
+	double bytes_per_rec; /* of the archive's files */
+};
 struct lb_archive {
 	bool ok;
 	char why[200];
@@ -292,20 +301,11 @@ struct lb_archive {
 	double paced_target_rps, paced_writer_rps;
 	uint64_t paced_buffer_bytes, paced_written, paced_lost;
 	double disk_bytes_per_s; /* 1 MiB write(2)s and an fdatasync */
-	/* keep-all again with two writer processes at full speed, half of
-	 * the records each (one run): their records are coded one by one */
-	bool two_ok;
-	uint64_t two_kept, two_lost;
-	double two_rps, two_cpu_ns_per_rec;
-	/* keep-all again with `shmlog archive --compact` (one run) */
-	bool compact_ok;
-	uint64_t compact_kept, compact_lost;
-	double compact_rps, compact_cpu_ns_per_rec, compact_bytes_per_rec;
-	/* keep-all again with `shmlog archive --zstd` (one run; not run by
-	 * a shmlog built without zstd) */
-	bool zstd_ok;
-	uint64_t zstd_kept, zstd_lost;
-	double zstd_rps, zstd_cpu_ns_per_rec, zstd_bytes_per_rec;
+	/* keep-all again, one run each: with two writer processes at full
+	 * speed, half of the records each (their records are coded one by
+	 * one); with `shmlog archive --compact`; with `--zstd` (not run by a
+	 * shmlog built without zstd) */
+	struct lb_archive_variant two, compact, zstd;
 };
 void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a);
 

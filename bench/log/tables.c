@@ -355,25 +355,25 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			(unsigned long long)(a->paced_buffer_bytes >> 10),
 			(unsigned long long)a->paced_lost,
 			(unsigned long long)a->paced_written);
-	if (a->two_ok)
+	if (a->two.ok)
 		fprintf(f,
 			"  two writers at full speed, half the records each: "
 			"%s records/s kept (%llu lost), %s of CPU a record\n",
-			E(a->two_rps, ""), (unsigned long long)a->two_lost,
-			D(a->two_cpu_ns_per_rec));
-	if (a->compact_ok)
+			E(a->two.rps, ""), (unsigned long long)a->two.lost,
+			D(a->two.cpu_ns_per_rec));
+	if (a->compact.ok)
 		fprintf(f,
 			"  with --compact: %s records/s kept (%llu lost), %s "
 			"of CPU and %.0f bytes of files a record\n",
-			E(a->compact_rps, ""),
-			(unsigned long long)a->compact_lost,
-			D(a->compact_cpu_ns_per_rec), a->compact_bytes_per_rec);
-	if (a->zstd_ok)
+			E(a->compact.rps, ""),
+			(unsigned long long)a->compact.lost,
+			D(a->compact.cpu_ns_per_rec), a->compact.bytes_per_rec);
+	if (a->zstd.ok)
 		fprintf(f,
 			"  with --zstd: %s records/s kept (%llu lost), %s "
 			"of CPU and %.1f bytes of files a record\n",
-			E(a->zstd_rps, ""), (unsigned long long)a->zstd_lost,
-			D(a->zstd_cpu_ns_per_rec), a->zstd_bytes_per_rec);
+			E(a->zstd.rps, ""), (unsigned long long)a->zstd.lost,
+			D(a->zstd.cpu_ns_per_rec), a->zstd.bytes_per_rec);
 }
 
 void lb_print_readers(FILE *f, const struct lb_readers *r)
