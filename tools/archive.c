@@ -29,9 +29,10 @@
  *
  * The drain path formats nothing. A run of one lane's records, checked
  * in one copy of its chunk, goes into the block as a SPAN entry, the copy
- * itself (archive_block.c); other records (several lanes merged, or all
- * with --compact) are coded into RUN entries (what differs from the
- * record before, and the message). Either way a printf-style record's
+ * itself (archive_block.c); other records (several lanes merged, all
+ * with --compact, and all while the disk lags behind: bytes are then what
+ * is short) are coded into RUN entries (what differs from the record
+ * before, and the message). Either way a printf-style record's
  * message is kept as the buffer stores it (its format's id and its
  * values: reader_raw.h). The
  * first record of a file that names a format is preceded by a FORMAT
@@ -255,10 +256,13 @@ static uint64_t drain_one(struct archiver *a)
 	struct source *s = &a->src[0];
 	if (!s->rd || cli_stop || a->out_len >= a->block_target)
 		return 0;
+	/* coded one by one where bytes are what is short: spans are then
+	 * the reader's copies, not copied into the block */
+	a->runs = a->compact || a->disk_lags;
 	int n = shmlog__reader_drain(s->rd, 4096,
 				     a->block_target - a->out_len, drain_take,
-				     a->compact ? NULL : drain_span,
-				     a->compact ? NULL : drain_room, a);
+				     drain_span, a->runs ? NULL : drain_room,
+				     a);
 	if (n < 0) {
 		fprintf(stderr, "shmlog " CMD ": %s: %s: archiving what was "
 				"read\n", s->path, shmlog_strerror(n));
@@ -499,10 +503,11 @@ static int usage(void)
 	       "      --max-size BYTES  keep at most BYTES of files in all\n"
 	       "      --max-age SECS  remove files older than SECS (suffix "
 	       "s m h d)\n"
-	       "      --compact       code each record against the one "
+	       "      --compact       code every record against the one "
 	       "before (files about\n"
-	       "                      40%% smaller, about twice the CPU "
-	       "a record)\n"
+	       "                      40%% smaller, more CPU a record); "
+	       "without it, only\n"
+	       "                      while the disk lags behind\n"
 	       "      --zstd[=LEVEL]  compress each block with zstd (level "
 	       "1 unless given;\n"
 	       "                      negative levels are faster): files "
@@ -791,6 +796,12 @@ int cmd_archive(int argc, char **argv)
 			" lost (%" PRIu64 " losses) into %s\n",
 			a.records, a.lost_records, a.losses, a.dir);
 	}
+	if (!a.quiet && a.lag_records)
+		fprintf(stderr,
+			"shmlog " CMD ": the disk lagged behind: %" PRIu64
+			" records were coded compactly (as --compact codes "
+			"them) until it caught up\n",
+			a.lag_records);
 	if (!a.quiet && a.overflows)
 		fprintf(stderr,
 			"shmlog " CMD ": the disk lagged behind: %" PRIu64

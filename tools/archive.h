@@ -191,6 +191,8 @@ struct archiver {
 	const char *dir;
 	bool once, quiet;
 	bool compact; /* records in RUN entries, never SPAN entries */
+	bool runs; /* this turn's spans go into RUN entries: compact, or the
+		    * disk lags */
 	bool zstd; /* blocks compressed (ZBLK), at zstd_level */
 	int zstd_level;
 	uint64_t max_file_size, max_files, max_size, max_age_s;
@@ -209,6 +211,11 @@ struct archiver {
 	bool huge_slow; /* a huge page took long to fault: 4 KiB pages now */
 	uint64_t overflows; /* stages that went through the page cache, every
 			     * stage waiting for the disk */
+	/* A stage was full while the one before still waited for the disk:
+	 * records are coded into RUN entries, not copied into SPAN entries,
+	 * until one finds the disk done (archive_block.c, take_span()). */
+	bool disk_lags;
+	uint64_t lag_records; /* records coded so while the disk lagged */
 	unsigned cur; /* the stage being filled: its bytes end at file_size */
 	uint64_t queued; /* the file's bytes handed to the disk up to here */
 	uint64_t queued_ms; /* mono_ms() when the rest began to wait */

@@ -453,6 +453,50 @@ unsigned char *span_room(struct archiver *a, size_t n)
 	return at + n <= OUT_CAP ? a->out + at : NULL;
 }
 
+/* The @count records of span @sp from @p on (the first numbered @seq, the
+ * lane's next to archive) into RUN entries, each coded as put_record()
+ * codes a record read one by one, without making one of each first: how
+ * many went in. All of them unless the block filled: the first always
+ * does (a block has room for one record more than its target). */
+static unsigned code_span(struct archiver *a, struct source *s,
+			  const struct shmlog__span *sp, const unsigned char *p,
+			  unsigned count, uint64_t seq)
+{
+	const struct shmlog_arc_span piece = {.shift = (uint8_t)sp->shift,
+					      .base_raw = sp->base_raw,
+					      .base_ns = sp->base_ns,
+					      .mult = sp->mult};
+	unsigned i;
+	for (i = 0; i < count; i++) {
+		if (i && a->out_len >= a->block_target)
+			break;
+		struct shmlog_arc_span_rec h;
+		memcpy(&h, p, sizeof(h));
+		const char *tag = (const char *)p + sizeof(h);
+		const struct shmlog_record r = {
+			.seq = seq + i,
+			.time_ns = shmlog__arc_span_time(&piece, h.raw_time),
+			.raw_time = h.raw_time,
+			.pid = h.pid,
+			.tid = h.tid,
+			.prio = h.prio,
+			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
+				 (h.flags & SHMLOG_ARC_REC_DEFERRED
+					  ? SHMLOG_REC_DEFERRED
+					  : 0),
+			.lane = sp->lane,
+			.tag = tag,
+			.tag_len = h.tag_len,
+			.msg = tag + h.tag_len,
+			.msg_len = h.msg_len,
+		};
+		put_record(a, s, &r);
+		p += h.len;
+	}
+	s->b->next[sp->lane] = seq + i;
+	return i;
+}
+
 /* Does a span of @s, copied into the block (span_room()), need entries
  * before it, which would overwrite it: a LOSS entry, records to skip, or
  * FORMAT entries? */
@@ -514,6 +558,13 @@ void take_span(struct archiver *a, struct source *s,
 	if (seq != b->next[lane])
 		put_loss(a, s, lane, b->next[lane], seq - 1, s->torn[lane]);
 	s->torn[lane] = 0;
+	if (a->runs) {
+		unsigned coded = code_span(a, s, sp, p, sp->count - skip, seq);
+		if (!a->compact)
+			a->lag_records += coded;
+		*took = skip + coded;
+		return;
+	}
 	unsigned count = sp->count - skip;
 	const unsigned char *stop = end;
 	if (sp->deferred) {

@@ -445,17 +445,21 @@ bool sync_naming(struct archiver *a)
 /* A stage other than the current one that no write holds: a new one
  * while there may be more, else (if @wait) waited for while the syncer
  * writes; NULL if none, or if its writes fail (their error into *@err:
- * the disk is full, say; else 0). Bounded by the syncer: each write ends,
- * done or given up. */
-static struct stage *stage_free(struct archiver *a, int *err, bool wait)
+ * the disk is full, say; else 0). Whether another stage still waited for
+ * the disk into *@lags, if not NULL. Bounded by the syncer: each write
+ * ends, done or given up. */
+static struct stage *stage_free(struct archiver *a, int *err, bool wait,
+				bool *lags)
 {
 	struct syncer *y = &a->sync;
 	struct stage *free_st = NULL;
+	bool busy = false;
 	pthread_mutex_lock(&y->mu);
 	for (;;) { /* each turn finds one, fails, or waits for a write */
-		for (unsigned i = 1; i < a->nstages && !free_st; i++) {
+		for (unsigned i = 1; i < a->nstages; i++) {
 			struct stage *st = &a->stage[(a->cur + i) % a->nstages];
-			if (!st->busy)
+			busy |= st->busy != 0;
+			if (!st->busy && !free_st)
 				free_st = st;
 		}
 		if (free_st || y->werr)
@@ -472,6 +476,8 @@ static struct stage *stage_free(struct archiver *a, int *err, bool wait)
 	}
 	*err = free_st ? 0 : -y->werr;
 	pthread_mutex_unlock(&y->mu);
+	if (lags)
+		*lags = busy;
 	return free_st;
 }
 
@@ -520,7 +526,7 @@ int stage_room(struct archiver *a, size_t len)
 	int err = write_error(a);
 	if (err || staged(a) + len < STAGE_STEP)
 		return err;
-	if (stage_free(a, &err, false))
+	if (stage_free(a, &err, false, NULL))
 		return 0;
 	return err ? err : stage_overflow(a);
 }
@@ -549,7 +555,8 @@ void stage_add(struct archiver *a, size_t len, uint64_t since_ms)
 	size_t whole = n & ~(size_t)(DIO_ALIGN - 1);
 	int err;
 	struct stage *next;
-	if (n < STAGE_STEP || !(next = stage_free(a, &err, true))) {
+	if (n < STAGE_STEP ||
+	    !(next = stage_free(a, &err, true, &a->disk_lags))) {
 		a->out = st->buf + n;
 		return;
 	}
@@ -715,7 +722,7 @@ int stage_next_file(struct archiver *a, int fd, const char *hidden,
 	memcpy(names, hidden, hidden_len);
 	memcpy(names + hidden_len, path, path_len);
 	int err;
-	struct stage *next = stage_free(a, &err, true);
+	struct stage *next = stage_free(a, &err, true, NULL);
 	if (!next) {
 		free(names);
 		return err ? err : -ENOMEM;

@@ -333,7 +333,8 @@ same "slow, then fast: the records, in order" \
 	"$("$S" cat --no-pager -b $B-sf -v raw | nobuf)" \
 	"$("$S" cat --no-pager --archive "$D" -v raw | nobuf)"
 
-# ---- a disk that lags: stages through the page cache, nothing lost ----
+# ---- a disk that lags: records coded compactly, stages through the page
+# cache, nothing lost ----
 # The archiver's O_DIRECT writes throttled to 8 MB/s (a cgroup v1 blkio
 # throttle, which holds back direct writes and not the page cache's):
 # every stage soon waits for the disk, and the drain goes on through the
@@ -359,6 +360,10 @@ else
 		--no-loss --first 0
 	kill -TERM $apid; wait $apid
 	has "a disk that lags: it said so" "the disk lagged behind" "$(cat "$T/lag.err")"
+	# bytes are what is short: records coded as --compact codes them
+	has "a disk that lags: records coded compactly meanwhile" \
+		"records were coded compactly" "$(cat "$T/lag.err")"
+	has "a disk that lags: RUN entries" "run" "$("$CHECK" --entries "$D")"
 	same "a disk that lags: the records, in order" \
 		"$("$S" cat --no-pager -b $B-lag -v raw | nobuf)" \
 		"$("$S" cat --no-pager --archive "$D" -v raw | nobuf)"
