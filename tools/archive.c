@@ -258,7 +258,7 @@ static uint64_t drain_one(struct archiver *a)
 		return 0;
 	/* coded one by one where bytes are what is short: spans are then
 	 * the reader's copies, not copied into the block */
-	a->runs = a->compact || a->disk_lags;
+	a->runs = a->compact || (a->disk_lags && !a->as_stored);
 	int n = shmlog__reader_drain(s->rd, 4096,
 				     a->block_target - a->out_len, drain_take,
 				     drain_span, a->runs ? NULL : drain_room,
@@ -508,6 +508,10 @@ static int usage(void)
 	       "                      40%% smaller, more CPU a record); "
 	       "without it, only\n"
 	       "                      while the disk lags behind\n"
+	       "      --as-stored     keep one writer's records as the "
+	       "buffer stores them,\n"
+	       "                      even while the disk lags (the "
+	       "least CPU a record)\n"
 	       "      --zstd[=LEVEL]  compress each block with zstd (level "
 	       "1 unless given;\n"
 	       "                      negative levels are faster): files "
@@ -604,6 +608,7 @@ static int parse(struct archiver *a, int argc, char **argv)
 		{"max-size", required_argument, 0, 'S'},
 		{"max-age", required_argument, 0, 'A'},
 		{"compact", no_argument, 0, 'C'},
+		{"as-stored", no_argument, 0, 'R'},
 		{"zstd", optional_argument, 0, 'Z'},
 		{"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},
@@ -624,6 +629,7 @@ static int parse(struct archiver *a, int argc, char **argv)
 		case 'o': a->dir = optarg; break;
 		case '1': a->once = true; break;
 		case 'C': a->compact = true; break;
+		case 'R': a->as_stored = true; break;
 		case 'Z': rc = parse_zstd(a, optarg); break;
 		case 'q': a->quiet = true; break;
 		case 'F':
@@ -657,6 +663,10 @@ static int parse(struct archiver *a, int argc, char **argv)
 				       argv[optind]);
 	if (!a->dir)
 		return cli_usage_error(CMD, "no archive directory%s: give -o DIR",
+				       "");
+	if (a->compact && a->as_stored)
+		return cli_usage_error(CMD, "--compact and --as-stored%s ask "
+					    "for opposite things: give one",
 				       "");
 	if (!a->nsrc)
 		a->src[a->nsrc++].name = cli_buffer;

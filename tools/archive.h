@@ -191,6 +191,7 @@ struct archiver {
 	const char *dir;
 	bool once, quiet;
 	bool compact; /* records in RUN entries, never SPAN entries */
+	bool as_stored; /* spans in SPAN entries even while the disk lags */
 	bool runs; /* this turn's spans go into RUN entries: compact, or the
 		    * disk lags */
 	bool zstd; /* blocks compressed (ZBLK), at zstd_level */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * archive_check --entries DIR: the kinds of entries DIR's files hold, a
- * line each ("span 12", "run 3", ...), for tests that check which form
+ * line each ("span 12", "run 3", ...), then the records in each form
+ * ("run-records N", "span-records N"), for tests that check which form
  * the archiver chose.
  *
  * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq] [--first SEQ]: read
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +33,15 @@
 #include "shmlog.h"
 
 /* --entries: every valid block of every file of @dir, its entries by
- * type, and how many blocks were zstd-compressed ("zblock N"). */
+ * type, how many blocks were zstd-compressed ("zblock N"), and the
+ * records in RUN and in SPAN entries ("run-records N", "span-records
+ * N"). */
 static int entries(const char *dir)
 {
 	static const char *const names[] = {"?", "record", "loss", "buffer",
 					    "format", "run", "span"};
-	uint64_t count[7] = {0}, zblocks = 0;
+	uint64_t count[7] = {0}, zblocks = 0, run_records = 0,
+		 span_records = 0;
 	DIR *d = opendir(dir);
 	if (!d) {
 		perror(dir);
@@ -65,8 +70,19 @@ static int entries(const char *dir)
 			struct shmlog_arc_entry en;
 			for (size_t pos = 0;
 			     shmlog__arc_entry_at(buf, len, pos, &en);
-			     pos += en.size)
+			     pos += en.size) {
 				count[en.type < 7 ? en.type : 0]++;
+				uint32_t k = 0;
+				if (en.type == SHMLOG_ARC_RUN &&
+				    en.size >= sizeof(struct shmlog_arc_run)) {
+					memcpy(&k, buf + pos + offsetof(struct shmlog_arc_run, count), 4);
+					run_records += k;
+				} else if (en.type == SHMLOG_ARC_SPAN &&
+					   en.size >= sizeof(struct shmlog_arc_span)) {
+					memcpy(&k, buf + pos + offsetof(struct shmlog_arc_span, count), 4);
+					span_records += k;
+				}
+			}
 		}
 		close(fd);
 	}
@@ -77,6 +93,8 @@ static int entries(const char *dir)
 			printf("%s %" PRIu64 "\n", names[t], count[t]);
 	if (zblocks)
 		printf("zblock %" PRIu64 "\n", zblocks);
+	printf("run-records %" PRIu64 "\nspan-records %" PRIu64 "\n",
+	       run_records, span_records);
 	return 0;
 }
 
