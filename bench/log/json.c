@@ -153,7 +153,10 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 /* `shmlog archive` behind one writer (archive.c), inside "readers". Added
  * later: older files have no "archive". keep_all_records_per_s is a
  * keep-everything rate only where keep_all_lost is 0; the disk's write
- * rate (and that over the archive's bytes per record) bounds it. */
+ * rate (and that over the archive's bytes per record) bounds it. The CPU
+ * a record is the archiver's from the first write to the last record
+ * archived (before archiver_start_cpu_ns was added: its whole life,
+ * starting included, over fewer records). */
 static void json_archive(struct jsonw *j, const struct lb_archive *a)
 {
 	jsonw_key(j, "archive");
@@ -169,6 +172,7 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 			  a->keep_writer_rps);
 		jsonw_num(j, "writer_alone_records_per_s", a->writer_alone_rps);
 		jsonw_num(j, "archiver_cpu_ns_per_record", a->cpu_ns_per_rec);
+		jsonw_num(j, "archiver_start_cpu_ns", a->start_cpu_ns);
 		jsonw_num(j, "archive_bytes_per_record", a->bytes_per_rec);
 		jsonw_num(j, "disk_write_bytes_per_s", a->disk_bytes_per_s);
 		jsonw_num(j, "disk_bound_records_per_s",
@@ -183,6 +187,7 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 			  (long long)a->paced_buffer_bytes);
 		jsonw_int(j, "paced_written", (long long)a->paced_written);
 		jsonw_int(j, "paced_lost", (long long)a->paced_lost);
+		jsonw_num(j, "paced_cpu_ns_per_record", a->paced_cpu_ns_per_rec);
 	}
 	if (a->ok && a->two.ok) {
 		jsonw_num(j, "two_writers_records_per_s", a->two.rps);
@@ -197,6 +202,14 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 			  a->compact.cpu_ns_per_rec);
 		jsonw_num(j, "compact_bytes_per_record",
 			  a->compact.bytes_per_rec);
+	}
+	if (a->ok && a->as_stored.ok) {
+		jsonw_num(j, "as_stored_records_per_s", a->as_stored.rps);
+		jsonw_int(j, "as_stored_lost", (long long)a->as_stored.lost);
+		jsonw_num(j, "as_stored_cpu_ns_per_record",
+			  a->as_stored.cpu_ns_per_rec);
+		jsonw_num(j, "as_stored_bytes_per_record",
+			  a->as_stored.bytes_per_rec);
 	}
 	if (a->ok && a->zstd.ok) {
 		jsonw_num(j, "zstd_records_per_s", a->zstd.rps);

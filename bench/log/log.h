@@ -280,7 +280,8 @@ struct lb_archive_variant {
 	uint64_t kept, lost;
 	double rps; /* records kept per second, first write to last
 		     * archive write */
-	double cpu_ns_per_rec; /* the archiver's user + system */
+	double cpu_ns_per_rec; /* the archiver's user + system, from the
+				* first write to the last record archived */
 	double bytes_per_rec; /* of the archive's files */
 };
 struct lb_archive {
@@ -293,19 +294,23 @@ struct lb_archive {
 			  * archive write (median); keep-all only if lost 0 */
 	double keep_writer_rps; /* the writer's rate in that run */
 	double writer_alone_rps; /* the same writer, nobody reading */
-	double cpu_ns_per_rec; /* the archiver's user + system, per record */
+	double cpu_ns_per_rec; /* the archiver's user + system, per record,
+				* from the first write to the last record
+				* archived */
+	double start_cpu_ns; /* what it spent before: starting */
 	double bytes_per_rec; /* of the archive's files */
 	/* a writer paced at paced_target_rps into a paced_buffer_bytes
 	 * buffer */
 	bool paced_ok;
 	double paced_target_rps, paced_writer_rps;
 	uint64_t paced_buffer_bytes, paced_written, paced_lost;
+	double paced_cpu_ns_per_rec; /* the archiver's, as cpu_ns_per_rec */
 	double disk_bytes_per_s; /* 1 MiB write(2)s and an fdatasync */
 	/* keep-all again, one run each: with two writer processes at full
 	 * speed, half of the records each (their records are coded one by
-	 * one); with `shmlog archive --compact`; with `--zstd` (not run by a
-	 * shmlog built without zstd) */
-	struct lb_archive_variant two, compact, zstd;
+	 * one); with `shmlog archive --compact`; with `--as-stored`; with
+	 * `--zstd` (not run by a shmlog built without zstd) */
+	struct lb_archive_variant two, compact, as_stored, zstd;
 };
 void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a);
 

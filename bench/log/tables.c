@@ -330,14 +330,14 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 		"shmlog archive behind one writer at full speed (%d runs): "
 		"%s records/s kept\n  (%llu of %llu lost; the writer alone: "
 		"%s/s, %.2fx); the archiver spends %s of CPU a\n  record "
-		"(user + system), %.0f bytes of files a record; the disk "
-		"writes %s/s: %s records/s reach it at most%s\n",
+		"(user + system; %s to start), %.0f bytes of files a record; "
+		"the disk\n  writes %s/s: %s records/s reach it at most%s\n",
 		a->runs, E(a->keep_rps, ""),
 		(unsigned long long)a->keep_lost,
 		(unsigned long long)a->keep_written,
 		E(a->writer_alone_rps, ""),
 		a->writer_alone_rps > 0 ? a->keep_rps / a->writer_alone_rps : 0,
-		D(a->cpu_ns_per_rec), a->bytes_per_rec,
+		D(a->cpu_ns_per_rec), D(a->start_cpu_ns), a->bytes_per_rec,
 		E(a->disk_bytes_per_s, "B"),
 		E(a->bytes_per_rec > 0 ? a->disk_bytes_per_s / a->bytes_per_rec
 				       : 0,
@@ -350,11 +350,13 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 	if (a->paced_ok)
 		fprintf(f,
 			"  one writer paced at %s records/s (it wrote %s/s) "
-			"into a %llu KiB buffer: %llu of %llu records lost\n",
+			"into a %llu KiB buffer: %llu of %llu records lost,\n"
+			"  %s of CPU a record\n",
 			E(a->paced_target_rps, ""), E(a->paced_writer_rps, ""),
 			(unsigned long long)(a->paced_buffer_bytes >> 10),
 			(unsigned long long)a->paced_lost,
-			(unsigned long long)a->paced_written);
+			(unsigned long long)a->paced_written,
+			D(a->paced_cpu_ns_per_rec));
 	if (a->two.ok)
 		fprintf(f,
 			"  two writers at full speed, half the records each: "
@@ -368,6 +370,14 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			E(a->compact.rps, ""),
 			(unsigned long long)a->compact.lost,
 			D(a->compact.cpu_ns_per_rec), a->compact.bytes_per_rec);
+	if (a->as_stored.ok)
+		fprintf(f,
+			"  with --as-stored: %s records/s kept (%llu lost), %s "
+			"of CPU and %.0f bytes of files a record\n",
+			E(a->as_stored.rps, ""),
+			(unsigned long long)a->as_stored.lost,
+			D(a->as_stored.cpu_ns_per_rec),
+			a->as_stored.bytes_per_rec);
 	if (a->zstd.ok)
 		fprintf(f,
 			"  with --zstd: %s records/s kept (%llu lost), %s "
