@@ -208,7 +208,8 @@ static void need_format(struct archiver *a, struct source *s,
 #else
 #define NO_LOOP_TO_MEMCPY
 #endif
-NO_LOOP_TO_MEMCPY static inline void copy_short(unsigned char *dst,
+NO_LOOP_TO_MEMCPY static inline __attribute__((always_inline)) void
+copy_short(unsigned char *dst,
 						const char *src, size_t n)
 {
 	if (n >= 256) {
@@ -348,7 +349,8 @@ static inline uint64_t zigzag(int64_t v)
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
-static void put_record(struct archiver *a, struct source *s,
+static inline __attribute__((always_inline)) void
+put_record(struct archiver *a, struct source *s,
 		       const struct shmlog_record *r)
 {
 	size_t tl = r->tag_len > SHMLOG_TAG_MAX ? SHMLOG_TAG_MAX : r->tag_len;
