@@ -30,9 +30,10 @@
  * Records (version 4) go in SPAN entries, a lane's records exactly as the
  * buffer stores them (struct shmlog_arc_span), copied whole from a chunk
  * with the clock piece that turns their raw times into wall time; or
- * (version 3, and `shmlog archive --compact`) in RUN entries, each record
- * coded against the one before it in the run (struct shmlog_arc_run): a
- * few bytes beside the message, which is kept as stored. Versions 1 and 2
+ * (version 3: merged lanes, the disk lagging, `shmlog archive --compact`)
+ * in RUN entries, each record coded against the one before it in the run
+ * (struct shmlog_arc_run): a few bytes beside the message, which is kept
+ * as stored. Versions 1 and 2
  * wrote a RECORD entry per record, 48 bytes of fields beside tag and
  * message; they read as they always did. archive_codec.h is the parser of
  * all of it.
