@@ -279,25 +279,32 @@ static unsigned ctx_hash(const struct ctx_key *k)
 	return (unsigned)(h >> 55); /* 9 bits: sizeof(run.hash) */
 }
 
-static inline bool ctx_is(const struct run_ctx *c, const struct ctx_key *k)
+/* Are tags @x and @y, both @n bytes long and of the same first word
+ * (tag_word()), the same? Past the first word: words, the last one
+ * overlapping. */
+static inline bool tag_rest_is(const char *x, const char *y, size_t n)
 {
-	if (c->word != k->word || c->who != k->who || c->where != k->where)
-		return false;
-	/* past the first word: words, the last one overlapping */
-	size_t n = (uint8_t)k->where;
 	for (size_t i = 8; i < n; i += 8) {
 		size_t at = i + 8 <= n ? i : n - 8;
-		uint64_t x, y;
-		memcpy(&x, c->tag + at, 8);
-		memcpy(&y, k->tag + at, 8);
-		if (x != y)
+		uint64_t u, v;
+		memcpy(&u, x + at, 8);
+		memcpy(&v, y + at, 8);
+		if (u != v)
 			return false;
 	}
 	return true;
 }
 
+static inline bool ctx_is(const struct run_ctx *c, const struct ctx_key *k)
+{
+	return c->word == k->word && c->who == k->who &&
+	       c->where == k->where &&
+	       tag_rest_is(c->tag, k->tag, (uint8_t)k->where);
+}
+
 /* The run's context of @k, or -1 (its hash slot in *@slot). */
-static int ctx_find(const struct run *e, const struct ctx_key *k,
+static inline __attribute__((always_inline)) int
+ctx_find(const struct run *e, const struct ctx_key *k,
 		    unsigned *slot)
 {
 	unsigned i = ctx_hash(k);
@@ -455,6 +462,89 @@ unsigned char *span_room(struct archiver *a, size_t n)
 	return at + n <= OUT_CAP ? a->out + at : NULL;
 }
 
+/* The records of a span from *@pp on (at most @n) whose context is one
+ * the run knows, after a record coded by put_record(): of the same lane,
+ * numbered one before the first. Coded as put_record() codes them (the
+ * same context, or the number of a known one; the next sequence number of
+ * their lane), with the run's state in locals (a byte stored into the
+ * block could be any of the state's fields to the compiler, which would
+ * load them again after each). How many, *@pp moved past them; it stops
+ * at a record of a context new to the run, a printf-style one, or the
+ * block's target (a block has room for one record more). @where: the
+ * lane's, as in struct ctx_key, without the tag's length. */
+static unsigned code_known(struct archiver *a, uint64_t where,
+			   const struct shmlog_arc_span *pc,
+			   const unsigned char **pp, unsigned n)
+{
+	struct run *e = &a->run;
+	int last = e->last;
+	const struct run_ctx *c = &e->ctx[last];
+	const unsigned slot = c->slot;
+	uint64_t who = c->who, word = c->word, cwhere = c->where;
+	const struct shmlog_arc_span piece = *pc;
+	const unsigned char *p = *pp;
+	unsigned char *out = a->out + a->out_len;
+	unsigned char *const target = a->out + a->block_target;
+	uint64_t time_ns = (uint64_t)e->time_ns, raw_time = e->raw_time;
+	unsigned k = 0;
+	while (k < n && out < target) {
+		struct shmlog_arc_span_rec h;
+		memcpy(&h, p, sizeof(h));
+		const char *tag = (const char *)p + sizeof(h);
+		if ((h.flags & SHMLOG_ARC_REC_DEFERRED) ||
+		    h.tag_len > SHMLOG_TAG_MAX)
+			break;
+		struct ctx_key key = {
+			.word = tag_word(tag, h.tag_len),
+			.who = h.pid | (uint64_t)h.tid << 32,
+			.where = where | h.tag_len,
+			.tag = tag,
+		};
+		unsigned char *q = out + 1;
+		unsigned head = SHMLOG_ARC_RUN_SAMECTX;
+		if (key.who != who || key.where != cwhere || key.word != word ||
+		    !tag_rest_is(c->tag, tag, h.tag_len)) {
+			unsigned free_slot;
+			int i = ctx_find(e, &key, &free_slot);
+			if (i < 0 || e->ctx[i].slot != slot)
+				break; /* new to the run: put_record() */
+			last = i;
+			c = &e->ctx[i];
+			who = c->who;
+			word = c->word;
+			cwhere = c->where;
+			*q++ = (unsigned char)i;
+			head = 0;
+		}
+		size_t ml = h.msg_len > SHMLOG_MSG_MAX ? SHMLOG_MSG_MAX
+						       : h.msg_len;
+		uint64_t t = (uint64_t)shmlog__arc_span_time(&piece, h.raw_time);
+		q = put_varint(q, zigzag((int64_t)(t - time_ns)));
+		q = put_varint(q, zigzag((int64_t)(h.raw_time - raw_time)));
+		q = put_varint(q, ml);
+		copy_short(q, tag + h.tag_len, ml);
+		*out = (unsigned char)((h.prio & SHMLOG_ARC_RUN_PRIO) |
+				       (h.flags & SHMLOG_REC_TRUNCATED
+						? SHMLOG_ARC_RUN_TRUNCATED
+						: 0) |
+				       head);
+		out = q + ml;
+		time_ns = t;
+		raw_time = h.raw_time;
+		p += h.len;
+		k++;
+	}
+	a->out_len = (size_t)(out - a->out);
+	e->last = last;
+	e->time_ns = (int64_t)time_ns;
+	e->raw_time = raw_time;
+	e->count += k;
+	e->lane_next[slot] += k;
+	a->records += k;
+	*pp = p;
+	return k;
+}
+
 /* The @count records of span @sp from @p on (the first numbered @seq, the
  * lane's next to archive) into RUN entries, each coded as put_record()
  * codes a record read one by one, without making one of each first: how
@@ -468,8 +558,10 @@ static unsigned code_span(struct archiver *a, struct source *s,
 					      .base_raw = sp->base_raw,
 					      .base_ns = sp->base_ns,
 					      .mult = sp->mult};
-	unsigned i;
-	for (i = 0; i < count; i++) {
+	const uint64_t where = ((uint64_t)s->id << 16 | (uint16_t)sp->lane)
+			       << 8;
+	unsigned i = 0;
+	while (i < count) {
 		if (i && a->out_len >= a->block_target)
 			break;
 		struct shmlog_arc_span_rec h;
@@ -494,6 +586,10 @@ static unsigned code_span(struct archiver *a, struct source *s,
 		};
 		put_record(a, s, &r);
 		p += h.len;
+		i++;
+		/* the records after it of contexts the run knows: most,
+		 * from a thread's few tags */
+		i += code_known(a, where, &piece, &p, count - i);
 	}
 	s->b->next[sp->lane] = seq + i;
 	return i;
