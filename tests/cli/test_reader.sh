@@ -387,6 +387,50 @@ same "write interrupted: what it logged stays" "to the end of time" \
 	"$("$S" cat --no-pager -b $B-3 -v raw -m 1)"
 "$S" rm -b $B-3
 
+# every following command, under a writer that never pauses: SIGTERM
+# ends it (each has shown it is at work first: output, or its archive)
+"$S" create -b $B-3 --size 4M
+yes "a writer that never pauses" | "$S" write -b $B-3 -t sig 2>/dev/null &
+wp=$!
+A=/tmp/$B.arc
+rm -rf "$A" /tmp/$B.o1 /tmp/$B.o2
+has_arc() { compgen -G "$A/*.arc" >/dev/null; }
+at_work() { [ -s "$1" ]; }
+sigterm_ends() { # sigterm_ends NAME EVIDENCE... -- COMMAND...: evidence, then TERM
+	local name=$1 ev=() p; shift
+	while [ "$1" != -- ]; do ev+=("$1"); shift; done; shift
+	rm -f /tmp/$B.o1
+	"$@" >/tmp/$B.o1 2>/tmp/$B.e1 &
+	p=$!
+	checks=$((checks + 1))
+	if ! until_ok 20 "${ev[@]}"; then
+		echo "FAIL: $name: not at work after 20 s: $(cat /tmp/$B.e1)" >&2
+		fail=$((fail + 1))
+	fi
+	kill -TERM $p
+	until_ok 20 gone $p
+	checks=$((checks + 1))
+	if kill -0 $p 2>/dev/null; then
+		echo "FAIL: $name ignored SIGTERM under a writer that never pauses" >&2
+		fail=$((fail + 1)); kill -9 $p
+	fi
+	wait $p 2>/dev/null
+}
+sigterm_ends "cat -f" at_work /tmp/$B.o1 -- "$S" cat -f -b $B-3 -v raw
+sigterm_ends "tail -f" at_work /tmp/$B.o1 -- "$S" tail -f -b $B-3
+sigterm_ends "archive" has_arc -- "$S" archive -b $B-3 -o "$A" -q
+sigterm_ends "cat --archive -f" at_work /tmp/$B.o1 -- \
+	"$S" cat --archive "$A" -f -b $B-3 -v raw
+sigterm_ends "forward" at_work /tmp/$B.o2 -- \
+	"$S" forward -b $B-3 --to jsonl:/tmp/$B.o2
+rm -f /tmp/$B.o2
+sigterm_ends "forward --archive -f" at_work /tmp/$B.o2 -- \
+	"$S" forward --archive "$A" -f -b $B-3 --to jsonl:/tmp/$B.o2
+kill $wp
+wait $wp 2>/dev/null
+rm -rf "$A" /tmp/$B.o1 /tmp/$B.o2
+"$S" rm -b $B-3
+
 # a lane whose head is not on a record boundary (hostile): the drains of
 # info and tail -n must still obey SIGINT, whatever the library does
 if [ -n "$PY" ]; then
