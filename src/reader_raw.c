@@ -4,7 +4,7 @@
  * deferred record's message kept as its format's id and values, the
  * format looked up by id, and a drain that guards the mapping once per
  * batch and copies a lone lane's chunk in one span, handed over whole
- * (the archive's SPAN entry) or record by record.
+ * (the archive's SPAN entry, or the records its coder codes).
  *
  * What must hold: every record handed out passed the checks
  * shmlog_reader_next() makes (reader_cursor.c); a span is trusted only
@@ -77,10 +77,9 @@ int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
  * the span where it is, and cursor_fetch() takes it from there. */
 #define SPAN_CAP (64u << 10)
 
-/* Where a span's records go: to @span whole if it is not NULL, else to
- * @take one by one. */
+/* Where a span's records go: to @span, whole, copied where @room says
+ * (if not NULL). */
 struct span_out {
-	shmlog__drain_fn take;
 	shmlog__span_fn span;
 	shmlog__room_fn room;
 	void *ctx;
@@ -100,62 +99,11 @@ _Static_assert(offsetof(struct shmlog_arc_span_rec, seq) ==
 	       "span record fields");
 _Static_assert(REC_FLAG_DEFERRED == SHMLOG_ARC_REC_DEFERRED, "deferred flag");
 
-/* Hand the @k records checked in r->span (@bytes of them) to @out->take
- * one by one, as cursor_fetch() and fill_record() would, their times on
- * the clock piece @pc they all fall in (the same nanoseconds as
- * shmlog__clock_convert(), without a search of the anchors for each):
- * how many it took (*@stop if it said to stop), and their bytes into
- * *@took. */
-static unsigned span_records(struct shmlog_reader *r, unsigned lane,
-			     unsigned k, const struct shmlog__clock_piece *pc,
-			     const struct span_out *out, size_t *took,
-			     bool *stop)
-{
-	/* the piece as a SPAN entry holds it: its conversion */
-	const struct shmlog_arc_span piece = {.shift = (uint8_t)pc->shift,
-					      .base_raw = pc->base_raw,
-					      .base_ns = pc->base_ns,
-					      .mult = pc->mult};
-	size_t pos = 0;
-	unsigned d = 0;
-	while (d < k) {
-		struct shmlog__rec h;
-		memcpy(&h, r->span + pos, REC_HDR);
-		const char *tag = (const char *)r->span + pos + REC_HDR;
-		struct shmlog_record rec = {
-			.seq = h.seq,
-			.raw_time = h.time,
-			.pid = h.pid,
-			.tid = h.tid,
-			.prio = h.prio,
-			.flags = (h.flags & SHMLOG_REC_TRUNCATED) |
-				 (h.flags & REC_FLAG_DEFERRED
-					  ? SHMLOG_REC_DEFERRED
-					  : 0),
-			.lane = lane,
-			.tag = tag,
-			.tag_len = h.tag_len,
-			.msg = tag + h.tag_len,
-			.msg_len = h.msg_len,
-		};
-		rec.time_ns = shmlog__arc_span_time(&piece, h.time);
-		pos += h.len;
-		d++;
-		if (!out->take(out->ctx, SHMLOG_EV_RECORD, &rec, NULL)) {
-			*stop = true;
-			break;
-		}
-	}
-	*took = pos;
-	return d;
-}
-
 /* Deliver up to @max records of @lane's chunk to @out from one copy of
- * at most @bytes (and SPAN_CAP) bytes of it, at least one record's: the
- * records delivered (0: none, the record path goes on), *@stop if @out
- * said to. Handed whole (@out->span), the records are also on one piece
- * of the clock conversion, their anchors read. The mapping is guarded by
- * the caller. */
+ * at most @bytes (and SPAN_CAP) bytes of it, at least one record's, all
+ * on one piece of the clock conversion, their anchors read: the records
+ * delivered (0: none, the record path goes on), *@stop if @out said to.
+ * The mapping is guarded by the caller. */
 static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			    uint64_t clear, unsigned max, size_t bytes,
 			    const struct span_out *out, bool *stop)
@@ -188,14 +136,13 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		n = SPAN_CAP;
 	const unsigned char *data = seg_chunk_data(s, c->chunk);
 	uint64_t off0 = c->pos - c->cbase;
-	/* handed whole: copied where the caller wants it, if it says */
-	unsigned char *buf = out->span && out->room ? out->room(out->ctx, n)
-						    : NULL;
+	/* copied where the caller wants it, if it says */
+	unsigned char *buf = out->room ? out->room(out->ctx, n) : NULL;
 	if (!buf)
 		buf = r->span;
 	copy_span_bytes(buf, data + off0, (size_t)n);
 	/* the clock piece of the first record: the span's records are all
-	 * on it, handed whole or one by one */
+	 * on it */
 	struct shmlog__clock_piece piece = {.lo = 0, .hi = UINT64_MAX};
 	if (n >= REC_HDR) {
 		struct shmlog__rec h;
@@ -243,35 +190,30 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		return 0;
 	/* whole: handed out */
 	size_t pos = at;
-	unsigned d;
-	if (out->span) {
-		struct shmlog__span sp = {
-			.lane = lane,
-			.count = k,
-			.first_seq = c->last_seq + 1,
-			.bytes = buf,
-			.len = at,
-			.base_raw = piece.base_raw,
-			.base_ns = piece.base_ns,
-			.mult = piece.mult,
-			.shift = piece.shift,
-			.deferred = deferred,
-		};
-		d = 0;
-		if (!out->span(out->ctx, &sp, &d) || d < k)
-			*stop = true;
-		if (d > k)
-			d = k;
-		if (d < k) {
-			pos = 0;
-			for (unsigned i = 0; i < d; i++) {
-				struct shmlog__rec h;
-				memcpy(&h, buf + pos, REC_HDR);
-				pos += h.len;
-			}
+	struct shmlog__span sp = {
+		.lane = lane,
+		.count = k,
+		.first_seq = c->last_seq + 1,
+		.bytes = buf,
+		.len = at,
+		.base_raw = piece.base_raw,
+		.base_ns = piece.base_ns,
+		.mult = piece.mult,
+		.shift = piece.shift,
+		.deferred = deferred,
+	};
+	unsigned d = 0;
+	if (!out->span(out->ctx, &sp, &d) || d < k)
+		*stop = true;
+	if (d > k)
+		d = k;
+	if (d < k) {
+		pos = 0;
+		for (unsigned i = 0; i < d; i++) {
+			struct shmlog__rec h;
+			memcpy(&h, buf + pos, REC_HDR);
+			pos += h.len;
 		}
-	} else {
-		d = span_records(r, lane, k, &piece, out, &pos, stop);
 	}
 	/* the cursor past what was handed out, as cursor_seq() leaves it */
 	c->pos += pos;
@@ -290,9 +232,8 @@ int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
 			 shmlog__drain_fn take, shmlog__span_fn span,
 			 shmlog__room_fn room, void *ctx)
 {
-	const struct span_out out = {
-		.take = take, .span = span, .room = room, .ctx = ctx};
-	if (r->arc)
+	const struct span_out out = {.span = span, .room = room, .ctx = ctx};
+	if (r->arc || !span)
 		return -EINVAL;
 	if (r->failed)
 		return reader_report(r);

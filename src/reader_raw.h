@@ -81,14 +81,13 @@ typedef unsigned char *(*shmlog__room_fn)(void *ctx, size_t n);
 /* shmlog_reader_next() up to @max times, each event handed to @take, the
  * mapping guarded once for the batch instead of once per record: the
  * records and losses taken (0: nothing new), or shmlog_reader_next()'s
- * -EIO (once), -ENOMEM. @take and @span must not call the reader.
- * @bytes: about how many bytes of records the caller has room for (a span
- * is copied no longer). After shmlog__reader_keep_raw(), while one lane
- * alone holds records, they come from one copy of its chunk, checked as
- * shmlog_reader_next() checks each (reader_raw.c, "Spans"): handed to
- * @span whole if it is not NULL (copied where @room says, if not NULL),
- * else to @take one by one, their tag and message then not NUL-terminated
- * (use the lengths). */
+ * -EIO (once), -ENOMEM, -EINVAL (no @span). @take and @span must not
+ * call the reader. @bytes: about how many bytes of records the caller has
+ * room for (a span is copied no longer). After shmlog__reader_keep_raw(),
+ * while one lane alone holds records, they come from one copy of its
+ * chunk, checked as shmlog_reader_next() checks each (reader_raw.c,
+ * "Spans"), handed to @span whole (copied where @room says, if not
+ * NULL). */
 int shmlog__reader_drain(shmlog_reader_t *r, unsigned max, size_t bytes,
 			 shmlog__drain_fn take, shmlog__span_fn span,
 			 shmlog__room_fn room, void *ctx);

@@ -295,18 +295,29 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	snprintf(dir, sizeof(dir), "%s/shmlog-bench-%d-archive", lb_scratch,
 		 (int)getpid());
 	remove_dir(dir);
-	if (!fresh_buffer(name, size, &h))
+	struct lb_archive_variant *v = kind == RUN_TWO	    ? &a->two
+				       : kind == RUN_COMPACT   ? &a->compact
+				       : kind == RUN_AS_STORED ? &a->as_stored
+				       : kind == RUN_ZSTD      ? &a->zstd
+							       : NULL;
+	if (!fresh_buffer(name, size, &h)) {
+		if (v)
+			snprintf(v->why, sizeof(v->why), "no buffer");
 		return false;
+	}
 	pid_t pid = start_archiver(cli, name, dir,
 				   kind == RUN_COMPACT     ? "--compact"
 				   : kind == RUN_AS_STORED ? "--as-stored"
 				   : kind == RUN_ZSTD      ? "--zstd"
 							   : NULL);
 	bool ok = pid > 0;
+	const char *why = ok ? NULL : "the archiver did not start";
 	uint64_t kept = 0, lost = 0;
 	/* ready: it has archived a first record */
 	ok = ok && shmlog_write(h, SHMLOG_INFO, "bench", "start") == 0 &&
 	     archive_count(dir, 1, &kept, &lost);
+	if (!ok && !why)
+		why = "its first record never reached the archive";
 	double cpu0 = ok ? cpu_of(pid) : -1;
 	uint64_t t0 = realtime_ns();
 	double wrote = 0;
@@ -319,26 +330,29 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	} else if (ok) {
 		wrote = write_n(h, w, n, rps);
 	}
-	ok = ok && wrote > 0 && archive_count(dir, n + 1, &kept, &lost);
+	if (ok && !(wrote > 0))
+		why = "a writer failed", ok = false;
+	if (ok && !archive_count(dir, n + 1, &kept, &lost))
+		why = "the archive did not account for every record in 60 s",
+		ok = false;
 	double cpu1 = ok ? cpu_of(pid) : -1;
 	uint64_t t1, bytes;
 	dir_files(dir, &t1, &bytes);
-	ok = pid > 0 && stop_archiver(pid) && ok;
+	if (pid > 0 && !stop_archiver(pid) && ok)
+		why = "the archiver did not exit 0 on SIGTERM", ok = false;
 	shmlog_close(h);
 	shmlog_remove(name);
 	remove_dir(dir);
-	if (!ok || cpu0 < 0 || cpu1 < cpu0 || kept < 2)
+	if (ok && (cpu0 < 0 || cpu1 < cpu0))
+		why = "its CPU time could not be read", ok = false;
+	if (ok && kept < 2)
+		why = "nothing kept", ok = false;
+	if (!ok) {
+		if (v)
+			snprintf(v->why, sizeof(v->why), "%s", why);
 		return false;
+	}
 	kept--; /* the first record, before the clock started */
-	struct lb_archive_variant *v = NULL;
-	if (kind == RUN_TWO)
-		v = &a->two;
-	else if (kind == RUN_COMPACT)
-		v = &a->compact;
-	else if (kind == RUN_AS_STORED)
-		v = &a->as_stored;
-	else if (kind == RUN_ZSTD)
-		v = &a->zstd;
 	if (v) {
 		*v = (struct lb_archive_variant){
 			.ok = true,

@@ -150,6 +150,26 @@ static void json_entry(struct jsonw *j, const struct lb_entry *e)
 }
 
 
+/* Keep-all once more another way (@v, if it ran): @prefix's rate,
+ * records lost, CPU per record and, with @bytes, bytes per record. */
+static void json_variant(struct jsonw *j, const char *prefix,
+			 const struct lb_archive_variant *v, bool bytes)
+{
+	if (!v->ok)
+		return;
+	char key[64];
+	snprintf(key, sizeof(key), "%s_records_per_s", prefix);
+	jsonw_num(j, key, v->rps);
+	snprintf(key, sizeof(key), "%s_lost", prefix);
+	jsonw_int(j, key, (long long)v->lost);
+	snprintf(key, sizeof(key), "%s_cpu_ns_per_record", prefix);
+	jsonw_num(j, key, v->cpu_ns_per_rec);
+	if (bytes) {
+		snprintf(key, sizeof(key), "%s_bytes_per_record", prefix);
+		jsonw_num(j, key, v->bytes_per_rec);
+	}
+}
+
 /* `shmlog archive` behind one writer (archive.c), inside "readers". Added
  * later: older files have no "archive". keep_all_records_per_s is a
  * keep-everything rate only where keep_all_lost is 0; the disk's write
@@ -189,34 +209,10 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 		jsonw_int(j, "paced_lost", (long long)a->paced_lost);
 		jsonw_num(j, "paced_cpu_ns_per_record", a->paced_cpu_ns_per_rec);
 	}
-	if (a->ok && a->two.ok) {
-		jsonw_num(j, "two_writers_records_per_s", a->two.rps);
-		jsonw_int(j, "two_writers_lost", (long long)a->two.lost);
-		jsonw_num(j, "two_writers_cpu_ns_per_record",
-			  a->two.cpu_ns_per_rec);
-	}
-	if (a->ok && a->compact.ok) {
-		jsonw_num(j, "compact_records_per_s", a->compact.rps);
-		jsonw_int(j, "compact_lost", (long long)a->compact.lost);
-		jsonw_num(j, "compact_cpu_ns_per_record",
-			  a->compact.cpu_ns_per_rec);
-		jsonw_num(j, "compact_bytes_per_record",
-			  a->compact.bytes_per_rec);
-	}
-	if (a->ok && a->as_stored.ok) {
-		jsonw_num(j, "as_stored_records_per_s", a->as_stored.rps);
-		jsonw_int(j, "as_stored_lost", (long long)a->as_stored.lost);
-		jsonw_num(j, "as_stored_cpu_ns_per_record",
-			  a->as_stored.cpu_ns_per_rec);
-		jsonw_num(j, "as_stored_bytes_per_record",
-			  a->as_stored.bytes_per_rec);
-	}
-	if (a->ok && a->zstd.ok) {
-		jsonw_num(j, "zstd_records_per_s", a->zstd.rps);
-		jsonw_int(j, "zstd_lost", (long long)a->zstd.lost);
-		jsonw_num(j, "zstd_cpu_ns_per_record", a->zstd.cpu_ns_per_rec);
-		jsonw_num(j, "zstd_bytes_per_record", a->zstd.bytes_per_rec);
-	}
+	json_variant(j, "two_writers", &a->two, false);
+	json_variant(j, "compact", &a->compact, true);
+	json_variant(j, "as_stored", &a->as_stored, true);
+	json_variant(j, "zstd", &a->zstd, true);
 	jsonw_end_obj(j);
 }
 

@@ -277,6 +277,7 @@ void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
 /* One more keep-all run, another way. */
 struct lb_archive_variant {
 	bool ok;
+	char why[80]; /* not ok: what failed, if it was run */
 	uint64_t kept, lost;
 	double rps; /* records kept per second, first write to last
 		     * archive write */

@@ -318,6 +318,26 @@ void lb_print_history(FILE *f, const struct lb_history *hs)
 	}
 }
 
+/* Keep-all once more another way (@v, if it ran), named @how: its rate,
+ * records lost, CPU and (with @decimals >= 0, so many of them) bytes of
+ * files per record. */
+static void print_variant(FILE *f, const char *how,
+			  const struct lb_archive_variant *v, int decimals)
+{
+	if (!v->ok) {
+		if (v->why[0])
+			fprintf(f, "  %s: not measured: %s\n", how, v->why);
+		return;
+	}
+	fprintf(f, "  %s: %s records/s kept (%llu lost), %s of CPU", how,
+		E(v->rps, ""), (unsigned long long)v->lost,
+		D(v->cpu_ns_per_rec));
+	if (decimals >= 0)
+		fprintf(f, " and %.*f bytes of files", decimals,
+			v->bytes_per_rec);
+	fprintf(f, " a record\n");
+}
+
 /* `shmlog archive` behind one writer (archive.c). */
 static void print_archive(FILE *f, const struct lb_archive *a)
 {
@@ -357,33 +377,11 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			(unsigned long long)a->paced_lost,
 			(unsigned long long)a->paced_written,
 			D(a->paced_cpu_ns_per_rec));
-	if (a->two.ok)
-		fprintf(f,
-			"  two writers at full speed, half the records each: "
-			"%s records/s kept (%llu lost), %s of CPU a record\n",
-			E(a->two.rps, ""), (unsigned long long)a->two.lost,
-			D(a->two.cpu_ns_per_rec));
-	if (a->compact.ok)
-		fprintf(f,
-			"  with --compact: %s records/s kept (%llu lost), %s "
-			"of CPU and %.0f bytes of files a record\n",
-			E(a->compact.rps, ""),
-			(unsigned long long)a->compact.lost,
-			D(a->compact.cpu_ns_per_rec), a->compact.bytes_per_rec);
-	if (a->as_stored.ok)
-		fprintf(f,
-			"  with --as-stored: %s records/s kept (%llu lost), %s "
-			"of CPU and %.0f bytes of files a record\n",
-			E(a->as_stored.rps, ""),
-			(unsigned long long)a->as_stored.lost,
-			D(a->as_stored.cpu_ns_per_rec),
-			a->as_stored.bytes_per_rec);
-	if (a->zstd.ok)
-		fprintf(f,
-			"  with --zstd: %s records/s kept (%llu lost), %s "
-			"of CPU and %.1f bytes of files a record\n",
-			E(a->zstd.rps, ""), (unsigned long long)a->zstd.lost,
-			D(a->zstd.cpu_ns_per_rec), a->zstd.bytes_per_rec);
+	print_variant(f, "two writers at full speed, half the records each",
+		      &a->two, -1);
+	print_variant(f, "with --compact", &a->compact, 0);
+	print_variant(f, "with --as-stored", &a->as_stored, 0);
+	print_variant(f, "with --zstd", &a->zstd, 1);
 }
 
 void lb_print_readers(FILE *f, const struct lb_readers *r)
