@@ -366,41 +366,15 @@ until_ok 20 live_writers $B-3 0
 has "demo interrupted: its writers stopped" "writers: +0 live" "$("$S" info -b $B-3)"
 "$S" rm -b $B-3
 
-# write: SIGTERM ends it while its input flows without a pause (its
-# getline() never sees EINTR); what it logged stays
-"$S" create -b $B-3 --size 1M
-yes "to the end of time" | "$S" write -b $B-3 -t sig 2>/tmp/$B.werr &
-wp=$!
-has_some() { [ "$("$S" info -b $B-3 | awk '/^written:/ {print $2}')" -gt 0 ]; }
-until_ok 20 has_some
-kill -TERM $wp
-until_ok 20 gone $wp
-checks=$((checks + 1))
-if kill -0 $wp 2>/dev/null; then
-	echo "FAIL: write ignored SIGTERM while its input flowed" >&2
-	fail=$((fail + 1)); kill -9 $wp
-fi
-wait $wp
-same "write interrupted: exit status" 130 $?
-has "write interrupted: said" "interrupted" "$(cat /tmp/$B.werr)"
-same "write interrupted: what it logged stays" "to the end of time" \
-	"$("$S" cat --no-pager -b $B-3 -v raw -m 1)"
-"$S" rm -b $B-3
-
-# every following command, under a writer that never pauses: SIGTERM
-# ends it (each has shown it is at work first: output, or its archive)
-"$S" create -b $B-3 --size 4M
-yes "a writer that never pauses" | "$S" write -b $B-3 -t sig 2>/dev/null &
-wp=$!
-A=/tmp/$B.arc
-rm -rf "$A" /tmp/$B.o1 /tmp/$B.o2
-has_arc() { compgen -G "$A/*.arc" >/dev/null; }
+# Each command shows it is at work (output, its archive, what it
+# logged), then SIGTERM must end it within 20 s.
 at_work() { [ -s "$1" ]; }
 sigterm_ends() { # sigterm_ends NAME EVIDENCE... -- COMMAND...: evidence, then TERM
+	# (its output in /tmp/$B.o1 and .e1, its exit status in $sig_rc)
 	local name=$1 ev=() p; shift
 	while [ "$1" != -- ]; do ev+=("$1"); shift; done; shift
 	rm -f /tmp/$B.o1
-	"$@" >/tmp/$B.o1 2>/tmp/$B.e1 &
+	"$@" <&0 >/tmp/$B.o1 2>/tmp/$B.e1 &
 	p=$!
 	checks=$((checks + 1))
 	if ! until_ok 20 "${ev[@]}"; then
@@ -411,11 +385,31 @@ sigterm_ends() { # sigterm_ends NAME EVIDENCE... -- COMMAND...: evidence, then T
 	until_ok 20 gone $p
 	checks=$((checks + 1))
 	if kill -0 $p 2>/dev/null; then
-		echo "FAIL: $name ignored SIGTERM under a writer that never pauses" >&2
+		echo "FAIL: $name ignored SIGTERM while at work" >&2
 		fail=$((fail + 1)); kill -9 $p
 	fi
 	wait $p 2>/dev/null
+	sig_rc=$?
 }
+
+# write: SIGTERM ends it while its input flows without a pause (its
+# getline() never sees EINTR); what it logged stays
+"$S" create -b $B-3 --size 1M
+has_some() { [ "$("$S" info -b $B-3 | awk '/^written:/ {print $2}')" -gt 0 ]; }
+sigterm_ends "write" has_some -- "$S" write -b $B-3 -t sig < <(yes "to the end of time")
+same "write interrupted: exit status" 130 "$sig_rc"
+has "write interrupted: said" "interrupted" "$(cat /tmp/$B.e1)"
+same "write interrupted: what it logged stays" "to the end of time" \
+	"$("$S" cat --no-pager -b $B-3 -v raw -m 1)"
+"$S" rm -b $B-3
+
+# every following command, under a writer that never pauses
+"$S" create -b $B-3 --size 4M
+yes "a writer that never pauses" | "$S" write -b $B-3 -t sig 2>/dev/null &
+wp=$!
+A=/tmp/$B.arc
+rm -rf "$A" /tmp/$B.o1 /tmp/$B.o2
+has_arc() { compgen -G "$A/*.arc" >/dev/null; }
 sigterm_ends "cat -f" at_work /tmp/$B.o1 -- "$S" cat -f -b $B-3 -v raw
 sigterm_ends "tail -f" at_work /tmp/$B.o1 -- "$S" tail -f -b $B-3
 sigterm_ends "archive" has_arc -- "$S" archive -b $B-3 -o "$A" -q
