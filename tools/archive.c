@@ -345,6 +345,21 @@ static void snap_lanes(struct archiver *a)
 	a->gaps_due = true;
 }
 
+/* --once: has every lane of every source been archived (or counted
+ * lost) up to its snap (snap_lanes())? Then what the buffers held when
+ * it began is in the archive: a writer that never pauses, faster than
+ * the archiver, would otherwise keep it draining for ever. */
+static bool snap_reached(const struct archiver *a)
+{
+	for (int i = 0; i < a->nsrc; i++) {
+		const struct source *s = &a->src[i];
+		for (unsigned l = 0; s->rd && l < s->b->lanes; l++)
+			if ((int64_t)(s->snap[l] - s->b->next[l]) > 0)
+				return false;
+	}
+	return true;
+}
+
 static void close_gaps(struct archiver *a)
 {
 	for (int i = 0; i < a->nsrc; i++) {
@@ -408,8 +423,9 @@ static void chores(struct archiver *a)
 
 static int run(struct archiver *a)
 {
-	/* --once: rounds of draining until a look finds nothing new; a
-	 * bound, as writers may never stop */
+	/* --once: rounds of draining until a look finds nothing new, or
+	 * every lane is past where it was at the start; a bound, as writers
+	 * may never stop */
 	unsigned rounds = 0;
 	uint64_t last_gaps_ms = mono_ms();
 	/* the first file now, not at the first block: made then, it stopped
@@ -420,6 +436,9 @@ static int run(struct archiver *a)
 		if (err && !disk_full_err(err))
 			return err;
 	}
+	/* --once: what the buffers hold now is what it archives */
+	if (a->once)
+		snap_lanes(a);
 	while (!cli_stop) {
 		if (a->disk_full) {
 			nap_ms(RETRY_MS);
@@ -445,6 +464,8 @@ static int run(struct archiver *a)
 				continue;
 		}
 		chores(a);
+		if (a->once && n && snap_reached(a))
+			break;
 		if (n) {
 			if (!a->once && !full && n < BATCH_SMALL)
 				nap_us(BATCH_NAP_US);

@@ -184,7 +184,43 @@ static void sources_close(struct cat_opts *o)
 		o->src[i].rd = NULL;
 		archive_seam_free(o->src[i].seam);
 		o->src[i].seam = NULL;
+		free(o->src[i].end);
+		o->src[i].end = NULL;
 	}
+}
+
+/* What the buffers hold now is what a dump shows (and what -n looks back
+ * over): each lane's next sequence number, the first past the end. A
+ * writer that never pauses, faster than this reader (which it then
+ * overtakes, and the reader skips ahead), would otherwise keep it reading
+ * for ever, showing nothing (`tail`) or never ending (`cat`), as dmesg,
+ * logcat -d and journalctl end where the log ended when they began. */
+static void sources_snap(struct cat_opts *o)
+{
+	static uint64_t next[SHMLOG_LANES_MAX];
+	for (int i = 0; i < o->nsrc; i++) {
+		struct source *s = &o->src[i];
+		free(s->end);
+		s->end = NULL;
+		s->lanes = 0;
+		if (!s->rd || s->archive)
+			continue; /* an archive ends where its files end */
+		unsigned n = 0;
+		while (n < SHMLOG_LANES_MAX &&
+		       !shmlog_reader_lane_next_seq(s->rd, n, &next[n]))
+			n++;
+		if (n && (s->end = malloc(n * sizeof(*s->end)))) {
+			memcpy(s->end, next, n * sizeof(*s->end));
+			s->lanes = n;
+		}
+	}
+}
+
+/* Is @s's record (its pending event) past where the dump ends? */
+static bool past_end(const struct source *s)
+{
+	return s->end && s->rec.lane < s->lanes &&
+	       (int64_t)(s->rec.seq - s->end[s->rec.lane]) >= 0;
 }
 
 /* The next event of @s, without what the archive showed before it. */
@@ -439,6 +475,12 @@ static int show_kept(struct cat_opts *o, struct emitter *e, bool *more)
 	bool json = o->view.fmt.kind == FMT_JSON;
 	char *args = json ? malloc(ARGS_MAX) : NULL;
 	while (!cli_stop && (ev = merged_next(o, &from)) != SHMLOG_EV_NONE) {
+		if (ev == SHMLOG_EV_RECORD && past_end(from)) {
+			/* written since: -f shows it next (merged_next()
+			 * takes a source's pending event first) */
+			from->ev = SHMLOG_EV_RECORD;
+			break;
+		}
 		if (ev != SHMLOG_EV_RECORD || !wanted(&o->view, &from->rec))
 			continue;
 		const char *fmt = NULL;
@@ -497,6 +539,8 @@ static void stream(struct cat_opts *o, struct emitter *e, bool follow)
 	uint64_t flushed_ms = mono_ms();
 	while (!cli_stop) {
 		int ev = merged_next(o, &from);
+		if (ev == SHMLOG_EV_RECORD && !follow && past_end(from))
+			return; /* written since the dump began */
 		if (ev == SHMLOG_EV_RECORD) {
 			const char *fmt = NULL;
 			bool cut = false;
@@ -634,6 +678,8 @@ static int cat_sources(struct cat_opts *o, struct emitter *e, bool *more)
 	int rc = 0;
 	/* an archive is streamed to its end; the buffers after it follow */
 	bool follow = o->follow && !o->src[0].archive;
+	if (o->lines_set || o->reverse || !follow)
+		sources_snap(o);
 	if (o->lines_set || o->reverse)
 		rc = show_kept(o, e, more);
 	if (!rc && *more && (!o->lines_set || follow) && !o->reverse)

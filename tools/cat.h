@@ -47,6 +47,10 @@ struct source {
 	struct shmlog_lost lost;
 	struct archive_seam *seam; /* --archive -f: what the archive showed */
 	bool archive; /* the archive (--archive DIR) */
+	/* Where a dump (and -n's look back) ends: each lane's next sequence
+	 * number when it began (sources_snap()); NULL: no end. */
+	uint64_t *end;
+	unsigned lanes; /* of end */
 };
 
 /* Everything `cat` and `tail` were asked to do. */

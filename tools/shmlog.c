@@ -480,12 +480,25 @@ static int cmd_info(int argc, char **argv)
 	if (shmlog_reader_open(cli_buffer, 0, &rd) == 0) {
 		unsigned lanes = shmlog_reader_lanes(rd);
 		uint64_t *bytes = calloc(lanes, sizeof(*bytes));
+		/* up to each lane's next record now: a writer that never
+		 * pauses, faster than this reader, would keep it reading for
+		 * ever */
+		uint64_t *end = calloc(lanes, sizeof(*end));
+		for (unsigned l = 0; end && l < lanes; l++)
+			if (shmlog_reader_lane_next_seq(rd, l, &end[l]))
+				end[l] = UINT64_MAX;
 		struct shmlog_record rec;
 		int ev;
-		while (!cli_stop && (ev = shmlog_reader_next(rd, &rec, NULL)) > 0)
-			if (ev == SHMLOG_EV_RECORD && bytes && rec.lane < lanes)
+		while (!cli_stop && (ev = shmlog_reader_next(rd, &rec, NULL)) > 0) {
+			if (ev != SHMLOG_EV_RECORD || rec.lane >= lanes)
+				continue;
+			if (end && (int64_t)(rec.seq - end[rec.lane]) >= 0)
+				break;
+			if (bytes)
 				bytes[rec.lane] +=
 					kept_record_bytes(rec.tag_len, rec.msg_len);
+		}
+		free(end);
 		/* a writer's fair share: the capacity over the lanes that
 		 * have a writer and hold records */
 		unsigned sharers = 0;

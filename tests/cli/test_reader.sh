@@ -420,9 +420,32 @@ sigterm_ends "forward" at_work /tmp/$B.o2 -- \
 rm -f /tmp/$B.o2
 sigterm_ends "forward --archive -f" at_work /tmp/$B.o2 -- \
 	"$S" forward --archive "$A" -f -b $B-3 --to jsonl:/tmp/$B.o2
+# A dump ends where the buffer ended when it began, however fast the
+# writer and however slow the reader (its output drained by a shell
+# loop): it once read on for ever behind a writer that never pauses,
+# overtaken and skipping ahead, and tail showed nothing.
+slow() { while IFS= read -r _; do :; done; }
+dump_ends() { # dump_ends NAME COMMAND...: must end by itself within 20 s
+	local name=$1 p; shift
+	("$@" 2>/dev/null | slow) &
+	p=$!
+	until_ok 20 gone $p
+	checks=$((checks + 1))
+	if kill -0 $p 2>/dev/null; then
+		echo "FAIL: $name never ended under a writer that never pauses" >&2
+		fail=$((fail + 1)); pkill -P $p; kill $p
+	fi
+	wait $p 2>/dev/null
+}
+dump_ends "cat" "$S" cat --no-pager -b $B-3 -v raw
+dump_ends "cat -v json" "$S" cat --no-pager -b $B-3 -v json
+dump_ends "tail -n 1000" "$S" tail -b $B-3 -n 1000
+dump_ends "info" "$S" info -b $B-3
+dump_ends "forward --dump" "$S" forward -b $B-3 --dump --to jsonl:/tmp/$B.o2
+dump_ends "archive --once" "$S" archive -b $B-3 -o "$A-once" --once -q
 kill $wp
 wait $wp 2>/dev/null
-rm -rf "$A" /tmp/$B.o1 /tmp/$B.o2
+rm -rf "$A" "$A-once" /tmp/$B.o1 /tmp/$B.o2
 "$S" rm -b $B-3
 
 # a lane whose head is not on a record boundary (hostile): the drains of

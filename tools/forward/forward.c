@@ -135,6 +135,13 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 		return -ENOMEM;
 	memcpy(s->next, b->next, id.lanes * sizeof(*s->next));
 	memcpy(s->known, b->known, id.lanes * sizeof(*s->known));
+	if (f->dump) {
+		if (!(s->end = calloc(id.lanes, sizeof(*s->end))))
+			return -ENOMEM;
+		for (unsigned l = 0; l < id.lanes; l++)
+			if (shmlog_reader_lane_next_seq(s->rd, l, &s->end[l]))
+				s->end[l] = UINT64_MAX; /* no end known */
+	}
 	/* a later cursor_add may move the sections: keep the index */
 	s->cur = (size_t)(b - f->cursor.bufs);
 	return 0;
@@ -302,6 +309,9 @@ static int read_source(struct forwarder *f, struct source *s)
 				s->torn_pending[lost.lane] += lost.torn;
 			continue;
 		}
+		if (s->end && r.lane < s->lanes &&
+		    (int64_t)(r.seq - s->end[r.lane]) >= 0)
+			return 1; /* --dump: written since it began */
 		int err = take_record(f, s, &r);
 		if (err)
 			return err;
@@ -799,6 +809,7 @@ static void free_source(struct source *s)
 	free(s->known);
 	free(s->skipped_seen);
 	free(s->torn_pending);
+	free(s->end);
 }
 
 static void free_forwarder(struct forwarder *f)
