@@ -7,7 +7,12 @@
  * implied when it follows its lane's last; times as deltas; the message
  * as stored. A RUN entry ends where any other entry must go (a loss, a
  * format, a buffer), at the block's end, or when its contexts run out;
- * each one decodes alone, so a block or a file does too.
+ * each one decodes alone, so a block or a file does too. Or into SPAN
+ * entries: a lane's records as the buffer stores them, copied whole.
+ * A span is coded into RUN entries instead with --compact or while the
+ * disk lags (take_span()): its records straight from the reader's
+ * checked copy, those of a context the run knows in a loop of their own
+ * (code_known()), the rest one by one (put_record()).
  */
 #include <errno.h>
 #include <stdlib.h>
