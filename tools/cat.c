@@ -189,38 +189,24 @@ static void sources_close(struct cat_opts *o)
 	}
 }
 
-/* What the buffers hold now is what a dump shows (and what -n looks back
- * over): each lane's next sequence number, the first past the end. A
- * writer that never pauses, faster than this reader (which it then
- * overtakes, and the reader skips ahead), would otherwise keep it reading
- * for ever, showing nothing (`tail`) or never ending (`cat`), as dmesg,
- * logcat -d and journalctl end where the log ended when they began. */
+/* Where a dump ends (and what -n looks back over): cli_dump_end() of
+ * each buffer; an archive ends where its files end. */
 static void sources_snap(struct cat_opts *o)
 {
-	static uint64_t next[SHMLOG_LANES_MAX];
 	for (int i = 0; i < o->nsrc; i++) {
 		struct source *s = &o->src[i];
 		free(s->end);
 		s->end = NULL;
 		s->lanes = 0;
-		if (!s->rd || s->archive)
-			continue; /* an archive ends where its files end */
-		unsigned n = 0;
-		while (n < SHMLOG_LANES_MAX &&
-		       !shmlog_reader_lane_next_seq(s->rd, n, &next[n]))
-			n++;
-		if (n && (s->end = malloc(n * sizeof(*s->end)))) {
-			memcpy(s->end, next, n * sizeof(*s->end));
-			s->lanes = n;
-		}
+		if (s->rd && !s->archive)
+			s->end = cli_dump_end(s->rd, &s->lanes);
 	}
 }
 
 /* Is @s's record (its pending event) past where the dump ends? */
 static bool past_end(const struct source *s)
 {
-	return s->end && s->rec.lane < s->lanes &&
-	       (int64_t)(s->rec.seq - s->end[s->rec.lane]) >= 0;
+	return cli_past_end(s->end, s->lanes, s->rec.lane, s->rec.seq);
 }
 
 /* The next event of @s, without what the archive showed before it. */

@@ -380,3 +380,14 @@ char *cli_printable(char *s)
 			*p = '?';
 	return s;
 }
+
+uint64_t *cli_dump_end(const struct shmlog_reader *rd, unsigned *lanes)
+{
+	unsigned n = shmlog_reader_lanes(rd);
+	uint64_t *end = n ? malloc(n * sizeof(*end)) : NULL;
+	*lanes = end ? n : 0;
+	for (unsigned l = 0; end && l < n; l++)
+		if (shmlog_reader_lane_next_seq(rd, l, &end[l]))
+			end[l] = UINT64_MAX;
+	return end;
+}

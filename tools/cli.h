@@ -84,6 +84,22 @@ char *cli_join_args(int argc, char **argv, int first);
 
 /* Commands that live outside shmlog.c (listed in its command table):
  * each returns the process's exit status. */
+/* Where a dump of reader @rd's buffer ends: each lane's next sequence
+ * number now (UINT64_MAX where unknown), a new array of *@lanes; NULL
+ * without memory (no end then). What the buffer holds now is what a dump
+ * shows, as dmesg, logcat -d and journalctl end where the log ended when
+ * they began: a writer that never pauses, faster than the reader (which
+ * it overtakes, and which then skips ahead), would otherwise keep the
+ * reader reading for ever. */
+struct shmlog_reader;
+uint64_t *cli_dump_end(const struct shmlog_reader *rd, unsigned *lanes);
+/* Is record @seq of lane @lane past @end (cli_dump_end(), NULL: never)? */
+static inline bool cli_past_end(const uint64_t *end, unsigned lanes,
+				unsigned lane, uint64_t seq)
+{
+	return end && lane < lanes && (int64_t)(seq - end[lane]) >= 0;
+}
+
 int cmd_cat(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

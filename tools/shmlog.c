@@ -480,19 +480,15 @@ static int cmd_info(int argc, char **argv)
 	if (shmlog_reader_open(cli_buffer, 0, &rd) == 0) {
 		unsigned lanes = shmlog_reader_lanes(rd);
 		uint64_t *bytes = calloc(lanes, sizeof(*bytes));
-		/* up to each lane's next record now: a writer that never
-		 * pauses, faster than this reader, would keep it reading for
-		 * ever */
-		uint64_t *end = calloc(lanes, sizeof(*end));
-		for (unsigned l = 0; end && l < lanes; l++)
-			if (shmlog_reader_lane_next_seq(rd, l, &end[l]))
-				end[l] = UINT64_MAX;
+		/* up to where the buffer ended now (cli_dump_end()) */
+		unsigned end_lanes;
+		uint64_t *end = cli_dump_end(rd, &end_lanes);
 		struct shmlog_record rec;
 		int ev;
 		while (!cli_stop && (ev = shmlog_reader_next(rd, &rec, NULL)) > 0) {
 			if (ev != SHMLOG_EV_RECORD || rec.lane >= lanes)
 				continue;
-			if (end && (int64_t)(rec.seq - end[rec.lane]) >= 0)
+			if (cli_past_end(end, end_lanes, rec.lane, rec.seq))
 				break;
 			if (bytes)
 				bytes[rec.lane] +=

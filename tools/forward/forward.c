@@ -135,13 +135,8 @@ static int attach_cursor(struct forwarder *f, struct source *s)
 		return -ENOMEM;
 	memcpy(s->next, b->next, id.lanes * sizeof(*s->next));
 	memcpy(s->known, b->known, id.lanes * sizeof(*s->known));
-	if (f->dump) {
-		if (!(s->end = calloc(id.lanes, sizeof(*s->end))))
-			return -ENOMEM;
-		for (unsigned l = 0; l < id.lanes; l++)
-			if (shmlog_reader_lane_next_seq(s->rd, l, &s->end[l]))
-				s->end[l] = UINT64_MAX; /* no end known */
-	}
+	if (f->dump && !(s->end = cli_dump_end(s->rd, &s->end_lanes)))
+		return -ENOMEM;
 	/* a later cursor_add may move the sections: keep the index */
 	s->cur = (size_t)(b - f->cursor.bufs);
 	return 0;
@@ -309,8 +304,7 @@ static int read_source(struct forwarder *f, struct source *s)
 				s->torn_pending[lost.lane] += lost.torn;
 			continue;
 		}
-		if (s->end && r.lane < s->lanes &&
-		    (int64_t)(r.seq - s->end[r.lane]) >= 0)
+		if (cli_past_end(s->end, s->end_lanes, r.lane, r.seq))
 			return 1; /* --dump: written since it began */
 		int err = take_record(f, s, &r);
 		if (err)

@@ -31,10 +31,10 @@ struct source {
 	bool *known;
 	uint64_t *skipped_seen; /* per lane, hidden by a clear, accounted */
 	uint64_t *torn_pending; /* per lane, torn records not yet reported */
-	/* --dump: each lane's next sequence number when the source was
-	 * opened, where the dump ends (a writer that never pauses would keep
-	 * a slower forwarder reading for ever); NULL: no end */
+	/* --dump: where it ends (cli_dump_end() when the source was
+	 * opened); NULL: no end */
 	uint64_t *end;
+	unsigned end_lanes;
 	unsigned lanes;
 };
 
