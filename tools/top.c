@@ -141,16 +141,25 @@ static void count(struct top *t, const struct shmlog_record *r, bool interval)
 }
 
 
-/* Read what there is now. @interval: count it in the interval too. */
+/* Read what there is now (up to where the buffer ended when it began,
+ * cli_dump_end(), that record counted too: a writer faster than this
+ * reader would keep it here, drawing nothing). @interval: count it in
+ * the interval too. */
 static int drain(struct top *t, bool interval)
 {
 	struct shmlog_record rec;
 	struct shmlog_lost lost;
+	unsigned lanes;
+	uint64_t *end = cli_dump_end(t->rd, &lanes);
 	int ev;
 	while (!cli_stop && (ev = shmlog_reader_next(t->rd, &rec, &lost)) > 0) {
-		if (ev == SHMLOG_EV_RECORD)
-			count(t, &rec, interval);
+		if (ev != SHMLOG_EV_RECORD)
+			continue;
+		count(t, &rec, interval);
+		if (cli_past_end(end, lanes, rec.lane, rec.seq))
+			break;
 	}
+	free(end);
 	return ev < 0 ? ev : 0;
 }
 

@@ -441,6 +441,7 @@ dump_ends "cat" "$S" cat --no-pager -b $B-3 -v raw
 dump_ends "cat -v json" "$S" cat --no-pager -b $B-3 -v json
 dump_ends "tail -n 1000" "$S" tail -b $B-3 -n 1000
 dump_ends "info" "$S" info -b $B-3
+dump_ends "top --once" "$S" top -b $B-3 --once
 dump_ends "forward --dump" "$S" forward -b $B-3 --dump --to jsonl:/tmp/$B.o2
 dump_ends "archive --once" "$S" archive -b $B-3 -o "$A-once" --once -q
 kill $wp
