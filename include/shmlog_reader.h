@@ -70,6 +70,9 @@ void shmlog_reader_close(shmlog_reader_t *r);
 /* Next record, oldest first, merged across lanes in time order:
  * SHMLOG_EV_RECORD (*rec filled), SHMLOG_EV_LOST (*lost filled, once per
  * gap, before the record after it), SHMLOG_EV_NONE (nothing more for now).
+ * A thread's records come in the order it wrote them, also when it moved
+ * to another lane while the reader read (a reader that waits may show one
+ * written microseconds before the move after the next: docs/DESIGN.md).
  * Records that fail validation are skipped (torn), a damaged lane stepped
  * over once (shmlog_lane_stats.corrupt); no record comes twice or out of
  * its lane's order, so a loop until SHMLOG_EV_NONE ends whatever the file

@@ -120,6 +120,18 @@ void shmlog__clock_calibrate(struct shmlog__fixed *f)
 	}
 }
 
+uint64_t shmlog__clock_raw_us(const struct shmlog__fixed *f)
+{
+	if (f->clock != SHMLOG_CLOCK_TSC)
+		return 1000; /* raw values are ns */
+	/* ns = raw * mult >> shift; the file says what mult and shift are:
+	 * anything absurd reads as 1 GHz, the answer bounded either way */
+	uint64_t raw = 1000;
+	if (f->cal_mult && f->cal_shift <= 40)
+		raw = ((uint64_t)1000 << f->cal_shift) / f->cal_mult;
+	return raw < 100 ? 100 : raw > 100000 ? 100000 : raw;
+}
+
 static int64_t scale(const struct shmlog__fixed *f, int64_t delta)
 {
 	__int128 v = (__int128)delta * f->cal_mult;

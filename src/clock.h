@@ -48,6 +48,8 @@ static inline uint64_t shmlog__clock_raw(int clock)
 		return shmlog__clock_ns(CLOCK_REALTIME);
 	}
 }
+/* About a microsecond of @f's raw clock (within 100 .. 100000). */
+uint64_t shmlog__clock_raw_us(const struct shmlog__fixed *f);
 /* Calibrate @f->clock: fill cal_* so raw values convert to wall time. */
 void shmlog__clock_calibrate(struct shmlog__fixed *f);
 int shmlog__clock_default(void);

@@ -45,6 +45,7 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	}
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * body;
+	r->order_slack = shmlog__clock_raw_us(f);
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
@@ -195,10 +196,12 @@ static void heap_pop(struct shmlog_reader *r)
 		heap_sift_down(r, x);
 }
 
-/* Look for records in the lanes that had none. Done when the heap runs dry
- * and every REFRESH records (reader.h). */
+/* Look for records in the lanes that had none. Done when the heap runs dry,
+ * every REFRESH records (reader.h), and when the top is not known to be
+ * the earliest (top_unsure()). */
 static void refresh(struct shmlog_reader *r, uint64_t clear)
 {
+	r->scanned_raw = shmlog__clock_raw((int)r->seg.fixed.clock);
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
 		struct shmlog__rlane *c = &r->lanes[i];
 		/* cursor_has_new() first: a lane with nothing new (most, in
@@ -208,6 +211,27 @@ static void refresh(struct shmlog_reader *r, uint64_t clear)
 			heap_push(r, i);
 	}
 	r->since_refresh = 0;
+}
+
+/* Is the heap's top possibly not the earliest record published? A lane
+ * found empty at the last scan may hold one since. Any writer's record
+ * may arrive late that way: its time is taken before it is published. But
+ * a thread that moved lanes (it borrowed a shared lane, then got one of
+ * its own) published its last record in the old lane before it stamped
+ * its first in the new one, and that order must hold. So a top stamped
+ * after the last scan began (less the slack) calls for a new scan: every
+ * record of the same thread published before the top was stamped is
+ * found by it. A top stamped before the scan needs none: a reader behind
+ * its writers (a dump, a follower catching up) scans every REFRESH
+ * records, as before; one that keeps up scans once a record. A follower
+ * looks at a lane being written at most once every few microseconds
+ * (reader_cursor.c): a thread's record written that shortly before it
+ * moved may come after its next one. */
+static bool top_unsure(const struct shmlog_reader *r)
+{
+	return r->heap_len < r->seg.fixed.lane_count &&
+	       (int64_t)(r->heap[0].time - r->scanned_raw) >
+		       -(int64_t)r->order_slack;
 }
 
 /* The body of shmlog_reader_next(), run with the mapping guarded. */
@@ -230,6 +254,8 @@ int shmlog__reader_next_guarded(struct shmlog_reader *r,
 	}
 	if (!r->heap_len || r->since_refresh >= REFRESH)
 		refresh(r, clear);
+	if (r->heap_len && top_unsure(r))
+		refresh(r, clear); /* once: the top now predates the scan */
 	if (!r->heap_len)
 		return SHMLOG_EV_NONE;
 	unsigned lane = r->heap[0].lane;

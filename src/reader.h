@@ -85,6 +85,10 @@ struct shmlog_reader {
 	struct heap_slot *heap; /* lanes holding a record, earliest first */
 	unsigned heap_len;
 	unsigned since_refresh; /* records since the last scan of all lanes */
+	/* the raw clock when the last scan began, and the slack allowed for
+	 * clocks read out of order with the loads around them (top_unsure()
+	 * in reader.c) */
+	uint64_t scanned_raw, order_slack;
 	bool top_used; /* the heap top's record was returned */
 	struct shmlog__clockmap clock; /* the segment's anchors, validated */
 	int failed; /* 0, or -EIO once the file was truncated under us */

@@ -409,8 +409,13 @@ static void random_kills(long kills)
 			if (!sc_check(&rec, &w, &i) || w >= max_ids) {
 				bad++;
 			} else {
-				if ((int64_t)i <= last[w])
-					disorder++;
+				if ((int64_t)i <= last[w] && !disorder++)
+					fprintf(stderr,
+						"writer %u: record %llu read "
+						"after its record %lld (lane "
+						"%u)\n",
+						w, (unsigned long long)i,
+						(long long)last[w], rec.lane);
 				last[w] = (int64_t)i;
 				read++;
 			}
