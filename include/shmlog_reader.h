@@ -22,6 +22,13 @@
 typedef struct shmlog_reader shmlog_reader_t;
 
 #define SHMLOG_READ_TAIL 0x1 /* start after the newest record (follow only) */
+/* A dump: end where the buffer (each lane) or archive (its newest file)
+ * ended at the first shmlog_reader_next(), as `dmesg` and `journalctl`
+ * without -f end where the log ended when they began. Without it a reader
+ * goes on while writers write, and a loop until SHMLOG_EV_NONE behind a
+ * writer faster than the reader may never end. A dump reader does not
+ * wait: shmlog_reader_wait() and _wait_any() say -EINVAL. */
+#define SHMLOG_READ_DUMP 0x2
 
 /* A record as returned to a reader: a validated copy in the reader's own
  * memory, valid until the next call on the reader. */
@@ -76,7 +83,8 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * Records that fail validation are skipped (torn), a damaged lane stepped
  * over once (shmlog_lane_stats.corrupt); no record comes twice or out of
  * its lane's order, so a loop until SHMLOG_EV_NONE ends whatever the file
- * holds. -EIO once if the file was truncated under the reader
+ * holds, once its writers pause (SHMLOG_READ_DUMP: whatever they do; its
+ * losses are reported up to its end). -EIO once if the file was truncated under the reader
  * (docs/SECURITY.md), SHMLOG_EV_NONE after; -ENOTSUP once for an archive
  * it cannot unpack (shmlog_reader_open_archive()). Per reader; never blocks;
  * allocates for an archive reader only. */
@@ -102,7 +110,7 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 
 /* Block until a writer may have committed a record, or @timeout_ms passes
  * (-1: forever; 0: only look): 0, -ETIMEDOUT, -EINTR (a signal), -EIO (file
- * truncated). The caller is a follower, paced to cost writers little
+ * truncated), -EINVAL (a dump: SHMLOG_READ_DUMP). The caller is a follower, paced to cost writers little
  * (docs/DESIGN.md, "Following writers"): it watches the lanes for up to
  * 20 us, then sleeps on a futex, or naps behind a writer at full speed;
  * writers pay a wake-up only while a reader sleeps. It may leave records
@@ -123,7 +131,8 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
  * 0: only look, as shmlog_reader_wait() with 0), -EINTR if a signal
  * interrupted its sleep (one handled while it looks between two sleeps
  * does not end the wait), or -EINVAL at once (@r NULL, @n above
- * SHMLOG_WAIT_ANY_MAX, or no reader and a negative @timeout_ms). NULL
+ * SHMLOG_WAIT_ANY_MAX, a dump among them, or no reader and a negative
+ * @timeout_ms). NULL
  * entries are skipped, as poll(2) skips a negative descriptor; with no
  * reader at all it sleeps @timeout_ms. A reader whose file was
  * truncated under it is ready (its shmlog_reader_next() reports -EIO):
@@ -219,7 +228,8 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
  * (printf-style ones as formatted when archived: shmlog_reader_deferred()
  * says -ENOENT) and a loss for each span the archive lacks (@overwritten
  * also counts records the archiver could not store); SHMLOG_READ_TAIL
- * starts after the newest. At its end SHMLOG_EV_NONE; shmlog_reader_wait()
+ * starts after the newest, SHMLOG_READ_DUMP ends at the first block past
+ * the newest file's end at the first read. At its end SHMLOG_EV_NONE; shmlog_reader_wait()
  * waits for more (looking every 10 ms). A damaged or hostile file ends
  * early (counted as @corrupt in lane 0), never crashing or hanging the
  * reader. Blocks compressed by `shmlog archive --zstd` are read by a

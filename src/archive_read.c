@@ -79,6 +79,10 @@ struct shmlog__arc {
 	bool in_run; /* decoding the RUN or SPAN entry before blk_pos */
 	struct shmlog__arc_run_dec run;
 	bool skipping; /* SHMLOG_READ_TAIL: consume up to the end, silently */
+	/* SHMLOG_READ_DUMP: the newest file at the first read and its size
+	 * then (dump_set; no file: nothing to read) */
+	bool dump, dump_set, dump_any;
+	uint64_t end_file, end_off;
 	struct arc_buf bufs[ARC_BUFS_MAX];
 	unsigned lanes_max;
 	struct arc_lane_count counts[SHMLOG_LANES_MAX];
@@ -129,12 +133,20 @@ static int find_file(const char *dir, uint64_t after, bool inclusive,
 	return 0;
 }
 
+static int file_path(const struct shmlog__arc *a, uint64_t no,
+		     char path[PATH_MAX])
+{
+	if (snprintf(path, PATH_MAX,
+		     "%s/" SHMLOG_ARC_PREFIX "%016llu" SHMLOG_ARC_SUFFIX,
+		     a->dir, (unsigned long long)no) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 static int open_file(struct shmlog__arc *a, uint64_t no)
 {
 	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/" SHMLOG_ARC_PREFIX "%016llu"
-			   SHMLOG_ARC_SUFFIX,
-		     a->dir, (unsigned long long)no) >= (int)sizeof(path))
+	if (file_path(a, no, path))
 		return -ENAMETOOLONG;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
@@ -184,12 +196,37 @@ static enum shmlog__arc_blk read_block(struct shmlog__arc *a)
 }
 
 /* Move to the next file, if there is one. */
+/* A dump (SHMLOG_READ_DUMP) ends where the archive ended at its first
+ * read: is the block at the reader's place, or file @no, past that? */
+static bool dump_over(const struct shmlog__arc *a, uint64_t no)
+{
+	if (!a->dump_set)
+		return false;
+	if (!a->dump_any || no > a->end_file)
+		return true;
+	return no == a->end_file && no == a->file_no && a->fd >= 0 &&
+	       a->off >= a->end_off;
+}
+
+/* Where a dump ends: the newest file's size now (an archiver appends
+ * whole blocks to it; a block it has not finished is not read). */
+static void dump_end(struct shmlog__arc *a)
+{
+	a->dump_set = true;
+	char path[PATH_MAX];
+	struct stat st;
+	a->dump_any = find_file(a->dir, 0, true, true, &a->end_file) == 0 &&
+		      !file_path(a, a->end_file, path) && !stat(path, &st);
+	a->end_off = a->dump_any ? (uint64_t)st.st_size : 0;
+}
+
 static bool next_file(struct shmlog__arc *a)
 {
 	uint64_t no;
 	/* a file that cannot be opened or has no valid header is skipped;
 	 * bounded by the directory's files, each visited once */
-	while (find_file(a->dir, a->file_no, false, false, &no) == 0) {
+	while (find_file(a->dir, a->file_no, false, false, &no) == 0 &&
+	       !dump_over(a, no)) {
 		if (open_file(a, no) == 0 && read_file_header(a))
 			return true;
 		a->file_no = no;
@@ -499,6 +536,8 @@ int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
 {
 	struct shmlog_record r;
 	struct shmlog_lost l;
+	if (a->dump && !a->dump_set && !a->skipping)
+		dump_end(a);
 	/* each turn consumes a block or a file: bounded by what the
 	 * directory holds */
 	for (;;) {
@@ -517,6 +556,8 @@ int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
 				return SHMLOG_EV_NONE;
 			continue;
 		}
+		if (dump_over(a, a->file_no))
+			return SHMLOG_EV_NONE;
 		enum shmlog__arc_blk br = read_block(a);
 		if (br == SHMLOG__ARC_BLK_OK)
 			continue;
@@ -555,7 +596,7 @@ int shmlog__arc_next(struct shmlog__arc *a, struct shmlog_record *rec,
 
 int shmlog__arc_open(const char *dir, int flags, struct shmlog__arc **out)
 {
-	if (flags & ~SHMLOG_READ_TAIL)
+	if (flags & ~(SHMLOG_READ_TAIL | SHMLOG_READ_DUMP))
 		return -EINVAL;
 	if (!dir || !*dir)
 		return -EINVAL;
@@ -573,6 +614,7 @@ int shmlog__arc_open(const char *dir, int flags, struct shmlog__arc **out)
 	}
 	a->fd = -1;
 	a->last_buf = -1;
+	a->dump = flags & SHMLOG_READ_DUMP;
 	uint64_t first;
 	int err = find_file(dir, 0, true, (flags & SHMLOG_READ_TAIL) != 0,
 			    &first);
@@ -756,7 +798,7 @@ int shmlog_reader_open_archive(const char *dir, int flags,
 	int err = shmlog__arc_open(dir, flags, &a);
 	if (err)
 		return err;
-	err = shmlog__reader_wrap_archive(a, out);
+	err = shmlog__reader_wrap_archive(a, flags, out);
 	if (err)
 		shmlog__arc_close(a);
 	return err;

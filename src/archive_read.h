@@ -31,6 +31,7 @@ int shmlog__arc_next_seq(const struct shmlog__arc *a, const char *path,
 			 unsigned lane, uint64_t *next);
 
 /* reader.c: a shmlog_reader_t that hands its calls to @a. */
-int shmlog__reader_wrap_archive(struct shmlog__arc *a, shmlog_reader_t **out);
+int shmlog__reader_wrap_archive(struct shmlog__arc *a, int flags,
+				shmlog_reader_t **out);
 
 #endif

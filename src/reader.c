@@ -22,9 +22,20 @@
 
 static void reader_start(struct shmlog_reader *r, bool at_tail);
 
+/* A dump ends where each lane ends at its first read: at its next_seq
+ * (the newest record of a lane being written at that instant may be past
+ * it). */
+static void dump_ends(struct shmlog_reader *r)
+{
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
+		r->lanes[i].end_seq = atomic_load_explicit(
+			&seg_lane(&r->seg, i)->next_seq, memory_order_acquire);
+	r->dump_set = true;
+}
+
 int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 {
-	if (flags & ~SHMLOG_READ_TAIL)
+	if (flags & ~(SHMLOG_READ_TAIL | SHMLOG_READ_DUMP))
 		return -EINVAL;
 	struct shmlog_reader *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -46,6 +57,7 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	for (unsigned i = 0; i < f->lane_count; i++)
 		r->lanes[i].body = r->bodies + (size_t)i * body;
 	r->order_slack = shmlog__clock_raw_us(f);
+	r->dump = flags & SHMLOG_READ_DUMP;
 	struct bus_guard g;
 	if (sigsetjmp(g.env, 0) == 0) {
 		bus_arm(r, &g);
@@ -65,12 +77,14 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	return 0;
 }
 
-int shmlog__reader_wrap_archive(struct shmlog__arc *a, shmlog_reader_t **out)
+int shmlog__reader_wrap_archive(struct shmlog__arc *a, int flags,
+				shmlog_reader_t **out)
 {
 	struct shmlog_reader *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->arc = a;
+	r->dump = flags & SHMLOG_READ_DUMP;
 	*out = r;
 	return 0;
 }
@@ -234,6 +248,45 @@ static bool top_unsure(const struct shmlog_reader *r)
 		       -(int64_t)r->order_slack;
 }
 
+/* Lane @lane's records lost before its next one, up to @last: into @lost
+ * (true), or dropped if the caller does not want them. */
+static bool loss_report(struct shmlog_reader *r, unsigned lane,
+			uint64_t last, struct shmlog_lost *lost)
+{
+	struct shmlog__rlane *c = &r->lanes[lane];
+	bool any = c->lost_overwritten || c->lost_torn;
+	if (any && lost) {
+		lost->lane = lane;
+		lost->overwritten = c->lost_overwritten;
+		lost->torn = c->lost_torn;
+		r->lost_known = true;
+		r->lost_first = c->lost_first;
+		r->lost_last = last;
+	}
+	c->lost_overwritten = c->lost_torn = 0;
+	return any && lost;
+}
+
+/* A dump (SHMLOG_READ_DUMP): is the top's record past its lane's end?
+ * Then the lane is done, its record dropped; what it lost is cut at the
+ * end (records lost past it were never the dump's). */
+static bool dump_top_ended(struct shmlog_reader *r)
+{
+	struct shmlog__rlane *c = &r->lanes[r->heap[0].lane];
+	if ((int64_t)(c->rec.seq - c->end_seq) < 0)
+		return false;
+	c->have = false;
+	c->ended = true;
+	uint64_t within = (int64_t)(c->end_seq - c->lost_first) > 0
+				  ? c->end_seq - c->lost_first
+				  : 0;
+	if (c->lost_torn > within)
+		c->lost_torn = within;
+	if (c->lost_overwritten > within - c->lost_torn)
+		c->lost_overwritten = within - c->lost_torn;
+	return true;
+}
+
 /* The body of shmlog_reader_next(), run with the mapping guarded. */
 int shmlog__reader_next_guarded(struct shmlog_reader *r,
 				struct shmlog_record *rec,
@@ -242,6 +295,8 @@ int shmlog__reader_next_guarded(struct shmlog_reader *r,
 	/* LMM(config:B) pairs with LMM(config:A) */
 	uint64_t clear = atomic_load_explicit(&r->seg.hdr->config.clear_raw,
 					      memory_order_acquire);
+	if (r->dump && !r->dump_set)
+		dump_ends(r);
 	/* The lane at the top gave its record last time, and its buffer is
 	 * free again: refill it in place, or drop it from the heap. */
 	if (r->top_used) {
@@ -256,22 +311,21 @@ int shmlog__reader_next_guarded(struct shmlog_reader *r,
 		refresh(r, clear);
 	if (r->heap_len && top_unsure(r))
 		refresh(r, clear); /* once: the top now predates the scan */
+	/* a dump's lane ends at its first record past the end (bounded: each
+	 * turn takes a lane out for good) */
+	while (r->dump && r->heap_len && dump_top_ended(r)) {
+		unsigned lane = r->heap[0].lane;
+		heap_pop(r);
+		if (loss_report(r, lane, r->lanes[lane].end_seq - 1, lost))
+			return SHMLOG_EV_LOST;
+	}
 	if (!r->heap_len)
 		return SHMLOG_EV_NONE;
 	unsigned lane = r->heap[0].lane;
 	struct shmlog__rlane *c = &r->lanes[lane];
-	if ((c->lost_overwritten || c->lost_torn) && lost) {
-		lost->lane = lane;
-		lost->overwritten = c->lost_overwritten;
-		lost->torn = c->lost_torn;
-		/* they end before the record that follows them */
-		r->lost_known = true;
-		r->lost_first = c->lost_first;
-		r->lost_last = c->rec.seq - 1;
-		c->lost_overwritten = c->lost_torn = 0;
+	/* they end before the record that follows them */
+	if (loss_report(r, lane, c->rec.seq - 1, lost))
 		return SHMLOG_EV_LOST;
-	}
-	c->lost_overwritten = c->lost_torn = 0;
 	fill_record(r, lane, rec);
 	c->have = false;
 	c->read++;

@@ -57,6 +57,10 @@ struct shmlog__rlane {
 	uint64_t chained; /* end of that record (and of PADs after it) */
 	bool begun; /* has looked at the lane (pos is meaningful) */
 	bool started, seq_known, seq_seen, have;
+	/* a dump (SHMLOG_READ_DUMP): the lane's next_seq at open, and
+	 * whether a record at or past it was found (nothing more to read) */
+	uint64_t end_seq;
+	bool ended;
 	bool after_damage; /* records lost before the next one were damaged */
 	uint64_t damage_bytes; /* skipped as damaged since the last record */
 	bool damaged; /* stuck on damage: read again when fp changes */
@@ -89,6 +93,9 @@ struct shmlog_reader {
 	 * clocks read out of order with the loads around them (top_unsure()
 	 * in reader.c) */
 	uint64_t scanned_raw, order_slack;
+	/* SHMLOG_READ_DUMP: lanes end at their end_seq, set at the first
+	 * read (dump_set) */
+	bool dump, dump_set;
 	bool top_used; /* the heap top's record was returned */
 	struct shmlog__clockmap clock; /* the segment's anchors, validated */
 	int failed; /* 0, or -EIO once the file was truncated under us */
@@ -266,6 +273,8 @@ static inline bool shmlog__cursor_has_new(const struct shmlog__seg *s,
 	const struct shmlog__lane *ctl = seg_lane(s, lane);
 	if (c->have)
 		return true;
+	if (c->ended)
+		return false;
 	if (c->damaged)
 		return shmlog__cursor_lane_changed(s, lane, c);
 	if (!c->begun || pos_before(c->pos, c->head_seen) ||

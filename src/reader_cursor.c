@@ -529,6 +529,8 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 
 	if (c->have)
 		return true;
+	if (c->ended)
+		return false;
 	if (c->damaged) {
 		if (!shmlog__cursor_lane_changed(s, lane, c))
 			return false;

@@ -394,6 +394,8 @@ static int set_wait(struct wait_set *w)
 
 int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms)
 {
+	if (r->dump)
+		return -EINVAL; /* a dump ends; nothing to wait for */
 	if (r->arc)
 		return shmlog__arc_wait(r->arc, timeout_ms);
 	struct wait_set w = {.r = &r, .n = 1, .timeout_ms = timeout_ms};
@@ -408,8 +410,11 @@ int shmlog_reader_wait_any(shmlog_reader_t *const *r, size_t n,
 		return -EINVAL;
 	struct wait_set w = {.r = r, .n = n, .timeout_ms = timeout_ms};
 	size_t live = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (r[i] && r[i]->dump)
+			return -EINVAL;
 		live += r[i] != NULL;
+	}
 	if (!live) { /* nothing to wait on: poll(2) with no descriptor */
 		if (timeout_ms < 0)
 			return -EINVAL;

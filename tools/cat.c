@@ -157,10 +157,13 @@ static int source_open(struct source *s)
 {
 	cli_buffer = s->name;
 	if (s->archive) {
-		/* the archive (--archive DIR): a source as any other */
+		/* the archive (--archive DIR): a source as any other, read
+		 * up to where it ended now, however fast an archiver adds
+		 * to it (with -f the buffers go on from there) */
 		snprintf(s->path, sizeof(s->path), "%s", s->name);
 		s->ev = SHMLOG_EV_NONE;
-		return shmlog_reader_open_archive(s->name, 0, &s->rd);
+		return shmlog_reader_open_archive(s->name, SHMLOG_READ_DUMP,
+						  &s->rd);
 	}
 	if (shmlog_path(s->name, s->path, sizeof(s->path)) < 0)
 		snprintf(s->path, sizeof(s->path), "%s", cli_buffer_name());

@@ -444,9 +444,18 @@ dump_ends "info" "$S" info -b $B-3
 dump_ends "top --once" "$S" top -b $B-3 --once
 dump_ends "forward --dump" "$S" forward -b $B-3 --dump --to jsonl:/tmp/$B.o2
 dump_ends "archive --once" "$S" archive -b $B-3 -o "$A-once" --once -q
-kill $wp
-wait $wp 2>/dev/null
-rm -rf "$A" "$A-once" /tmp/$B.o1 /tmp/$B.o2
+# and an archive read while an archiver adds to it faster than the dump
+# reads: it ends where the archive ended when it began
+"$S" archive -b $B-3 -o "$A-live" -q --max-file-size 8M --max-size 64M &
+ap=$!
+has_live() { compgen -G "$A-live/*.arc" >/dev/null; }
+until_ok 20 has_live
+dump_ends "cat --archive" "$S" cat --no-pager --archive "$A-live" -v raw
+dump_ends "forward --archive --dump" "$S" forward --archive "$A-live" --dump \
+	--to jsonl:/tmp/$B.o2
+kill $ap $wp
+wait $ap $wp 2>/dev/null
+rm -rf "$A" "$A-once" "$A-live" /tmp/$B.o1 /tmp/$B.o2
 "$S" rm -b $B-3
 
 # a lane whose head is not on a record boundary (hostile): the drains of

@@ -5,7 +5,8 @@
  *
  * Input: a flags byte, then the file. Flag bit 0 set: the file header's
  * and each block's CRC32C are fixed up, so that the fuzzer gets past them
- * and explores the entries behind. Whatever the bytes, the reader must
+ * and explores the entries behind. Bit 1 set: it is read as a dump
+ * (SHMLOG_READ_DUMP). Whatever the bytes, the reader must
  * end (SHMLOG_EV_NONE within a bound no valid file of that size exceeds)
  * and every record it returns must lie within the limits it promises,
  * a printf-style one's format and values too.
@@ -78,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	free(p);
 	shmlog_reader_t *r;
-	if (shmlog_reader_open_archive(dir, 0, &r) == 0) {
+	int flags = data[0] & 2 ? SHMLOG_READ_DUMP : 0;
+	if (shmlog_reader_open_archive(dir, flags, &r) == 0) {
 		struct shmlog_record rec;
 		struct shmlog_lost lost;
 		size_t events = 0;

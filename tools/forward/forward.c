@@ -780,10 +780,13 @@ static int open_sources(struct forwarder *f)
 }
 
 /* The archive (--archive DIR): opened at the start, read before the
- * buffers. 0, or the exit status of the error it printed. */
+ * buffers; with --dump or -f up to where it ended now, however fast an
+ * archiver adds to it (else followed). 0, or the exit status of the
+ * error it printed. */
 static int open_archive(struct forwarder *f)
 {
-	int err = shmlog_reader_open_archive(f->archive, 0, &f->arc);
+	int flags = f->dump || f->follow ? SHMLOG_READ_DUMP : 0;
+	int err = shmlog_reader_open_archive(f->archive, flags, &f->arc);
 	if (err)
 		fprintf(stderr,
 			"shmlog forward: cannot read the archive %s: %s: give "

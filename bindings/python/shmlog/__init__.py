@@ -509,7 +509,8 @@ class Reader:
     """Iterate over a buffer's records, oldest first, merged in time order
     across lanes; loss reports come as Lost objects in the stream.
 
-    follow=False: stop at the end of what is there (`shmlog cat`).
+    follow=False: stop where the buffer ended when the iteration began
+    (`shmlog cat`), however fast its writers write on.
     follow=True: wait for new records (`shmlog cat -f`); with timeout=T
     (seconds), stop once T seconds pass with nothing new; timeout=None
     follows until the iteration is abandoned or interrupted.
@@ -533,7 +534,8 @@ class Reader:
         DIR`): its records and losses in the order they were archived, as
         `shmlog cat --archive DIR` shows them, across every buffer it
         holds. A Lost stands for each span of records the archive does not
-        hold. follow=True also waits for records archived later (the
+        hold. follow=False stops where the archive ended when the
+        iteration began; follow=True also waits for records archived later (the
         library looks every 10 ms); the other arguments are Reader()'s.
         printf-style records come with the message formatted when they
         were archived. Raises NotFoundError if there is no such directory.
@@ -549,6 +551,8 @@ class Reader:
         self.filter = filter if (filter is None or isinstance(filter, Filter)) else Filter(filter)
         out = _ffi.new("shmlog_reader_t **")
         flags = _lib.SHMLOG_READ_TAIL if tail else 0
+        if not follow:  # a dump: it ends, behind any writer
+            flags |= _lib.SHMLOG_READ_DUMP
         _check(opener(_cstr(name), flags, out), name)
         self._r = _ffi.gc(out[0], _lib.shmlog_reader_close)
         self._rec = _ffi.new("struct shmlog_record *")

@@ -326,6 +326,39 @@ def test_follow_other_process(bufname):
     assert {r.pid for r in got} == {child.pid}
 
 
+WRITER = r"""
+import sys, shmlog
+buf = shmlog.open(sys.argv[1])
+while True:
+    buf.write(shmlog.INFO, "live", "flat out")
+"""
+
+
+def test_dump_ends_behind_a_writer(bufname):
+    # a Reader without follow ends where the buffer ended when the
+    # iteration began: without that, behind a writer faster than it, it read on for
+    # as long as the writer wrote
+    shmlog.create(bufname, size=1 << 20, lanes=4)
+    child = subprocess.Popen([sys.executable, "-c", WRITER, bufname])
+    try:
+        cap = shmlog.stat(bufname)["capacity"]
+        deadline = time.monotonic() + 60
+        while shmlog.stat(bufname)["written"] < 3 * cap // 48:
+            assert time.monotonic() < deadline, "the writer never wrote"
+            time.sleep(0.01)
+        bound = cap // 48 + 8
+        n = 0
+        for ev in shmlog.Reader(bufname):
+            n += 1
+            if n % 64 == 0:  # slower than the writer, on purpose
+                time.sleep(0.001)
+            assert n <= bound, "the dump did not end behind the writer"
+        assert n > 0
+    finally:
+        child.kill()
+        child.wait(timeout=60)
+
+
 def test_losses_are_reported(bufname):
     shmlog.create(bufname, size=64 * 1024, lanes=1)
     n = 5000

@@ -29,6 +29,7 @@ pub const SHMLOG_SIZE_DEFAULT: u64 = 1024 * 1024;
 
 pub const SHMLOG_OPEN_CREATE: c_int = 0x1;
 pub const SHMLOG_READ_TAIL: c_int = 0x1;
+pub const SHMLOG_READ_DUMP: c_int = 0x2;
 pub const SHMLOG_REC_TRUNCATED: c_uint = 0x1;
 
 pub const SHMLOG_EV_NONE: c_int = 0;
@@ -245,6 +246,7 @@ mod tests {
             SHMLOG_SILENT as usize,
             SHMLOG_OPEN_CREATE as usize,
             SHMLOG_READ_TAIL as usize,
+            SHMLOG_READ_DUMP as usize,
             SHMLOG_REC_TRUNCATED as usize,
             SHMLOG_EV_RECORD as usize,
             SHMLOG_EV_LOST as usize,

@@ -514,12 +514,20 @@ impl fmt::Display for Event {
 /// Reads a buffer's records, oldest first, merged across lanes in time
 /// order, as an `Iterator` of `Result<Event>`.
 ///
-/// Without `follow`, iteration ends at the end of what is there (`shmlog
-/// cat`). With `follow(true)` it waits for new records (`shmlog cat -f`);
+/// Without `follow`, iteration ends where the buffer ended when it began
+/// (`shmlog cat`), however fast its writers write on: such a reader is a
+/// dump (`SHMLOG_READ_DUMP`), and [`wait`](Reader::wait) and [`wait_any`]
+/// on it say `EINVAL`. With `follow(true)` it waits for new records
+/// (`shmlog cat -f`);
 /// with a `timeout` it ends once that long passes with nothing new, else it
 /// follows for ever. After an error it yields that error once, then ends.
 pub struct Reader {
     r: NonNull<sys::shmlog_reader_t>,
+    // what it was opened with, to open it again as a follower
+    src: CString,
+    archive: bool,
+    flags: c_int,
+    reopen_err: Option<Error>,
     follow: bool,
     timeout: Option<Duration>,
     filter: Option<Filter>,
@@ -532,14 +540,31 @@ pub struct Reader {
 unsafe impl Send for Reader {}
 
 impl Reader {
-    fn open_flags(name: &str, flags: c_int) -> Result<Reader> {
-        let n = cstring(name)?;
+    fn open_raw(
+        src: &CString,
+        archive: bool,
+        flags: c_int,
+    ) -> Result<NonNull<sys::shmlog_reader_t>> {
         let mut r = ptr::null_mut();
-        // SAFETY: n is NUL-terminated, r a valid out-parameter.
-        check(unsafe { sys::shmlog_reader_open(n.as_ptr(), flags, &mut r) })?;
+        // SAFETY: src is NUL-terminated, r a valid out-parameter.
+        check(unsafe {
+            if archive {
+                sys::shmlog_reader_open_archive(src.as_ptr(), flags, &mut r)
+            } else {
+                sys::shmlog_reader_open(src.as_ptr(), flags, &mut r)
+            }
+        })?;
+        Ok(NonNull::new(r).expect("the reader's open returned 0 and no reader"))
+    }
+
+    fn open_flags(src: CString, archive: bool, flags: c_int) -> Result<Reader> {
         Ok(Reader {
-            r: NonNull::new(r).expect("shmlog_reader_open returned 0 and no reader"),
-            follow: false,
+            r: Reader::open_raw(&src, archive, flags)?,
+            src,
+            archive,
+            flags,
+            reopen_err: None,
+            follow: flags & sys::SHMLOG_READ_DUMP == 0,
             timeout: None,
             filter: None,
             failed: false,
@@ -549,12 +574,12 @@ impl Reader {
     /// Open a buffer for reading from its oldest record. Errors as
     /// [`Buffer::open`].
     pub fn open(name: &str) -> Result<Reader> {
-        Reader::open_flags(name, 0)
+        Reader::open_flags(cstring(name)?, false, sys::SHMLOG_READ_DUMP)
     }
 
     /// Open a buffer for reading only what is written from now on (follow).
     pub fn open_tail(name: &str) -> Result<Reader> {
-        Reader::open_flags(name, sys::SHMLOG_READ_TAIL).map(|r| r.follow(true))
+        Reader::open_flags(cstring(name)?, false, sys::SHMLOG_READ_TAIL)
     }
 
     /// Open an archive (the directory `shmlog archive -o DIR` writes) for
@@ -568,21 +593,26 @@ impl Reader {
     pub fn open_archive<P: AsRef<Path>>(dir: P) -> Result<Reader> {
         let d = CString::new(dir.as_ref().as_os_str().as_bytes())
             .map_err(|_| Error { errno: EINVAL })?;
-        let mut r = ptr::null_mut();
-        // SAFETY: d is NUL-terminated, r a valid out-parameter.
-        check(unsafe { sys::shmlog_reader_open_archive(d.as_ptr(), 0, &mut r) })?;
-        Ok(Reader {
-            r: NonNull::new(r).expect("shmlog_reader_open_archive returned 0 and no reader"),
-            follow: false,
-            timeout: None,
-            filter: None,
-            failed: false,
-        })
+        Reader::open_flags(d, true, sys::SHMLOG_READ_DUMP)
     }
 
-    /// Wait for new records at the end instead of ending.
+    /// Wait for new records at the end instead of ending. Call it before
+    /// reading: a dump (the reader of [`open`](Reader::open) and
+    /// [`open_archive`](Reader::open_archive)) is opened again as a
+    /// follower (an error doing so is the iteration's first item).
     pub fn follow(mut self, follow: bool) -> Reader {
         self.follow = follow;
+        if follow && self.flags & sys::SHMLOG_READ_DUMP != 0 {
+            self.flags &= !sys::SHMLOG_READ_DUMP;
+            match Reader::open_raw(&self.src, self.archive, self.flags) {
+                Ok(r) => {
+                    // SAFETY: we own the old reader; nothing uses it after.
+                    unsafe { sys::shmlog_reader_close(self.r.as_ptr()) };
+                    self.r = r;
+                }
+                Err(e) => self.reopen_err = Some(e),
+            }
+        }
         self
     }
 
@@ -637,7 +667,8 @@ impl Reader {
     }
 
     /// Block until a writer may have committed a record, or @timeout.
-    /// Returns false on timeout.
+    /// Returns false on timeout; `EINVAL` on a dump (a reader of
+    /// [`open`](Reader::open) without [`follow`](Reader::follow)).
     pub fn wait(&mut self, timeout: Option<Duration>) -> Result<bool> {
         let ms = match timeout {
             None => -1,
@@ -780,6 +811,10 @@ impl Iterator for Reader {
     fn next(&mut self) -> Option<Result<Event>> {
         if self.failed {
             return None;
+        }
+        if let Some(e) = self.reopen_err.take() {
+            self.failed = true;
+            return Some(Err(e));
         }
         match self.next_event() {
             Ok(ev) => ev.map(Ok),

@@ -269,3 +269,54 @@ fn removed_and_created_again() {
     assert!(buf.removed());
     assert!(!again.removed());
 }
+
+#[test]
+fn dump_ends_behind_a_writer() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    // a reader without follow ends where the buffer ended when it began:
+    // without that, behind a writer faster than it, it read on for as
+    // long as the writer wrote
+    let b = TestBuf::new("dumplive");
+    let size = 1u64 << 20;
+    shmlog::create(
+        b.name(),
+        &CreateOptions {
+            size,
+            lanes: 4,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicU64::new(0));
+    let (name, s, w) = (b.name().to_owned(), stop.clone(), written.clone());
+    let writer = std::thread::spawn(move || {
+        let buf = Buffer::open(&name).unwrap();
+        while !s.load(Ordering::Relaxed) {
+            buf.write(Priority::Info, "live", "flat out").unwrap();
+            w.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    // records take 48 bytes at the least: a dump reads no more than that
+    let bound = size / 48 + 8;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while written.load(Ordering::Relaxed) < 3 * bound {
+        assert!(Instant::now() < deadline, "the writer never wrote");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut n = 0u64;
+    for e in Reader::open(b.name()).unwrap() {
+        e.unwrap();
+        n += 1;
+        if n % 64 == 0 {
+            // slower than the writer, on purpose
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if n > bound {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(n > 0 && n <= bound, "{} events, the bound {}", n, bound);
+}
