@@ -96,6 +96,20 @@ static inline const char *test_buffer(const char *stem)
 	return b;
 }
 
+/* A new buffer named after @stem (test_buffer()), of @size bytes and
+ * @lanes lanes (0: the library's choice). */
+static inline const char *test_create(const char *stem, uint64_t size,
+				      unsigned lanes)
+{
+	const char *b = test_buffer(stem);
+	struct shmlog_create_opts o;
+	shmlog_create_opts_init(&o);
+	o.size = size;
+	o.lanes = lanes;
+	REQUIRE(shmlog_create(b, &o) == 0);
+	return b;
+}
+
 /* @n pages of private memory, those whose bit is set in @none unreadable
  * (PROT_NONE): a read past a string that ends a page faults. Given back
  * with munmap(p, n * sysconf(_SC_PAGESIZE)). */

@@ -170,14 +170,8 @@ static void flood_and_read(const char *b, unsigned n, uint64_t recs,
 
 static const char *fresh_sized(uint64_t size, unsigned lanes)
 {
-	const char *b = test_buffer("departed");
-	shmlog_remove(b);
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = size;
-	o.lanes = lanes;
-	REQUIRE(shmlog_create(b, &o) == 0);
-	return b;
+	shmlog_remove(test_buffer("departed"));
+	return test_create("departed", size, lanes);
 }
 
 static const char *fresh(void)

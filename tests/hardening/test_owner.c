@@ -300,18 +300,6 @@ static long read_all_checked(const char *b, unsigned nw, const bool *complete,
 	return n;
 }
 
-static const char *make_buffer(const char *stem, unsigned lanes,
-			       uint64_t size)
-{
-	const char *b = test_buffer(stem);
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = size;
-	o.lanes = lanes;
-	REQUIRE(shmlog_create(b, &o) == 0);
-	return b;
-}
-
 /* ---- the tests -------------------------------------------------------- */
 
 /* Writers inside a pid namespace and on the host, all alive: each side's
@@ -321,7 +309,7 @@ static const char *make_buffer(const char *stem, unsigned lanes,
 static void test_live_across_namespaces(void)
 {
 	enum { LANES = 8, NS_HOLD = 3, HOST_HOLD = 4, EXTRA = 2, K = 20 };
-	const char *b = make_buffer("own-live", LANES, LANES * 16 * 1024);
+	const char *b = test_create("own-live", LANES * 16 * 1024, LANES);
 	int to_ns[2], from_ns[2], to_host[2], from_host[2];
 	REQUIRE(pipe(to_ns) == 0 && pipe(from_ns) == 0);
 	REQUIRE(pipe(to_host) == 0 && pipe(from_host) == 0);
@@ -405,7 +393,7 @@ static void test_live_across_namespaces(void)
  * writer takes the lane over. And the reverse. */
 static void test_dead_across_namespaces(void)
 {
-	const char *b = make_buffer("own-dead", 1, 64 * 1024);
+	const char *b = test_create("own-dead", 64 * 1024, 1);
 	char *die[] = {"die", (char *)b, "0", "10", NULL};
 	CHECK_EQ(run_role_wait(true, die), 0);
 	struct shmlog_lane_stats st = lane_stats(b, 0);
@@ -434,7 +422,7 @@ static void test_dead_across_namespaces(void)
  * itself, alive; it must still take the lane. */
 static void test_pid_reuse_ns(void)
 {
-	const char *b = make_buffer("own-reuse", 1, 64 * 1024);
+	const char *b = test_create("own-reuse", 64 * 1024, 1);
 	char *die[] = {"die", (char *)b, "0", "10", NULL};
 	CHECK_EQ(run_role_wait(true, die), 0);
 	char *claim[] = {"claim", (char *)b, "1", "10", NULL};
@@ -451,7 +439,7 @@ static void test_pid_reuse_ns(void)
  * lane's lock. A writer takes it over. Needs no namespace. */
 static void test_pid_reuse_forged(void)
 {
-	const char *b = make_buffer("own-forge", 1, 64 * 1024);
+	const char *b = test_create("own-forge", 64 * 1024, 1);
 	int p[2];
 	REQUIRE(pipe(p) == 0);
 	pid_t sleeper = fork();
@@ -493,7 +481,7 @@ static void test_pid_reuse_forged(void)
 static void test_crash_reclaim(void)
 {
 	enum { LANES = 8, EXCL = 7, K = 15 };
-	const char *b = make_buffer("own-crash", LANES, LANES * 16 * 1024);
+	const char *b = test_create("own-crash", LANES * 16 * 1024, LANES);
 	int ready[2], never[2];
 	REQUIRE(pipe(ready) == 0 && pipe(never) == 0);
 	/* 3 processes of 2, 2 and 3 threads */
@@ -590,7 +578,7 @@ static void test_crash_reclaim(void)
  * parent's lane alive. */
 static void test_fork(void)
 {
-	const char *b = make_buffer("own-fork", 8, 8 * 16 * 1024);
+	const char *b = test_create("own-fork", 8 * 16 * 1024, 8);
 	int p[2], q[2];
 	REQUIRE(pipe(p) == 0 && pipe(q) == 0);
 	pid_t parent = fork();
@@ -665,7 +653,7 @@ static void test_fork(void)
 static void test_borrowers(void)
 {
 	enum { LANES = 8, K = 5 };
-	const char *b = make_buffer("own-borrow", LANES, LANES * 16 * 1024);
+	const char *b = test_create("own-borrow", LANES * 16 * 1024, LANES);
 	int ready[2], never[2];
 	REQUIRE(pipe(ready) == 0 && pipe(never) == 0);
 	char si[16], so[16];
@@ -723,7 +711,7 @@ static void test_borrowers(void)
  * they have: a read-only one works. */
 static void test_readonly_liveness(void)
 {
-	const char *b = make_buffer("own-ro", 4, 4 * 16 * 1024);
+	const char *b = test_create("own-ro", 4 * 16 * 1024, 4);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	REQUIRE(sc_write(h, 0, 0, 1) == 0);

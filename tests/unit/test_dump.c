@@ -55,11 +55,7 @@ static bool read_to_end(shmlog_reader_t *r, unsigned below, uint64_t bound,
 /* Written after the first read: not the dump's. A dump does not wait. */
 static void ends_at_first_read(void)
 {
-	const char *b = test_buffer("dump");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1 << 20;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("dump", 1 << 20, 0);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	write_n(h, 0, 400);
@@ -107,12 +103,7 @@ static void ends_at_first_read(void)
  * held at the first read, exactly. */
 static void losses_up_to_end(void)
 {
-	const char *b = test_buffer("dumplost");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 64 * 1024;
-	o.lanes = 2;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("dumplost", 64 * 1024, 2);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	write_n(h, 0, 300);
@@ -140,18 +131,14 @@ static void losses_up_to_end(void)
  * least) */
 static void ends_behind_a_writer(void)
 {
-	const char *b = test_buffer("dumplive");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 4 << 20;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("dumplive", 4 << 20, 0);
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		shmlog_t *h;
 		if (shmlog_open(b, 0, &h))
 			_exit(1);
-		for (unsigned i = 0;; i++)
+		for (;;)
 			shmlog_write(h, SHMLOG_INFO, "live", "flat out");
 	}
 	struct shmlog_info in;
