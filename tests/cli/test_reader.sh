@@ -453,8 +453,25 @@ until_ok 20 has_live
 dump_ends "cat --archive" "$S" cat --no-pager --archive "$A-live" -v raw
 dump_ends "forward --archive --dump" "$S" forward --archive "$A-live" --dump \
 	--to jsonl:/tmp/$B.o2
-kill $ap $wp
-wait $ap $wp 2>/dev/null
+# two buffers, each under a writer that never pauses: cat -f and tail -f
+# show what both held when they began, then follow both (past a hundred
+# lines, both writers' tags); SIGTERM ends them
+"$S" create -b $B-4 --size 4M
+yes "the other writer" | "$S" write -b $B-4 -t sig4 2>/dev/null &
+wp4=$!
+follows_both() {
+	[ "$(wc -l < /tmp/$B.o1)" -gt 100 ] &&
+		grep -q "never pauses" /tmp/$B.o1 &&
+		grep -q "the other writer" /tmp/$B.o1
+}
+sigterm_ends "tail -f, two buffers" follows_both -- \
+	"$S" tail -f -n 5 -b $B-3 -b $B-4 -v raw
+sigterm_ends "cat -f, two buffers" follows_both -- \
+	"$S" cat -f -b $B-3 -b $B-4 -v raw
+dump_ends "cat, two buffers" "$S" cat --no-pager -b $B-3 -b $B-4
+kill $ap $wp $wp4
+wait $ap $wp $wp4 2>/dev/null
+"$S" rm -b $B-4
 rm -rf "$A" "$A-once" "$A-live" /tmp/$B.o1 /tmp/$B.o2
 "$S" rm -b $B-3
 
