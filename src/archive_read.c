@@ -615,7 +615,7 @@ int shmlog__arc_open(const char *dir, int flags, struct shmlog__arc **out)
 	a->fd = -1;
 	a->last_buf = -1;
 	a->dump = flags & SHMLOG_READ_DUMP;
-	uint64_t first;
+	uint64_t first = 0;
 	int err = find_file(dir, 0, true, (flags & SHMLOG_READ_TAIL) != 0,
 			    &first);
 	if (err == 0) {
