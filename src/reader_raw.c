@@ -159,14 +159,6 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		!r->clock.pending &&
 		atomic_load_explicit(&hdr_anchors(s->hdr)->count,
 				     memory_order_relaxed) == r->clock.count;
-	/* and none stamped after the last scan of the lanes began: it may
-	 * follow a record of its thread in a lane the scan found empty (a
-	 * thread that moved lanes: top_unsure(), reader.c); the record path
-	 * scans again first */
-	uint64_t hi = piece.hi;
-	if (f->lane_count > 1 && r->scanned_raw - r->order_slack < hi &&
-	    r->scanned_raw > r->order_slack)
-		hi = r->scanned_raw - r->order_slack;
 	/* the copy's records, each the one after the last */
 	size_t at = 0;
 	unsigned k = 0;
@@ -182,7 +174,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		    h.seq != c->last_seq + 1 + k ||
 		    (clear && (int64_t)(h.time - clear) < 0))
 			break;
-		if (h.time < piece.lo || h.time >= hi ||
+		if (h.time < piece.lo || h.time >= piece.hi ||
 		    (!anchors_held &&
 		     shmlog__clockmap_stale(&r->clock, s->hdr, h.time)))
 			break; /* the next span takes it on its own piece */
