@@ -84,10 +84,10 @@ void shmlog_reader_close(shmlog_reader_t *r);
  * over once (shmlog_lane_stats.corrupt); no record comes twice or out of
  * its lane's order, so a loop until SHMLOG_EV_NONE ends whatever the file
  * holds, once its writers pause (SHMLOG_READ_DUMP: whatever they do; its
- * losses are reported up to its end). -EIO once if the file was truncated under the reader
- * (docs/SECURITY.md), SHMLOG_EV_NONE after; -ENOTSUP once for an archive
- * it cannot unpack (shmlog_reader_open_archive()). Per reader; never blocks;
- * allocates for an archive reader only. */
+ * losses are reported up to its end). -EIO once if the file was truncated
+ * under the reader (docs/SECURITY.md), SHMLOG_EV_NONE after; -ENOTSUP
+ * once for an archive it cannot unpack (shmlog_reader_open_archive()). Per
+ * reader; never blocks; allocates for an archive reader only. */
 int shmlog_reader_next(shmlog_reader_t *r, struct shmlog_record *rec,
 		       struct shmlog_lost *lost);
 
@@ -110,8 +110,9 @@ int shmlog_reader_deferred(const shmlog_reader_t *r, const char **fmt,
 
 /* Block until a writer may have committed a record, or @timeout_ms passes
  * (-1: forever; 0: only look): 0, -ETIMEDOUT, -EINTR (a signal), -EIO (file
- * truncated), -EINVAL (a dump: SHMLOG_READ_DUMP). The caller is a follower, paced to cost writers little
- * (docs/DESIGN.md, "Following writers"): it watches the lanes for up to
+ * truncated), -EINVAL (a dump: SHMLOG_READ_DUMP). The caller is a
+ * follower, paced to cost writers little (docs/DESIGN.md, "Following
+ * writers"): it watches the lanes for up to
  * 20 us, then sleeps on a futex, or naps behind a writer at full speed;
  * writers pay a wake-up only while a reader sleeps. It may leave records
  * published in the last 4 us (10 ms on a lane it rests on) for its next
@@ -132,10 +133,10 @@ int shmlog_reader_wait(shmlog_reader_t *r, int timeout_ms);
  * interrupted its sleep (one handled while it looks between two sleeps
  * does not end the wait), or -EINVAL at once (@r NULL, @n above
  * SHMLOG_WAIT_ANY_MAX, a dump among them, or no reader and a negative
- * @timeout_ms). NULL
- * entries are skipped, as poll(2) skips a negative descriptor; with no
- * reader at all it sleeps @timeout_ms. A reader whose file was
- * truncated under it is ready (its shmlog_reader_next() reports -EIO):
+ * @timeout_ms). NULL entries are skipped, as poll(2) skips a negative
+ * descriptor; with no reader at all it sleeps @timeout_ms. A reader whose
+ * file was truncated under it is ready (its shmlog_reader_next() reports
+ * -EIO):
  * set its entry to NULL once that was reported. Watches, naps and
  * sleeps as shmlog_reader_wait() does, on every reader's buffer at
  * once: futex_waitv(2), Linux 5.16 and later. Where that call is
@@ -229,11 +230,11 @@ int shmlog_reader_lane_stats(const shmlog_reader_t *r, unsigned lane,
  * says -ENOENT) and a loss for each span the archive lacks (@overwritten
  * also counts records the archiver could not store); SHMLOG_READ_TAIL
  * starts after the newest, SHMLOG_READ_DUMP ends at the first block past
- * the newest file's end at the first read. At its end SHMLOG_EV_NONE; shmlog_reader_wait()
- * waits for more (looking every 10 ms). A damaged or hostile file ends
- * early (counted as @corrupt in lane 0), never crashing or hanging the
- * reader. Blocks compressed by `shmlog archive --zstd` are read by a
- * library built with zstd (cmake -DSHMLOG_ZSTD=ON); one built without
+ * the newest file's end at the first read. At its end SHMLOG_EV_NONE;
+ * shmlog_reader_wait() waits for more (looking every 10 ms). A damaged or
+ * hostile file ends early (counted as @corrupt in lane 0), never crashing
+ * or hanging the reader. Blocks compressed by `shmlog archive --zstd` are
+ * read by a library built with zstd (cmake -DSHMLOG_ZSTD=ON); one built without
  * skips the files that hold them (counted as @corrupt) and its
  * shmlog_reader_next() says -ENOTSUP once, then goes on.
  * shmlog_reader_lane_stats() counts what this reader read and the

@@ -195,7 +195,6 @@ static enum shmlog__arc_blk read_block(struct shmlog__arc *a)
 	return r;
 }
 
-/* Move to the next file, if there is one. */
 /* A dump (SHMLOG_READ_DUMP) ends where the archive ended at its first
  * read: is the block at the reader's place, or file @no, past that? */
 static bool dump_over(const struct shmlog__arc *a, uint64_t no)
@@ -220,6 +219,7 @@ static void dump_end(struct shmlog__arc *a)
 	a->end_off = a->dump_any ? (uint64_t)st.st_size : 0;
 }
 
+/* Move to the next file, if there is one (for a dump, up to its end). */
 static bool next_file(struct shmlog__arc *a)
 {
 	uint64_t no;

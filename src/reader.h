@@ -57,8 +57,8 @@ struct shmlog__rlane {
 	uint64_t chained; /* end of that record (and of PADs after it) */
 	bool begun; /* has looked at the lane (pos is meaningful) */
 	bool started, seq_known, seq_seen, have;
-	/* a dump (SHMLOG_READ_DUMP): the lane's next_seq at open, and
-	 * whether a record at or past it was found (nothing more to read) */
+	/* a dump (SHMLOG_READ_DUMP): the lane's next_seq at the first read,
+	 * and whether a record at or past it was found (nothing more) */
 	uint64_t end_seq;
 	bool ended;
 	bool after_damage; /* records lost before the next one were damaged */

@@ -4,12 +4,12 @@
  * first read.
  *
  * Records written after that are not shown (those written between the
- * open and the first read are); losses are reported up
- * to the end and no further; a dump does not wait. And the case it is
- * for: behind a writer process writing flat out, a loop until
- * SHMLOG_EV_NONE ends, after no more records than the buffer could hold.
- * A reader without the flag may read on for as long as the writer
- * writes (`shmlog cat` has its own end: tools/cli.c).
+ * open and the first read are); losses are reported up to the end and no
+ * further; a dump does not wait. And the case it is for: behind writer
+ * processes writing flat out, a loop until SHMLOG_EV_NONE ends, after no
+ * more records than the buffer could hold: in a default buffer, and in
+ * 128 MiB of 256 lanes. A reader without the flag may read on for as long
+ * as the writers write (`shmlog cat` has its own end: tools/cli.c).
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -126,27 +126,38 @@ static void losses_up_to_end(void)
 	shmlog_remove(b);
 }
 
-/* Behind a writer process that never pauses: the dump ends, after no
- * more than the buffer could hold at its first read (records of 48 bytes at the
- * least) */
-static void ends_behind_a_writer(void)
+/* Behind @writers processes that never pause, in a buffer of @size bytes
+ * and @lanes lanes: the dump ends, after no more than the buffer could
+ * hold at its first read (records of 48 bytes at the least). */
+static void ends_behind_writers(uint64_t size, unsigned lanes,
+				unsigned writers)
 {
-	const char *b = test_create("dumplive", 4 << 20, 0);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		shmlog_t *h;
-		if (shmlog_open(b, 0, &h))
-			_exit(1);
-		for (;;)
-			shmlog_write(h, SHMLOG_INFO, "live", "flat out");
+	const char *b = test_create("dumplive", size, lanes);
+	pid_t pid[8];
+	REQUIRE(writers <= 8);
+	for (unsigned w = 0; w < writers; w++) {
+		REQUIRE((pid[w] = fork()) >= 0);
+		if (pid[w] == 0) {
+			shmlog_t *h;
+			if (shmlog_open(b, 0, &h))
+				_exit(1);
+			for (;;)
+				shmlog_write(h, SHMLOG_INFO, "live", "flat out");
+		}
 	}
+	/* at work: a few buffers' worth written, within a minute, every
+	 * writer still there */
 	struct shmlog_info in;
-	/* at work: a few buffers' worth written (bounded by the test's
-	 * TIMEOUT, as the writer cannot stop by itself) */
-	do
+	struct timespec nap = {0, 1000000};
+	for (int ms = 0;; ms++) {
 		REQUIRE(shmlog_stat(b, &in) == 0);
-	while (in.written < 3 * in.capacity / 48);
+		if (in.written >= 3 * in.capacity / 48)
+			break;
+		for (unsigned w = 0; w < writers; w++)
+			REQUIRE(waitpid(pid[w], NULL, WNOHANG) == 0);
+		REQUIRE(ms < 60000);
+		nanosleep(&nap, NULL);
+	}
 	shmlog_reader_t *d;
 	REQUIRE(shmlog_reader_open(b, SHMLOG_READ_DUMP, &d) == 0);
 	uint64_t bound = in.capacity / 48 + 2 * in.lanes, n = 0, k;
@@ -160,13 +171,17 @@ static void ends_behind_a_writer(void)
 			n++;
 	CHECK_EQ(ev, SHMLOG_EV_NONE);
 	CHECK(n <= bound);
-	printf("dump behind a writer that never pauses: %llu records in "
-	       "%llu events, the bound %llu\n",
+	printf("dump behind %u writer%s that never pause%s (%llu MiB, %u "
+	       "lanes): %llu records in %llu events, the bound %llu\n",
+	       writers, writers > 1 ? "s" : "", writers > 1 ? "" : "s",
+	       (unsigned long long)(size >> 20), in.lanes,
 	       (unsigned long long)n, (unsigned long long)k,
 	       (unsigned long long)bound);
 	CHECK(n > 0);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	for (unsigned w = 0; w < writers; w++) {
+		kill(pid[w], SIGKILL);
+		waitpid(pid[w], NULL, 0);
+	}
 	shmlog_reader_close(d);
 	shmlog_remove(b);
 }
@@ -175,6 +190,8 @@ int main(void)
 {
 	ends_at_first_read();
 	losses_up_to_end();
-	ends_behind_a_writer();
+	ends_behind_writers(4 << 20, 0, 1);
+	/* a large buffer of many lanes, several writers */
+	ends_behind_writers(128 << 20, 256, 4);
 	return test_done("test_dump");
 }
