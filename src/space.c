@@ -79,7 +79,7 @@ static unsigned lane_oldest(const struct shmlog__seg *s, unsigned lane,
 	unsigned n = 0;
 	*held = 0;
 	/* the departed's chunks in the lane are not its writer's to give
-	 * (departed_oldest() takes them) nor to count */
+	 * (departed_take() takes them) nor to count */
 	uint64_t mark = atomic_load_explicit(&seg_lane(s, lane)->claim_mark,
 					     memory_order_relaxed);
 	for (unsigned i = 0; i < f->chunk_count; i++) {
@@ -189,40 +189,66 @@ static void survey_install(const struct shmlog__seg *s,
 	sv->own_at = 0;
 }
 
-/* The oldest LIVE chunk of the departed, into *@idx and *@word: they lose
+/* What the departed hold now, counted as shmlog__survey_decide() counts
+ * them from the pass @a (whose lanes it knows the writers of), and their
+ * oldest LIVE chunk into *@idx and *@word (*@word 0: none). They lose
  * their oldest records first, so what they keep is their newest,
  * whichever lanes the writers that came and went used. A chunk is the
  * departed's if its lane has no writer, or if it is older than its
  * writer's claim (claim_mark). One more pass over the table, on the
  * switches that take from the departed only (while they hold more than
- * their bound). false: none found (the table changed meanwhile). */
-static bool departed_oldest(const struct shmlog__seg *s,
-			    const struct survey_acc *a, unsigned *idx,
-			    uint64_t *word)
+ * their bound). */
+static int64_t departed_scan(const struct shmlog__seg *s,
+			     const struct survey_acc *a, unsigned *idx,
+			     uint64_t *word)
 {
 	const struct shmlog__fixed *f = &s->fixed;
+	int64_t count = 0;
 	uint64_t oldest = 0;
 	for (uint32_t i = 0; i < f->chunk_count; i++) {
 		uint64_t d = atomic_load_explicit(seg_chunk(s, i),
 						  memory_order_relaxed);
-		if (!chunk_valid(f, d) || chunk_state(d) != CHUNK_LIVE)
+		if (!chunk_held(f, d))
 			continue;
 		unsigned l = chunk_lane(d);
 		uint32_t h = a->held[l];
-		if (!(h & HELD_LIVE))
+		if (!h)
 			continue; /* a lane the pass did not see */
+		bool live = chunk_state(d) == CHUNK_LIVE;
 		if ((h & HELD_OWNED) &&
-		    !claim_before(d, atomic_load_explicit(
-					     &seg_lane(s, l)->claim_mark,
-					     memory_order_relaxed)))
+		    !(live && claim_before(d, atomic_load_explicit(
+						      &seg_lane(s, l)->claim_mark,
+						      memory_order_relaxed))))
 			continue; /* its writer's */
-		if (!oldest || inc_before(d, oldest)) {
+		count++;
+		if (live && (!oldest || inc_before(d, oldest))) {
 			oldest = d;
 			*idx = i;
-			*word = d;
 		}
 	}
-	return oldest != 0;
+	*word = oldest;
+	return count;
+}
+
+/* What chunk_pick() found: a chunk to take, none, or the departed had
+ * come down to their bound meanwhile (ask the policy again). */
+enum pick { PICK_NONE, PICK_TAKE, PICK_AGAIN };
+
+/* The departed's oldest LIVE chunk, while they hold more than their
+ * bound (a->departed_cap), counted as the chunk is looked for: the pass
+ * that decided for them was read a while ago, and other writers may have
+ * taken from them since, on the same count. Each took one then: with
+ * four flooders beside a departed writer at its bound plus one, the
+ * departed kept two chunks less than their bound. PICK_AGAIN if they are
+ * at the bound now: the policy is asked again. */
+static enum pick departed_take(const struct shmlog__seg *s,
+			       const struct survey_acc *a, unsigned *out,
+			       uint64_t *word)
+{
+	TESTPOINT(18); /* decided for the departed, not looked yet */
+	if (departed_scan(s, a, out, word) <= a->departed_cap || !*word)
+		return PICK_AGAIN;
+	return PICK_TAKE;
 }
 
 /* Taking chunk @at from lane @victim (which held @now chunks), also take
@@ -298,9 +324,10 @@ static void resv_take(const struct shmlog__seg *s, struct shmlog__wlane *w,
  * LIVE chunk of the lane furthest above its fair share, else the taker's
  * own oldest LIVE chunk. *@word is what the descriptor held (the CAS's
  * expected value). With a survey, the next few own chunks are listed
- * too. false: no chunk can be taken (every chunk is some live writer's
- * OPEN one). */
-static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
+ * too. PICK_NONE: no chunk can be taken (every chunk is some live
+ * writer's OPEN one); PICK_AGAIN: the departed came down to their bound
+ * meanwhile (departed_take()). */
+static enum pick chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 		       struct shmlog__survey *sv, unsigned *out, uint64_t *word)
 {
 	const struct shmlog__fixed *f = &s->fixed;
@@ -327,21 +354,21 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 	if (a->zero != NO_PASS) {
 		*out = a->zero;
 		*word = 0;
-		return true;
+		return PICK_TAKE;
 	}
 	unsigned victim = shmlog__survey_decide(s, w->lane, a);
 	if (victim == UINT_MAX)
-		return false;
+		return PICK_NONE;
 	if (victim == VICTIM_DEPARTED)
-		return departed_oldest(s, a, out, word);
+		return departed_take(s, a, out, word);
 	if (victim == w->lane) {
 		if (!a->cand_n)
-			return false;
+			return PICK_NONE;
 		*out = a->cand_idx[0];
 		*word = a->cand_word[0];
 		if (sv) /* the next oldest, for the switches to come */
 			survey_install(s, sv, 1, 0);
-		return true;
+		return PICK_TAKE;
 	}
 	/* The table was read word by word while chunks changed hands: look
 	 * at the victim once more, as it is now, and take from another
@@ -352,21 +379,21 @@ static bool chunk_pick(const struct shmlog__seg *s, struct shmlog__wlane *w,
 						     : a->departed_cap;
 	int64_t share = (cc - keep) / n;
 	if (!lane_oldest(s, victim, &at, word, 1, &now))
-		return false;
+		return PICK_NONE;
 	if ((int64_t)now * n <= cc - keep &&
 	    (a->held[w->lane] & HELD_OWN_LIVE)) {
 		/* no longer above its share: our own oldest instead */
 		if (!a->cand_n)
-			return false;
+			return PICK_NONE;
 		*out = a->cand_idx[0];
 		*word = a->cand_word[0];
-		return true;
+		return PICK_TAKE;
 	}
 	*out = at;
 	if (sv)
 		resv_take(s, w, sv, victim, at, now, share, share,
 			  (a->held[w->lane] & HELD_COUNT) - a->pre_me);
-	return true;
+	return PICK_TAKE;
 }
 
 /* The survey of an exclusive lane's writer, mapped on its first switch
@@ -789,9 +816,13 @@ chunk_switch(const struct shmlog__seg *s, struct shmlog__wlane *w)
 		unsigned i;
 		uint64_t old;
 		bool listed = false;
-		if (!(sv && chunk_hint(s, sv, last, &i, &old, &listed)) &&
-		    !chunk_pick(s, w, sv, &i, &old))
+		enum pick p = PICK_TAKE;
+		if (!(sv && chunk_hint(s, sv, last, &i, &old, &listed)))
+			p = chunk_pick(s, w, sv, &i, &old);
+		if (p == PICK_NONE)
 			break;
+		if (p == PICK_AGAIN)
+			continue;
 		if (SHMLOG_UNLIKELY(!chunk_take(s, w, i, old, inc))) {
 			if (listed) /* taken from us: ask the policy */
 				own_list_drop(sv);

@@ -17,7 +17,7 @@
  * space.c), in this order of preference:
  *   1. a chunk never used;
  *   2. while the departed hold more than their bound, their oldest LIVE
- *      chunk (departed_oldest(), space.c), whoever else is above a
+ *      chunk (departed_take(), space.c), whoever else is above a
  *      share. The departed: the chunks of lanes with no writer, and those older
  *      than their writer's claim in a lane that has one (the lane's
  *      claim_mark: a writer that claims a lane a departed writer gave
@@ -163,7 +163,7 @@ void shmlog__survey_scan(const struct shmlog__seg *s, unsigned me,
  * more writer whose share is at most 1/DEPARTED_DIV of the buffer. Under
  * it they lose nothing, as a quiet live writer does not: a crashed
  * daemon's last records, a one-shot script's line. Above it, the oldest
- * of their chunks goes first (departed_oldest(), space.c). The bound
+ * of their chunks goes first (departed_take(), space.c). The bound
  * keeps a lone live writer at 15/16 of the buffer, less the chunk it fills,
  * whatever departed writers wrote before it. */
 #define DEPARTED_DIV 16

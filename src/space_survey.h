@@ -57,7 +57,7 @@ static inline bool inc_before(uint64_t a, uint64_t b)
 #define HELD_COUNT (HELD_OWN_LIVE - 1)
 
 /* shmlog__survey_decide()'s answer when the departed give: their
- * oldest LIVE chunk (space.c, departed_oldest()). */
+ * oldest LIVE chunk (space.c, departed_take()). */
 #define VICTIM_DEPARTED (UINT_MAX - 1)
 
 /* Read descriptors [@from, @to) into @a (space_survey.c). */
