@@ -30,12 +30,7 @@ struct shared {
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2;
-	const char *b = test_buffer("acct");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 128 * 1024;
-	o.lanes = WRITERS;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("acct", 128 * 1024, WRITERS);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

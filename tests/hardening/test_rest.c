@@ -109,12 +109,7 @@ static uint64_t pending(shmlog_reader_t *r)
 int main(int argc, char **argv)
 {
 	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 40;
-	const char *b = test_buffer("rest");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 256 * 1024;
-	o.lanes = 2;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("rest", 256 * 1024, 2);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	shmlog_reader_t *r;

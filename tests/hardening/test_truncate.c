@@ -73,12 +73,7 @@ static int read_until_error(shmlog_reader_t *r, long *good, long *bad)
 /* Truncate to @size after reading @before records of a full buffer. */
 static void truncate_case(off_t size, long before)
 {
-	const char *b = test_buffer("trunc");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 256 * 1024;
-	o.lanes = 4;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("trunc", 256 * 1024, 4);
 	fill(b, 1, 3000);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
@@ -111,12 +106,7 @@ static void truncate_case(off_t size, long before)
 /* A follower, live writers, and a truncation at a random moment. */
 static void live_case(unsigned seed)
 {
-	const char *b = test_buffer("trlive");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 128 * 1024;
-	o.lanes = 4;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("trlive", 128 * 1024, 4);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 	pid_t w[2];

@@ -214,12 +214,7 @@ static void kill_at_step(int point, int arm, bool wrap, int claim_point)
  * (written = read + overwritten + torn + skipped; shmlog.h). */
 static void lost_up_to_empty_chunk(bool read_first)
 {
-	const char *b = test_buffer("empty");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 64 * 1024;
-	o.lanes = 2;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("empty", 64 * 1024, 2);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 	char tag[16], msg[512];
@@ -375,12 +370,7 @@ static bool kill_landed(const char *b)
  * is always exercised. */
 static void random_kills(long kills)
 {
-	const char *b = test_buffer("kills");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 256 * 1024;
-	o.lanes = WRITERS;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("kills", 256 * 1024, WRITERS);
 	shmlog_reader_t *r;
 	REQUIRE(shmlog_reader_open(b, 0, &r) == 0);
 

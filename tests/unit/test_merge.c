@@ -49,12 +49,7 @@ static void next_record(shmlog_reader_t *r, struct shmlog_record *rec)
 
 int main(void)
 {
-	const char *b = test_buffer("merge");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1 << 20;
-	o.lanes = LANES;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("merge", 1 << 20, LANES);
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	sem_init(&ready, 0, 0);
 	sem_init(&done, 0, 0);

@@ -162,12 +162,7 @@ static void *one_write(void *arg)
 
 static void test_lane_reuse(void)
 {
-	const char *b = test_buffer("reuse");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 64 * 1024;
-	o.lanes = 2;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("reuse", 64 * 1024, 2);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	for (int i = 0; i < 50; i++) {
@@ -292,12 +287,7 @@ static void lend_one_at_a_time(shmlog_t *h, const char *b,
 
 static void test_lending(void)
 {
-	const char *b = test_buffer("lend");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 1024 * 1024;
-	o.lanes = 16;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("lend", 1024 * 1024, 16);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	struct shmlog_info in;

@@ -384,12 +384,7 @@ static void test_helpers(void)
  * was empty at open, or whose records it had not looked at yet. */
 static void test_loss_from_open(void)
 {
-	const char *b = test_buffer("lossopen");
-	struct shmlog_create_opts o;
-	shmlog_create_opts_init(&o);
-	o.size = 64 * 1024;
-	o.lanes = 4;
-	REQUIRE(shmlog_create(b, &o) == 0);
+	const char *b = test_create("lossopen", 64 * 1024, 4);
 	shmlog_t *h;
 	REQUIRE(shmlog_open(b, 0, &h) == 0);
 	shmlog_reader_t *r;
