@@ -238,7 +238,9 @@ fn errors() {
     assert_eq!(Filter::new("net=D").unwrap_err().errno(), 22);
     assert_eq!(Filter::new("net*:D").unwrap_err().errno(), 22);
     assert_eq!(
-        shmlog::set_filter(b.name(), "net=D *:W").unwrap_err().errno(),
+        shmlog::set_filter(b.name(), "net=D *:W")
+            .unwrap_err()
+            .errno(),
         22
     );
     assert_eq!(
