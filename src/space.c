@@ -18,8 +18,10 @@
  * comes back is a reserved chunk's, given back untouched to the lane it
  * was reserved from (resv_take()): its bytes never changed, so a CAS or a
  * reader's check that succeeds on it finds what it saw. A failed CAS means
- * somebody else took it: look again, at most TAKE_TRIES times, then drop
- * the record (counted). Nobody waits for anybody.
+ * somebody else took it, and departed writers found at their bound by the
+ * time their chunk is looked for mean others took from them: look again,
+ * at most TAKE_TRIES times in all, then drop the record (counted). Nobody
+ * waits for anybody.
  *
  * ===================================================================
  * The switch

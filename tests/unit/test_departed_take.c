@@ -25,8 +25,6 @@
 
 extern void (*shmlog__testpoint_hook)(int point);
 
-#define SIZE (1u << 20)
-#define LANES 4
 #define REC_MSG 100 /* bytes of a message: about 160 records a chunk */
 
 enum { A, B, WRITERS };
@@ -155,19 +153,20 @@ static void *departed(void *p)
 	return NULL; /* its lane is given back */
 }
 
-/* A fresh buffer: a writer thread that wrote three buffers' worth and
- * exited, then A taking the departed's chunks down to the bound + 1. */
-static uint64_t setup(const char *stem, pthread_t t[WRITERS])
+/* A fresh buffer of @size bytes and @lanes lanes: a writer thread that
+ * wrote three buffers' worth and exited, then A taking the departed's
+ * chunks down to the bound + 1. */
+static uint64_t setup(uint32_t size, unsigned lanes, pthread_t t[WRITERS])
 {
-	buf = test_create(stem, SIZE, LANES);
+	buf = test_create("take", size, lanes);
 	REQUIRE(shmlog_open(buf, 0, &h) == 0);
-	uint64_t n = 3 * SIZE / (REC_MSG + 40);
+	uint64_t n = 3 * size / (REC_MSG + 40);
 	pthread_t d;
 	REQUIRE(pthread_create(&d, NULL, departed, (void *)(uintptr_t)n) == 0);
 	pthread_join(d, NULL);
 	struct shmlog_space_stats st = space();
-	printf("%s: %llu chunks, %llu departed, bound %llu\n", stem,
-	       (unsigned long long)st.chunks, (unsigned long long)st.departed,
+	printf("%u KiB, %u lanes: %llu chunks, %llu departed, bound %llu\n",
+	       size >> 10, lanes, (unsigned long long)st.chunks, (unsigned long long)st.departed,
 	       (unsigned long long)st.departed_bound);
 	CHECK(st.departed > st.departed_bound + 2);
 	for (int w = 0; w < WRITERS; w++) {
@@ -193,10 +192,10 @@ static void teardown(pthread_t t[WRITERS])
 
 /* B decided to take from the departed; A takes the chunk above the bound
  * before B looks for one: B finds them at the bound and asks again. */
-static void decided_before(void)
+static void decided_before(uint32_t size, unsigned lanes)
 {
 	pthread_t t[WRITERS];
-	uint64_t n = setup("take-before", t);
+	uint64_t n = setup(size, lanes, t);
 	atomic_store(&gate18[B], true);
 	command(B, 1);
 	REQUIRE(timed_wait(&at[B]));
@@ -225,7 +224,8 @@ int main(void)
 		sem_init(&done[w], 0, 0);
 	}
 	shmlog__testpoint_hook = hook;
-	decided_before();
+	decided_before(1u << 20, 4); /* 64 chunks of 16 KiB, bound 4 */
+	decided_before(4u << 20, 16); /* 256 chunks, bound 16 */
 	CHECK_EQ(atomic_load(&gate_timeouts), 0);
 	return test_done("test_departed_take");
 }
