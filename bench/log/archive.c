@@ -2,28 +2,37 @@
 /*
  * shmlog's archiver (`shmlog archive`, the CLI beside this program) behind
  * one writer, its files in the scratch directory:
- *  - keep-all: the writer logs N records at full speed into a buffer the
- *    archiver follows; the rate at which the archive then holds them
- *    (records kept / the time from the first write to the archive's last
- *    write), and the records lost if the archiver fell behind. The same
- *    writer alone, into a buffer nobody reads, in the same run, turns it
- *    into a ratio. The archiver's CPU per record kept: user + system of
- *    all its threads from the first write until the archive holds the
- *    last record (a running archiver's cost a record); what it spent
- *    before, starting (exec, the buffer's mapping, its first stages), is
- *    reported apart;
- *  - keep-all once more with the records written by two processes at
+ *  - full speed: the writer logs N records as fast as it can into a
+ *    64 MiB buffer the archiver follows; the rate at which the archive
+ *    then holds them (records kept / the time from the first write to the
+ *    archive's last write), and the records lost: a writer faster than
+ *    the archiver's drain loses what the ring overwrites before it is
+ *    read (writers never wait). The same writer alone, into a buffer
+ *    nobody reads, in the same run (alone and followed in turn), is the
+ *    baseline of every ratio. The archiver's CPU per record kept: user +
+ *    system of all its threads from the first write until the archive
+ *    holds the last record; what it spent before, starting (exec, the
+ *    buffer's mapping, its first stages), is reported apart;
+ *  - keep-all: the fastest writer whose every record the archive keeps,
+ *    as a writer that must keep everything would be run. Sweeps of runs
+ *    paced at 20 %, 25 %, 30 % ... of the writer's rate alone, ARC_SWEEP_N
+ *    records each into a 128 MiB buffer (what it holds, about 6 % of a
+ *    run, rides out a stall of the archiver of some 60 ms; a drain
+ *    slower than the pace by more than that loses records), each sweep
+ *    ending at the first run that lost one: the median of the sweeps'
+ *    fastest clean runs, and the archiver's CPU per record there;
+ *  - full speed once more with the records written by two processes at
  *    once, half each (several busy lanes: their records are coded one by
  *    one against each other, as with `--compact`);
- *  - keep-all once more with `--compact` (every record coded against
+ *  - full speed once more with `--compact` (every record coded against
  *    the one before), with `--as-stored` (records kept as the buffer
  *    stores them even while the disk lags: what the default's choice
  *    buys), and with `--zstd` (blocks compressed; if the CLI was built
  *    with zstd): CPU and bytes per record;
  *  - paced: the writer at 10 M records/s into a 16 MiB buffer: the
- *    archiver's CPU a record (as above), and records lost (written, and neither in the archive nor counted as lost by it
- *    is impossible: the archive's books are exact, so lost = written -
- *    kept);
+ *    archiver's CPU a record (as above), and records lost (written, and
+ *    neither in the archive nor counted as lost by it is impossible: the
+ *    archive's books are exact, so lost = written - kept);
  *  - the disk's write rate, 1 MiB write(2)s then fdatasync, in the same
  *    directory: the bound on any rate that ends on that disk.
  */
@@ -48,6 +57,10 @@
 #define ARC_PACED_RPS 10e6
 #define ARC_PACED_BUFFER (16u << 20)
 #define ARC_KEEP_BUFFER (64u << 20)
+#define ARC_SWEEP_BUFFER (128u << 20)
+#define ARC_SWEEP_N 24000000u
+#define ARC_SWEEP_FIRST 0.2
+#define ARC_SWEEP_STEP 0.05
 #define ARC_WAIT_NS (60 * 1000000000ull) /* an archiver left behind */
 
 /* The CLI: beside this program (installed), or in the build tree. */
@@ -179,7 +192,7 @@ static pid_t start_archiver(const char *cli, const char *name,
 		if (null >= 0)
 			dup2(null, 1);
 		execl(cli, "shmlog", "archive", "-b", name, "-o", dir, "-q",
-		      "--max-size", "1G", opt,
+		      "--max-size", "8G", opt,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -251,12 +264,11 @@ static double write_n(shmlog_t *h, const struct lb_work *w, uint64_t n,
 }
 
 enum run_kind {
-	RUN_KEEP,
-	RUN_TWO,
+	RUN_KEEP, /* one writer, the default archiver */
+	RUN_TWO, /* two writer processes, half the records each */
 	RUN_COMPACT,
 	RUN_AS_STORED,
-	RUN_ZSTD,
-	RUN_PACED
+	RUN_ZSTD
 };
 
 /* RUN_TWO's second writer: a process of its own (a lane of its own) that
@@ -284,10 +296,10 @@ static pid_t second_writer(const char *name, const struct lb_work *w,
 }
 
 /* One run: @n records into a buffer of @size bytes followed by the
- * archiver (full speed if @rps is 0). */
+ * archiver (full speed if @rps is 0), its figures into *@v. */
 static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
-			double rps, uint64_t size, struct lb_archive *a,
-			enum run_kind kind)
+			double rps, uint64_t size, enum run_kind kind,
+			struct lb_archive_variant *v)
 {
 	char name[64], dir[PATH_MAX];
 	shmlog_t *h;
@@ -295,14 +307,9 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	snprintf(dir, sizeof(dir), "%s/shmlog-bench-%d-archive", lb_scratch,
 		 (int)getpid());
 	remove_dir(dir);
-	struct lb_archive_variant *v = kind == RUN_TWO	    ? &a->two
-				       : kind == RUN_COMPACT   ? &a->compact
-				       : kind == RUN_AS_STORED ? &a->as_stored
-				       : kind == RUN_ZSTD      ? &a->zstd
-							       : NULL;
+	*v = (struct lb_archive_variant){0};
 	if (!fresh_buffer(name, size, &h)) {
-		if (v)
-			snprintf(v->why, sizeof(v->why), "no buffer");
+		snprintf(v->why, sizeof(v->why), "no buffer");
 		return false;
 	}
 	pid_t pid = start_archiver(cli, name, dir,
@@ -348,37 +355,21 @@ static bool archive_run(const char *cli, const struct lb_work *w, uint64_t n,
 	if (ok && kept < 2)
 		why = "nothing kept", ok = false;
 	if (!ok) {
-		if (v)
-			snprintf(v->why, sizeof(v->why), "%s", why);
+		snprintf(v->why, sizeof(v->why), "%s", why);
 		return false;
 	}
 	kept--; /* the first record, before the clock started */
-	if (v) {
-		*v = (struct lb_archive_variant){
-			.ok = true,
-			.kept = kept,
-			.lost = lost,
-			.rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
-				       : 0,
-			.cpu_ns_per_rec = (cpu1 - cpu0) / (double)kept,
-			.bytes_per_rec = (double)bytes / (double)(kept + 1),
-		};
-	} else if (kind == RUN_KEEP) {
-		a->keep_written = n;
-		a->keep_kept = kept;
-		a->keep_lost = lost;
-		a->keep_rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0)
-				      : 0;
-		a->keep_writer_rps = wrote;
-		a->cpu_ns_per_rec = (cpu1 - cpu0) / (double)kept;
-		a->start_cpu_ns = cpu0;
-		a->bytes_per_rec = (double)bytes / (double)(kept + 1);
-	} else {
-		a->paced_written = n;
-		a->paced_writer_rps = wrote;
-		a->paced_lost = n > kept ? n - kept : 0;
-		a->paced_cpu_ns_per_rec = (cpu1 - cpu0) / (double)kept;
-	}
+	*v = (struct lb_archive_variant){
+		.ok = true,
+		.written = n,
+		.kept = kept,
+		.lost = lost,
+		.rps = t1 > t0 ? (double)kept * 1e9 / (double)(t1 - t0) : 0,
+		.writer_rps = wrote,
+		.start_cpu_ns = cpu0,
+		.cpu_ns_per_rec = (cpu1 - cpu0) / (double)kept,
+		.bytes_per_rec = (double)bytes / (double)(kept + 1),
+	};
 	return true;
 }
 
@@ -421,6 +412,37 @@ static double disk_rate(uint64_t bytes)
 	return ok && t ? (double)bytes * 1e9 / (double)t : 0;
 }
 
+/* A keep-all sweep: runs paced at ARC_SWEEP_FIRST, + ARC_SWEEP_STEP ...
+ * of @alone records/s, until one loses a record or the pace passes
+ * @alone; false if a run failed. */
+static bool keep_sweep(const char *cli, const struct lb_work *w, uint64_t n,
+		       double alone, struct lb_archive_sweep *sw, char *why,
+		       size_t why_cap)
+{
+	*sw = (struct lb_archive_sweep){0};
+	for (int i = 0;; i++) {
+		double f = ARC_SWEEP_FIRST + ARC_SWEEP_STEP * i;
+		if (f > 1.0 + 1e-9)
+			return true;
+		struct lb_archive_variant v;
+		if (!archive_run(cli, w, n, f * alone, ARC_SWEEP_BUFFER,
+				 RUN_KEEP, &v)) {
+			snprintf(why, why_cap, "a keep-all run at %.0f %% of the "
+				 "writer's rate: %s", 100 * f, v.why);
+			return false;
+		}
+		if (v.lost || v.kept < n) {
+			sw->next_rps = v.writer_rps;
+			sw->next_lost = v.written > v.kept ? v.written - v.kept
+							   : v.lost;
+			return true;
+		}
+		sw->rps = v.writer_rps;
+		sw->cpu_ns_per_rec = v.cpu_ns_per_rec;
+		sw->bytes_per_rec = v.bytes_per_rec;
+	}
+}
+
 void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -434,19 +456,19 @@ void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 	lb_work_seed(&w);
 	uint64_t n = cfg->quick ? 300000 : 16000000;
 	int reps = cfg->quick ? 1 : 3, k = 0;
-	double keep[3], alone[3], cpu[3], start[3];
-	struct lb_archive best = {0};
+	double full[3], alone[3], cpu[3], start[3];
+	struct lb_archive_variant best = {0};
 	for (int i = 0; i < reps; i++) {
-		struct lb_archive r = {0};
+		struct lb_archive_variant r;
 		/* alone and followed in turn: a drifting load hits both */
 		alone[k] = writer_alone(&w, n);
 		if (!alone[k] || !archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER,
-					      &r, RUN_KEEP))
+					      RUN_KEEP, &r))
 			continue;
-		keep[k] = r.keep_rps;
+		full[k] = r.rps;
 		cpu[k] = r.cpu_ns_per_rec;
 		start[k] = r.start_cpu_ns;
-		if (!k || r.keep_rps > best.keep_rps)
+		if (!k || r.rps > best.rps)
 			best = r;
 		k++;
 	}
@@ -455,22 +477,53 @@ void lb_archive_run(const struct lb_config *cfg, struct lb_archive *a)
 			 "(%.150s)", cli);
 		return;
 	}
-	*a = best;
 	a->runs = k;
-	a->keep_rps = bench_median(keep, k);
 	a->writer_alone_rps = bench_median(alone, k);
-	a->cpu_ns_per_rec = bench_median(cpu, k);
+	a->full_written = best.written;
+	a->full_kept = best.kept;
+	a->full_lost = best.lost;
+	a->full_writer_rps = best.writer_rps;
+	a->full_bytes_per_rec = best.bytes_per_rec;
+	a->full_rps = bench_median(full, k);
+	a->full_cpu_ns_per_rec = bench_median(cpu, k);
 	a->start_cpu_ns = bench_median(start, k);
+	/* keep-all: the sweeps, paced from the writer's rate alone */
+	uint64_t sn = cfg->quick ? 300000 : ARC_SWEEP_N;
+	int sweeps = cfg->quick ? 1 : LB_ARC_SWEEPS;
+	double rate[LB_ARC_SWEEPS], scpu[LB_ARC_SWEEPS], sbytes[LB_ARC_SWEEPS];
+	for (int i = 0; i < sweeps; i++) {
+		if (!keep_sweep(cli, &w, sn, a->writer_alone_rps, &a->sweep[i],
+				a->why, sizeof(a->why)))
+			return;
+		rate[i] = a->sweep[i].rps;
+		scpu[i] = a->sweep[i].cpu_ns_per_rec;
+		sbytes[i] = a->sweep[i].bytes_per_rec;
+	}
+	a->sweeps = sweeps;
+	a->keep_written = sn;
+	a->keep_buffer_bytes = ARC_SWEEP_BUFFER;
+	a->keep_step = ARC_SWEEP_STEP;
+	a->keep_rps = bench_median(rate, sweeps);
+	a->cpu_ns_per_rec = bench_median(scpu, sweeps);
+	a->bytes_per_rec = bench_median(sbytes, sweeps);
 	a->paced_target_rps = ARC_PACED_RPS;
 	a->paced_buffer_bytes = ARC_PACED_BUFFER;
 	uint64_t pn = (uint64_t)(ARC_PACED_RPS * (cfg->quick ? 0.1 : 1.0));
+	struct lb_archive_variant p;
 	a->paced_ok = archive_run(cli, &w, pn, ARC_PACED_RPS,
-				  ARC_PACED_BUFFER, a, RUN_PACED);
-	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_TWO);
-	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_COMPACT);
-	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_AS_STORED);
+				  ARC_PACED_BUFFER, RUN_KEEP, &p);
+	if (a->paced_ok) {
+		a->paced_written = p.written;
+		a->paced_writer_rps = p.writer_rps;
+		a->paced_lost = p.written > p.kept ? p.written - p.kept : 0;
+		a->paced_cpu_ns_per_rec = p.cpu_ns_per_rec;
+	}
+	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, RUN_TWO, &a->two);
+	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, RUN_COMPACT, &a->compact);
+	archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, RUN_AS_STORED,
+		    &a->as_stored);
 	if (cli_has_zstd(cli))
-		archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, a, RUN_ZSTD);
+		archive_run(cli, &w, n, 0, ARC_KEEP_BUFFER, RUN_ZSTD, &a->zstd);
 	a->disk_bytes_per_s = disk_rate(cfg->quick ? 32u << 20 : 512u << 20);
 	a->ok = true;
 }

@@ -171,8 +171,11 @@ static void json_variant(struct jsonw *j, const char *prefix,
 }
 
 /* `shmlog archive` behind one writer (archive.c), inside "readers". Added
- * later: older files have no "archive". keep_all_records_per_s is a
- * keep-everything rate only where keep_all_lost is 0; the disk's write
+ * later: older files have no "archive". keep_all_records_per_s is, since
+ * "keep_all_sweeps" was added, the fastest paced writer whose every
+ * record was kept (the median of the sweeps); before, the rate kept
+ * behind a writer at full speed (now full_speed_records_per_s), a
+ * keep-everything rate only where keep_all_lost was 0. The disk's write
  * rate (and that over the archive's bytes per record) bounds it. The CPU
  * a record is the archiver's from the first write to the last record
  * archived (before archiver_start_cpu_ns was added: its whole life,
@@ -185,15 +188,38 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 	jsonw_str(j, "skip_reason", a->ok ? "" : a->why);
 	if (a->ok) {
 		jsonw_int(j, "runs", a->runs);
+		jsonw_num(j, "writer_alone_records_per_s", a->writer_alone_rps);
 		jsonw_num(j, "keep_all_records_per_s", a->keep_rps);
 		jsonw_int(j, "keep_all_written", (long long)a->keep_written);
-		jsonw_int(j, "keep_all_lost", (long long)a->keep_lost);
-		jsonw_num(j, "keep_all_writer_records_per_s",
-			  a->keep_writer_rps);
-		jsonw_num(j, "writer_alone_records_per_s", a->writer_alone_rps);
+		jsonw_int(j, "keep_all_lost", 0);
+		jsonw_int(j, "keep_all_buffer_bytes",
+			  (long long)a->keep_buffer_bytes);
+		jsonw_num(j, "keep_all_step", a->keep_step);
+		jsonw_key(j, "keep_all_sweeps");
+		jsonw_begin_arr(j);
+		for (int i = 0; i < a->sweeps; i++) {
+			const struct lb_archive_sweep *s = &a->sweep[i];
+			jsonw_begin_obj(j);
+			jsonw_num(j, "records_per_s", s->rps);
+			jsonw_num(j, "cpu_ns_per_record", s->cpu_ns_per_rec);
+			jsonw_num(j, "bytes_per_record", s->bytes_per_rec);
+			jsonw_num(j, "next_records_per_s", s->next_rps);
+			jsonw_int(j, "next_lost", (long long)s->next_lost);
+			jsonw_end_obj(j);
+		}
+		jsonw_end_arr(j);
 		jsonw_num(j, "archiver_cpu_ns_per_record", a->cpu_ns_per_rec);
-		jsonw_num(j, "archiver_start_cpu_ns", a->start_cpu_ns);
 		jsonw_num(j, "archive_bytes_per_record", a->bytes_per_rec);
+		jsonw_num(j, "full_speed_records_per_s", a->full_rps);
+		jsonw_int(j, "full_speed_written", (long long)a->full_written);
+		jsonw_int(j, "full_speed_lost", (long long)a->full_lost);
+		jsonw_num(j, "full_speed_writer_records_per_s",
+			  a->full_writer_rps);
+		jsonw_num(j, "full_speed_cpu_ns_per_record",
+			  a->full_cpu_ns_per_rec);
+		jsonw_num(j, "full_speed_bytes_per_record",
+			  a->full_bytes_per_rec);
+		jsonw_num(j, "archiver_start_cpu_ns", a->start_cpu_ns);
 		jsonw_num(j, "disk_write_bytes_per_s", a->disk_bytes_per_s);
 		jsonw_num(j, "disk_bound_records_per_s",
 			  a->bytes_per_rec > 0

@@ -274,32 +274,55 @@ void lb_core_after(struct lb_core *c, bool together);
 void lb_core_print(FILE *f, const char *what, const struct lb_core *c);
 
 /* ---- shmlog's archiver behind one writer (archive.c) ---- */
-/* One more keep-all run, another way. */
+/* One more full-speed run, another way. */
 struct lb_archive_variant {
 	bool ok;
 	char why[80]; /* not ok: what failed, if it was run */
-	uint64_t kept, lost;
+	uint64_t written, kept, lost;
 	double rps; /* records kept per second, first write to last
 		     * archive write */
+	double writer_rps; /* the writer's rate */
+	double start_cpu_ns; /* the archiver's, before the first write */
 	double cpu_ns_per_rec; /* the archiver's user + system, from the
 				* first write to the last record archived */
 	double bytes_per_rec; /* of the archive's files */
 };
+/* One sweep for the keep-all rate: paced runs, each faster than the one
+ * before, until one loses a record. */
+struct lb_archive_sweep {
+	double rps; /* the fastest writer whose every record was kept (0:
+		     * none) */
+	double cpu_ns_per_rec, bytes_per_rec; /* the archiver's there */
+	double next_rps; /* the run after it, which lost (0: none did) */
+	uint64_t next_lost;
+};
+#define LB_ARC_SWEEPS 3
 struct lb_archive {
 	bool ok;
 	char why[200];
 	int runs;
-	/* keep-all: n records at full speed, the archiver following */
-	uint64_t keep_written, keep_kept, keep_lost; /* the best run's */
-	double keep_rps; /* records kept per second, first write to last
-			  * archive write (median); keep-all only if lost 0 */
-	double keep_writer_rps; /* the writer's rate in that run */
-	double writer_alone_rps; /* the same writer, nobody reading */
-	double cpu_ns_per_rec; /* the archiver's user + system, per record,
+	/* keep-all: the fastest writer, paced at steps of the writer's rate
+	 * alone, whose every record the archive kept (the median of
+	 * `sweeps` sweeps) */
+	int sweeps;
+	struct lb_archive_sweep sweep[LB_ARC_SWEEPS];
+	uint64_t keep_written; /* records a run of a sweep */
+	uint64_t keep_buffer_bytes;
+	double keep_step; /* a sweep's step, in the writer's rate alone */
+	double keep_rps; /* median of the sweeps' rates */
+	double cpu_ns_per_rec; /* the archiver's user + system per record,
 				* from the first write to the last record
-				* archived */
+				* archived, at the keep-all rate (median) */
+	double bytes_per_rec; /* of the archive's files, there */
+	double writer_alone_rps; /* the same writer, nobody reading */
+	/* full speed: n records as fast as the writer goes, the archiver
+	 * following and losing what it cannot read in time */
+	uint64_t full_written, full_kept, full_lost; /* the best run's */
+	double full_rps; /* records kept per second, first write to last
+			  * archive write (median) */
+	double full_writer_rps; /* the writer's rate in that run */
+	double full_cpu_ns_per_rec, full_bytes_per_rec;
 	double start_cpu_ns; /* what it spent before: starting */
-	double bytes_per_rec; /* of the archive's files */
 	/* a writer paced at paced_target_rps into a paced_buffer_bytes
 	 * buffer */
 	bool paced_ok;
@@ -307,7 +330,7 @@ struct lb_archive {
 	uint64_t paced_buffer_bytes, paced_written, paced_lost;
 	double paced_cpu_ns_per_rec; /* the archiver's, as cpu_ns_per_rec */
 	double disk_bytes_per_s; /* 1 MiB write(2)s and an fdatasync */
-	/* keep-all again, one run each: with two writer processes at full
+	/* full speed again, one run each: with two writer processes at full
 	 * speed, half of the records each (their records are coded one by
 	 * one); with `shmlog archive --compact`; with `--as-stored`; with
 	 * `--zstd` (not run by a shmlog built without zstd) */

@@ -347,26 +347,41 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 		return;
 	}
 	fprintf(f,
-		"shmlog archive behind one writer at full speed (%d runs): "
-		"%s records/s kept\n  (%llu of %llu lost; the writer alone: "
-		"%s/s, %.2fx); the archiver spends %s of CPU a\n  record "
-		"(user + system; %s to start), %.0f bytes of files a record; "
-		"the disk\n  writes %s/s: %s records/s reach it at most%s\n",
-		a->runs, E(a->keep_rps, ""),
-		(unsigned long long)a->keep_lost,
-		(unsigned long long)a->keep_written,
-		E(a->writer_alone_rps, ""),
+		"shmlog archive behind one writer: every record kept up to "
+		"%s records/s\n  (%.2fx the writer alone, %s/s; the median of "
+		"%d sweep%s of runs of %llu records\n  paced at steps of %.0f %% "
+		"of it into a %llu MiB buffer, each sweep up to its\n  first run "
+		"that lost a record:",
+		E(a->keep_rps, ""),
 		a->writer_alone_rps > 0 ? a->keep_rps / a->writer_alone_rps : 0,
+		E(a->writer_alone_rps, ""), a->sweeps, a->sweeps == 1 ? "" : "s",
+		(unsigned long long)a->keep_written, 100 * a->keep_step,
+		(unsigned long long)(a->keep_buffer_bytes >> 20));
+	for (int i = 0; i < a->sweeps; i++) {
+		const struct lb_archive_sweep *s = &a->sweep[i];
+		fprintf(f, "%s %s", i ? "," : "", E(s->rps, ""));
+		if (s->next_rps > 0)
+			fprintf(f, " (%s lost %llu)", E(s->next_rps, ""),
+				(unsigned long long)s->next_lost);
+	}
+	fprintf(f,
+		");\n  the archiver spends %s of CPU a record there (user + "
+		"system; %s to start),\n  %.0f bytes of files a record; the "
+		"disk writes %s/s: %s records/s reach it\n  at most\n",
 		D(a->cpu_ns_per_rec), D(a->start_cpu_ns), a->bytes_per_rec,
 		E(a->disk_bytes_per_s, "B"),
 		E(a->bytes_per_rec > 0 ? a->disk_bytes_per_s / a->bytes_per_rec
 				       : 0,
-		  ""),
-		a->bytes_per_rec > 0 &&
-				a->keep_rps * a->bytes_per_rec > a->disk_bytes_per_s
-			? "\n  (kept faster than that, the files' newest pages "
-			  "wait in the page cache)"
-			: "");
+		  ""));
+	fprintf(f,
+		"  at full speed (%d run%s, %s records/s written): %s records/s "
+		"kept, %llu of %llu\n  lost, %s of CPU and %.0f bytes of files "
+		"a record\n",
+		a->runs, a->runs == 1 ? "" : "s", E(a->full_writer_rps, ""),
+		E(a->full_rps, ""),
+		(unsigned long long)a->full_lost,
+		(unsigned long long)a->full_written, D(a->full_cpu_ns_per_rec),
+		a->full_bytes_per_rec);
 	if (a->paced_ok)
 		fprintf(f,
 			"  one writer paced at %s records/s (it wrote %s/s) "
@@ -377,11 +392,11 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 			(unsigned long long)a->paced_lost,
 			(unsigned long long)a->paced_written,
 			D(a->paced_cpu_ns_per_rec));
-	print_variant(f, "two writers at full speed, half the records each",
+	print_variant(f, "at full speed, two writers, half the records each",
 		      &a->two, -1);
-	print_variant(f, "with --compact", &a->compact, 0);
-	print_variant(f, "with --as-stored", &a->as_stored, 0);
-	print_variant(f, "with --zstd", &a->zstd, 1);
+	print_variant(f, "at full speed with --compact", &a->compact, 0);
+	print_variant(f, "at full speed with --as-stored", &a->as_stored, 0);
+	print_variant(f, "at full speed with --zstd", &a->zstd, 1);
 }
 
 void lb_print_readers(FILE *f, const struct lb_readers *r)
