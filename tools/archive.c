@@ -417,7 +417,8 @@ static void chores(struct archiver *a)
 	}
 	if (!a->once && now - a->last_check_ms >= CHECK_MS) {
 		a->last_check_ms = now;
-		sources_check(a);
+		if (dir_ours(a))
+			sources_check(a);
 	}
 }
 
@@ -439,7 +440,7 @@ static int run(struct archiver *a)
 	/* --once: what the buffers hold now is what it archives */
 	if (a->once)
 		snap_lanes(a);
-	while (!cli_stop) {
+	while (!cli_stop && !a->dir_lost) {
 		if (a->disk_full) {
 			nap_ms(RETRY_MS);
 			int err = flush(a);
@@ -495,6 +496,8 @@ static int run(struct archiver *a)
 	if (a->prune_due)
 		prune_files(a); /* every file named now */
 	sync_end(a);
+	if (a->dir_lost)
+		return -ESTALE;
 	return err ? err : end;
 }
 
@@ -813,7 +816,16 @@ int cmd_archive(int argc, char **argv)
 		}
 	}
 	err = run(&a);
-	if (err) {
+	if (err == -ESTALE && a.dir_lost) {
+		fprintf(stderr,
+			"shmlog " CMD ": %s was removed or replaced while it "
+			"archived into it (its .lock is no longer the lock it "
+			"holds): stopped, so as not to write beside another "
+			"archiver there; run it again to archive into %s anew "
+			"(what the buffers still hold goes into it)\n",
+			a.dir, a.dir);
+		rc = 1;
+	} else if (err) {
 		fprintf(stderr, "shmlog " CMD ": cannot write to %s: %s%s\n",
 			a.dir, strerror(-err),
 			disk_full_err(err) ? ": records read and not written "

@@ -201,7 +201,8 @@ struct archiver {
 	struct source src[SOURCES_MAX];
 	int nsrc;
 	struct bufent bufs[BUFS_MAX];
-	int lockfd;
+	int lockfd; /* DIR/.lock, flock()ed: one archiver per DIR */
+	bool dir_lost; /* DIR was removed or replaced: stop (dir_ours()) */
 	int fd; /* the current file */
 	uint64_t file_no, file_size;
 	uint64_t total_size; /* of all files, at the last prune() and since */
@@ -294,6 +295,7 @@ int bufent_set(struct bufent *b, const char *path, size_t path_len,
 	       int64_t created_ns, uint64_t ino, uint64_t initial_seq,
 	       unsigned lanes);
 int recover(struct archiver *a);
+bool dir_ours(struct archiver *a);
 int new_file(struct archiver *a);
 int flush(struct archiver *a);
 void prune_files(struct archiver *a);

@@ -31,6 +31,24 @@ static void file_path(const struct archiver *a, uint64_t no, char *buf,
 		 a->dir, no);
 }
 
+/* Is DIR still the directory this archiver locked, its .lock the file it
+ * holds? Removed (or removed and made again, where another archiver may
+ * hold the new lock), its files are not this archiver's to make or
+ * remove: a->dir_lost then, and the archiver stops (archive.c). Files
+ * are named by path, so without this look an archiver whose directory
+ * was made again would write beside the new one's archiver. */
+bool dir_ours(struct archiver *a)
+{
+	char path[PATH_MAX];
+	struct stat held, named;
+	snprintf(path, sizeof(path), "%s/.lock", a->dir);
+	if (fstat(a->lockfd, &held) == 0 && stat(path, &named) == 0 &&
+	    held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+		return true;
+	a->dir_lost = true;
+	return false;
+}
+
 /* A new file's name until its header is on disk: no archive file's to
  * readers and recovery (shmlog__arc_file_number()). */
 #define HIDDEN_SUFFIX ".new"
@@ -348,6 +366,8 @@ static void seal_block(struct archiver *a, unsigned char *blk, size_t len,
  * (stage_next_file()): its positions say the file before is whole. */
 int new_file(struct archiver *a)
 {
+	if (!dir_ours(a))
+		return -ESTALE;
 	uint64_t no = a->file_no + 1;
 	char path[PATH_MAX], hidden[PATH_MAX];
 	file_path(a, no, path, sizeof(path));
@@ -440,7 +460,7 @@ int new_file(struct archiver *a)
  * counted once they all have one (a->prune_due, the drain's chores). */
 void prune_files(struct archiver *a)
 {
-	if (!a->max_files && !a->max_size && !a->max_age_s)
+	if ((!a->max_files && !a->max_size && !a->max_age_s) || !dir_ours(a))
 		return;
 	a->prune_due = sync_naming(a);
 	if (a->prune_due)

@@ -30,7 +30,7 @@ cleanup() {
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
 	rmdir /sys/fs/cgroup/blkio/shmlog-test-$$ 2>/dev/null
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race $B-4k $B-bk; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race $B-4k $B-bk $B-dg; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -671,6 +671,34 @@ else
 	bad "--zstd=0: refused, the levels said" "bad --zstd level .0.: give -[0-9]* to -1" \
 		"$S" archive -b $B-z -o "$T/zl" --once -q --zstd=0
 fi
+
+# ---- the directory removed, or made again, under a running archiver ----
+# Its files are named by path: an archiver whose directory was made again
+# would write beside the archiver that holds the new one's lock, and
+# remove its files past the limits. It stops instead, at its next look
+# at the directory (every 0.5 s, and before it makes or removes a file),
+# saying so; run again, it archives into the new directory what the
+# buffer still holds.
+"$S" create -b $B-dg --size 1M || exit 1
+seq 1 1000 | "$S" write -b $B-dg -t dgone
+gone() { ! kill -0 "$gpid" 2>/dev/null; }
+for how in removed "made again"; do
+	D=$T/dg
+	rm -rf "$D"
+	"$S" archive -b $B-dg -o "$D" -q 2>"$T/dg.err" & gpid=$!
+	pids+=($gpid)
+	ok "directory $how: the archiver started" poll 300 "$CHECK" "$D" 1000 --no-loss
+	rm -rf "$D"
+	[ "$how" = "made again" ] && mkdir "$D"
+	ok "directory $how: the archiver stops" poll 300 gone
+	rc=0
+	wait "$gpid" || rc=$?
+	same "directory $how: exit 1" 1 "$rc"
+	has "directory $how: it says why" "was removed or replaced while it archived" \
+		"$(cat "$T/dg.err")"
+done
+ok "directory made again: archived into anew" "$S" archive -b $B-dg -o "$D" --once -q
+ok "directory made again: every record the buffer holds" "$CHECK" "$D" 1000 --no-loss
 
 echo "test_archive: $checks checks, $fail failed"
 [ $fail -gt 0 ] && exit 1
