@@ -195,6 +195,7 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 		jsonw_int(j, "keep_all_buffer_bytes",
 			  (long long)a->keep_buffer_bytes);
 		jsonw_num(j, "keep_all_step", a->keep_step);
+		jsonw_int(j, "keep_all_tries", a->keep_tries);
 		jsonw_key(j, "keep_all_sweeps");
 		jsonw_begin_arr(j);
 		for (int i = 0; i < a->sweeps; i++) {
@@ -205,6 +206,7 @@ static void json_archive(struct jsonw *j, const struct lb_archive *a)
 			jsonw_num(j, "bytes_per_record", s->bytes_per_rec);
 			jsonw_num(j, "next_records_per_s", s->next_rps);
 			jsonw_int(j, "next_lost", (long long)s->next_lost);
+			jsonw_int(j, "retried", s->retried);
 			jsonw_end_obj(j);
 		}
 		jsonw_end_arr(j);

@@ -293,8 +293,9 @@ struct lb_archive_sweep {
 	double rps; /* the fastest writer whose every record was kept (0:
 		     * none) */
 	double cpu_ns_per_rec, bytes_per_rec; /* the archiver's there */
-	double next_rps; /* the run after it, which lost (0: none did) */
-	uint64_t next_lost;
+	double next_rps; /* the pace after it, which lost (0: none did) */
+	uint64_t next_lost; /* in its last run */
+	int retried; /* paces kept whole in their second run */
 };
 #define LB_ARC_SWEEPS 3
 struct lb_archive {
@@ -309,6 +310,7 @@ struct lb_archive {
 	uint64_t keep_written; /* records a run of a sweep */
 	uint64_t keep_buffer_bytes;
 	double keep_step; /* a sweep's step, in the writer's rate alone */
+	int keep_tries; /* runs at most at a pace */
 	double keep_rps; /* median of the sweeps' rates */
 	double cpu_ns_per_rec; /* the archiver's user + system per record,
 				* from the first write to the last record

@@ -350,16 +350,19 @@ static void print_archive(FILE *f, const struct lb_archive *a)
 		"shmlog archive behind one writer: every record kept up to "
 		"%s records/s\n  (%.2fx the writer alone, %s/s; the median of "
 		"%d sweep%s of runs of %llu records\n  paced at steps of %.0f %% "
-		"of it into a %llu MiB buffer, each sweep up to its\n  first run "
-		"that lost a record:",
+		"of it into a %llu MiB buffer, each sweep up to the\n  first pace "
+		"that lost records in %d runs:",
 		E(a->keep_rps, ""),
 		a->writer_alone_rps > 0 ? a->keep_rps / a->writer_alone_rps : 0,
 		E(a->writer_alone_rps, ""), a->sweeps, a->sweeps == 1 ? "" : "s",
 		(unsigned long long)a->keep_written, 100 * a->keep_step,
-		(unsigned long long)(a->keep_buffer_bytes >> 20));
+		(unsigned long long)(a->keep_buffer_bytes >> 20), a->keep_tries);
 	for (int i = 0; i < a->sweeps; i++) {
 		const struct lb_archive_sweep *s = &a->sweep[i];
 		fprintf(f, "%s %s", i ? "," : "", E(s->rps, ""));
+		if (s->retried)
+			fprintf(f, " (%d pace%s whole in a second run)",
+				s->retried, s->retried == 1 ? "" : "s");
 		if (s->next_rps > 0)
 			fprintf(f, " (%s lost %llu)", E(s->next_rps, ""),
 				(unsigned long long)s->next_lost);
