@@ -248,6 +248,36 @@ static bool top_unsure(const struct shmlog_reader *r)
 		       -(int64_t)r->order_slack;
 }
 
+/* Is a record stamped at raw time @time possibly not the earliest of its
+ * thread not yet handed out, while lane @lane alone holds records? As
+ * for top_unsure(): only if it was stamped after the last scan began.
+ * Then every other lane is looked at (a load of its head, nothing
+ * fetched): false if none has anything new, and the scan's time moves to
+ * before those loads; true if one has, and the merge must see it first.
+ * A lane found damaged, ended or not read yet is left to the merge's
+ * scan, as it leaves it (a lane not looked at yet counts as new). */
+bool shmlog__reader_late(struct shmlog_reader *r, unsigned lane,
+			 uint64_t time)
+{
+	if ((int64_t)(time - r->scanned_raw) <= -(int64_t)r->order_slack)
+		return false;
+	uint64_t began = shmlog__clock_raw((int)r->seg.fixed.clock);
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
+		const struct shmlog__rlane *c = &r->lanes[i];
+		if (i == lane || c->have || c->ended || c->damaged)
+			continue;
+		if (!c->begun)
+			return true;
+		/* LMM(ring:F) */
+		if (pos_before(c->pos,
+			       atomic_load_explicit(&seg_lane(&r->seg, i)->head,
+						    memory_order_acquire)))
+			return true;
+	}
+	r->scanned_raw = began;
+	return false;
+}
+
 /* Lane @lane's records lost before its next one, up to @last: into @lost
  * (true), or dropped if the caller does not want them. */
 static bool loss_report(struct shmlog_reader *r, unsigned lane,

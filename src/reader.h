@@ -122,6 +122,12 @@ struct shmlog_reader {
 	struct shmlog__arc *arc;
 };
 
+/* Must the merge look at the other lanes before a record of @lane,
+ * stamped at raw @time, is handed out while @lane alone holds records?
+ * (reader.c; the archiver's spans ask it, reader_raw.c) */
+bool shmlog__reader_late(struct shmlog_reader *r, unsigned lane,
+			 uint64_t time);
+
 /* Look for records in the lanes that had none every REFRESH records
  * (reader.c, refresh()), so a lane that was empty rejoins the merge soon
  * without every call paying for a scan of every lane. */

@@ -9,7 +9,8 @@
  * What must hold: every record handed out passed the checks
  * shmlog_reader_next() makes (reader_cursor.c); a span is trusted only
  * after its first record's word and its chunk's descriptor are re-read
- * unchanged.
+ * unchanged; records come in the order shmlog_reader_next() gives them
+ * for each thread.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -74,7 +75,11 @@ int shmlog__reader_format_of(const shmlog_reader_t *r, uint32_t id,
  * is a seqlock for the whole chunk (ring.c: nothing is rewritten until
  * the descriptor changes). Anything else (a loss, a torn record, damage,
  * a chunk's end or change of hands, a record not whole in the copy) ends
- * the span where it is, and cursor_fetch() takes it from there. */
+ * the span where it is, and cursor_fetch() takes it from there. A span
+ * whose newest record was stamped after the merge's last scan began is
+ * cut before that scan's time if another lane has records new since
+ * (span_cut()): a thread's records stay in order when it moves lanes, as
+ * the merge keeps them (reader.c, top_unsure()). */
 #define SPAN_CAP (64u << 10)
 
 /* Where a span's records go: to @span, whole, copied where @room says
@@ -98,6 +103,33 @@ _Static_assert(offsetof(struct shmlog_arc_span_rec, seq) ==
 			   offsetof(struct shmlog__rec, tag_len),
 	       "span record fields");
 _Static_assert(REC_FLAG_DEFERRED == SHMLOG_ARC_REC_DEFERRED, "deferred flag");
+
+/* A span of @k records at @buf (@*at bytes) holds one stamped after the
+ * merge's last scan began, and another lane has records new since
+ * (shmlog__reader_late()): a thread that moved to the span's lane may have
+ * left its record before in that one. The span ends before its first
+ * record stamped after the scan, which the merge then orders: how many
+ * records are left, their bytes into *@at and whether printf-style ones
+ * are among them into *@deferred. */
+static unsigned span_cut(const struct shmlog_reader *r,
+			 const unsigned char *buf, unsigned k, size_t *at,
+			 bool *deferred)
+{
+	uint64_t scanned = r->scanned_raw - r->order_slack;
+	size_t pos = 0;
+	unsigned i;
+	*deferred = false;
+	for (i = 0; i < k; i++) {
+		struct shmlog__rec h;
+		memcpy(&h, buf + pos, REC_HDR);
+		if ((int64_t)(h.time - scanned) > 0)
+			break;
+		*deferred |= h.flags & REC_FLAG_DEFERRED;
+		pos += h.len;
+	}
+	*at = pos;
+	return i;
+}
 
 /* Deliver up to @max records of @lane's chunk to @out from one copy of
  * at most @bytes (and SPAN_CAP) bytes of it, at least one record's, all
@@ -163,7 +195,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 	size_t at = 0;
 	unsigned k = 0;
 	bool deferred = false;
-	uint64_t first_word = 0;
+	uint64_t first_word = 0, newest = 0;
 	while (at + REC_HDR <= n && k < max) {
 		struct shmlog__rec h;
 		memcpy(&h, buf + at, REC_HDR);
@@ -182,9 +214,14 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 			first_word = atomic_load_explicit(&h.word,
 							  memory_order_relaxed);
 		deferred |= h.flags & REC_FLAG_DEFERRED;
+		newest = h.time > newest ? h.time : newest;
 		at += len;
 		k++;
 	}
+	/* the newest stamp asks whether a thread that moved here may have
+	 * left its record before in another lane, not handed out yet */
+	if (k && shmlog__reader_late(r, lane, newest))
+		k = span_cut(r, buf, k, &at, &deferred);
 	if (!k || shmlog__rec_recheck(s, c->chunk, off0, first_word, c->cid) !=
 			  REC_WHOLE)
 		return 0;
