@@ -706,9 +706,17 @@ static int open_dir(struct archiver *a)
 			strerror(errno));
 		return 1;
 	}
+	a->dir_fd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->dir_fd < 0) {
+		fprintf(stderr, "shmlog " CMD ": cannot open %s: %s\n", a->dir,
+			strerror(errno));
+		return 1;
+	}
+	a->sync.dir_fd = a->dir_fd;
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/.lock", a->dir);
-	a->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	a->lockfd = openat(a->dir_fd, ".lock",
+			   O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (a->lockfd < 0) {
 		fprintf(stderr, "shmlog " CMD ": cannot open %s: %s\n", path,
 			strerror(errno));
@@ -740,6 +748,8 @@ static void archiver_free(struct archiver *a)
 		close(a->fd);
 	if (a->lockfd >= 0)
 		close(a->lockfd);
+	if (a->dir_fd >= 0)
+		close(a->dir_fd);
 	stage_release(a);
 	free(a->zout);
 	free(a->aside);
@@ -750,7 +760,7 @@ int cmd_archive(int argc, char **argv)
 {
 	static struct archiver a; /* large: keep it off the stack */
 	memset(&a, 0, sizeof(a));
-	a.fd = a.lockfd = a.dfd = -1;
+	a.fd = a.lockfd = a.dfd = a.dir_fd = a.sync.dir_fd = -1;
 	a.max_file_size = 64u << 20;
 	int rc = parse(&a, argc, argv);
 	if (rc >= 0)

@@ -180,6 +180,7 @@ struct syncer {
 	bool data_queued; /* a SYNC_DATA in the queue or being done */
 	unsigned naming; /* SYNC_NAMEs in the queue or being done: the
 			  * files before are not whole on disk yet */
+	int dir_fd; /* the archive's directory (the archiver's: kept open) */
 	int werr; /* errno of a write failing now (tried again), or 0 */
 	bool gave_up; /* a write failed for good: the later ones are skipped */
 	struct sync_job q[SYNC_QUEUE];
@@ -201,6 +202,8 @@ struct archiver {
 	struct source src[SOURCES_MAX];
 	int nsrc;
 	struct bufent bufs[BUFS_MAX];
+	int dir_fd; /* DIR, opened once: every file is made, named and
+		     * removed in it, never by path (dir_ours()) */
 	int lockfd; /* DIR/.lock, flock()ed: one archiver per DIR */
 	bool dir_lost; /* DIR was removed or replaced: stop (dir_ours()) */
 	int fd; /* the current file */

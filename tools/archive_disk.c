@@ -156,7 +156,7 @@ static int name_file(struct syncer *y, const struct sync_job *j)
 	const char *hidden = j->names, *path = hidden + strlen(hidden) + 1;
 	/* each turn names it, fails, or waits RETRY_MS for room: bounded
 	 * by the end */
-	while (!err && rename(hidden, path)) {
+	while (!err && renameat(y->dir_fd, hidden, y->dir_fd, path)) {
 		if (errno == EINTR)
 			continue;
 		err = -errno;
@@ -661,9 +661,10 @@ int stage_begin(struct archiver *a, const char *path)
 	memcpy(st->buf + tail, a->out, a->out_len);
 	if (tail && pread(a->fd, st->buf, tail, (off_t)off) != (ssize_t)tail)
 		return errno ? -errno : -EIO;
-	int dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
+	int dfd = openat(a->dir_fd, path,
+			 O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
 	if (dfd < 0 && errno == EINVAL)
-		dfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		dfd = openat(a->dir_fd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)
 		return -errno;
 	if (a->dfd >= 0)
@@ -731,9 +732,11 @@ int stage_next_file(struct archiver *a, int fd, const char *hidden,
 			     .len = len, .names = names};
 	int dfd = -1;
 	if (h.fd >= 0) {
-		dfd = open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
+		dfd = openat(a->dir_fd, hidden,
+			     O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
 		if (dfd < 0 && errno == EINVAL)
-			dfd = open(hidden, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+			dfd = openat(a->dir_fd, hidden,
+				     O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	}
 	if (dfd < 0) {
 		err = -errno;

@@ -24,19 +24,20 @@
 #include "archive_codec.h"
 #include "archive_zstd.h"
 
-static void file_path(const struct archiver *a, uint64_t no, char *buf,
-		      size_t n)
+/* File @no's name in the archive's directory (a->dir_fd). */
+static void file_name(uint64_t no, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s/" SHMLOG_ARC_PREFIX "%016" PRIu64 SHMLOG_ARC_SUFFIX,
-		 a->dir, no);
+	snprintf(buf, n, SHMLOG_ARC_PREFIX "%016" PRIu64 SHMLOG_ARC_SUFFIX, no);
 }
 
 /* Is DIR still the directory this archiver locked, its .lock the file it
  * holds? Removed (or removed and made again, where another archiver may
  * hold the new lock), its files are not this archiver's to make or
- * remove: a->dir_lost then, and the archiver stops (archive.c). Files
- * are named by path, so without this look an archiver whose directory
- * was made again would write beside the new one's archiver. */
+ * remove: a->dir_lost then, and the archiver stops (archive.c). Its files
+ * are made, named and removed in the directory it opened (a->dir_fd), so
+ * a directory made again under the same path is never written to; this
+ * look is what stops the archiver then, rather than have it fail at its
+ * next file. */
 bool dir_ours(struct archiver *a)
 {
 	char path[PATH_MAX];
@@ -53,13 +54,24 @@ bool dir_ours(struct archiver *a)
  * readers and recovery (shmlog__arc_file_number()). */
 #define HIDDEN_SUFFIX ".new"
 
-static void hidden_path(const struct archiver *a, uint64_t no, char *buf,
-			size_t n)
+static void hidden_name(uint64_t no, char *buf, size_t n)
 {
 	snprintf(buf, n,
-		 "%s/" SHMLOG_ARC_PREFIX "%016" PRIu64 SHMLOG_ARC_SUFFIX
-			 HIDDEN_SUFFIX,
-		 a->dir, no);
+		 SHMLOG_ARC_PREFIX "%016" PRIu64 SHMLOG_ARC_SUFFIX HIDDEN_SUFFIX,
+		 no);
+}
+
+/* The archive's directory, to read: a stream of its own over a->dir_fd
+ * (NULL, errno set, if none). */
+static DIR *dir_read(const struct archiver *a)
+{
+	int fd = openat(a->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
 }
 
 /* Remove new files a killed run left unnamed (an archive file's name and
@@ -67,7 +79,7 @@ static void hidden_path(const struct archiver *a, uint64_t no, char *buf,
  * they hold are read again from the buffers, or counted lost. */
 static void remove_hidden(const struct archiver *a)
 {
-	DIR *d = opendir(a->dir);
+	DIR *d = dir_read(a);
 	if (!d)
 		return;
 	struct dirent *e;
@@ -105,7 +117,7 @@ static int cmp_file(const void *x, const void *y)
 static int list_files(const struct archiver *a, struct file_info **out,
 		      size_t *n)
 {
-	DIR *d = opendir(a->dir);
+	DIR *d = dir_read(a);
 	if (!d)
 		return -errno;
 	struct file_info *v = NULL;
@@ -284,8 +296,9 @@ int recover(struct archiver *a)
 	while (n) {
 		uint64_t no = files[--n].no, valid;
 		char path[PATH_MAX];
-		file_path(a, no, path, sizeof(path));
-		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		file_name(no, path, sizeof(path));
+		int fd = openat(a->dir_fd, path,
+				O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0) {
 			err = -errno;
 			break;
@@ -302,9 +315,10 @@ int recover(struct archiver *a)
 			if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > valid) {
 				if (!a->quiet)
 					fprintf(stderr,
-						"shmlog " CMD ": %s: cut a torn "
-						"tail of %" PRIu64 " bytes\n",
-						path,
+						"shmlog " CMD ": %s/%s: cut a "
+						"torn tail of %" PRIu64
+						" bytes\n",
+						a->dir, path,
 						(uint64_t)st.st_size - valid);
 				if (ftruncate(fd, (off_t)valid)) {
 					err = -errno;
@@ -335,7 +349,7 @@ int recover(struct archiver *a)
 		}
 		/* made but never given its first block: nothing lost */
 		close(fd);
-		if (unlink(path) && errno != ENOENT) {
+		if (unlinkat(a->dir_fd, path, 0) && errno != ENOENT) {
 			err = -errno;
 			break;
 		}
@@ -370,10 +384,11 @@ int new_file(struct archiver *a)
 		return -ESTALE;
 	uint64_t no = a->file_no + 1;
 	char path[PATH_MAX], hidden[PATH_MAX];
-	file_path(a, no, path, sizeof(path));
-	hidden_path(a, no, hidden, sizeof(hidden));
-	int fd = open(hidden,
-		      O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	file_name(no, path, sizeof(path));
+	hidden_name(no, hidden, sizeof(hidden));
+	int fd = openat(a->dir_fd, hidden,
+			O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+			0640);
 	if (fd < 0)
 		return -errno;
 	size_t cap = sizeof(struct shmlog_arc_file) +
@@ -392,7 +407,7 @@ int new_file(struct archiver *a)
 	unsigned char *buf = malloc(cap);
 	if (!buf) {
 		close(fd);
-		unlink(hidden);
+		unlinkat(a->dir_fd, hidden, 0);
 		return -ENOMEM;
 	}
 	struct shmlog_arc_file h;
@@ -443,7 +458,7 @@ int new_file(struct archiver *a)
 	if (err) {
 		free(buf);
 		close(fd);
-		unlink(hidden);
+		unlinkat(a->dir_fd, hidden, 0);
 		return err;
 	}
 	a->fd = fd;
@@ -485,8 +500,8 @@ void prune_files(struct archiver *a)
 		if (!over)
 			break;
 		char path[PATH_MAX];
-		file_path(a, f[i].no, path, sizeof(path));
-		if (unlink(path) == 0)
+		file_name(f[i].no, path, sizeof(path));
+		if (unlinkat(a->dir_fd, path, 0) == 0)
 			total -= f[i].size;
 	}
 	a->total_size = total;

@@ -673,12 +673,12 @@ else
 fi
 
 # ---- the directory removed, or made again, under a running archiver ----
-# Its files are named by path: an archiver whose directory was made again
-# would write beside the archiver that holds the new one's lock, and
-# remove its files past the limits. It stops instead, at its next look
-# at the directory (every 0.5 s, and before it makes or removes a file),
-# saying so; run again, it archives into the new directory what the
-# buffer still holds.
+# An archiver whose directory was made again must not write beside the
+# archiver that holds the new one's lock, nor remove its files past the
+# limits: it makes, names and removes files only in the directory it
+# opened, and stops at its next look at the path (every 0.5 s, and before
+# it makes or removes a file), saying so; run again, it archives into the
+# new directory what the buffer still holds.
 "$S" create -b $B-dg --size 1M || exit 1
 seq 1 1000 | "$S" write -b $B-dg -t dgone
 gone() { ! kill -0 "$gpid" 2>/dev/null; }
@@ -701,6 +701,9 @@ for how in removed "made again"; do
 		has "directory $how: it says why" \
 			"was removed or replaced while it archived" "$(cat "$T/dg.err")"
 	fi
+	[ "$how" = "made again" ] &&
+		same "directory made again: nothing of the old archiver's in it" \
+			"" "$(ls -A "$D")"
 done
 ok "directory made again: archived into anew" "$S" archive -b $B-dg -o "$D" --once -q
 ok "directory made again: every record the buffer holds" "$CHECK" "$D" 1000 --no-loss
