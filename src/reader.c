@@ -244,28 +244,26 @@ static void refresh(struct shmlog_reader *r, uint64_t clear)
 static bool top_unsure(const struct shmlog_reader *r)
 {
 	return r->heap_len < r->seg.fixed.lane_count &&
-	       (int64_t)(r->heap[0].time - r->scanned_raw) >
-		       -(int64_t)r->order_slack;
+	       shmlog__reader_after_scan(r, r->heap[0].time);
 }
 
-/* Is a record stamped at raw time @time possibly not the earliest of its
- * thread not yet handed out, while lane @lane alone holds records? As
- * for top_unsure(): only if it was stamped after the last scan began.
- * Then every other lane is looked at (a load of its head, nothing
- * fetched): false if none has anything new, and the scan's time moves to
- * before those loads; true if one has, and the merge must see it first.
- * A lane found damaged, ended or not read yet is left to the merge's
- * scan, as it leaves it (a lane not looked at yet counts as new). */
-bool shmlog__reader_late(struct shmlog_reader *r, unsigned lane,
-			 uint64_t time)
+/* Has any lane but @lane anything new (or is one not read yet, or
+ * damaged and changed since)? Each is looked at once, a load of its
+ * head, nothing fetched. If none has, this look stands for a scan by
+ * refresh(), which would have found nothing either: the scan's time
+ * moves to before it. The caller counts REFRESH records from there. */
+bool shmlog__reader_others_new(struct shmlog_reader *r, unsigned lane)
 {
-	if ((int64_t)(time - r->scanned_raw) <= -(int64_t)r->order_slack)
-		return false;
 	uint64_t began = shmlog__clock_raw((int)r->seg.fixed.clock);
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
 		const struct shmlog__rlane *c = &r->lanes[i];
-		if (i == lane || c->have || c->ended || c->damaged)
+		if (i == lane || c->have || c->ended)
 			continue;
+		if (c->damaged) {
+			if (shmlog__cursor_lane_changed(&r->seg, i, c))
+				return true;
+			continue;
+		}
 		if (!c->begun)
 			return true;
 		/* LMM(ring:F) */

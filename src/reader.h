@@ -122,11 +122,19 @@ struct shmlog_reader {
 	struct shmlog__arc *arc;
 };
 
-/* Must the merge look at the other lanes before a record of @lane,
- * stamped at raw @time, is handed out while @lane alone holds records?
- * (reader.c; the archiver's spans ask it, reader_raw.c) */
-bool shmlog__reader_late(struct shmlog_reader *r, unsigned lane,
-			 uint64_t time);
+/* Was raw time @time stamped after the last scan of the lanes began,
+ * less the slack? Then records of the same thread published before it
+ * may be in lanes that scan found empty (top_unsure() in reader.c). */
+static inline bool shmlog__reader_after_scan(const struct shmlog_reader *r,
+					     uint64_t time)
+{
+	return (int64_t)(time - r->scanned_raw) > -(int64_t)r->order_slack;
+}
+
+/* Has any lane but @lane records new since the last scan? If not, the
+ * scan's time moves up to now (reader.c; the archiver's spans ask it,
+ * reader_raw.c). */
+bool shmlog__reader_others_new(struct shmlog_reader *r, unsigned lane);
 
 /* Look for records in the lanes that had none every REFRESH records
  * (reader.c, refresh()), so a lane that was empty rejoins the merge soon

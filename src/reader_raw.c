@@ -106,7 +106,7 @@ _Static_assert(REC_FLAG_DEFERRED == SHMLOG_ARC_REC_DEFERRED, "deferred flag");
 
 /* A span of @k records at @buf (@*at bytes) holds one stamped after the
  * merge's last scan began, and another lane has records new since
- * (shmlog__reader_late()): a thread that moved to the span's lane may have
+ * (shmlog__reader_others_new()): a thread that moved to the span's lane may have
  * left its record before in that one. The span ends before its first
  * record stamped after the scan, which the merge then orders: how many
  * records are left, their bytes into *@at and whether printf-style ones
@@ -218,10 +218,17 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 		at += len;
 		k++;
 	}
-	/* the newest stamp asks whether a thread that moved here may have
-	 * left its record before in another lane, not handed out yet */
-	if (k && shmlog__reader_late(r, lane, newest))
-		k = span_cut(r, buf, k, &at, &deferred);
+	/* a thread that moved here may have left its record before in
+	 * another lane, not handed out yet, if the span holds one stamped
+	 * after the last scan began: the others are looked at, which is a
+	 * scan if they have nothing new */
+	bool scanned = false;
+	if (k && shmlog__reader_after_scan(r, newest)) {
+		if (shmlog__reader_others_new(r, lane))
+			k = span_cut(r, buf, k, &at, &deferred);
+		else
+			scanned = true;
+	}
 	if (!k || shmlog__rec_recheck(s, c->chunk, off0, first_word, c->cid) !=
 			  REC_WHOLE)
 		return 0;
@@ -260,7 +267,7 @@ static unsigned cursor_span(struct shmlog_reader *r, unsigned lane,
 	c->after_damage = false;
 	c->damage_bytes = 0;
 	c->read += d;
-	r->since_refresh += d;
+	r->since_refresh = scanned ? 0 : r->since_refresh + d;
 	r->deferred = false;
 	return d;
 }
