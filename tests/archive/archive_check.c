@@ -5,7 +5,8 @@
  * ("run-records N", "span-records N"), for tests that check which form
  * the archiver chose.
  *
- * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq] [--first SEQ]: read
+ * archive_check DIR [WRITTEN] [--no-loss] [--msg-seq] [--thread-seq]
+ * [--first SEQ]: read
  * an archive through the library (shmlog_reader_open_archive) and check
  * what `shmlog archive` guarantees, exiting 1 with the reason otherwise:
  *  - per lane, records and losses follow each other with no overlap and
@@ -16,7 +17,10 @@
  *    record its buffer numbered);
  *  - with --no-loss: no loss at all;
  *  - with --msg-seq: messages are 1, 2, 3 ... in archive order (one
- *    writer wrote `seq 1 N`), so none is missing, doubled or reordered.
+ *    writer wrote `seq 1 N`), so none is missing, doubled or reordered;
+ *  - with --thread-seq: messages are "ID K", and each ID's K are 1, 2,
+ *    3 ... in archive order (threads that move between lanes, numbered
+ *    ID: archive_writer movers).
  * Prints "records N lost N corrupt N".
  */
 #include <dirent.h>
@@ -105,17 +109,51 @@ static int fail(const char *what, unsigned lane, uint64_t a, uint64_t b)
 	return 1;
 }
 
+/* --thread-seq: the next K of each ID, in a table by ID (open
+ * addressing) */
+#define THREADS_MAX 65536
+static uint64_t thread_id[THREADS_MAX];
+static uint64_t thread_next[THREADS_MAX]; /* 0: a free place */
+
+static uint64_t *thread_expect(uint64_t id)
+{
+	for (unsigned i = 0, h = (unsigned)(id % THREADS_MAX); i < THREADS_MAX;
+	     i++, h = (h + 1) % THREADS_MAX) {
+		if (thread_next[h] && thread_id[h] == id)
+			return &thread_next[h];
+		if (!thread_next[h]) {
+			thread_id[h] = id;
+			thread_next[h] = 1;
+			return &thread_next[h];
+		}
+	}
+	return NULL;
+}
+
+/* Is @rec's message @prefix (@plen bytes) then the number @expect? */
+static bool msg_is(const struct shmlog_record *rec, const char *prefix,
+		   size_t plen, uint64_t expect)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64, expect);
+	return rec->msg_len == plen + (size_t)n &&
+	       !memcmp(rec->msg, prefix, plen) &&
+	       !memcmp(rec->msg + plen, buf, (size_t)n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--entries"))
 		return entries(argv[2]);
 	if (argc < 2) {
 		fprintf(stderr, "usage: archive_check DIR [WRITTEN] "
-				"[--no-loss] [--msg-seq] [--first SEQ]\n"
+				"[--no-loss] [--msg-seq] [--thread-seq] "
+				"[--first SEQ]\n"
 				"       archive_check --entries DIR\n");
 		return 2;
 	}
-	bool no_loss = false, msg_seq = false, have_written = false;
+	bool no_loss = false, msg_seq = false, thread_seq = false;
+	bool have_written = false;
 	bool have_first = false;
 	uint64_t written = 0, first_seq = 0;
 	for (int i = 2; i < argc; i++) {
@@ -126,6 +164,8 @@ int main(int argc, char **argv)
 			no_loss = true;
 		else if (!strcmp(argv[i], "--msg-seq"))
 			msg_seq = true;
+		else if (!strcmp(argv[i], "--thread-seq"))
+			thread_seq = true;
 		else {
 			written = strtoull(argv[i], NULL, 10);
 			have_written = true;
@@ -179,14 +219,29 @@ int main(int argc, char **argv)
 			rc = fail("a lane's first record is not the buffer's "
 				  "first number", rec.lane, rec.seq, first_seq);
 		if (!rc && msg_seq) {
-			char buf[32];
-			snprintf(buf, sizeof(buf), "%" PRIu64, expect_msg);
-			if (rec.msg_len != strlen(buf) ||
-			    memcmp(rec.msg, buf, rec.msg_len))
+			if (!msg_is(&rec, "", 0, expect_msg))
 				rc = fail("message out of sequence", rec.lane,
 					  strtoull(rec.msg, NULL, 10),
 					  expect_msg);
 			expect_msg++;
+		}
+		if (!rc && thread_seq) {
+			const char *sp = memchr(rec.msg, ' ', rec.msg_len);
+			size_t plen = sp ? (size_t)(sp - rec.msg) + 1 : 0;
+			uint64_t *e = sp ? thread_expect(strtoull(rec.msg, NULL,
+								  10))
+					 : NULL;
+			if (!e)
+				rc = fail("not \"ID K\", or more IDs than the "
+					  "check holds", rec.lane, plen,
+					  THREADS_MAX);
+			else if (!msg_is(&rec, rec.msg, plen, *e))
+				rc = fail("a thread's message out of sequence",
+					  rec.lane, strtoull(rec.msg + plen, NULL,
+							     10),
+					  *e);
+			else
+				++*e;
 		}
 		next[rec.lane] = rec.seq + 1;
 		known[rec.lane] = true;

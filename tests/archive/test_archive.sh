@@ -30,7 +30,7 @@ cleanup() {
 	mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"
 	rmdir /sys/fs/cgroup/blkio/shmlog-test-$$ 2>/dev/null
 	for b in $B $B-t $B-r $B-s $B-f $B-p $B-d $B-v $B-c $B-k-tsc $B-k-realtime \
-		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race $B-4k $B-bk $B-dg; do "$S" rm -b $b >/dev/null 2>&1; done
+		$B-k-coarse $B-m $B-pc $B-z $B-sf $B-lag $B-race $B-4k $B-bk $B-dg $B-mv; do "$S" rm -b $b >/dev/null 2>&1; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -707,6 +707,25 @@ for how in removed "made again"; do
 done
 ok "directory made again: archived into anew" "$S" archive -b $B-dg -o "$D" --once -q
 ok "directory made again: every record the buffer holds" "$CHECK" "$D" 1000 --no-loss
+
+# ---- a thread's records in order when it moves lanes ----
+# 50 waves of 16 threads at once into 8 lanes (7 a thread's own, 1
+# shared): those without a lane borrow the shared one for each record,
+# and move to a lane once its thread exits. The archiver follows them;
+# each thread's records must be archived in the order it wrote them,
+# through the merge and through the spans its drain takes of a lane that
+# alone holds records. The buffer holds them all: no loss.
+"$S" create -b $B-mv --size 64M --lanes 8 || exit 1
+D=$T/mv
+"$S" write -b $B-mv -t mv "0 1" # ID 0: the archiver is following
+"$S" archive -b $B-mv -o "$D" -q & mvpid=$!
+pids+=($mvpid)
+ok "lane moves: the archiver started" poll 300 "$CHECK" "$D" 1 --no-loss
+ok "lane moves: 16 threads x 50 waves wrote" "$AW" $B-mv movers 16 100 50
+ok "lane moves: all archived" poll 600 "$CHECK" "$D" 80001 --no-loss
+kill -TERM $mvpid; wait $mvpid
+ok "lane moves: each thread's records in its order" \
+	"$CHECK" "$D" 80001 --no-loss --thread-seq
 
 echo "test_archive: $checks checks, $fail failed"
 [ $fail -gt 0 ] && exit 1
