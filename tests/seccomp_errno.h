@@ -15,9 +15,10 @@
 #include <stdint.h>
 #include <sys/prctl.h>
 
-/* System call @nr fails with @err from now on: 0, or -errno (-ENOTSUP on
- * an architecture this does not know). */
-static inline int seccomp_errno(long nr, int err)
+/* System call @nr fails with @err from now on (if @arg >= 0, only when
+ * its argument number @arg, its low 32 bits, is @value): 0, or -errno
+ * (-ENOTSUP on an architecture this does not know). */
+static inline int seccomp_errno_if(long nr, int arg, uint32_t value, int err)
 {
 #if defined(__x86_64__)
 	const uint32_t arch = AUDIT_ARCH_X86_64;
@@ -26,10 +27,22 @@ static inline int seccomp_errno(long nr, int err)
 #else
 #define SECCOMP_ERRNO_NO_ARCH
 	(void)nr;
+	(void)arg;
+	(void)value;
 	(void)err;
 	return -ENOTSUP;
 #endif
 #ifndef SECCOMP_ERRNO_NO_ARCH
+	/* what the call's number is matched with next: the low half of
+	 * argument @arg, or (for any arguments) the number again */
+	uint32_t at = offsetof(struct seccomp_data, nr), match = (uint32_t)nr;
+	if (arg >= 0) {
+		at = offsetof(struct seccomp_data, args) + 8 * (uint32_t)arg;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		at += 4;
+#endif
+		match = value;
+	}
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, arch)),
@@ -37,7 +50,9 @@ static inline int seccomp_errno(long nr, int err)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, at),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, match, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K,
 			 SECCOMP_RET_ERRNO | ((uint32_t)err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -48,6 +63,12 @@ static inline int seccomp_errno(long nr, int err)
 		return -errno;
 	return 0;
 #endif
+}
+
+/* System call @nr fails with @err from now on, whatever its arguments. */
+static inline int seccomp_errno(long nr, int err)
+{
+	return seccomp_errno_if(nr, -1, 0, err);
 }
 
 #endif

@@ -5,14 +5,17 @@
  *   fallocate  fails with EOPNOTSUPP, as on a filesystem that has no
  *              fallocate: `shmlog archive` then finds a full disk only
  *              when its writes are refused;
- *   madvise    fails with EINVAL, as on a kernel without transparent huge
- *              pages: the archiver's stages are then the system's 4 KiB
- *              pages, faulted as the drain fills them (the pages it also
- *              takes after a huge page was slow to fault).
+ *   madvise    MADV_HUGEPAGE fails with EINVAL, as on a kernel without
+ *              transparent huge pages: the archiver's stages are then the
+ *              system's 4 KiB pages, faulted as the drain fills them (the
+ *              pages it also takes after a huge page was slow to fault).
+ *              Other advice is let through (a sanitizer's runtime needs
+ *              it).
  * Exits 77 where no seccomp filter can be set, 2 on a usage error.
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,10 +26,12 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		long nr;
+		int arg; /* -1: any arguments */
+		uint32_t value;
 		int err;
 	} calls[] = {
-		{"fallocate", SYS_fallocate, EOPNOTSUPP},
-		{"madvise", SYS_madvise, EINVAL},
+		{"fallocate", SYS_fallocate, -1, 0, EOPNOTSUPP},
+		{"madvise", SYS_madvise, 2, MADV_HUGEPAGE, EINVAL},
 	};
 	int k = -1;
 	for (int i = 0; argc >= 3 && i < 2; i++)
@@ -36,7 +41,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: refusing fallocate|madvise CMD [ARG...]\n");
 		return 2;
 	}
-	int err = seccomp_errno(calls[k].nr, calls[k].err);
+	int err = seccomp_errno_if(calls[k].nr, calls[k].arg, calls[k].value,
+				   calls[k].err);
 	if (err) {
 		fprintf(stderr, "refusing: no seccomp filter here: %s\n",
 			strerror(-err));
