@@ -48,14 +48,17 @@ int shmlog_reader_open(const char *name, int flags, shmlog_reader_t **out)
 	const struct shmlog__fixed *f = &r->seg.fixed;
 	r->lanes = calloc(f->lane_count, sizeof(*r->lanes));
 	r->heap = calloc(f->lane_count, sizeof(*r->heap));
+	r->quiet = malloc(f->lane_count * sizeof(*r->quiet));
 	size_t body = f->max_record + 2;
 	r->bodies = malloc((size_t)f->lane_count * body);
-	if (!r->lanes || !r->bodies || !r->heap) {
+	if (!r->lanes || !r->bodies || !r->heap || !r->quiet) {
 		shmlog_reader_close(r);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < f->lane_count; i++)
+	for (unsigned i = 0; i < f->lane_count; i++) {
 		r->lanes[i].body = r->bodies + (size_t)i * body;
+		r->quiet[i] = QUIET_NONE;
+	}
 	r->order_slack = shmlog__clock_raw_us(f);
 	r->dump = flags & SHMLOG_READ_DUMP;
 	struct bus_guard g;
@@ -101,6 +104,7 @@ void shmlog_reader_close(shmlog_reader_t *r)
 	shmlog__seg_detach(&r->seg);
 	free(r->lanes);
 	free(r->heap);
+	free(r->quiet);
 	free(r->bodies);
 	free(r->span);
 	free(r);

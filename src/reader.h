@@ -85,6 +85,11 @@ struct shmlog_reader {
 	struct shmlog__seg seg;
 	struct shmlog__rlane *lanes;
 	unsigned char *bodies;
+	/* a follower's looks (reader_wait.c): the head of each lane found
+	 * quiet at its last look (nobody wrote it between its last two
+	 * looks, nothing past the cursor, no record held), QUIET_NONE if
+	 * not; one array, so a look at many idle lanes is a load each */
+	uint64_t *quiet;
 	bool membarrier_ok;
 	struct heap_slot *heap; /* lanes holding a record, earliest first */
 	unsigned heap_len;
@@ -140,6 +145,9 @@ bool shmlog__reader_others_new(struct shmlog_reader *r, unsigned lane);
  * (reader.c, refresh()), so a lane that was empty rejoins the merge soon
  * without every call paying for a scan of every lane. */
 #define REFRESH 64
+
+/* Not quiet: struct shmlog_reader's quiet[]. */
+#define QUIET_NONE UINT64_MAX
 
 /* Copies out of the mapping, to be checked afterwards (ring.c's
  * shmlog__copy_out()): here inline, so that a record's header is a few

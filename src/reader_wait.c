@@ -54,16 +54,42 @@ static inline void cpu_relax(void)
 #define NAP_MIN_NS 20000
 #define NAP_MAX_NS 1000000
 
+/* Is lane @c quiet after a look: nobody wrote it between its last two
+ * looks, the cursor is at its head, it holds no record, and nothing else
+ * (a rest, damage) calls for it? A look finds such a lane as it was for
+ * as long as its head stays where it is: nothing the reader does moves
+ * its cursor there, and nothing of the look's is to be updated. */
+static bool lane_quiet(const struct shmlog__rlane *c)
+{
+	return c->begun && !c->have && !c->damaged && !c->rest_until_ns &&
+	       c->looked_ns && c->head_seen == c->head_prev &&
+	       c->pos == c->head_seen;
+}
+
 /* Look at every lane once (@gated: a lane being written only if its last
  * look is FOLLOW_LOOK_NS old): is anything published past a cursor, or a
- * lane to be read now? */
+ * lane to be read now? A lane quiet at its last look whose head has not
+ * moved costs the load of its head: with hundreds of lanes and a few
+ * writers, a look at the rest would otherwise go through each cursor. */
 static bool reader_look(struct shmlog_reader *r, uint64_t now, bool gated)
 {
 	bool any = false;
 	/* every lane, each head loaded: what the reads that follow go to */
-	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++)
-		any |= shmlog__cursor_look(&r->seg, i, &r->lanes[i], now,
-					   gated) != 0;
+	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
+		if (r->quiet[i] != QUIET_NONE) {
+			/* LMM(ring:F) */
+			if (atomic_load_explicit(&seg_lane(&r->seg, i)->head,
+						 memory_order_acquire) ==
+			    r->quiet[i])
+				continue;
+			r->quiet[i] = QUIET_NONE;
+		}
+		struct shmlog__rlane *c = &r->lanes[i];
+		if (shmlog__cursor_look(&r->seg, i, c, now, gated))
+			any = true;
+		else if (lane_quiet(c))
+			r->quiet[i] = c->head_seen;
+	}
 	return any;
 }
 
