@@ -222,8 +222,11 @@ static void refresh(struct shmlog_reader *r, uint64_t clear)
 	r->scanned_raw = shmlog__clock_raw((int)r->seg.fixed.clock);
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
 		struct shmlog__rlane *c = &r->lanes[i];
-		/* cursor_has_new() first: a lane with nothing new (most, in
-		 * a buffer with more lanes than writers) costs a load */
+		/* a lane with nothing new (most, in a buffer with more lanes
+		 * than writers) costs a load: of its head alone if a
+		 * follower's look found it quiet */
+		if (shmlog__lane_still_quiet(r, i))
+			continue;
 		if (!c->have && shmlog__cursor_has_new(&r->seg, i, c) &&
 		    shmlog__cursor_fetch(&r->seg, i, c, clear))
 			heap_push(r, i);
@@ -261,7 +264,8 @@ bool shmlog__reader_others_new(struct shmlog_reader *r, unsigned lane)
 	uint64_t began = shmlog__clock_raw((int)r->seg.fixed.clock);
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
 		const struct shmlog__rlane *c = &r->lanes[i];
-		if (i == lane || c->have || c->ended)
+		if (i == lane || shmlog__lane_still_quiet(r, i) || c->have ||
+		    c->ended)
 			continue;
 		if (c->damaged) {
 			if (shmlog__cursor_lane_changed(&r->seg, i, c))

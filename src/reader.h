@@ -288,6 +288,23 @@ bool shmlog__cursor_lane_changed(const struct shmlog__seg *s, unsigned lane,
  * written is left to shmlog__cursor_fetch(), which looks at it as
  * shmlog__cursor_may_look() says. Inline: the merge asks it of every lane
  * at every refresh. */
+/* Is lane @lane as a follower's look last found it quiet (quiet[]): its
+ * head where it was then, so nothing new and nothing of its cursor to
+ * update? One load of its head. A lane whose head moved is quiet no
+ * more. */
+static inline bool shmlog__lane_still_quiet(struct shmlog_reader *r,
+					    unsigned lane)
+{
+	if (r->quiet[lane] == QUIET_NONE)
+		return false;
+	/* LMM(ring:F) */
+	if (atomic_load_explicit(&seg_lane(&r->seg, lane)->head,
+				 memory_order_acquire) == r->quiet[lane])
+		return true;
+	r->quiet[lane] = QUIET_NONE;
+	return false;
+}
+
 static inline bool shmlog__cursor_has_new(const struct shmlog__seg *s,
 					  unsigned lane,
 					  const struct shmlog__rlane *c)

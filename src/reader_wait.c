@@ -76,14 +76,8 @@ static bool reader_look(struct shmlog_reader *r, uint64_t now, bool gated)
 	bool any = false;
 	/* every lane, each head loaded: what the reads that follow go to */
 	for (unsigned i = 0; i < r->seg.fixed.lane_count; i++) {
-		if (r->quiet[i] != QUIET_NONE) {
-			/* LMM(ring:F) */
-			if (atomic_load_explicit(&seg_lane(&r->seg, i)->head,
-						 memory_order_acquire) ==
-			    r->quiet[i])
-				continue;
-			r->quiet[i] = QUIET_NONE;
-		}
+		if (shmlog__lane_still_quiet(r, i))
+			continue;
 		struct shmlog__rlane *c = &r->lanes[i];
 		if (shmlog__cursor_look(&r->seg, i, c, now, gated))
 			any = true;
