@@ -258,7 +258,11 @@ static bool top_unsure(const struct shmlog_reader *r)
  * damaged and changed since)? Each is looked at once, a load of its
  * head, nothing fetched. If none has, this look stands for a scan by
  * refresh(), which would have found nothing either: the scan's time
- * moves to before it. The caller counts REFRESH records from there. */
+ * moves to before it. The caller counts REFRESH records from there.
+ * Not shmlog__cursor_has_new(): that one says "new" for any lane a
+ * follower saw moving and has not looked at again (its pacing), which
+ * here would cut the archiver's spans behind every writer; this one
+ * loads every head, as the order needs. */
 bool shmlog__reader_others_new(struct shmlog_reader *r, unsigned lane)
 {
 	uint64_t began = shmlog__clock_raw((int)r->seg.fixed.clock);

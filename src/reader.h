@@ -283,11 +283,6 @@ bool shmlog__cursor_fetch(const struct shmlog__seg *s, unsigned lane,
 /* Has a damaged lane changed since it was found damaged (its fingerprint)? */
 bool shmlog__cursor_lane_changed(const struct shmlog__seg *s, unsigned lane,
 				 const struct shmlog__rlane *c);
-/* Is there anything for shmlog__cursor_fetch() to read, or a head to look
- * at? One load of head for a lane nobody writes; a follower's lane being
- * written is left to shmlog__cursor_fetch(), which looks at it as
- * shmlog__cursor_may_look() says. Inline: the merge asks it of every lane
- * at every refresh. */
 /* Is lane @lane as a follower's look last found it quiet (quiet[]): its
  * head where it was then, so nothing new and nothing of its cursor to
  * update? One load of its head. A lane whose head moved is quiet no
@@ -305,6 +300,11 @@ static inline bool shmlog__lane_still_quiet(struct shmlog_reader *r,
 	return false;
 }
 
+/* Is there anything for shmlog__cursor_fetch() to read, or a head to look
+ * at? One load of head for a lane nobody writes; a follower's lane being
+ * written is left to shmlog__cursor_fetch(), which looks at it as
+ * shmlog__cursor_may_look() says. Inline: the merge asks it of every lane
+ * at every refresh. */
 static inline bool shmlog__cursor_has_new(const struct shmlog__seg *s,
 					  unsigned lane,
 					  const struct shmlog__rlane *c)

@@ -2,7 +2,7 @@
 /*
  * A follower's looks at many lanes: a lane found quiet at a look (nobody
  * wrote it, the cursor at its head) costs the next look one load of its
- * head, until the head moves. Here a follower over 256 lanes waits, and
+ * head, until the head moves. Here a follower over 1024 lanes waits, and
  * then a record comes into a lane it has found quiet many times, each
  * time another lane (each held by a thread of its own), then into the
  * first lane again: every wait must return for it (within 2 s: 0 at
@@ -14,7 +14,7 @@
 
 #include "test.h"
 
-#define LANES 256
+#define LANES 1024
 #define THREADS 24
 
 static shmlog_t *h;
